@@ -1,0 +1,48 @@
+"""The summarizer's contract with the compactor: what a pass returns, and what a summarizer offers.
+
+The compactor depends only on this protocol, so tests drive it with a scripted fake and users
+drive it with the MLX-backed summarizer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+Message = dict  # one OpenAI-format chat message: role, content, tool_calls, tool_call_id, name
+
+
+@dataclass
+class SummaryResult:
+    """One summarizer call. `ok` False means: keep the previous summary, count a failure."""
+
+    ok: bool
+    text: str = ""  # the whole updated summary (markdown, `##` sections), no Hermes marker
+    error: str | None = None
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    generation_tokens: int = 0
+    duration_s: float = 0.0
+    chunks: int = 1
+    model: str = ""
+    details: dict = field(default_factory=dict)
+
+
+class Summarizer(Protocol):
+    def merge(self, summary: str | None, exchange: list[Message]) -> SummaryResult:
+        """Fold one exchange (assistant turn with its tool results) into the rolling summary."""
+
+    def update(
+        self,
+        summary: str | None,
+        turns: list[Message],
+        focus: str | None = None,
+        budget_tokens: int | None = None,
+    ) -> SummaryResult:
+        """Batch compaction: summarize a span of turns, iteratively when `summary` is given."""
+
+    def defrag(self, summary: str) -> SummaryResult:
+        """Re-summarize an over-grown summary into a shorter one with the same facts."""
+
+    def count_tokens(self, text: str) -> int:
+        """Token count in the summarizer model's tokenizer (for budgets and telemetry)."""
