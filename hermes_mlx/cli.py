@@ -1,0 +1,43 @@
+"""`hermes-mlx`: a thin command line over the library. Each subcommand lives in hermes_mlx/commands/."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Each module has `register(subparsers)`, which adds its parser(s) and sets `func(args) -> int`.
+COMMANDS = [
+    "generate",
+    "models",
+    "doctor",
+    "compact",
+    "report",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hermes-mlx", description=__doc__)
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"hermes_mlx.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"hermes_mlx.commands.{name}":
+                raise
+            continue
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
