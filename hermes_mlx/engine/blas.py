@@ -1,0 +1,118 @@
+"""Put a real BLAS under MLX on Linux CPUs, before MLX makes its first matmul.
+
+The mlx-cpu wheel links a reference netlib BLAS (~5 GFLOPS here); OpenBLAS from the
+`cmeel-openblas` wheel runs the same sgemm at ~250 GFLOPS. MLX resolves `cblas_sgemm` lazily
+through the global symbol scope, so loading OpenBLAS with RTLD_GLOBAL before the first matmul
+makes MLX use it. That OpenBLAS needs `libgfortran.so.5`, which a bare machine may lack; the
+mlx-cpu wheel ships one under a hashed soname, so we keep a copy whose soname says
+`libgfortran.so.5` in our cache folder and load it first. Nothing here imports MLX.
+
+macOS is left alone (MLX uses Metal and Accelerate). `HERMES_MLX_BLAS=off` turns this off;
+`HERMES_MLX_BLAS=/path/libopenblas.so` names another BLAS.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import glob
+import hashlib
+import logging
+import os
+import sys
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+GFORTRAN_SONAME = b"libgfortran.so.5"
+
+
+@dataclass
+class BlasInfo:
+    name: str  # "openblas", "bundled reference BLAS", "Accelerate"
+    path: str | None
+    reason: str  # why this one
+
+
+_info: BlasInfo | None = None
+
+
+def _site_dirs() -> list[str]:
+    dirs = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    dirs += [p for p in sys.path if p.endswith("site-packages")]
+    return list(dict.fromkeys(dirs))
+
+
+def _find(pattern: str) -> str | None:
+    for site in _site_dirs():
+        hits = sorted(glob.glob(os.path.join(site, pattern)))
+        if hits:
+            return hits[0]
+    return None
+
+
+def _gfortran_copy(source: str, cache_dir: Path) -> Path:
+    """A copy of the wheel's libgfortran whose soname reads `libgfortran.so.5`.
+
+    Only the soname string changes, in place and padded with NULs, so offsets stay valid.
+    """
+    data = Path(source).read_bytes()
+    old = os.path.basename(source).encode() + b"\0"
+    if data.count(old) != 1:
+        raise OSError(f"soname of {source} not found exactly once")
+    digest = hashlib.sha256(data).hexdigest()[:12]
+    target = cache_dir / f"gfortran-{digest}" / "libgfortran.so.5"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        patched = data.replace(old, (GFORTRAN_SONAME + b"\0").ljust(len(old), b"\0"))
+        tmp = target.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_bytes(patched)
+        os.replace(tmp, target)
+    return target
+
+
+def _load_openblas(openblas: str) -> None:
+    if not ctypes.util.find_library("gfortran"):
+        source = _find("mlx_cpu.libs/libgfortran-*.so*") or _find("numpy.libs/libgfortran-*.so*")
+        if source is None:
+            raise OSError("no libgfortran.so.5 on this system or in the mlx-cpu wheel")
+        quadmath = glob.glob(os.path.join(os.path.dirname(source), "libquadmath-*.so*"))
+        for lib in quadmath:
+            ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+        from hermes_mlx.engine.paths import home
+
+        ctypes.CDLL(str(_gfortran_copy(source, home() / "blas")), mode=ctypes.RTLD_GLOBAL)
+    ctypes.CDLL(openblas, mode=ctypes.RTLD_GLOBAL)
+
+
+def ensure_fast_blas() -> BlasInfo:
+    """Load the fastest BLAS we can find into the global scope; safe to call many times."""
+    global _info
+    if _info is not None:
+        return _info
+    setting = os.environ.get("HERMES_MLX_BLAS", "auto")
+    if sys.platform == "darwin":
+        _info = BlasInfo("Accelerate", None, "macOS: MLX's own")
+    elif setting.lower() in ("off", "0", "no", "bundled"):
+        _info = BlasInfo("bundled reference BLAS", None, "HERMES_MLX_BLAS=off")
+    else:
+        openblas = setting if setting != "auto" else _find("cmeel.prefix/lib/libopenblas.so.0")
+        if openblas is None:
+            _info = BlasInfo("bundled reference BLAS", None, "cmeel-openblas is not installed")
+        elif "mlx.core" in sys.modules:
+            # MLX binds its BLAS symbols when it loads; too late to swap them now.
+            _info = BlasInfo("bundled reference BLAS", None, "mlx was imported before hermes_mlx")
+        else:
+            try:
+                _load_openblas(openblas)
+                _info = BlasInfo("openblas", openblas, "loaded before MLX's first matmul")
+            except OSError as exc:
+                log.warning("hermes-mlx: OpenBLAS not loaded, MLX will be slow on CPU: %s", exc)
+                _info = BlasInfo("bundled reference BLAS", None, f"OpenBLAS failed to load: {exc}")
+    return _info
+
+
+def blas_info() -> BlasInfo:
+    return ensure_fast_blas()
