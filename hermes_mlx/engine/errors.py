@@ -1,37 +1,39 @@
-"""One exception family for everything the engine refuses, each saying what was wrong."""
+"""Exceptions shared by the engine's modules, so callers catch one base class and print one line."""
+
+from __future__ import annotations
 
 
 class EngineError(Exception):
-    """Base of every error the engine raises on purpose."""
+    """Base of every error the engine raises on purpose; its message is meant for the user."""
 
 
 class ModelNotFound(EngineError):
-    pass
-
-
-class ChecksumMismatch(EngineError):
-    pass
+    """A model name, path or cache entry that does not lead to a usable model folder."""
 
 
 class UnsupportedModel(EngineError):
-    pass
+    """A model (architecture, tensor type, tokenizer) this project cannot convert or run."""
 
 
 class CorruptModel(EngineError):
-    pass
+    """A model file that exists but is truncated, malformed or half-written."""
+
+
+class ChecksumMismatch(CorruptModel):
+    """A downloaded file whose sha256 differs from the pinned one."""
+
+
+class FetchError(EngineError):
+    """Fetching a model from its source failed (network, pip, missing wheelhouse)."""
 
 
 class InvalidRequest(EngineError, ValueError):
-    pass
+    """A request the engine cannot run as given (bad messages, max_tokens <= 0, ...)."""
 
 
 class PromptTooLong(InvalidRequest):
-    pass
+    """A prompt longer than the model's window; the engine never truncates silently."""
 
 
 class DeadlineExceeded(EngineError, TimeoutError):
-    pass
-
-
-class EngineStopped(EngineError):
-    pass
+    """The request's deadline passed before it could start, or the engine stopped answering."""
