@@ -1,0 +1,301 @@
+"""generate / stream_generate: the engine's public face, safe to call from any thread.
+
+Each request is tokenized, handed to the MLX worker, and run with mlx-lm's `generate_step` over
+a prompt cache that keeps the previous request's prompt: when a request starts with the same
+tokens (a template's fixed instructions), only the new tail is computed.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from hermes_mlx.engine import errors
+from hermes_mlx.engine.cache import LoadedModel, ModelCache, TokenizerCache, context_window, read_config
+from hermes_mlx.engine.worker import Job, Worker, wait
+
+Request = str | list[dict]
+
+
+@dataclass
+class GenerationResult:
+    text: str
+    finish_reason: str  # "stop" | "length" | "deadline"
+    prompt_tokens: int
+    cached_tokens: int
+    generation_tokens: int
+    prompt_tps: float
+    generation_tps: float
+    peak_memory_mb: float
+    load_s: float
+    ttft_s: float
+    total_s: float
+    model: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class GenerationChunk:
+    text: str  # new text since the previous chunk
+    result: GenerationResult | None = None  # set on the last chunk only
+
+
+@dataclass
+class ModelInfo:
+    name: str
+    path: Path
+    context_window: int
+    eos_token_ids: list[int]
+    config: dict
+
+
+_models = ModelCache()
+_tokenizers = TokenizerCache()
+_worker = Worker(on_idle=_models.evict_idle)
+_resolved: dict[str, Path] = {}
+_resolve_lock = threading.Lock()
+
+
+def resolve(model: str | None) -> tuple[str, Path]:
+    """(cache key, local folder) for a manifest name, a local mlx-lm folder, or None (the default)."""
+    key = model or "default"
+    with _resolve_lock:
+        path = _resolved.get(key)
+        if path is None:
+            candidate = Path(model).expanduser() if model else None
+            if candidate is not None and (candidate / "config.json").is_file():
+                path = candidate.resolve()
+            else:
+                from hermes_mlx.engine.models import resolve_model
+
+                path = Path(resolve_model(model))
+            _resolved[key] = path
+    return key, path
+
+
+def model_info(model: str | None = None) -> ModelInfo:
+    key, path = resolve(model)
+    config = read_config(path)
+    eos = config.get("eos_token_id")
+    eos = eos if isinstance(eos, list) else [eos] if eos is not None else []
+    return ModelInfo(key, path, context_window(config), eos, config)
+
+
+def tokenize(request: Request, tokenizer: Any) -> list[int]:
+    if isinstance(request, str):
+        add_special = tokenizer.bos_token is None or not request.startswith(tokenizer.bos_token)
+        return list(tokenizer.encode(request, add_special_tokens=add_special))
+    if not isinstance(request, list) or not request:
+        raise errors.InvalidRequest("request must be a prompt string or a non-empty list of messages")
+    messages = []
+    for i, message in enumerate(request):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise errors.InvalidRequest(f"message {i} must be a dict with a string 'role'")
+        content = message.get("content")
+        if content is None:
+            content = ""
+        if not isinstance(content, str):
+            raise errors.InvalidRequest(f"message {i}: content must be a string, not {type(content).__name__}")
+        messages.append({"role": message["role"], "content": content})
+    return list(tokenizer.apply_chat_template(messages, add_generation_prompt=True))
+
+
+def count_tokens(request: Request, *, model: str | None = None) -> int:
+    """Tokens the request would occupy, chat template included; never waits for the worker."""
+    key, path = resolve(model)
+    return len(tokenize(request, _tokenizers.get(key, path)))
+
+
+def _check(max_tokens: int, temperature: float, stop: list[str] | None) -> list[str]:
+    if not isinstance(max_tokens, int) or max_tokens <= 0:
+        raise errors.InvalidRequest(f"max_tokens must be a positive integer, got {max_tokens!r}")
+    if temperature < 0:
+        raise errors.InvalidRequest(f"temperature must be >= 0, got {temperature!r}")
+    stop = [s for s in (stop or []) if s]
+    if not all(isinstance(s, str) for s in stop):
+        raise errors.InvalidRequest("stop must be a list of strings")
+    return stop
+
+
+def _reuse_prefix(loaded: LoadedModel, tokens: list[int]) -> int:
+    """Trim the prompt cache to the longest prefix it shares with `tokens`; return its length."""
+    from mlx_lm.models.cache import can_trim_prompt_cache, make_prompt_cache, trim_prompt_cache
+
+    common = 0
+    if loaded.prompt_cache is not None and can_trim_prompt_cache(loaded.prompt_cache):
+        for a, b in zip(loaded.cached_tokens, tokens):
+            if a != b:
+                break
+            common += 1
+        common = min(common, len(tokens) - 1)  # the last prompt token must run to give logits
+        offset = loaded.prompt_cache[0].offset
+        trim_prompt_cache(loaded.prompt_cache, offset - common)
+        if loaded.prompt_cache[0].offset != common:
+            common = 0
+    if common == 0:
+        loaded.prompt_cache = make_prompt_cache(loaded.model)
+    loaded.cached_tokens = tokens[:common]
+    return common
+
+
+def _stop_at(text: str, stop: list[str]) -> int:
+    hits = [text.find(s) for s in stop]
+    hits = [h for h in hits if h >= 0]
+    return min(hits) if hits else -1
+
+
+def _run(job: Job, key: str, path: Path, request: Request, max_tokens: int, temperature: float,
+         stop: list[str], emit: Any) -> GenerationResult:
+    """On the worker thread: load (or reuse) the model and generate."""
+    import mlx.core as mx
+    from mlx_lm.generate import generate_step
+    from mlx_lm.models.cache import trim_prompt_cache
+    from mlx_lm.sample_utils import make_sampler
+
+    start = time.perf_counter()
+    loaded, load_s = _models.get(key, path)
+    tokens = tokenize(request, loaded.tokenizer)
+    window = loaded.context_window
+    if len(tokens) > window:
+        raise errors.PromptTooLong(
+            f"prompt is {len(tokens)} tokens, {len(tokens) - window} over the model's {window}-token window"
+        )
+    max_tokens = min(max_tokens, window - len(tokens)) or 1
+    mx.reset_peak_memory()
+    cached = _reuse_prefix(loaded, tokens)
+    eos = set(loaded.tokenizer.eos_token_ids)
+    detok = loaded.tokenizer.detokenizer
+    detok.reset()
+    hold = max((len(s) for s in stop), default=1) - 1  # text that could still begin a stop string
+    text, sent, finish, n, cut = "", 0, "length", 0, -1
+    t_prompt = time.perf_counter()
+    ttft = prompt_s = 0.0
+    steps = generate_step(
+        mx.array(tokens[cached:]), loaded.model, max_tokens=max_tokens,
+        sampler=make_sampler(temp=temperature), prompt_cache=loaded.prompt_cache,
+    )
+    try:
+        for token, _ in steps:
+            if n == 0:
+                prompt_s = time.perf_counter() - t_prompt
+                ttft = time.perf_counter() - start
+                t_decode = time.perf_counter()
+            if token in eos:
+                finish = "stop"
+                break
+            n += 1
+            detok.add_token(token)
+            text += detok.last_segment
+            cut = _stop_at(text, stop) if stop else -1
+            if cut >= 0:
+                break
+            if emit is not None and len(text) - hold > sent:
+                emit(GenerationChunk(text[sent : len(text) - hold]))
+                sent = len(text) - hold
+            if job.cancelled.is_set() or job.expired():
+                finish = "deadline"
+                break
+        if cut < 0:  # flush bytes the detokenizer held back; they may complete a stop string
+            detok.finalize()
+            text += detok.last_segment
+            cut = _stop_at(text, stop) if stop else -1
+        if cut >= 0:
+            text, finish = text[:cut], "stop"
+    finally:
+        steps.close()
+        # Keep only the prompt's keys and values: the next request most likely shares them.
+        extra = loaded.prompt_cache[0].offset - len(tokens)
+        if extra >= 0:
+            trim_prompt_cache(loaded.prompt_cache, extra)
+            loaded.cached_tokens = tokens
+        else:  # stopped inside the prompt: start afresh next time
+            loaded.prompt_cache, loaded.cached_tokens = None, []
+        loaded.last_used = time.monotonic()
+    decode_s = time.perf_counter() - t_decode if n else 0.0
+    result = GenerationResult(
+        text=text,
+        finish_reason=finish,
+        prompt_tokens=len(tokens),
+        cached_tokens=cached,
+        generation_tokens=n,
+        prompt_tps=(len(tokens) - cached) / prompt_s if prompt_s else 0.0,
+        generation_tps=n / decode_s if decode_s else 0.0,
+        peak_memory_mb=mx.get_peak_memory() / 1e6,
+        load_s=load_s,
+        ttft_s=ttft,
+        total_s=time.perf_counter() - start,
+        model=key,
+    )
+    if emit is not None:
+        emit(GenerationChunk(text[sent:], result))
+    return result
+
+
+def _submit(request: Request, model: str | None, max_tokens: int, temperature: float,
+            stop: list[str] | None, timeout: float | None, emit: Any) -> Job:
+    stop = _check(max_tokens, temperature, stop)
+    key, path = resolve(model)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    if deadline is not None and timeout <= 0:
+        raise errors.DeadlineExceeded(f"timeout must be positive, got {timeout}")
+    return _worker.submit(
+        lambda job: _run(job, key, path, request, max_tokens, temperature, stop, emit), deadline
+    )
+
+
+def generate(request: Request, *, model: str | None = None, max_tokens: int = 256,
+             temperature: float = 0.0, stop: list[str] | None = None,
+             timeout: float | None = None) -> GenerationResult:
+    """Generate a completion for a prompt string or a list of chat messages; blocks until done."""
+    return wait(_submit(request, model, max_tokens, temperature, stop, timeout, None))
+
+
+def stream_generate(request: Request, *, model: str | None = None, max_tokens: int = 256,
+                    temperature: float = 0.0, stop: list[str] | None = None,
+                    timeout: float | None = None) -> Iterator[GenerationChunk]:
+    """Like `generate`, yielding text as it comes; the last chunk carries the result.
+
+    Closing the iterator early (a client that went away) stops the generation at once.
+    """
+    chunks: queue.Queue[GenerationChunk] = queue.Queue()
+    job = _submit(request, model, max_tokens, temperature, stop, timeout, chunks.put)
+    try:
+        while True:
+            try:
+                chunk = chunks.get(timeout=0.1)
+            except queue.Empty:
+                if job.future.done():
+                    job.future.result()  # raises the job's error, if any
+                    if chunks.empty():
+                        return
+                continue
+            yield chunk
+            if chunk.result is not None:
+                return
+    finally:
+        job.cancelled.set()
+
+
+def unload(model: str | None = None) -> None:
+    """Drop a model from the warm cache (on the worker, after what is queued)."""
+    key, _ = resolve(model)
+    wait(_worker.submit(lambda job: _models.unload(key)))
+
+
+def warm_models() -> list[dict]:
+    """What the warm cache holds now, for `doctor` and tests."""
+    return [
+        {"name": m.name, "path": str(m.path), "weights": m.weights, "mb": round(m.nbytes / 1e6, 1),
+         "load_s": round(m.load_s, 3), "idle_s": round(time.monotonic() - m.last_used, 1)}
+        for m in list(_models.models.values())
+    ]
+
+
+def engine_state() -> tuple[ModelCache, Worker]:
+    return _models, _worker

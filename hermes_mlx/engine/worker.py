@@ -1,0 +1,99 @@
+"""The one thread that owns all MLX work.
+
+MLX streams are thread-local and the model's arrays live on the worker's stream, so callers on
+any thread hand the worker a function and wait for its future. A job whose deadline passes
+before it starts is not run; a job whose caller gave up (cancelled) stops at its next check.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from hermes_mlx.engine.errors import DeadlineExceeded
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Job:
+    fn: Callable[["Job"], Any]
+    deadline: float | None = None  # time.monotonic() value
+    future: Future = field(default_factory=Future)
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+    def expired(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+
+class Worker:
+    def __init__(self, on_idle: Callable[[], None] | None = None, tick_s: float = 5.0):
+        self._queue: queue.Queue[Job] = queue.Queue()
+        self._on_idle = on_idle
+        self._tick_s = tick_s
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+
+    @property
+    def thread(self) -> threading.Thread | None:
+        return self._thread
+
+    def submit(self, fn: Callable[[Job], Any], deadline: float | None = None) -> Job:
+        job = Job(fn, deadline)
+        self._ensure_started()
+        self._queue.put(job)
+        return job
+
+    def pending(self) -> int:
+        return self._queue.qsize()
+
+    def _ensure_started(self) -> None:
+        with self._start_lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, name="hermes-mlx-worker", daemon=True)
+                self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            try:
+                job = self._queue.get(timeout=self._tick_s)
+            except queue.Empty:
+                self._idle()
+                continue
+            if job.cancelled.is_set() or not job.future.set_running_or_notify_cancel():
+                continue
+            if job.expired():
+                job.future.set_exception(DeadlineExceeded("deadline passed before the request could start"))
+                continue
+            try:
+                job.future.set_result(job.fn(job))
+            except BaseException as exc:  # the worker must outlive any one job
+                job.future.set_exception(exc)
+            if self._queue.empty():
+                self._idle()
+
+    def _idle(self) -> None:
+        if self._on_idle is None:
+            return
+        try:
+            self._on_idle()
+        except Exception:
+            log.exception("hermes-mlx: idle housekeeping failed")
+
+
+def wait(job: Job, grace_s: float = 30.0) -> Any:
+    """Wait for a job's result; past its deadline (plus grace for the step in flight) give up."""
+    timeout = None if job.deadline is None else max(0.0, job.deadline - time.monotonic()) + grace_s
+    try:
+        return job.future.result(timeout=timeout)
+    except TimeoutError:
+        job.cancelled.set()
+        raise DeadlineExceeded("the engine did not answer before the deadline") from None
+    except BaseException:
+        job.cancelled.set()
+        raise
