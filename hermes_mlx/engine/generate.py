@@ -103,7 +103,9 @@ def tokenize(request: Request, tokenizer: Any) -> list[int]:
         if not isinstance(content, str):
             raise errors.InvalidRequest(f"message {i}: content must be a string, not {type(content).__name__}")
         messages.append({"role": message["role"], "content": content})
-    return list(tokenizer.apply_chat_template(messages, add_generation_prompt=True))
+    # Thinking off: a summarizer wants the answer, not a reasoning trace. Templates without
+    # the switch ignore it.
+    return list(tokenizer.apply_chat_template(messages, add_generation_prompt=True, enable_thinking=False))
 
 
 def count_tokens(request: Request, *, model: str | None = None) -> int:
