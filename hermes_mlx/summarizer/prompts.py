@@ -1,0 +1,75 @@
+"""Templates as data files (templates/<job>[.<lang>].yaml), and reading the model's bullets.
+
+Each template fixes the instructions, the output cap and the stop strings for one job, so the
+prompt wording can be tuned without touching code. Fixed text goes first in the prompt and the
+variable content last, so the engine's prefix cache covers the instructions on every pass.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+import yaml
+
+
+@dataclass(frozen=True)
+class Template:
+    job: str
+    system: str
+    user: str
+    max_tokens: int = 64
+    max_lines: int = 3
+    stop: tuple = ("\n\n",)
+    focus: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def messages(self, content: str, focus: str | None = None) -> list[dict]:
+        focus_line = self.focus.format(focus=focus) if focus and self.focus else ""
+        user = self.user.replace("{focus}", focus_line).replace("{content}", content)
+        user = re.sub(r"\n{3,}", "\n\n", user)
+        return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
+
+
+@lru_cache(maxsize=32)
+def load_template(job: str, lang: str = "") -> Template:
+    """The template for a job in a language, falling back to the default (English) one."""
+    folder = resources.files("hermes_mlx.summarizer") / "templates"
+    for name in ([f"{job}.{lang}.yaml"] if lang else []) + [f"{job}.yaml"]:
+        path = folder / name
+        if path.is_file():
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            known = {"job", "system", "user", "max_tokens", "max_lines", "stop", "focus"}
+            return Template(
+                job=data.get("job", job),
+                system=str(data["system"]).strip(),
+                user=str(data["user"]),
+                max_tokens=int(data.get("max_tokens", 64)),
+                max_lines=int(data.get("max_lines", 3)),
+                stop=tuple(data.get("stop") or ("\n\n",)),
+                focus=str(data.get("focus") or ""),
+                extra={k: v for k, v in data.items() if k not in known},
+            )
+    raise FileNotFoundError(f"no summarizer template for job {job!r}")
+
+
+_LEAD = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|#+)\s*")
+
+
+def read_bullets(text: str, *, cut: bool, max_lines: int) -> list[str]:
+    """The model's output as bullet texts. A result cut at the cap (`cut`) loses its last,
+    unfinished line; label lines ("Notes:") and repeats are dropped."""
+    lines = (text or "").replace("\r", "").split("\n")
+    if cut:
+        lines = lines[:-1]
+    out: list[str] = []
+    for line in lines:
+        item = _LEAD.sub("", line).strip().strip("*").strip()
+        if not item or (item.endswith(":") and len(item) < 40) or item in out:
+            continue
+        out.append(item)
+        if len(out) >= max_lines:
+            break
+    return out

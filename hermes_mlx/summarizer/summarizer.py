@@ -1,0 +1,307 @@
+"""MLXSummarizer: merge, update and defrag on a small local model, with code carrying the facts.
+
+Division of labour: code parses the previous summary, extracts the fact ledger from the full
+redacted input, and assembles the result; the model only writes a few short progress bullets per
+chunk, which the verifier filters line by line. When the model gives nothing usable, the
+assistant's own concluding sentence stands in, so a pass still absorbs its exchange. Any error
+becomes `SummaryResult(ok=False)`: the caller keeps its previous summary.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Callable
+
+from .api import Message, SummaryResult
+from .chunk import chunk_turns, fit
+from .ledger import Ledger
+from .prompts import Template, load_template, read_bullets
+from .redact import redact
+from .summary import EARLIER, Summary, parse, render
+from .text import Turn, concluding_sentence, normalize, source_text, split_exchanges
+from .verify import check_lines, main_script, verify_summary
+
+DEFAULT_WINDOW = 8192
+
+
+class MLXSummarizer:
+    """Implements the `Summarizer` protocol. `generate`/`count_tokens` default to the engine's
+    and may be injected (tests script the model through them)."""
+
+    def __init__(
+        self,
+        model: str | None = None,
+        generate: Callable | None = None,
+        count_tokens: Callable | None = None,
+        *,
+        context_window: int | None = None,
+        chunk_tokens: int = 1536,
+        keep_recent: int = 6,
+        resolved_keep: int = 10,
+        tool_head: int = 600,
+        tool_tail: int = 300,
+        temperature: float = 0.0,
+        timeout: float | None = None,
+    ):
+        self.model = model
+        self._generate = generate
+        self._count = count_tokens
+        self._window = context_window
+        self.chunk_tokens = chunk_tokens
+        self.keep_recent = keep_recent
+        self.resolved_keep = resolved_keep
+        self.tool_head, self.tool_tail = tool_head, tool_tail
+        self.temperature = temperature
+        self.timeout = timeout
+
+    # ------------------------------------------------------------ engine access
+
+    def _engine_generate(self) -> Callable:
+        if self._generate is None:
+            from hermes_mlx.engine.generate import generate
+
+            self._generate = generate
+        return self._generate
+
+    def count_tokens(self, text: str) -> int:
+        try:
+            if self._count is None:
+                from hermes_mlx.engine.generate import count_tokens
+
+                self._count = count_tokens
+            return int(self._count(text or "", model=self.model))
+        except Exception:
+            return len(text or "") // 4 + 1  # rough, never fails: budgets only
+
+    def context_window(self) -> int:
+        if self._window is None:
+            try:
+                from hermes_mlx.engine.generate import model_info
+
+                self._window = int(model_info(self.model).context_window)
+            except Exception:
+                self._window = DEFAULT_WINDOW
+        return self._window
+
+    def _budget(self, tpl: Template) -> int:
+        """Prompt tokens left for content: window minus output cap and instructions."""
+        overhead = self.count_tokens(tpl.system + tpl.user) + 48
+        return max(128, min(self.chunk_tokens, self.context_window() - tpl.max_tokens - overhead))
+
+    def _ask(self, tpl: Template, content: str, sources: str, stats: dict, focus: str | None = None) -> list[str]:
+        """One model call; returns the bullets that pass the verifier (maybe none)."""
+        result = self._engine_generate()(
+            tpl.messages(content, focus),
+            model=self.model,
+            max_tokens=tpl.max_tokens,
+            temperature=self.temperature,
+            stop=list(tpl.stop),
+            timeout=self.timeout,
+        )
+        for key in ("prompt_tokens", "cached_tokens", "generation_tokens"):
+            stats[key] += int(getattr(result, key, 0) or 0)
+        stats["model"] = getattr(result, "model", "") or stats["model"]
+        reason = getattr(result, "finish_reason", "stop")
+        stats["finish_reasons"].append(reason)
+        text = redact(getattr(result, "text", "") or "")
+        bullets = read_bullets(text, cut=reason != "stop", max_lines=tpl.max_lines)
+        kept, rejected = check_lines(bullets, sources)
+        stats["rejected"].extend(f"{why}: {line[:80]}" for line, why in rejected)
+        return kept
+
+    # ------------------------------------------------------------ the three jobs
+
+    def merge(self, summary: str | None, exchange: list[Message]) -> SummaryResult:
+        return self._run(self._merge, summary, exchange)
+
+    def update(
+        self,
+        summary: str | None,
+        turns: list[Message],
+        focus: str | None = None,
+        budget_tokens: int | None = None,
+    ) -> SummaryResult:
+        return self._run(self._update, summary, turns, focus, budget_tokens)
+
+    def defrag(self, summary: str) -> SummaryResult:
+        return self._run(self._defrag, summary)
+
+    def _run(self, job, *args) -> SummaryResult:
+        started = time.perf_counter()
+        stats = {"prompt_tokens": 0, "cached_tokens": 0, "generation_tokens": 0, "model": self.model or "",
+                 "finish_reasons": [], "rejected": [], "chunks": 0}
+        try:
+            text, details = job(stats, *args)
+            ok, error = True, None
+        except Exception as exc:  # nothing leaks: the caller keeps its previous summary
+            text, details, ok = "", {}, False
+            error = f"{type(exc).__name__}: {exc}".strip()
+        details.update(finish_reasons=stats["finish_reasons"], rejected=stats["rejected"])
+        return SummaryResult(
+            ok=ok,
+            text=text,
+            error=error,
+            prompt_tokens=stats["prompt_tokens"],
+            cached_tokens=stats["cached_tokens"],
+            generation_tokens=stats["generation_tokens"],
+            duration_s=time.perf_counter() - started,
+            chunks=max(1, stats["chunks"]),
+            model=str(stats["model"]),
+            details=details,
+        )
+
+    def _merge(self, stats: dict, summary: str | None, exchange: list[Message]):
+        prev = parse(summary)
+        turns = normalize(exchange if isinstance(exchange, list) else [exchange] if isinstance(exchange, dict) else [])
+        if not any(t.text.strip() or t.tool_calls for t in turns):
+            return render(prev), {"empty_exchange": True}
+        sources = (summary or "") + "\n" + source_text(turns)
+        prev.ledger.absorb(turns)
+        tpl = load_template("merge", _lang(prev, turns))
+        chunks = chunk_turns([turns], self._budget(tpl), self.count_tokens, tool_head=self.tool_head, tool_tail=self.tool_tail)
+        notes: list[str] = []
+        for chunk in chunks:
+            stats["chunks"] += 1
+            notes += [n for n in self._ask(tpl, chunk, sources, stats) if n not in notes and n not in prev.progress]
+        details = {"narrative": "model"}
+        if not notes:
+            notes, details["narrative"] = _fallback_notes(turns), "fallback"
+        _set_goal(prev, turns)
+        prev.progress.extend(notes)
+        return self._finish(prev, sources, stats, details)
+
+    def _update(self, stats: dict, summary: str | None, turns: list[Message], focus: str | None, budget_tokens: int | None):
+        prev = parse(summary)
+        norm = normalize(turns if isinstance(turns, list) else [])
+        sources = (summary or "") + "\n" + source_text(norm)
+        details: dict = {"narrative": "model", "focus": focus or None}
+        if not any(t.text.strip() or t.tool_calls for t in norm):
+            return render(prev), {**details, "empty_input": True}
+        prev.ledger.absorb(norm)
+        _set_goal(prev, norm)
+        tpl = load_template("update", _lang(prev, norm))
+        focus = redact(str(focus))[:200] if focus else None
+        groups = split_exchanges(norm)
+        chunks = chunk_turns(groups, self._budget(tpl), self.count_tokens, tool_head=self.tool_head, tool_tail=self.tool_tail)
+        fallbacks = 0
+        for chunk in chunks:
+            stats["chunks"] += 1
+            notes = [n for n in self._ask(tpl, chunk, sources, stats, focus) if n not in prev.progress]
+            if not notes:  # this chunk's own concluding sentences stand in
+                fallbacks += 1
+                notes = [n for n in _fallback_notes(_turns_in(chunk, norm)) if n not in prev.progress]
+            prev.progress.extend(notes)
+        if fallbacks:
+            details["narrative"] = "fallback" if fallbacks == len(chunks) else "mixed"
+            details["fallback_chunks"] = fallbacks
+        if budget_tokens and self.count_tokens(render(prev)) > budget_tokens:
+            self._condense(prev, sources, stats, details)
+            if self.count_tokens(render(prev)) > budget_tokens:
+                details["over_budget"] = True  # the ledger alone exceeds it; facts are never dropped
+        return self._finish(prev, sources, stats, details)
+
+    def _defrag(self, stats: dict, summary: str):
+        if not isinstance(summary, str) or not summary.strip():
+            raise ValueError("defrag needs a non-empty summary")
+        prev = parse(summary)
+        before = self.count_tokens(summary)
+        details: dict = {"tokens_before": before}
+        # an unknown-format summary: its facts go to the ledger before its text is shortened
+        for i, (title, body) in enumerate(prev.extras):
+            if title == EARLIER:
+                prev.ledger.absorb(normalize([{"role": "assistant", "content": body}]))
+                prev.progress = [f"(earlier) {x}" for x in _paragraph_lines(body)] + prev.progress
+                prev.extras[i] = (title, "")
+        self._condense(prev, summary, stats, details)
+        text, details = self._finish(prev, summary, stats, details)
+        details["tokens_after"] = self.count_tokens(text)
+        return text, details
+
+    # ------------------------------------------------------------ helpers
+
+    def _condense(self, s: Summary, sources: str, stats: dict, details: dict) -> None:
+        """Older progress bullets become at most 3 (model, verified; else code keeps the ends)."""
+        del s.ledger.resolved[: max(0, len(s.ledger.resolved) - self.resolved_keep)]
+        _dedupe(s)
+        if len(s.progress) <= self.keep_recent:
+            return
+        older, recent = s.progress[: -self.keep_recent], s.progress[-self.keep_recent :]
+        tpl = load_template("defrag", _lang(s, []))
+        content = fit("\n".join(f"- {x}" for x in older), self._budget(tpl), self.count_tokens)
+        stats["chunks"] += 1
+        try:
+            short = self._ask(tpl, content, sources, stats)
+        except Exception as exc:
+            short, details["defrag_model_error"] = [], f"{type(exc).__name__}: {exc}"
+        if short and sum(map(len, short)) < sum(map(len, older)):
+            details["condensed"] = "model"
+        else:
+            short = [older[0], f"({len(older) - 2} more earlier steps condensed)", older[-1]] if len(older) > 3 else older
+            details["condensed"] = "code"
+        s.progress = short + recent
+
+    def _finish(self, s: Summary, sources: str, stats: dict, details: dict):
+        """Render, verify, repair by code where possible; raise when it cannot be made good."""
+        text = render(s)
+        check = verify_summary(text, s.ledger, sources)
+        if not check.ok:  # repair: drop narrative lines the verifier objects to
+            kept, rejected = check_lines(s.progress, sources)
+            s.progress = kept
+            stats["rejected"].extend(f"{why}: {line[:80]}" for line, why in rejected)
+            text = render(s)
+            check = verify_summary(text, s.ledger, sources)
+            details["repaired"] = True
+        if not check.ok:
+            raise ValueError("summary failed verification: " + "; ".join(check.problems))
+        details["ledger_items"] = len(s.ledger.items())
+        return text, details
+
+
+def _lang(s: Summary, turns: list[Turn]) -> str:
+    sample = (s.goal + " ".join(s.progress[-3:]) + " ".join(t.text[:500] for t in turns if t.role != "tool"))[:4000]
+    script = main_script(sample)
+    return {"han": "zh", "ja": "ja"}.get(script, "")
+
+
+def _set_goal(s: Summary, turns: list[Turn]) -> None:
+    if s.goal:
+        return
+    for t in turns:
+        if t.role == "user" and t.text.strip():
+            goal = " ".join(t.text.split())
+            s.goal = goal if len(goal) <= 300 else goal[:299].rsplit(" ", 1)[0] + "…"
+            return
+
+
+def _fallback_notes(turns: list[Turn]) -> list[str]:
+    """Code-written narrative: the assistant's concluding sentence, else the last command."""
+    sentence = concluding_sentence(turns)
+    if sentence:
+        return [sentence]
+    calls = [c for t in turns for c in t.tool_calls]
+    if calls:
+        return [f"Ran {calls[-1].name}: `{calls[-1].text[:150]}`" + (f" (+{len(calls) - 1} more tool calls)" if len(calls) > 1 else "")]
+    return []
+
+
+def _turns_in(chunk: str, turns: list[Turn]) -> list[Turn]:
+    """The turns whose text went into a chunk (for its fallback sentence)."""
+    return [t for t in turns if t.text.strip() and t.text.strip()[:60] in chunk] or turns
+
+
+def _paragraph_lines(body: str) -> list[str]:
+    lines = [re.sub(r"^\s*(?:[-*+•]|\d+[.)])\s+", "", ln).strip() for ln in body.splitlines()]
+    return [ln for ln in lines if ln and not ln.startswith("#")]
+
+
+def _dedupe(s: Summary) -> None:
+    for name in ("progress", "decisions", "questions", "remaining"):
+        seen: list[str] = []
+        for x in getattr(s, name):
+            if x not in seen:
+                seen.append(x)
+        setattr(s, name, seen)
+
+
+__all__ = ["MLXSummarizer", "Ledger"]

@@ -1,0 +1,216 @@
+"""The summary as data: render to markdown `##` sections and parse back, ours or Hermes's.
+
+Parsing back is what makes the rolling summary safe to continue from: the ledger sections come
+back as ledger entries (so de-duplication and resolution keep working across passes) and any
+section we do not know is carried through verbatim rather than dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .ledger import Command, ErrorItem, Ledger
+from .redact import redact
+
+MARKER_START = "[CONTEXT COMPACTION"
+MARKER_END = "--- END OF CONTEXT SUMMARY"
+
+# our headings, in render order
+GOAL, CONSTRAINTS, PROGRESS, DECISIONS, QUESTIONS, REMAINING = (
+    "Goal", "User Constraints", "Progress", "Decisions", "Open Questions", "Remaining Work",
+)
+FILES, COMMANDS, ERRORS, RESOLVED, URLS, IDS = "Files", "Commands", "Errors", "Resolved Errors", "URLs", "Identifiers"
+EARLIER = "Earlier Summary"
+NARRATIVE = {PROGRESS: "progress", DECISIONS: "decisions", QUESTIONS: "questions", REMAINING: "remaining"}
+
+# every heading we read, Hermes's included, to the field it fills
+_ALIASES = {
+    "goal": GOAL, "task context": GOAL, "task": GOAL, "objective": GOAL,
+    "user constraints": CONSTRAINTS, "constraints & preferences": CONSTRAINTS, "constraints and preferences": CONSTRAINTS,
+    "constraints": CONSTRAINTS, "user decisions": CONSTRAINTS,
+    "progress": PROGRESS, "completed actions": PROGRESS, "active state": PROGRESS, "historical in-progress state": PROGRESS,
+    "in-progress state": PROGRESS, "done": PROGRESS,
+    "decisions": DECISIONS, "key decisions": DECISIONS, "key decisions resolved": DECISIONS, "resolved questions": DECISIONS,
+    "open questions": QUESTIONS, "pending questions": QUESTIONS, "historical pending user asks": QUESTIONS, "pending user asks": QUESTIONS,
+    "remaining work": REMAINING, "historical remaining work": REMAINING, "next steps": REMAINING,
+    "files": FILES, "relevant files": FILES, "active files": FILES,
+    "commands": COMMANDS, "errors": ERRORS, "resolved errors": RESOLVED, "urls": URLS, "identifiers": IDS,
+}
+
+
+@dataclass
+class Summary:
+    goal: str = ""
+    progress: list = field(default_factory=list)
+    decisions: list = field(default_factory=list)
+    questions: list = field(default_factory=list)
+    remaining: list = field(default_factory=list)
+    ledger: Ledger = field(default_factory=Ledger)
+    extras: list = field(default_factory=list)  # [(heading, body)] carried verbatim
+
+    def narrative_text(self) -> str:
+        return "\n".join([self.goal, *self.progress, *self.decisions, *self.questions, *self.remaining])
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def code(s: str) -> str:
+    """Inline code that survives backticks inside the string."""
+    s = s.splitlines()[0] + (f" (+{s.count(chr(10))} more lines)" if "\n" in s else "") if s else s
+    return f"`` {s} ``" if "`" in s else f"`{s}`"
+
+
+def render(s: Summary) -> str:
+    out: list[str] = []
+
+    def section(title: str, lines: list[str]) -> None:
+        if lines:
+            out.append(f"## {title}\n" + "\n".join(lines))
+
+    led = s.ledger
+    section(GOAL, [s.goal] if s.goal else [])
+    section(CONSTRAINTS, [f"- {c}" for c in led.constraints])
+    for title, name in NARRATIVE.items():
+        section(title, [f"- {x}" for x in getattr(s, name)])
+    section(FILES, [f"- {code(p)}" + (f" ({a})" if a and a != "mentioned" else "") for p, a in led.files.items()])
+    section(COMMANDS, [f"- {code(c.cmd)} {c.status_text()}" for c in led.commands])
+    errors: list[str] = []
+    groups: dict[str, list[str]] = {}
+    for e in led.errors:
+        groups.setdefault(e.cmd, []).append(e.line)
+    for cmd, lines in groups.items():
+        if cmd:
+            errors.append(f"- after {code(cmd)}:")
+            errors.extend(f"  - {code(x)}" for x in lines)
+        else:
+            errors.extend(f"- {code(x)}" for x in lines)
+    section(ERRORS, errors)
+    section(RESOLVED, [f"- {code(x)}" for x in led.resolved])
+    section(URLS, [f"- {u}" for u in led.urls])
+    section(IDS, [", ".join(code(i) for i in led.ids)] if led.ids else [])
+    for title, body in s.extras:
+        if body.strip():
+            out.append(f"## {title}\n{body.strip()}")
+    return "\n\n".join(out).strip() + "\n" if out else ""
+
+
+# ---------------------------------------------------------------- parsing
+
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+_CODE = re.compile(r"``\s(.+?)\s``|`([^`]+)`")
+
+
+def _unbullet(line: str) -> str:
+    return _BULLET.sub("", line).strip()
+
+
+def _uncode(s: str) -> str:
+    m = _CODE.fullmatch(s.strip())
+    return (m.group(1) or m.group(2)) if m else s.strip().strip("`")
+
+
+def strip_marker(text: str) -> str:
+    """Drop Hermes's REFERENCE ONLY preamble and END line around a summary."""
+    if MARKER_END in text:
+        text = text[: text.index(MARKER_END)]
+    stripped = text.lstrip()
+    if stripped.startswith(MARKER_START):
+        m = re.search(r"^#{1,3} ", stripped, re.M)
+        text = stripped[m.start():] if m else re.sub(r"^\[CONTEXT COMPACTION[^\]]*\][^\n]*(\n[^\n#]+)*", "", stripped)
+    return text.strip()
+
+
+def split_sections(text: str) -> list[tuple[str, str]]:
+    """`##` (or `#`/`###`) headings to (heading, body) pairs; text before the first heading
+    comes back under the empty heading."""
+    parts: list[tuple[str, str]] = []
+    heading, body = "", []
+    for line in text.splitlines():
+        m = re.match(r"^#{1,3}\s+(.+?)\s*#*\s*$", line)
+        if m:
+            parts.append((heading, "\n".join(body).strip()))
+            heading, body = m.group(1).strip().strip("*:").strip(), []
+        else:
+            body.append(line)
+    parts.append((heading, "\n".join(body).strip()))
+    return [(h, b) for h, b in parts if h or b]
+
+
+def parse(text: str | None) -> Summary:
+    """Read a summary back. Never raises: unknown formats become one verbatim section."""
+    s = Summary()
+    if not text or not isinstance(text, str) or not text.strip():
+        return s
+    text = strip_marker(redact(text))
+    sections = split_sections(text)
+    known = [h for h, _ in sections if _ALIASES.get(h.lower())]
+    if not known:
+        s.extras.append((EARLIER, text.strip()))
+        return s
+    for heading, body in sections:
+        kind = _ALIASES.get(heading.lower())
+        if not body:
+            continue
+        if kind is None:
+            s.extras.append((heading or EARLIER, body))
+        elif kind == GOAL:
+            s.goal = (s.goal + "\n" + body).strip() if s.goal else body
+        elif kind in NARRATIVE:
+            items = getattr(s, NARRATIVE[kind])
+            for line in body.splitlines():
+                item = _unbullet(line)
+                if item and item not in items:
+                    items.append(item)
+        else:
+            _parse_ledger(s.ledger, kind, body)
+    return s
+
+
+def _parse_ledger(led: Ledger, kind: str, body: str) -> None:
+    group = ""
+    for raw in body.splitlines():
+        if not raw.strip():
+            continue
+        nested = raw.startswith(("  ", "\t")) and bool(_BULLET.match(raw))
+        line = _unbullet(raw)
+        if kind == FILES:
+            m = re.fullmatch(r"(``\s.+?\s``|`[^`]+`|\S+)(?:\s+\((\w+)\))?(?:\s*[—-].*)?", line)
+            if m:
+                led.add_file(_uncode(m.group(1)), m.group(2) or "mentioned")
+            else:
+                led.add_file(_uncode(line))
+        elif kind == COMMANDS:
+            m = re.fullmatch(r"(``\s.+?\s``|`[^`]+`)\s*(?:→\s*)?(?:exit\s+(.+))?", line)
+            if not m:
+                led.commands.append(Command(_uncode(line), []))
+                continue
+            statuses = []
+            for part in (m.group(2) or "").split("→"):
+                part = part.strip()
+                if re.fullmatch(r"-?\d+", part):
+                    statuses.append(int(part))
+                elif part == "?":
+                    statuses.append(None)
+            led.commands.append(Command(_uncode(m.group(1)), statuses))
+        elif kind == ERRORS:
+            m = re.fullmatch(r"after (``\s.+?\s``|`[^`]+`):", line)
+            if m:
+                group = _uncode(m.group(1))
+                continue
+            led.add_error(_uncode(line), group if nested else "")
+        elif kind == RESOLVED:
+            if _uncode(line) not in led.resolved:
+                led.resolved.append(_uncode(line))
+        elif kind == URLS:
+            led.add_list("urls", [line.strip("<>`")])
+        elif kind == IDS:
+            led.add_list("ids", [_uncode(x) for x in re.findall(r"``\s.+?\s``|`[^`]+`", line)] or [x.strip() for x in line.split(",")])
+        elif kind == CONSTRAINTS:
+            led.add_list("constraints", [line], cap=40)
+
+
+def merge_errors_into(led: Ledger, items: list[ErrorItem]) -> None:
+    for e in items:
+        led.add_error(e.line, e.cmd, e.test)

@@ -1,0 +1,232 @@
+"""Turning chat messages into plain, safe text: content normalisation, tool-output trimming,
+serialisation for the prompt, and splitting a span of turns into exchanges.
+
+Messages arrive in every shape Hermes and its providers produce (string, list of parts, None,
+bytes), so everything downstream works on the `Turn` records built here and never touches raw
+message dicts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from .redact import redact
+
+MAX_CONTENT_CHARS = 2_000_000  # beyond this a single message is cut before any regex runs
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict  # parsed JSON arguments ({"_raw": text} when they did not parse)
+    text: str  # one-line rendering: the command for shell tools, else name(args)
+
+
+@dataclass
+class Turn:
+    """One message, normalised and redacted."""
+
+    role: str
+    text: str
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str = ""
+    name: str = ""
+
+
+def to_text(content) -> str:
+    """Any message content to a clean str: parts joined, bytes decoded, control chars dropped."""
+    if content is None:
+        return ""
+    if isinstance(content, (bytes, bytearray, memoryview)):
+        raw = bytes(content)
+        text = raw.decode("utf-8", errors="replace")
+        if _looks_binary(text):
+            return f"[binary content, {len(raw)} bytes]"
+    elif isinstance(content, str):
+        text = content
+    elif isinstance(content, (list, tuple)):
+        parts = []
+        for part in content:
+            if isinstance(part, dict):
+                if isinstance(part.get("text"), str):
+                    parts.append(part["text"])
+                elif part.get("type") in ("image_url", "image", "input_image"):
+                    parts.append("[image]")
+                elif "content" in part:
+                    parts.append(to_text(part["content"]))
+            else:
+                parts.append(to_text(part))
+        text = "\n".join(p for p in parts if p)
+    elif isinstance(content, dict):
+        text = content.get("text") if isinstance(content.get("text"), str) else json.dumps(content, default=str)
+    else:
+        text = str(content)
+    if len(text) > MAX_CONTENT_CHARS:
+        text = trim_middle(text, MAX_CONTENT_CHARS // 2, MAX_CONTENT_CHARS // 4)
+    if _looks_binary(text):
+        return f"[binary content, {len(text)} characters]"
+    return _CONTROL.sub("", text).replace("\r\n", "\n")
+
+
+def _looks_binary(text: str) -> bool:
+    sample = text[:4096]
+    if not sample:
+        return False
+    bad = sum(1 for c in sample if c == "\ufffd" or (ord(c) < 32 and c not in "\n\r\t"))
+    return bad / len(sample) > 0.1
+
+
+def trim_middle(text: str, head: int, tail: int) -> str:
+    """Keep head and tail of a long text, with a marker saying how much was cut."""
+    if len(text) <= head + tail + 80:
+        return text
+    start = text[:head]
+    end = text[len(text) - tail :]
+    cut_at = start.rfind("\n")  # cut on line boundaries where that costs little
+    if cut_at > head * 0.6:
+        start = start[:cut_at]
+    nl = end.find("\n")
+    if 0 <= nl < tail * 0.4:
+        end = end[nl + 1 :]
+    cut = len(text) - len(start) - len(end)
+    lines = text.count("\n", len(start), len(text) - len(end))
+    return f"{start}\n[... {cut:,} characters, {lines:,} lines cut ...]\n{end}"
+
+
+_SHELL_TOOLS = {"terminal", "bash", "shell", "run_command", "execute_command", "exec", "run", "sh", "cmd"}
+_COMMAND_KEYS = ("command", "cmd", "script", "commands")
+
+
+def _parse_call(call) -> ToolCall | None:
+    if not isinstance(call, dict):
+        return None
+    fn = call.get("function") if isinstance(call.get("function"), dict) else call
+    name = str(fn.get("name") or "tool")
+    raw = fn.get("arguments", {})
+    if isinstance(raw, str):
+        try:
+            args = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            args = {"_raw": raw}
+    elif isinstance(raw, dict):
+        args = raw
+    else:
+        args = {"_raw": to_text(raw)}
+    if not isinstance(args, dict):
+        args = {"_raw": json.dumps(args, default=str)}
+    args = {str(k): (redact(to_text(v)) if not isinstance(v, (int, float, bool)) else v) for k, v in args.items()}
+    command = command_of(name, args)
+    if command:
+        text = command
+    else:
+        shown = ", ".join(f"{k}={str(v)[:120]}" for k, v in args.items())
+        text = f"{name}({shown})"
+    return ToolCall(id=str(call.get("id") or ""), name=name, arguments=args, text=text)
+
+
+def command_of(name: str, args: dict) -> str:
+    """The shell command of a tool call, or "" for tools that are not shells."""
+    for key in _COMMAND_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            if name.lower() in _SHELL_TOOLS or key in ("command", "cmd"):
+                return " ".join(value.strip().split()) if "\n" not in value.strip() else value.strip()
+    return ""
+
+
+def normalize(messages) -> list[Turn]:
+    """Raw message dicts to redacted Turns; anything that is not a message is skipped."""
+    turns: list[Turn] = []
+    if not isinstance(messages, (list, tuple)):
+        return turns
+    for msg in messages:
+        if not isinstance(msg, dict):
+            continue
+        role = str(msg.get("role") or "user")
+        calls = [c for c in (_parse_call(c) for c in (msg.get("tool_calls") or []) if isinstance(msg.get("tool_calls"), list)) if c]
+        turns.append(
+            Turn(
+                role=role,
+                text=redact(to_text(msg.get("content"))),
+                tool_calls=calls,
+                tool_call_id=str(msg.get("tool_call_id") or ""),
+                name=str(msg.get("name") or ""),
+            )
+        )
+    return turns
+
+
+def serialize(turns: list[Turn], *, tool_head: int = 600, tool_tail: int = 300, text_chars: int = 2000) -> str:
+    """Prompt text for the model: Hermes-like role tags, long parts trimmed head+tail."""
+    out = []
+    for t in turns:
+        if t.role == "tool":
+            body = trim_middle(_tool_view(t.text), tool_head, tool_tail) or "(no output)"
+            out.append(f"[TOOL RESULT]: {body}")
+            continue
+        text = trim_middle(t.text.strip(), text_chars * 2 // 3, text_chars // 3)
+        tag = t.role.upper()
+        if text:
+            out.append(f"[{tag}]: {text}")
+        for call in t.tool_calls:
+            out.append(f"[TOOL CALL {call.name}]: {trim_middle(call.text, 300, 150)}")
+    return "\n".join(out)
+
+
+def _tool_view(text: str) -> str:
+    """A JSON tool result ({"output": ..., "exit_code": N}) as plain text the model can read."""
+    text = text.strip()
+    if text.startswith("{") and text.endswith("}"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return text
+        if isinstance(data, dict):
+            parts = [str(data[k]).strip() for k in ("output", "stdout", "stderr", "error", "content", "result") if data.get(k)]
+            code = next((data[k] for k in ("exit_code", "returncode", "exit_status") if isinstance(data.get(k), int)), None)
+            if parts or code is not None:
+                return ("" if code is None else f"[exit {code}] ") + "\n".join(parts)
+    return text
+
+
+def source_text(turns: list[Turn]) -> str:
+    """Everything the summary may legitimately mention, untrimmed (for invention checks)."""
+    parts = []
+    for t in turns:
+        parts.append(t.text)
+        for call in t.tool_calls:
+            parts.append(call.text)
+            parts.extend(str(v) for v in call.arguments.values())
+    return "\n".join(parts)
+
+
+def split_exchanges(turns: list[Turn]) -> list[list[Turn]]:
+    """Split on user messages: each exchange is a user turn (if any) plus what answered it."""
+    groups: list[list[Turn]] = []
+    for t in turns:
+        if t.role == "user" or not groups:
+            groups.append([t])
+        else:
+            groups[-1].append(t)
+    return [g for g in groups if g]
+
+
+def concluding_sentence(turns: list[Turn], max_chars: int = 220) -> str:
+    """The assistant's last stated result, verbatim: the fallback narrative for an exchange."""
+    for t in reversed(turns):
+        if t.role != "assistant" or not t.text.strip():
+            continue
+        lines = [ln.strip(" -*>\t") for ln in t.text.strip().splitlines() if ln.strip() and not ln.strip().startswith("```")]
+        if not lines:
+            continue
+        last = lines[-1]
+        sentences = re.split(r"(?<=[.!?。！？])\s+", last)
+        sentence = sentences[-1] if len(sentences[-1]) > 25 or len(sentences) == 1 else " ".join(sentences[-2:])
+        if len(sentence) > max_chars:
+            sentence = sentence[: max_chars - 1].rsplit(" ", 1)[0] + "…"
+        return sentence
+    return ""

@@ -1,0 +1,152 @@
+"""The verifier: what a small model wrote is checked by code before it may enter a summary.
+
+Two levels. `check_lines` filters the model's bullet lines one by one (an invented path, a
+directive lifted from tool output, garbage or a switch of language drops the line, not the
+pass). `verify_summary` checks the assembled summary as a whole: every ledger item present,
+structure intact, nothing invented, within budget. A summary that fails it is never returned
+as good.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+from .ledger import Ledger, find_ids, find_paths, find_urls
+from .redact import has_secret
+from .summary import parse
+
+_INJECTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\b.{0,30}\b(?:previous|prior|above|earlier|all|your|system)\b.{0,20}"
+    r"\b(?:instructions?|prompts?|messages?|rules|context|guidelines)\b"
+    r"|\byou are now\b|\bnew instructions?\s*:|\bsystem prompt\b|\bdo not (?:tell|inform|show) the user\b"
+    r"|\breveal (?:your|the) (?:system|hidden|secret)\b|\bjailbreak\b|<\|im_start\|>|<\|system\|>|<\|endoftext\|>"
+    r"|\bas an ai\b|\bfrom now on\b",
+    re.I,
+)
+
+
+@dataclass
+class Check:
+    ok: bool
+    problems: list = field(default_factory=list)
+
+
+def instruction_like(text: str) -> bool:
+    """Directive-shaped text (prompt injection) outside inline code."""
+    return bool(_INJECTION.search(re.sub(r"``.+?``|`[^`\n]+`", " ", text or "")))
+
+
+def scripts(text: str) -> dict:
+    """Letter counts per writing system (latin, han, kana, hangul, cyrillic, ...)."""
+    counts: dict[str, int] = {}
+    for ch in text or "":
+        if not ch.isalpha():
+            continue
+        if ch.isascii():
+            name = "latin"
+        elif "\u3040" <= ch <= "\u30ff":
+            name = "kana"
+        elif "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf":
+            name = "han"
+        else:
+            try:
+                name = unicodedata.name(ch).split()[0].lower()
+            except ValueError:
+                name = "other"
+            if name == "latin":
+                name = "latin"
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def main_script(text: str) -> str:
+    counts = scripts(text)
+    if counts.get("kana"):
+        counts["han"] = counts.get("han", 0) + counts.pop("kana")
+        return "ja" if max(counts, key=counts.get) == "han" else max(counts, key=counts.get)
+    return max(counts, key=counts.get) if counts else ""
+
+
+def invented(text: str, sources: str) -> list[str]:
+    """Paths, URLs and identifiers in `text` that appear nowhere in `sources`."""
+    out = []
+    for p in find_paths(text):
+        if p not in sources and p.rstrip("/") not in sources:
+            out.append(p)
+    for u in find_urls(text):
+        if u not in sources:
+            out.append(u)
+    for i in find_ids(text):
+        if i not in sources:
+            out.append(i)
+    return out
+
+
+def line_problem(line: str, sources: str, source_script: str = "") -> str:
+    """Why a model-written line may not enter the summary, or "" when it may."""
+    stripped = line.strip()
+    letters = sum(c.isalpha() for c in stripped)
+    if letters < 3:
+        return "empty or no words"
+    if len(stripped) > 400:
+        return "too long"
+    printable = sum(c.isalnum() or c.isspace() or c in ".,;:!?'\"()-_/`[]#@=+*%&<>~→—…·、。，！？：；（）「」" for c in stripped)
+    if printable / len(stripped) < 0.8 or re.search(r"(.)\1{7,}|(\b\w+\b)(?:\W+\2\b){3,}", stripped):
+        return "garbage"
+    if instruction_like(stripped):
+        return "instruction-like text"
+    if has_secret(stripped):
+        return "secret"
+    bad = invented(stripped, sources)
+    if bad:
+        return "invented: " + ", ".join(bad[:3])
+    if source_script:
+        mine = main_script(stripped)
+        if mine and mine != source_script and scripts(sources).get(mine if mine != "ja" else "kana", 0) < 20:
+            return f"language switched ({mine} for {source_script})"
+    return ""
+
+
+def check_lines(lines: list[str], sources: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """Keep the model's lines that pass; report the rest with a reason."""
+    kept, rejected = [], []
+    script = main_script(sources)
+    for line in lines:
+        why = line_problem(line, sources, script)
+        if not why and line in kept:
+            why = "duplicate"
+        if why:
+            rejected.append((line, why))
+        else:
+            kept.append(line)
+    return kept, rejected
+
+
+def verify_summary(text: str, ledger: Ledger, sources: str, *, budget_tokens: int | None = None, count=None) -> Check:
+    """The whole summary: ledger carried, structure intact, nothing invented, within budget."""
+    problems = []
+    if not text.strip():
+        return Check(False, ["empty summary"])
+    if not text.lstrip().startswith("## "):
+        problems.append("structure: does not start with a ## section")
+    back = parse(text)
+    missing = [item for item in ledger.items() if item not in text]
+    if missing:
+        problems.append("ledger items missing: " + "; ".join(m[:80] for m in missing[:5]))
+    if set(back.ledger.files) != set(ledger.files) or len(back.ledger.commands) != len(ledger.commands):
+        problems.append("structure: ledger does not parse back")
+    narrative = back.narrative_text()
+    bad = invented(narrative, sources)
+    if bad:
+        problems.append("invented: " + ", ".join(bad[:5]))
+    if instruction_like(narrative):
+        problems.append("instruction-like text in narrative")
+    if has_secret(text):
+        problems.append("secret left in summary")
+    if budget_tokens and count is not None:
+        n = count(text)
+        if n > budget_tokens:
+            problems.append(f"over budget: {n} > {budget_tokens} tokens")
+    return Check(not problems, problems)
