@@ -1,0 +1,153 @@
+"""Content-free telemetry lines, byte-compatible with the ones Hermes writes to agent.log.
+
+One line a pass, so a log alone answers "is compaction keeping the window low, and at what
+cost". Counts only: no transcript text may ever reach a payload.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+
+from hermes_mlx.summarizer.api import Message
+
+LOGGER_NAME = "agent.context_compressor"
+logger = logging.getLogger(LOGGER_NAME)
+
+MICRO_PREFIX = "micro compaction telemetry: "
+BATCH_PREFIX = "batch compaction telemetry: "
+
+# Exactly the fields Hermes's micro-compaction emits.
+MICRO_FIELDS = (
+    "aux_model",
+    "context_limit",
+    "cursor",
+    "duration_ms",
+    "event",
+    "exchange_tokens",
+    "main_model",
+    "messages_after",
+    "messages_before",
+    "occupancy_pct",
+    "outcome",
+    "passes_total",
+    "rolling_summary_tokens",
+    "session_id",
+    "threshold_tokens",
+    "tokens_after",
+    "tokens_before",
+    "tokens_delta",
+    "tokens_saved_total",
+)
+# Batch passes: the same fields (the summarized span counts as the exchange) plus pruning counts.
+BATCH_FIELDS = tuple(sorted(MICRO_FIELDS + ("duplicates_removed", "pruned_tool_results")))
+
+
+@dataclass
+class Totals:
+    """Per-session running counters: the last line of a run summarizes the whole run."""
+
+    passes: int = 0
+    tokens_saved: int = 0
+
+
+@dataclass
+class PassResult:
+    """What one compaction pass did. `telemetry` is None when no pass ran (cadence, nothing to do)."""
+
+    messages: list[Message]
+    outcome: str
+    changed: bool = False
+    telemetry: dict | None = None
+    error: str | None = None
+    details: dict = field(default_factory=dict)
+
+
+def _int(value: object) -> int:
+    try:
+        return int(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0
+
+
+def payload(
+    event: str,
+    totals: Totals,
+    *,
+    outcome: str,
+    session_id: str = "",
+    messages_before: int,
+    messages_after: int,
+    tokens_before: int | None,
+    tokens_after: int | None,
+    exchange_tokens: int | None = None,
+    rolling_summary_tokens: int = 0,
+    cursor: int | None = None,
+    duration_ms: int | None = None,
+    threshold_tokens: int | None = None,
+    context_limit: int | None = None,
+    main_model: str = "",
+    aux_model: str = "",
+    extra: dict | None = None,
+) -> dict:
+    """Build one pass's payload and advance the session totals (as Hermes does, on every pass)."""
+    known = tokens_before is not None and tokens_after is not None
+    delta = tokens_after - tokens_before if known else None  # type: ignore[operator]
+    totals.passes += 1
+    totals.tokens_saved -= delta or 0
+    occupancy = (
+        round(tokens_after / threshold_tokens * 100, 1)
+        if threshold_tokens and tokens_after is not None and threshold_tokens > 0
+        else None
+    )
+    data = {
+        "event": event,
+        "session_id": session_id or "",
+        "outcome": outcome,
+        "messages_before": _int(messages_before),
+        "messages_after": _int(messages_after),
+        "tokens_before": _int(tokens_before),
+        "tokens_after": _int(tokens_after),
+        "tokens_delta": _int(delta),
+        "exchange_tokens": _int(exchange_tokens),
+        "rolling_summary_tokens": _int(rolling_summary_tokens),
+        "cursor": _int(cursor),
+        "passes_total": totals.passes,
+        "tokens_saved_total": totals.tokens_saved,
+        "duration_ms": _int(duration_ms),
+        "threshold_tokens": _int(threshold_tokens),
+        "context_limit": _int(context_limit),
+        "occupancy_pct": occupancy,
+        "main_model": main_model or "",
+        "aux_model": aux_model or "",
+    }
+    if extra:
+        data.update({k: _int(v) for k, v in extra.items()})
+    return data
+
+
+def format_line(data: dict) -> str:
+    prefix = MICRO_PREFIX if data.get("event") == "micro_compaction" else BATCH_PREFIX
+    return prefix + json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+def emit(data: dict) -> None:
+    """Log the line on Hermes's logger; telemetry must never be what breaks a turn."""
+    try:
+        logger.info("%s", format_line(data))
+    except Exception as exc:  # pragma: no cover - logging itself failing
+        logger.debug("failed to emit compaction telemetry: %s", exc)
+
+
+def parse_line(line: str) -> dict | None:
+    """The payload of a telemetry line (ours or Hermes's agent.log), or None for other lines."""
+    for prefix in (MICRO_PREFIX, BATCH_PREFIX):
+        at = line.find(prefix)
+        if at != -1:
+            try:
+                data = json.loads(line[at + len(prefix):].strip())
+            except ValueError:
+                return None
+            return data if isinstance(data, dict) else None
+    return None

@@ -1,0 +1,353 @@
+"""OpenAI-format transcripts: validation, structural repair, exchanges and token estimates.
+
+A compaction pass must never make a transcript invalid, and must never lose a message. So the
+input is checked first: what cannot be interpreted is a `TranscriptError` naming the message
+index; what is only structurally broken (tool results without a call, calls without results,
+missing ids) is repaired by *adding* messages or ids, never by removing anything. User messages
+are never rewritten by any function here.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from hermes_mlx.summarizer.api import Message
+
+ROLES = ("system", "developer", "user", "assistant", "tool")
+REPAIRED_KEY = "_repaired"  # set on every message this module synthesizes or rewrites
+MISSING_RESULT_TEXT = "[no tool result was recorded for this call]"
+UNKNOWN_TOOL_NAME = "unknown_tool"
+MESSAGE_OVERHEAD_TOKENS = 4  # role and separators, as chat templates add them
+
+TokenCounter = Callable[[str], int]
+
+
+class TranscriptError(ValueError):
+    """A message that cannot be interpreted. Carries the index so the user can find it."""
+
+    def __init__(self, index: int, problem: str):
+        super().__init__(f"message {index}: {problem}")
+        self.index = index
+        self.problem = problem
+
+
+@dataclass
+class Repair:
+    index: int  # index in the repaired list of the message added or changed
+    kind: str  # assigned_call_id | assigned_result_id | synthesized_call | stub_result
+    detail: str
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading content
+
+
+def content_text(message: Message) -> str:
+    """Plain text of a message's content: None is empty, parts are joined, non-text parts noted."""
+    content = message.get("content")
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    pieces = []
+    for part in content:
+        if part.get("type") == "text" or "text" in part:
+            pieces.append(str(part.get("text", "")))
+        else:
+            pieces.append(f"[{part.get('type', 'part')}]")
+    return "\n".join(pieces)
+
+
+def message_text(message: Message) -> str:
+    """Everything in a message that costs tokens: content plus tool call names and arguments."""
+    text = content_text(message)
+    calls = message.get("tool_calls") or []
+    if calls:
+        rendered = []
+        for call in calls:
+            function = call.get("function") or {}
+            rendered.append(f"{function.get('name', '')}({function.get('arguments', '')})")
+        text = f"{text}\n" + "\n".join(rendered) if text else "\n".join(rendered)
+    return text
+
+
+def rough_tokens(text: str) -> int:
+    """Four characters a token: the estimate Hermes itself uses when no tokenizer is at hand."""
+    return (len(text) + 3) // 4
+
+
+def make_counter(count: TokenCounter | None) -> TokenCounter:
+    """A memoized, never-raising counter: passes re-count the same messages every turn."""
+
+    @functools.lru_cache(maxsize=8192)
+    def counted(text: str) -> int:
+        if count is None:
+            return rough_tokens(text)
+        try:
+            return int(count(text))
+        except Exception:
+            return rough_tokens(text)
+
+    return counted
+
+
+def message_tokens(message: Message, count: TokenCounter = rough_tokens) -> int:
+    return count(message_text(message)) + MESSAGE_OVERHEAD_TOKENS
+
+
+def transcript_tokens(messages: Iterable[Message], count: TokenCounter = rough_tokens) -> int:
+    return sum(message_tokens(m, count) for m in messages)
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation and repair
+
+
+def check_message(message: object, index: int) -> None:
+    """Raise TranscriptError when a message cannot be interpreted at all."""
+    if not isinstance(message, dict):
+        raise TranscriptError(index, f"expected a JSON object, got {type(message).__name__}")
+    role = message.get("role")
+    if role not in ROLES:
+        shown = "missing" if role is None else repr(role)
+        raise TranscriptError(index, f"role is {shown} (expected one of: {', '.join(ROLES)})")
+    content = message.get("content")
+    if content is not None and not isinstance(content, (str, list)):
+        raise TranscriptError(
+            index, f"content must be a string, null or a list of parts, got {type(content).__name__}"
+        )
+    if isinstance(content, list):
+        for j, part in enumerate(content):
+            if not isinstance(part, dict):
+                raise TranscriptError(index, f"content part {j} is not an object")
+    calls = message.get("tool_calls")
+    if calls is not None:
+        if role != "assistant":
+            raise TranscriptError(index, f"a {role} message cannot carry tool_calls")
+        if not isinstance(calls, list):
+            raise TranscriptError(index, "tool_calls must be a list")
+        for j, call in enumerate(calls):
+            if not isinstance(call, dict):
+                raise TranscriptError(index, f"tool call {j} is not an object")
+            function = call.get("function")
+            if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+                raise TranscriptError(index, f"tool call {j} has no function name")
+
+
+def validate(messages: list) -> list[Repair]:
+    """Check every message; return the repairs `repair` would make (empty when already valid)."""
+    if not isinstance(messages, list):
+        raise TranscriptError(0, "a transcript must be a list of messages")
+    return repair(messages)[1]
+
+
+def repair(messages: list[Message]) -> tuple[list[Message], list[Repair]]:
+    """A valid copy of `messages` and the repairs made; the input itself is never modified.
+
+    Tool results pair with the calls of the assistant message right before their run of tool
+    messages. A call left unanswered when the run ends gets a stub result; a result nobody asked
+    for gets a synthesized assistant call in front of it. Messages that need no change keep their
+    identity, and when nothing needs repair the very same list comes back.
+    """
+    for index, message in enumerate(messages):
+        check_message(message, index)
+
+    out: list[Message] = []
+    repairs: list[Repair] = []
+    pending: list[str] = []  # call ids of the current assistant still waiting for a result
+    pending_names: dict[str, str] = {}
+    in_tool_run = False
+
+    def close_run() -> None:
+        for call_id in pending:
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call_id,
+                    "name": pending_names.get(call_id, UNKNOWN_TOOL_NAME),
+                    "content": MISSING_RESULT_TEXT,
+                    REPAIRED_KEY: True,
+                }
+            )
+            repairs.append(Repair(len(out) - 1, "stub_result", f"no result for call {call_id}"))
+        pending.clear()
+
+    for index, message in enumerate(messages):
+        role = message["role"]
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if not call_id and pending:
+                call_id = pending[0]
+                message = {**message, "tool_call_id": call_id, REPAIRED_KEY: True}
+                repairs.append(Repair(len(out), "assigned_result_id", f"message {index} -> {call_id}"))
+            if call_id in pending:
+                pending.remove(call_id)
+                out.append(message)
+                in_tool_run = True
+                continue
+            # A result nobody asked for: give it a call so the pair is valid and nothing is lost.
+            if not call_id:
+                call_id = f"call_repaired_{index}"
+                message = {**message, "tool_call_id": call_id, REPAIRED_KEY: True}
+            close_run()
+            name = message.get("name") or UNKNOWN_TOOL_NAME
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}
+                    ],
+                    REPAIRED_KEY: True,
+                }
+            )
+            repairs.append(Repair(len(out) - 1, "synthesized_call", f"result at message {index}"))
+            out.append(message)
+            in_tool_run = True
+            continue
+
+        if in_tool_run or pending:
+            close_run()
+        in_tool_run = False
+        calls = message.get("tool_calls") if role == "assistant" else None
+        if calls:
+            fixed = []
+            changed = False
+            for j, call in enumerate(calls):
+                if not call.get("id"):
+                    call = {**call, "id": f"call_repaired_{index}_{j}"}
+                    changed = True
+                fixed.append(call)
+            if changed:
+                message = {**message, "tool_calls": fixed, REPAIRED_KEY: True}
+                repairs.append(Repair(len(out), "assigned_call_id", f"message {index}"))
+            for call in fixed:
+                pending.append(call["id"])
+                pending_names[call["id"]] = call["function"]["name"]
+        out.append(message)
+    close_run()
+
+    if not repairs:
+        return messages, []
+    return out, repairs
+
+
+# ---------------------------------------------------------------------------------------------
+# Structure
+
+
+def for_model(messages: list[Message]) -> list[Message]:
+    """The wire view: drop `_`-prefixed metadata and display metadata, as Hermes's sanitizers do."""
+    return [
+        {k: v for k, v in m.items() if not k.startswith("_") and k != "display_metadata"}
+        for m in messages
+    ]
+
+
+def split_turns(messages: list[Message]) -> list[list[Message]]:
+    """Cut a recorded session into agent turns: each ends right before a user message that
+    follows non-user traffic. Leading system messages ride with the first turn."""
+    turns: list[list[Message]] = []
+    current: list[Message] = []
+    answered = False
+    for message in messages:
+        if message.get("role") == "user" and answered:
+            turns.append(current)
+            current, answered = [], False
+        current.append(message)
+        if message.get("role") in ("assistant", "tool"):
+            answered = True
+    if current:
+        turns.append(current)
+    return turns
+
+
+def tool_pairs_valid(messages: list[Message]) -> bool:
+    """True when every call has exactly one result in its run and every result has a call."""
+    try:
+        return not repair(messages)[1]
+    except TranscriptError:
+        return False
+
+
+def clip_text(text: str, max_chars: int) -> str:
+    """Keep the head and tail of an over-long text, saying how much was left out."""
+    if len(text) <= max_chars:
+        return text
+    head = max_chars * 2 // 3
+    tail = max_chars - head
+    omitted = len(text) - head - tail
+    return f"{text[:head]}\n[... {omitted:,} characters omitted ...]\n{text[-tail:]}"
+
+
+def clip_for_summary(messages: list[Message], max_chars: int) -> list[Message]:
+    """Copies whose content fits the summarizer: a 5 MB tool log must not become a 5 MB prompt.
+
+    Only the summarizer's input is clipped; the transcript keeps every message as it was.
+    """
+    clipped = []
+    for message in messages:
+        text = content_text(message)
+        if len(text) > max_chars:
+            message = {**message, "content": clip_text(text, max_chars)}
+        clipped.append(message)
+    return clipped
+
+
+def head_end(messages: list[Message], protect_first_n: int) -> int:
+    """End of the protected head: the first messages, never ending between a call and its result."""
+    end = min(max(protect_first_n, 0), len(messages))
+    while end < len(messages) and messages[end].get("role") == "tool":
+        end += 1
+    return end
+
+
+def tail_start(
+    messages: list[Message],
+    floor: int,
+    budget_tokens: int,
+    min_messages: int = 1,
+    count: TokenCounter = rough_tokens,
+) -> int:
+    """Start of the protected tail: the recent messages that fit `budget_tokens` (at least
+    `min_messages`), moved back so a tool result never leaves its call behind."""
+    start = len(messages)
+    used = 0
+    while start > floor:
+        cost = message_tokens(messages[start - 1], count)
+        if len(messages) - start >= min_messages and used + cost > budget_tokens:
+            break
+        used += cost
+        start -= 1
+    while floor < start < len(messages) and messages[start].get("role") == "tool":
+        start -= 1
+    return start
+
+
+def find_exchange(
+    messages: list[Message], start: int, limit: int, skip: Callable[[Message], bool]
+) -> tuple[int, int] | None:
+    """The next whole agent turn at or after `start`, ending before `limit`: (first, end).
+
+    It begins at an assistant message (user messages and rows `skip` matches, such as summary
+    markers, are stepped over, never absorbed) and runs over assistant and tool rows up to the
+    next user message. A turn cut by `limit` is not an exchange yet.
+    """
+    limit = min(limit, len(messages))
+    idx = start
+    while idx < limit and (messages[idx].get("role") != "assistant" or skip(messages[idx])):
+        idx += 1
+    if idx >= limit:
+        return None
+    first = idx
+    idx += 1
+    while idx < limit and messages[idx].get("role") in ("assistant", "tool") and not skip(messages[idx]):
+        idx += 1
+    if idx >= len(messages):
+        return None
+    boundary = messages[idx]
+    if boundary.get("role") in ("assistant", "tool") and not skip(boundary):
+        return None
+    return first, idx
