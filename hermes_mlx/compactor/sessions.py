@@ -1,0 +1,244 @@
+"""Load recorded sessions (JSONL transcripts, Hermes `state.db`) and their planted-facts files.
+
+A recorded session is the input of `hermes-mlx compact`, the benchmarks and the tests, so a bad
+file must fail here with its line number rather than somewhere deep inside a compaction pass.
+Structural rules (tool pairs, roles, sizes) are the compactor's to check or repair; this module
+only turns files into lists of OpenAI-format message dicts, losing nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+import yaml
+
+Message = dict
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+SESSIONS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "sessions"
+
+
+class SessionFormatError(ValueError):
+    """A session or facts file that cannot be read; the message names the file and line."""
+
+
+def load_session(path: str | Path, session_id: str | None = None) -> list[Message]:
+    """Messages of a recorded session: a JSONL file, or one session of a Hermes `state.db`.
+
+    SQLite files are recognised by their header, so a `state.db` under any name works.
+    """
+    path = Path(path)
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except OSError as exc:
+        raise SessionFormatError(f"{path}: cannot read session file: {exc.strerror or exc}") from exc
+    if head == SQLITE_MAGIC:
+        return load_state_db(path, session_id)
+    if session_id is not None:
+        raise SessionFormatError(f"{path}: a session id only applies to a SQLite state.db")
+    return load_jsonl(path)
+
+
+def load_jsonl(path: str | Path) -> list[Message]:
+    """One JSON object with a string `role` per line; blank lines are allowed."""
+    path = Path(path)
+    messages: list[Message] = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SessionFormatError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except OSError as exc:
+        raise SessionFormatError(f"{path}: cannot read session file: {exc.strerror or exc}") from exc
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SessionFormatError(f"{path}:{lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from exc
+        if not isinstance(obj, dict):
+            raise SessionFormatError(
+                f"{path}:{lineno}: expected a JSON object (one chat message), got {type(obj).__name__}"
+            )
+        if not isinstance(obj.get("role"), str):
+            raise SessionFormatError(f"{path}:{lineno}: message has no string 'role'")
+        messages.append(obj)
+    if not messages:
+        raise SessionFormatError(f"{path}: no messages")
+    return messages
+
+
+def save_jsonl(messages: list[Message], path: str | Path) -> None:
+    """Write messages one per line (the format `load_jsonl` reads), UTF-8, non-ASCII kept."""
+    with Path(path).open("w", encoding="utf-8") as fh:
+        for message in messages:
+            fh.write(json.dumps(message, ensure_ascii=False) + "\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# Hermes state.db: table `messages` (id, session_id, role, content, tool_call_id, tool_calls JSON,
+# tool_name, timestamp, _compressed_summary, active, compacted, display_metadata, ...). Newer
+# schemas have more columns and older ones fewer, so columns are probed, not assumed.
+
+
+def list_state_db_sessions(path: str | Path) -> list[str]:
+    """Session ids with at least one message, oldest first."""
+    with _open_ro(path) as conn:
+        rows = conn.execute(
+            "SELECT session_id FROM messages GROUP BY session_id ORDER BY MIN(rowid)"
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
+def load_state_db(path: str | Path, session_id: str | None = None) -> list[Message]:
+    """The active (model-facing) messages of one session, in order.
+
+    With no id, a database holding exactly one session is read; otherwise the error lists ids.
+    """
+    path = Path(path)
+    with _open_ro(path) as conn:
+        cols = {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
+        if not cols:
+            raise SessionFormatError(f"{path}: no 'messages' table (not a Hermes state.db?)")
+        if session_id is None:
+            ids = [r[0] for r in conn.execute("SELECT DISTINCT session_id FROM messages LIMIT 6")]
+            if len(ids) != 1:
+                shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+                raise SessionFormatError(
+                    f"{path}: holds {'no' if not ids else 'several'} sessions; pass a session id"
+                    + (f" (one of: {shown})" if ids else "")
+                )
+            session_id = ids[0]
+        name_col = "tool_name" if "tool_name" in cols else ("name" if "name" in cols else "NULL")
+        order = "position, id" if "position" in cols else ("timestamp, id" if "timestamp" in cols else "id")
+        where = "session_id = ?" + (" AND active = 1" if "active" in cols else "")
+        extra = [c for c in ("_compressed_summary", "display_metadata", "flags") if c in cols]
+        select = ", ".join(["role", "content", "tool_call_id", "tool_calls", f"{name_col}"] + extra)
+        rows = conn.execute(f"SELECT {select} FROM messages WHERE {where} ORDER BY {order}", (session_id,))
+        messages = [_row_to_message(path, row, extra) for row in rows]
+    if not messages:
+        raise SessionFormatError(f"{path}: session {session_id!r} has no active messages")
+    return messages
+
+
+def _open_ro(path: str | Path) -> "_Closing":
+    path = Path(path)
+    if not path.is_file():
+        raise SessionFormatError(f"{path}: no such state.db")
+    conn = None
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1")
+    except sqlite3.Error as exc:
+        if conn is not None:
+            conn.close()
+        raise SessionFormatError(f"{path}: cannot open as SQLite: {exc}") from exc
+    return _Closing(conn)
+
+
+class _Closing:
+    """sqlite3's own context manager commits but never closes; this one closes."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        return self.conn
+
+    def __exit__(self, *exc) -> None:
+        self.conn.close()
+
+
+def _row_to_message(path: Path, row: tuple, extra: list[str]) -> Message:
+    role, content, tool_call_id, tool_calls, name, *rest = row
+    msg: Message = {"role": role, "content": content}
+    if tool_calls:
+        try:
+            msg["tool_calls"] = json.loads(tool_calls)
+        except json.JSONDecodeError as exc:
+            raise SessionFormatError(f"{path}: tool_calls of a {role} message is not JSON: {exc.msg}") from exc
+    if tool_call_id:
+        msg["tool_call_id"] = tool_call_id
+    if name:
+        msg["name"] = name
+    for col, value in zip(extra, rest):
+        if col == "_compressed_summary" and value:
+            msg["_compressed_summary"] = True
+        elif col in ("display_metadata", "flags") and value:
+            try:
+                parsed = json.loads(value)
+            except json.JSONDecodeError:
+                parsed = None
+            if col == "flags" and isinstance(parsed, dict):
+                msg.update(parsed)
+            elif parsed:
+                msg["display_metadata"] = parsed
+    return msg
+
+
+# ---------------------------------------------------------------------------------------------
+# Planted facts
+
+
+@dataclass
+class SessionFacts:
+    """What a compaction of a recorded session must keep, and what it must never repeat."""
+
+    paths: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    urls: list[str] = field(default_factory=list)
+    identifiers: list[str] = field(default_factory=list)
+    decisions: list[str] = field(default_factory=list)
+    secrets: list[str] = field(default_factory=list)  # must NOT appear in any summary
+    injections: list[str] = field(default_factory=list)  # planted instructions, never to follow
+
+    KEEP = ("paths", "commands", "errors", "urls", "identifiers", "decisions")
+
+    def must_keep(self) -> list[tuple[str, str]]:
+        """(category, fact) pairs that should survive compaction."""
+        return [(cat, fact) for cat in self.KEEP for fact in getattr(self, cat)]
+
+    def all_facts(self) -> list[tuple[str, str]]:
+        return [(f.name, fact) for f in fields(self) for fact in getattr(self, f.name)]
+
+
+def load_facts(path: str | Path) -> SessionFacts:
+    """Read `NAME.facts.yaml`: a mapping of category -> list of exact strings."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SessionFormatError(f"{path}: cannot read facts file: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise SessionFormatError(f"{path}: invalid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise SessionFormatError(f"{path}: expected a mapping of category -> list of strings")
+    known = {f.name for f in fields(SessionFacts)}
+    values: dict[str, list[str]] = {}
+    for key, items in data.items():
+        if key not in known:
+            raise SessionFormatError(f"{path}: unknown category {key!r} (known: {', '.join(sorted(known))})")
+        if items is None:
+            items = []
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+            raise SessionFormatError(f"{path}: {key!r} must be a list of strings")
+        values[key] = items
+    return SessionFacts(**values)
+
+
+def facts_path(session_path: str | Path) -> Path:
+    """`x/NAME.jsonl` -> `x/NAME.facts.yaml`."""
+    p = Path(session_path)
+    stem = p.name[: -len(".jsonl")] if p.name.endswith(".jsonl") else p.stem
+    return p.with_name(stem + ".facts.yaml")
+
+
+def shipped_sessions(directory: str | Path | None = None) -> list[Path]:
+    """The recorded sessions in `benchmarks/sessions/` of a source checkout (empty if absent)."""
+    d = Path(directory) if directory is not None else SESSIONS_DIR
+    return sorted(d.glob("*.jsonl")) if d.is_dir() else []
