@@ -1,0 +1,171 @@
+"""SessionStore: atomic archive-and-compact, resume sees only active rows, originals searchable."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+
+import pytest
+
+from hermes_mlx.compactor.store import SessionStore, StoreError
+
+MARKER = {
+    "role": "assistant",
+    "content": "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted into the summary below.\n"
+    "## Historical Task Snapshot\nran pytest\n--- END OF CONTEXT SUMMARY — respond to the message below, not the summary above ---",
+    "_compressed_summary": True,
+    "_micro_compact_marker": True,
+}
+
+
+def _call(cid: str, cmd: str) -> dict:
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": cid, "type": "function", "function": {"name": "terminal", "arguments": f'{{"command": "{cmd}"}}'}}],
+    }
+
+
+TRANSCRIPT = [
+    {"role": "system", "content": "You are Hermes."},
+    {"role": "user", "content": "Fix the failing test."},
+    _call("c1", "pytest -q"),
+    {"role": "tool", "tool_call_id": "c1", "name": "terminal", "content": "FAILED tests/test_a.py::test_b - KeyError: 'x'"},
+    {"role": "assistant", "content": "The test fails with KeyError."},
+    {"role": "user", "content": "Use the v2 API."},
+]
+COMPACTED = TRANSCRIPT[:2] + [MARKER] + TRANSCRIPT[5:]
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = SessionStore(tmp_path / "state.db", clock=lambda: 1000.0)
+    yield s
+    s.close()
+
+
+def _rows(store: SessionStore) -> list[tuple]:
+    return [(r.id, r.position, r.active, r.compacted, r.archived_at) for r in store.history("s1")]
+
+
+def test_append_and_load_round_trip(store):
+    odd = [
+        {"role": "user", "content": [{"type": "text", "text": "parts"}]},
+        {"role": "assistant", "content": None, "tool_calls": None, "reasoning": "hmm"},
+        {"role": "assistant"},
+    ]
+    assert store.append("s1", TRANSCRIPT)
+    assert store.append("s1", odd)
+    assert store.load_active("s1") == TRANSCRIPT + odd
+    assert store.load_active("other") == []
+    assert store.sessions() == ["s1"]
+
+
+def test_archive_and_compact_replaces_active_view(store):
+    store.append("s1", TRANSCRIPT)
+    assert store.archive_and_compact("s1", COMPACTED)
+    # Resume: the summary and the rows it replaced are never loaded together.
+    active = store.load_active("s1")
+    assert active == COMPACTED
+    assert sum(1 for m in active if m.get("_compressed_summary")) == 1
+    assert not any(m.get("tool_call_id") == "c1" for m in active)
+    history = store.history("s1")
+    assert [(r.active, r.compacted) for r in history[:6]] == [(False, True)] * 6
+    assert all(r.archived_at == 1000.0 for r in history[:6])
+    assert [r.position for r in history] == list(range(len(TRANSCRIPT) + len(COMPACTED)))
+
+
+def test_second_pass_and_sync(store):
+    store.sync("s1", TRANSCRIPT)
+    store.sync("s1", TRANSCRIPT)  # idempotent: nothing new
+    assert store.load_active("s1") == TRANSCRIPT
+    store.archive_and_compact("s1", COMPACTED)
+    grown = COMPACTED + [{"role": "assistant", "content": "Done with v2."}]
+    store.sync("s1", grown)  # append-only flush adds just the new turn
+    assert store.load_active("s1") == grown
+    newer = grown[:2] + [dict(MARKER, content="newer summary")] + grown[3:]
+    assert store.archive_and_compact("s1", newer)
+    assert store.load_active("s1") == newer
+
+
+def test_originals_stay_searchable(store):
+    store.append("s1", TRANSCRIPT)
+    store.append("s2", [{"role": "user", "content": "keyerror elsewhere"}])
+    store.archive_and_compact("s1", COMPACTED)
+    hits = store.search("s1", "KeyError: 'x'")
+    assert len(hits) == 1 and not hits[0].active and hits[0].compacted
+    assert hits[0].message["tool_call_id"] == "c1"
+    assert [h.session_id for h in store.search(None, "KEYERROR")] == ["s1", "s1", "s2"]
+    assert len(store.search("s1", "pytest -q")) == 1  # tool call arguments are searchable
+    assert store.search(None, "100%") == []  # LIKE wildcards match literally
+    assert store.search("s1", "v2 API")[0].active  # the user turn is both archived and re-inserted
+    assert len(store.search("s1", "v2 API")) == 2
+
+
+def test_failure_mid_way_changes_nothing_and_is_logged(store, caplog):
+    store.append("s1", TRANSCRIPT)
+    before = _rows(store)
+    bad = COMPACTED[:2] + [{"role": "assistant", "content": "x", "tool_calls": [object()]}] + COMPACTED[3:]
+    with caplog.at_level(logging.WARNING, logger="hermes_mlx.compactor.store"):
+        assert store.archive_and_compact("s1", bad) is False
+    assert "archive_and_compact failed for session 's1'" in caplog.text
+    assert _rows(store) == before
+    assert store.load_active("s1") == TRANSCRIPT
+    # The session continues: the next write works.
+    assert store.archive_and_compact("s1", COMPACTED)
+    assert store.load_active("s1") == COMPACTED
+
+
+def test_database_error_mid_insert_rolls_back(store, tmp_path, caplog):
+    store.append("s1", TRANSCRIPT)
+    before = _rows(store)
+    conn = sqlite3.connect(tmp_path / "state.db")
+    conn.execute(
+        "CREATE TRIGGER boom BEFORE INSERT ON messages WHEN NEW.content LIKE '%Historical Task Snapshot%'"
+        " BEGIN SELECT RAISE(ABORT, 'simulated disk failure'); END"
+    )
+    conn.commit()
+    conn.close()
+    with caplog.at_level(logging.WARNING):
+        assert store.archive_and_compact("s1", COMPACTED) is False
+    assert "simulated disk failure" in caplog.text
+    assert _rows(store) == before  # the archive UPDATE ran first and was rolled back too
+    assert store.append("s1", [{"role": "user", "content": "still here"}])
+
+
+def test_bad_input_is_logged_not_raised(store, caplog):
+    with caplog.at_level(logging.WARNING):
+        assert store.append("", TRANSCRIPT) is False
+        assert store.append("s1", ["not a dict"]) is False
+        assert store.append("s1", [{"content": "no role"}]) is False
+    assert "non-empty string" in caplog.text and "not a dict" in caplog.text
+    assert store.load_active("s1") == []
+
+
+def test_closed_store_write_fails_softly(tmp_path):
+    s = SessionStore(tmp_path / "x.db")
+    s.close()
+    assert s.append("s1", TRANSCRIPT) is False
+    with pytest.raises(StoreError):
+        s.load_active("s1")
+
+
+def test_open_failure_is_one_clear_error(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(StoreError, match="cannot open session store"):
+        SessionStore(tmp_path / "file" / "state.db")
+
+
+def test_reopen_resumes_from_disk(tmp_path):
+    path = tmp_path / "state.db"
+    with SessionStore(path) as s:
+        s.append("s1", TRANSCRIPT)
+        s.archive_and_compact("s1", COMPACTED)
+    with SessionStore(path) as s:
+        assert s.load_active("s1") == COMPACTED
+
+
+def test_in_memory_store():
+    with SessionStore(":memory:") as s:
+        assert s.append("s", TRANSCRIPT[:1])
+        assert s.load_active("s") == TRANSCRIPT[:1]
