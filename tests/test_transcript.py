@@ -63,6 +63,15 @@ def test_tool_result_without_call_gets_a_synthesized_call_and_is_kept():
     assert tool_pairs_valid(out)
 
 
+def test_stray_result_inside_a_run_joins_the_runs_assistant():
+    messages = [user("a"), assistant(None, calls=[("c1", "ls")]), tool("zz", "stray", name="grep"),
+                tool("c1", "listing"), assistant("done")]
+    out, repairs = repair(messages)
+    assert [r.kind for r in repairs] == ["synthesized_call"]
+    assert [c["id"] for c in out[1]["tool_calls"]] == ["c1", "zz"]
+    assert out[2:] == messages[2:] and tool_pairs_valid(out)
+
+
 def test_call_without_result_gets_a_stub_result():
     messages = [user("a"), assistant(None, calls=[("c1", "ls"), ("c2", "cat")]), tool("c1", "out"), user("b")]
     out, repairs = repair(messages)

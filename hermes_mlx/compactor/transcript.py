@@ -148,7 +148,8 @@ def repair(messages: list[Message]) -> tuple[list[Message], list[Repair]]:
 
     Tool results pair with the calls of the assistant message right before their run of tool
     messages. A call left unanswered when the run ends gets a stub result; a result nobody asked
-    for gets a synthesized assistant call in front of it. Messages that need no change keep their
+    for gets a synthesized call (added to the run's assistant, or a new assistant message in
+    front of it). Messages that need no change keep their
     identity, and when nothing needs repair the very same list comes back.
     """
     for index, message in enumerate(messages):
@@ -159,6 +160,7 @@ def repair(messages: list[Message]) -> tuple[list[Message], list[Repair]]:
     pending: list[str] = []  # call ids of the current assistant still waiting for a result
     pending_names: dict[str, str] = {}
     in_tool_run = False
+    run_owner = -1  # index in `out` of the assistant whose results are being read
 
     def close_run() -> None:
         for call_id in pending:
@@ -191,19 +193,17 @@ def repair(messages: list[Message]) -> tuple[list[Message], list[Repair]]:
             if not call_id:
                 call_id = f"call_repaired_{index}"
                 message = {**message, "tool_call_id": call_id, REPAIRED_KEY: True}
-            close_run()
             name = message.get("name") or UNKNOWN_TOOL_NAME
-            out.append(
-                {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        {"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}
-                    ],
-                    REPAIRED_KEY: True,
-                }
-            )
-            repairs.append(Repair(len(out) - 1, "synthesized_call", f"result at message {index}"))
+            call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}
+            if in_tool_run or pending:
+                # Inside a run of results: the call joins the assistant that owns the run.
+                owner = out[run_owner]
+                out[run_owner] = {**owner, "tool_calls": list(owner["tool_calls"]) + [call], REPAIRED_KEY: True}
+                repairs.append(Repair(run_owner, "synthesized_call", f"result at message {index}"))
+            else:
+                out.append({"role": "assistant", "content": None, "tool_calls": [call], REPAIRED_KEY: True})
+                run_owner = len(out) - 1
+                repairs.append(Repair(run_owner, "synthesized_call", f"result at message {index}"))
             out.append(message)
             in_tool_run = True
             continue
@@ -223,6 +223,7 @@ def repair(messages: list[Message]) -> tuple[list[Message], list[Repair]]:
             if changed:
                 message = {**message, "tool_calls": fixed, REPAIRED_KEY: True}
                 repairs.append(Repair(len(out), "assigned_call_id", f"message {index}"))
+            run_owner = len(out)
             for call in fixed:
                 pending.append(call["id"])
                 pending_names[call["id"]] = call["function"]["name"]

@@ -1,0 +1,169 @@
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from fakes import ScriptedSummarizer, session
+from hermes_mlx import cli
+from hermes_mlx.compactor import markers, telemetry
+from hermes_mlx.compactor.replay import format_table, load_session, replay, save_session
+from hermes_mlx.compactor.transcript import TranscriptError, split_turns, tool_pairs_valid
+
+SESSIONS = sorted((Path(__file__).parent.parent / "benchmarks" / "sessions").glob("*.jsonl"))
+
+
+def check_invariants(result, caplog=None):
+    assert markers.user_messages(result.messages) == markers.user_messages(result.original)
+    assert len([m for m in result.messages if markers.is_marker(m)]) <= 1
+    assert tool_pairs_valid(result.messages)
+    if caplog is not None:
+        lines = [r.getMessage() for r in caplog.records if "compaction telemetry: " in r.getMessage()]
+        payloads = [telemetry.parse_line(line) for line in lines]
+        assert payloads and all(p is not None for p in payloads)
+        assert len(payloads) == len(result.records)
+
+
+def test_micro_replay_compacts_turn_by_turn(caplog):
+    passes, turns = [], []
+    with caplog.at_level(logging.INFO, logger="agent.context_compressor"):
+        result = replay(session(20), ScriptedSummarizer(), context_limit=4000, tail_tokens=300,
+                        on_pass=passes.append, on_turn=lambda done, total: turns.append((done, total)))
+    assert result.turns == 20 and turns[-1] == (20, 20)
+    assert passes == result.records and result.records
+    assert {r.mode for r in result.records} == {"micro"}
+    assert {r.outcome for r in result.records} == {"absorbed"}
+    assert [r.number for r in result.records] == list(range(1, len(result.records) + 1))
+    assert len(result.messages) < len(result.original)
+    assert result.tokens_saved > 0
+    check_invariants(result, caplog)
+
+
+def test_micro_replay_cadence():
+    every = replay(session(20), ScriptedSummarizer(), context_limit=4000, tail_tokens=300)
+    third = replay(session(20), ScriptedSummarizer(), context_limit=4000, tail_tokens=300, every_n_turns=3)
+    assert {r.turn % 3 for r in third.records} == {0}
+    assert len(third.records) < len(every.records)
+
+
+def test_batch_fires_behind_micro_when_micro_cannot_keep_up():
+    fake = ScriptedSummarizer([False] * 200)  # every merge fails; batch summary succeeds? no: all fail
+    result = replay(session(20), fake, context_limit=2000, tail_tokens=300)
+    kinds = {(r.mode, r.outcome) for r in result.records}
+    assert ("micro", "summarize_failed") in kinds
+    assert any(mode == "batch" for mode, _ in kinds)
+    check_invariants(result)
+
+
+def test_batch_replay(caplog):
+    with caplog.at_level(logging.INFO, logger="agent.context_compressor"):
+        result = replay(session(20), ScriptedSummarizer(), mode="batch", context_limit=2000, tail_tokens=300)
+    assert result.records and {r.mode for r in result.records} == {"batch"}
+    assert {r.outcome for r in result.records} <= {"compacted", "pruned"}
+    check_invariants(result, caplog)
+
+
+def test_unknown_mode_is_refused():
+    with pytest.raises(ValueError):
+        replay(session(2), ScriptedSummarizer(), mode="mega")
+
+
+def test_load_session_names_the_bad_message(tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"role": "user", "content": "a"}\n\n{"role": "assistant", "content": "b"}\n{oops\n')
+    with pytest.raises(TranscriptError) as info:
+        load_session(path)
+    assert info.value.index == 2 and "line 4" in str(info.value)
+    path.write_text('{"role": "user", "content": "a"}\n[1, 2]\n')
+    with pytest.raises(TranscriptError, match="message 1: line 2 is not a JSON object"):
+        load_session(path)
+
+
+def test_replay_refuses_uninterpretable_sessions_with_the_index():
+    messages = session(3)
+    messages[5] = {"role": "narrator", "content": "x"}
+    with pytest.raises(TranscriptError, match="message 5"):
+        replay(messages, ScriptedSummarizer())
+
+
+def test_replay_repairs_and_reports():
+    messages = session(6)
+    messages.insert(7, {"role": "tool", "tool_call_id": "nobody", "content": "stray"})
+    result = replay(messages, ScriptedSummarizer(), context_limit=4000, tail_tokens=300)
+    assert [r.kind for r in result.repairs] == ["synthesized_call"]
+    assert any(m.get("content") == "stray" for m in result.original)
+    check_invariants(result)
+
+
+def test_session_file_round_trip(tmp_path):
+    path = tmp_path / "my-session.jsonl"
+    save_session(session(3) + [{"role": "user", "content": "ünïcode ✓"}], path)
+    assert load_session(path)[-1]["content"] == "ünïcode ✓"
+    result = replay(path, ScriptedSummarizer())
+    assert result.original == load_session(path)
+
+
+def test_format_table():
+    result = replay(session(20), ScriptedSummarizer(), context_limit=4000, tail_tokens=300)
+    table = format_table(result.records)
+    lines = table.splitlines()
+    assert lines[0].split() == ["pass", "turn", "mode", "outcome", "messages", "tokens", "delta", "occupancy", "duration"]
+    assert len(lines) == len(result.records) + 2
+    first = result.records[0]
+    assert f"{first.messages_before} -> {first.messages_after}" in lines[2]
+    assert f"{first.tokens_delta:+,}" in lines[2] and "%" in lines[2]
+    assert format_table([]) == "no compaction passes ran"
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=[p.stem for p in SESSIONS])
+@pytest.mark.parametrize("mode", ["micro", "batch"])
+def test_shipped_sessions_keep_the_invariants(path, mode, caplog):
+    with caplog.at_level(logging.INFO, logger="agent.context_compressor"):
+        result = replay(path, ScriptedSummarizer(), mode=mode, context_limit=8192)
+    assert result.records
+    assert len(split_turns(result.original)) == result.turns
+    check_invariants(result, caplog)
+
+
+# ---------------------------------------------------------------------------------------------
+# The command
+
+
+@pytest.fixture
+def fake_cli(monkeypatch):
+    from hermes_mlx.commands import compact
+
+    fake = ScriptedSummarizer()
+    monkeypatch.setattr(compact, "build_summarizer", lambda args: fake)
+    return fake
+
+
+def test_compact_command(tmp_path, fake_cli, capsys):
+    src, out, log = tmp_path / "s.jsonl", tmp_path / "out.jsonl", tmp_path / "agent.log"
+    save_session(session(20), src)
+    code = cli.main(["compact", str(src), "--context-limit", "4000", "--out", str(out), "--log", str(log)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[0].split()[:2] == ["pass", "turn"]
+    assert "passes" in printed and f"wrote {out}" in printed
+    final = load_session(out)
+    assert markers.user_messages(final) == markers.user_messages(load_session(src))
+    payloads = [telemetry.parse_line(line) for line in log.read_text().splitlines() if "telemetry: " in line]
+    assert payloads and all(p and p["session_id"] == "s" for p in payloads)
+
+
+def test_compact_command_batch_mode_with_focus(tmp_path, fake_cli, capsys):
+    src = tmp_path / "s.jsonl"
+    save_session(session(20), src)
+    code = cli.main(["compact", str(src), "--mode", "batch", "--context-limit", "2000", "--focus", "auth", "--no-progress"])
+    assert code == 0
+    assert any(args.get("focus") == "auth" for name, args in fake_cli.calls if name == "update")
+
+
+def test_compact_command_bad_input(tmp_path, fake_cli, capsys):
+    src = tmp_path / "bad.jsonl"
+    src.write_text(json.dumps({"role": "user", "content": "a"}) + "\n" + json.dumps({"role": "ghost"}) + "\n")
+    assert cli.main(["compact", str(src)]) == 2
+    assert "message 1: role is 'ghost'" in capsys.readouterr().err
+    assert cli.main(["compact", str(tmp_path / "missing.jsonl")]) == 2
+    assert fake_cli.calls == []
