@@ -203,3 +203,16 @@ def test_cli_dispatcher_registers_report():
 
     args = build_parser().parse_args(["report", "--per-session", "a.log"])
     assert args.func is report_cmd.run and args.per_session and args.logs == ["a.log"]
+
+
+def test_lines_from_our_own_telemetry_module_parse():
+    telemetry = pytest.importorskip("hermes_mlx.compactor.telemetry")
+    totals = telemetry.Totals()
+    micro = telemetry.payload("micro_compaction", totals, outcome="absorbed", session_id="s", messages_before=9,
+                              messages_after=7, tokens_before=5000, tokens_after=4200, exchange_tokens=900,
+                              duration_ms=1200, threshold_tokens=8000, context_limit=10000)
+    line = "2026-11-29 10:00:00 INFO agent.context_compressor: " + telemetry.format_line(micro)
+    rec = report.parse_line(line)
+    assert rec.kind == "micro" and rec.tokens_delta == -800 and rec.occupancy_pct == 52.5
+    batch = dict(micro, event="batch_compaction", outcome="compressed")
+    assert report.parse_line(telemetry.format_line(batch)).kind == "batch"
