@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 
 from hermes_mlx.compactor import report
@@ -44,7 +45,12 @@ def run(args: argparse.Namespace) -> int:
                 sid: dataclasses.asdict(report.summarize(recs))
                 for sid, recs in report.group_by_session(result.records).items()
             }
-        print(json.dumps(out, indent=2))
+        text = json.dumps(out, indent=2)
     else:
-        print(report.format_report(result, per_session=args.per_session))
+        text = report.format_report(result, per_session=args.per_session)
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `hermes-mlx report | head` is fine
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
