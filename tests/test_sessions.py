@@ -197,3 +197,14 @@ def test_facts_file_checks(tmp_path):
     with pytest.raises(SessionFormatError, match="list of strings"):
         load_facts(p)
     assert facts_path(tmp_path / "a.b.jsonl").name == "a.b.facts.yaml"
+
+
+def test_a_session_store_file_loads_as_a_session(tmp_path):
+    from hermes_mlx.compactor.store import SessionStore
+
+    msgs = load_session(SESSIONS[0])[:6]
+    marker = {"role": "assistant", "content": "summary", "_compressed_summary": True, "_micro_compact_marker": True}
+    with SessionStore(tmp_path / "ours.db") as store:
+        store.append("run-1", msgs)
+        store.archive_and_compact("run-1", msgs[:2] + [marker] + msgs[5:])
+    assert load_session(tmp_path / "ours.db") == msgs[:2] + [marker] + msgs[5:]

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import yaml
 
+from hermes_mlx.compactor.store import row_to_message
+
 Message = dict
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -113,13 +115,21 @@ def load_state_db(path: str | Path, session_id: str | None = None) -> list[Messa
                     + (f" (one of: {shown})" if ids else "")
                 )
             session_id = ids[0]
-        name_col = "tool_name" if "tool_name" in cols else ("name" if "name" in cols else "NULL")
-        order = "position, id" if "position" in cols else ("timestamp, id" if "timestamp" in cols else "id")
-        where = "session_id = ?" + (" AND active = 1" if "active" in cols else "")
-        extra = [c for c in ("_compressed_summary", "display_metadata", "flags") if c in cols]
-        select = ", ".join(["role", "content", "tool_call_id", "tool_calls", f"{name_col}"] + extra)
-        rows = conn.execute(f"SELECT {select} FROM messages WHERE {where} ORDER BY {order}", (session_id,))
-        messages = [_row_to_message(path, row, extra) for row in rows]
+        if {"position", "flags", "name"} <= cols:  # a file written by our SessionStore
+            rows = conn.execute(
+                "SELECT role, content, tool_calls, tool_call_id, name, flags FROM messages"
+                " WHERE session_id = ? AND active = 1 ORDER BY position",
+                (session_id,),
+            )
+            messages = [row_to_message(*row) for row in rows]
+        else:
+            name_col = "tool_name" if "tool_name" in cols else ("name" if "name" in cols else "NULL")
+            order = "timestamp, id" if "timestamp" in cols else "id"
+            where = "session_id = ?" + (" AND active = 1" if "active" in cols else "")
+            extra = [c for c in ("_compressed_summary", "display_metadata") if c in cols]
+            select = ", ".join(["role", "content", "tool_call_id", "tool_calls", name_col] + extra)
+            rows = conn.execute(f"SELECT {select} FROM messages WHERE {where} ORDER BY {order}", (session_id,))
+            messages = [_row_to_message(path, row, extra) for row in rows]
     if not messages:
         raise SessionFormatError(f"{path}: session {session_id!r} has no active messages")
     return messages
@@ -168,15 +178,11 @@ def _row_to_message(path: Path, row: tuple, extra: list[str]) -> Message:
     for col, value in zip(extra, rest):
         if col == "_compressed_summary" and value:
             msg["_compressed_summary"] = True
-        elif col in ("display_metadata", "flags") and value:
+        elif col == "display_metadata" and value:
             try:
-                parsed = json.loads(value)
+                msg["display_metadata"] = json.loads(value)
             except json.JSONDecodeError:
-                parsed = None
-            if col == "flags" and isinstance(parsed, dict):
-                msg.update(parsed)
-            elif parsed:
-                msg["display_metadata"] = parsed
+                msg["display_metadata"] = value
     return msg
 
 

@@ -204,7 +204,7 @@ class SessionStore:
         out = []
         for row in self._read(sql, args):
             rid, sid, pos, active, compacted, created, archived, *cols = row
-            out.append(StoredMessage(rid, sid, pos, bool(active), bool(compacted), created, archived, _decode(*cols)))
+            out.append(StoredMessage(rid, sid, pos, bool(active), bool(compacted), created, archived, row_to_message(*cols)))
         return out
 
     def _read(self, sql: str, args: tuple) -> list[tuple]:
@@ -253,7 +253,8 @@ def _encode(message: Message, position: int) -> tuple:
     )
 
 
-def _decode(role: str, content, tool_calls, tool_call_id, name, flags) -> Message:
+def row_to_message(role: str, content, tool_calls, tool_call_id, name, flags) -> Message:
+    """Column values -> the message dict that was stored (also used to read a store file as a session)."""
     extra = json.loads(flags) if flags else {}
     message: Message = {"role": role}
     if not extra.pop("_no_content", False):
