@@ -87,7 +87,7 @@ def main() -> None:
     }
 
     # 3. Warm-call overhead: engine.generate vs a bare generate_step loop on the same weights.
-    models, _ = engine_state()
+    models, worker = engine_state()
     key, _ = resolve(args.model)
     loaded = models.models[key]
     overheads = []
@@ -97,7 +97,9 @@ def main() -> None:
         res = generate(text, model=args.model, max_tokens=32)
         engine_s = time.perf_counter() - t
         tokens = loaded.tokenizer.encode(text)
-        bare_s = bare_loop_s(loaded.model, tokens[res.cached_tokens:], max(res.generation_tokens, 1))
+        # On the worker thread too: the model's arrays belong to its stream.
+        n = max(res.generation_tokens, 1)
+        bare_s = worker.submit(lambda job: bare_loop_s(loaded.model, tokens, n)).future.result()
         overheads.append((engine_s - bare_s) * 1000)
     figures["warm_call_overhead_ms"] = {"median": statistics.median(overheads), "all": overheads}
     figures["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
