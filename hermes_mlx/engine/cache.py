@@ -74,15 +74,15 @@ def fit_for_device(model: Any, budget_bytes: float) -> str:
         return "as stored (Metal)"
     quantized = any(isinstance(m, (nn.QuantizedLinear, nn.QuantizedEmbedding)) for m in model.modules())
     n_params = sum(v.size for k, v in tree_flatten(model.parameters()) if not k.endswith(("scales", "biases")))
+    to32 = lambda x: x.astype(mx.float32) if x.dtype in (mx.float16, mx.bfloat16) else x
+    model.update(tree_map(to32, model.parameters()))  # float32 scales first: dequantizes faster too
     if quantized:
         bits = {getattr(m, "bits", 4) for m in model.modules() if hasattr(m, "bits")}
         dense_bytes = 4 * n_params * (32 / max(bits))  # packed uint32 holds 32/bits weights
         if dense_bytes > budget_bytes / 2:
-            to32 = lambda x: x.astype(mx.float32) if x.dtype in (mx.float16, mx.bfloat16) else x
-            model.update(tree_map(to32, model.parameters()))
+            mx.eval(model.parameters())
             return "quantized, float32 scales (too big to dequantize)"
         dequantize_model(model)
-    model.update(tree_map(lambda x: x.astype(mx.float32) if mx.issubdtype(x.dtype, mx.floating) else x, model.parameters()))
     mx.eval(model.parameters())
     return "float32 (dequantized for CPU)" if quantized else "float32"
 
