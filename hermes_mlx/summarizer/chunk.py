@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .text import Turn, serialize, trim_middle
+from .text import Turn, card, trim_middle
 
 
 def fit(text: str, budget: int, count: Callable[[str], int]) -> str:
@@ -51,17 +51,17 @@ def chunk_turns(
     budget: int,
     count: Callable[[str], int],
     *,
-    tool_head: int = 600,
-    tool_tail: int = 300,
+    tool_head: int = 300,
+    tool_tail: int = 150,
 ) -> list[str]:
-    """Serialized chunks for groups of turns (exchanges); a group over budget is split per turn."""
+    """Prompt chunks for groups of turns (exchanges); a group over budget is split per line."""
     units: list[str] = []
     for group in groups:
-        text = serialize(group, tool_head=tool_head, tool_tail=tool_tail)
+        text = card(group, tool_head=tool_head, tool_tail=tool_tail)
         if not text.strip():
             continue
         if count(text) <= budget:
             units.append(text)
         else:
-            units.extend(u for u in (serialize([t], tool_head=tool_head, tool_tail=tool_tail) for t in group) if u.strip())
+            units.extend(u for u in text.split("\n") if u.strip())
     return pack(units, budget, count)

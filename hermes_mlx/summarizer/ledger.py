@@ -33,11 +33,11 @@ _PATH = re.compile(
     r"(?=$|[\s`'\",;:)\]}>!?]|\.(?:\s|$))"
 )
 _URL = re.compile(r"\b(?:https?|ftp|wss?)://[^\s<>\"'`)\]}]+")
-_ISSUE = re.compile(r"(?<![\w&#/])(?:#\d{1,6}|(?:GH|PR|gh|pr)-\d{1,6})\b")
+_ISSUE = re.compile(r"(?<![\w&#/!])(?:[#!]\d{1,6}|(?:GH|PR|gh|pr)-\d{1,6})\b")
 _JIRA = re.compile(r"\b([A-Z][A-Z0-9]{1,9})-\d{1,6}\b")
 _JIRA_STOP = {"UTF", "SHA", "ISO", "X", "GPT", "BASE", "TLS", "SSL", "IPV", "P", "V", "HTTP", "CP", "LATIN", "MD", "AES", "RSA", "ECDSA", "PEP"}
 _HEX = re.compile(r"(?<![\w\-])[0-9a-f]{7,40}(?![\w\-])")
-_VERSION = re.compile(r"(?<![\w.\-])v?\d+\.\d+\.\d+(?:[\-+][0-9A-Za-z.]+)?(?![\w.])")
+_VERSION = re.compile(r"(?<![\w.\-])(?:v|go)?\d+\.\d+\.\d+(?:[\-+][0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(?!\w|\.\d)")
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 _ERROR_LINE = re.compile(
     r"^(?:FAILED|ERROR)\s+\S"
@@ -48,6 +48,7 @@ _ERROR_LINE = re.compile(
     r"|\bHTTP(?:/[\d.]+)?\s+[45]\d\d\b|\bstatus(?: code)?[:= ]+[45]\d\d\b"
     r"|command not found|No such file or directory|Permission denied|Segmentation fault"
     r"|\bTraceback \(most recent call last\)"
+    r"|^WARNING: DATA RACE|^--- FAIL:|^FAIL\s|^\s*[\w./\-]+_test\.go:\d+:"
 )
 _TEST_ID = re.compile(r"([\w./\-]+\.py::[\w\[\]\-.:,]+)")
 _EXIT_TEXT = re.compile(
@@ -56,7 +57,8 @@ _EXIT_TEXT = re.compile(
 )
 _DIRECTIVE = re.compile(
     r"\b(?:don'?t|do not|never|always|must|mustn'?t|should(?:n'?t)?|make sure|ensure|avoid|only|instead|"
-    r"prefer|keep|use|no need|without|required?|stick to|not allowed|please)\b"
+    r"prefer|keep|use|no need|without|required?|stick to|not allowed|please|no|not|leave|go with|let'?s|we|"
+    r"rather|want|need|fine|frozen|until|approved?|yes|ok|okay|go ahead)\b"
     r"|不要|别|必须|一定|务必|请|只能|保留|不能|禁止|しないで|必ず|ください|だけ|禁止",
     re.I,
 )
@@ -224,12 +226,12 @@ class Ledger:
             self.resolved.remove(line)  # it came back
         self.errors.append(ErrorItem(line, cmd, test))
 
-    def add_list(self, name: str, items, cap: int = 60) -> None:
+    def add_list(self, name: str, items) -> None:
+        """Append new items in order; facts are never capped here (per-source caps apply)."""
         target = getattr(self, name)
         for item in items:
             if item and item not in target:
                 target.append(item)
-        del target[: max(0, len(target) - cap)]
 
     def resolve(self, cmd: str, output: str = "") -> None:
         """A command passed: errors it (or a broader run of it) covered move to `resolved`."""
@@ -289,6 +291,9 @@ class Ledger:
                 self.add_list("urls", find_urls(value))
         self.add_list("urls", find_urls(call.text))
         self.add_list("ids", find_ids(call.text) if _is_command(call) else [])
+        for value in call.arguments.values():  # names of tests the agent wrote
+            if isinstance(value, str):
+                self.add_list("ids", re.findall(r"\bdef (test_\w+)", value)[:5])
 
     def _absorb_result(self, call, text: str) -> None:
         status = exit_status(text)
@@ -332,7 +337,9 @@ class Ledger:
                 if m:
                     self.add_command(m.group(1).strip(), None)
         if t.role == "user":
-            self.add_list("constraints", user_constraints(text), cap=40)
+            self.add_list("constraints", user_constraints(text))
+        if t.role == "assistant":
+            self.add_list("ids", code_names(text, exclude=set(self.files) | {c.cmd for c in self.commands}))
 
     # ---- views
 
@@ -351,10 +358,26 @@ class Ledger:
         return not self.items() and not self.resolved
 
 
-def user_constraints(text: str, limit: int = 5) -> list[str]:
-    """Sentences of a user message that direct or constrain the work, verbatim."""
+def code_names(text: str, exclude: set = frozenset(), limit: int = 8) -> list[str]:
+    """Short inline-code spans (`ROUND_HALF_UP`, `retry_async`, `httpx>=0.23,<0.28`): names the
+    assistant singled out, so likely to be needed verbatim later."""
     out = []
-    for sentence in re.split(r"(?<=[.!?。！？])\s*|\n+", text):
+    for m in re.finditer(r"(?<!`)`([^`\s]{3,80})`(?!`)", text or ""):
+        name = m.group(1)
+        if name in exclude or name in out or not re.search(r"[A-Za-z]", name) or _URL.match(name):
+            continue
+        out.append(name)
+    return out[:limit]
+
+
+def user_constraints(text: str, limit: int = 6) -> list[str]:
+    """What the user said that directs or constrains the work, verbatim: a short message whole
+    (user turns are the source of truth), else its directive sentences."""
+    folded = " ".join(text.split())
+    if 8 <= len(folded) <= 400:
+        return [folded]
+    out = []
+    for sentence in re.split(r"(?<=[.!?])\s+|(?<=[。！？])|\n+", text):
         sentence = sentence.strip(" -*>\t")
         if 8 <= len(sentence) <= 400 and _DIRECTIVE.search(sentence):
             sentence = _clip(sentence, 300)

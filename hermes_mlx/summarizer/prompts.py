@@ -56,6 +56,8 @@ def load_template(job: str, lang: str = "") -> Template:
 
 
 _LEAD = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|#+)\s*")
+_TAG = re.compile(r"^\[?(?:USER|ASSISTANT|TOOL|SYSTEM|User|Assistant|Output|Ran|Note|Tool)\b[^:\]]*\]?:")
+_META = re.compile(r"^(?:the result (?:of this step )?(?:was|is)(?: that)?|in this step,?|this step (?:was|is)|answer:|summary:)\s*", re.I)
 
 
 def read_bullets(text: str, *, cut: bool, max_lines: int) -> list[str]:
@@ -66,10 +68,17 @@ def read_bullets(text: str, *, cut: bool, max_lines: int) -> list[str]:
         lines = lines[:-1]
     out: list[str] = []
     for line in lines:
+        if line.strip().startswith("```") or _TAG.match(line.strip()):
+            break  # the model started copying the transcript or writing code: stop reading
         item = _LEAD.sub("", line).strip().strip("*").strip()
-        if not item or (item.endswith(":") and len(item) < 40) or item in out:
+        if not item or (item.endswith(":") and len(item) < 40):
             continue
-        out.append(item)
+        for sentence in re.split(r"(?<=[.!?。！？])\s+(?=[A-Z`\[(\"'])", item):
+            sentence = _META.sub("", sentence.strip())
+            if sentence and sentence[0].islower() and sentence != item:
+                sentence = sentence[0].upper() + sentence[1:]
+            if sentence and sentence not in out:
+                out.append(sentence)
         if len(out) >= max_lines:
             break
-    return out
+    return out[:max_lines]

@@ -39,8 +39,8 @@ class MLXSummarizer:
         chunk_tokens: int = 1536,
         keep_recent: int = 6,
         resolved_keep: int = 10,
-        tool_head: int = 600,
-        tool_tail: int = 300,
+        tool_head: int = 300,
+        tool_tail: int = 150,
         temperature: float = 0.0,
         timeout: float | None = None,
     ):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .ledger import Command, ErrorItem, Ledger
+from .ledger import Command, Ledger
 from .redact import redact
 
 MARKER_START = "[CONTEXT COMPACTION"
@@ -71,7 +71,7 @@ def render(s: Summary) -> str:
 
     led = s.ledger
     section(GOAL, [s.goal] if s.goal else [])
-    section(CONSTRAINTS, [f"- {c}" for c in led.constraints])
+    section(CONSTRAINTS, [f"- {c}" for c in led.constraints if c != s.goal])
     for title, name in NARRATIVE.items():
         section(title, [f"- {x}" for x in getattr(s, name)])
     section(FILES, [f"- {code(p)}" + (f" ({a})" if a and a != "mentioned" else "") for p, a in led.files.items()])
@@ -208,9 +208,5 @@ def _parse_ledger(led: Ledger, kind: str, body: str) -> None:
         elif kind == IDS:
             led.add_list("ids", [_uncode(x) for x in re.findall(r"``\s.+?\s``|`[^`]+`", line)] or [x.strip() for x in line.split(",")])
         elif kind == CONSTRAINTS:
-            led.add_list("constraints", [line], cap=40)
+            led.add_list("constraints", [line])
 
-
-def merge_errors_into(led: Ledger, items: list[ErrorItem]) -> None:
-    for e in items:
-        led.add_error(e.line, e.cmd, e.test)

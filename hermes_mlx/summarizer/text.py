@@ -177,6 +177,37 @@ def serialize(turns: list[Turn], *, tool_head: int = 600, tool_tail: int = 300, 
     return "\n".join(out)
 
 
+def card(turns: list[Turn], *, prose_chars: int = 700, tool_head: int = 300, tool_tail: int = 150) -> str:
+    """What the model sees of an exchange: the user's and assistant's prose, one line per tool
+    call with its exit status and first error lines. Raw tool output (most of the tokens, and
+    what a small model copies instead of summarizing) appears, trimmed head+tail, only when the
+    exchange has no prose at all. The ledger has already read everything in full."""
+    from .ledger import error_lines, exit_status
+
+    results = {t.tool_call_id: t.text for t in turns if t.role == "tool" and t.tool_call_id}
+    loose = [t.text for t in turns if t.role == "tool" and not t.tool_call_id]
+    has_prose = any(t.text.strip() for t in turns if t.role != "tool")
+    out: list[str] = []
+    for t in turns:
+        if t.role == "tool":
+            if not has_prose:
+                body = trim_middle(_tool_view(t.text), tool_head, tool_tail) or "(no output)"
+                out.append(f"Output: {body}")
+            continue
+        text = " ".join(t.text.split())
+        if text:
+            tag = "User" if t.role == "user" else "Note" if t.role == "system" else "Assistant"
+            out.append(f"{tag}: {trim_middle(text, prose_chars * 2 // 3, prose_chars // 3)}")
+        for call in t.tool_calls:
+            result = results.get(call.id) if call.id else (loose.pop(0) if loose else None)
+            line = call.text.splitlines()[0][:160] if call.text else call.name
+            status = exit_status(result) if result is not None else None
+            out.append(f"Ran: {line}" + (f" (exit {status})" if status is not None else ""))
+            if has_prose and result and status not in (0,):
+                out.extend(f"  error: {e}" for e in error_lines(_tool_view(result), limit=2))
+    return "\n".join(out)
+
+
 def _tool_view(text: str) -> str:
     """A JSON tool result ({"output": ..., "exit_code": N}) as plain text the model can read."""
     text = text.strip()

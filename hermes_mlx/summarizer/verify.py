@@ -84,6 +84,27 @@ def invented(text: str, sources: str) -> list[str]:
     return out
 
 
+_STOP = set(
+    "the a an and or but of to in on at for with from by as is are was were be been being it its this that these those "
+    "there their they them then than so not no yes all any some each which what when where who how why can could will "
+    "would should may might must do does did done has have had step result results found work log now also only just "
+    "into out up down over after before about because since while new used using use uses make made run ran runs "
+    "running test tests file files code change changes changed added add fix fixed".split()
+)
+
+
+def ungrounded(line: str, sources: str, *, threshold: float = 0.7) -> list[str]:
+    """Content words of a model line that occur nowhere in the sources, when too many do.
+    A 135M model that runs on invents plausible prose; most of its words then come from nowhere."""
+    words = [w.lower().strip(".-_") for w in re.findall(r"[A-Za-z][A-Za-z0-9_.\-]{2,}", line)]
+    words = [w for w in words if w and w not in _STOP]
+    if len(words) < 2:
+        return []
+    low = sources.lower()
+    missing = [w for w in words if w not in low and w.rstrip("s") not in low and w.rstrip("ed") not in low]
+    return missing if len(missing) >= 2 and len(missing) > (1 - threshold) * len(words) else []
+
+
 def line_problem(line: str, sources: str, source_script: str = "") -> str:
     """Why a model-written line may not enter the summary, or "" when it may."""
     stripped = line.strip()
@@ -102,6 +123,9 @@ def line_problem(line: str, sources: str, source_script: str = "") -> str:
     bad = invented(stripped, sources)
     if bad:
         return "invented: " + ", ".join(bad[:3])
+    loose = ungrounded(stripped, sources)
+    if loose:
+        return "not grounded in the exchange: " + ", ".join(loose[:4])
     if source_script:
         mine = main_script(stripped)
         if mine and mine != source_script and scripts(sources).get(mine if mine != "ja" else "kana", 0) < 20:

@@ -1,0 +1,111 @@
+"""Ledger extraction on realistic agent text, no model: paths, commands with exit status,
+error lines, URLs, ids, user constraints, and errors moving to resolved."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hermes_mlx.summarizer.ledger import Ledger, error_lines, exit_status, find_ids, find_paths, find_urls
+from hermes_mlx.summarizer.text import normalize
+
+SESSIONS = Path(__file__).parent.parent / "benchmarks" / "sessions"
+
+
+def call(cid, name, **args):
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+
+
+def test_paths_urls_ids_from_prose():
+    text = (
+        "I edited src/app/auth.py and ./scripts/run.sh, see README.md and ~/.config/app.toml. "
+        "Docs: https://docs.example.dev/v2/auth?x=1. Fixes #482 and PROJ-17 at commit 3f9a2c1d, "
+        "released v1.2.3. Not paths: and/or, 2026/11/27, e.g. 3.14."
+    )
+    paths = find_paths(text)
+    assert {"src/app/auth.py", "./scripts/run.sh", "README.md", "~/.config/app.toml"} <= set(paths)
+    assert "and/or" not in paths and "2026/11/27" not in paths
+    assert find_urls(text) == ["https://docs.example.dev/v2/auth?x=1"]
+    ids = find_ids(text)
+    assert {"#482", "PROJ-17", "3f9a2c1d", "v1.2.3"} <= set(ids)
+
+
+def test_exit_status_forms():
+    assert exit_status('{"output": "ok", "exit_code": 2}') == 2
+    assert exit_status("...\nProcess exited with code 1") == 1
+    assert exit_status("[exit 0] fine") == 0
+    assert exit_status("Command returned non-zero exit status 127.") == 127
+    assert exit_status("no status here") is None
+
+
+def test_error_lines_pytest_and_compilers():
+    out = (
+        "============ FAILURES ============\n"
+        "E   AssertionError: assert '19.99' == '20.00'\n"
+        "tests/test_export.py:96: AssertionError\n"
+        "FAILED tests/test_export.py::test_export_csv_rounding - AssertionError: assert '19.99' == '20.00'\n"
+        "src/main.rs:12:5: error[E0308]: mismatched types\n"
+        "fatal: not a git repository\nall good here\n"
+    )
+    lines = error_lines(out, limit=10)
+    assert "AssertionError: assert '19.99' == '20.00'" in lines
+    assert "FAILED tests/test_export.py::test_export_csv_rounding - AssertionError: assert '19.99' == '20.00'" in lines
+    assert "fatal: not a git repository" in lines
+    assert "all good here" not in lines
+
+
+def test_commands_errors_and_resolution():
+    msgs = [
+        {"role": "user", "content": "Fix the rounding test. Don't change requirements.txt, the pin is fine."},
+        {"role": "assistant", "content": "Running it.", "tool_calls": [call("c1", "terminal", command="pytest tests/test_export.py -q")]},
+        {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"output": "FAILED tests/test_export.py::test_rounding - AssertionError: 1 != 2\n1 failed", "exit_code": 1})},
+        {"role": "assistant", "content": None, "tool_calls": [call("c2", "patch", path="src/export.py", old="a", new="b")]},
+        {"role": "tool", "tool_call_id": "c2", "content": "patched"},
+        {"role": "assistant", "content": "", "tool_calls": [call("c3", "terminal", command="pytest -q")]},
+        {"role": "tool", "tool_call_id": "c3", "content": json.dumps({"output": "12 passed", "exit_code": 0})},
+    ]
+    led = Ledger()
+    led.absorb(normalize(msgs))
+    assert [(c.cmd, c.statuses) for c in led.commands] == [("pytest tests/test_export.py -q", [1]), ("pytest -q", [0])]
+    assert led.files["src/export.py"] == "edited"
+    assert not led.errors  # the broader passing run resolved it
+    assert "FAILED tests/test_export.py::test_rounding - AssertionError: 1 != 2" in led.resolved
+    assert any("Don't change requirements.txt, the pin is fine." in c for c in led.constraints)
+
+
+def test_unrelated_pass_does_not_resolve():
+    msgs = [
+        {"role": "assistant", "content": "", "tool_calls": [call("a", "terminal", command="mypy src")]},
+        {"role": "tool", "tool_call_id": "a", "content": "src/x.py:3: error: Incompatible types\nexit code: 1"},
+        {"role": "assistant", "content": "", "tool_calls": [call("b", "terminal", command="git status")]},
+        {"role": "tool", "tool_call_id": "b", "content": "On branch main\nexit code: 0"},
+    ]
+    led = Ledger()
+    led.absorb(normalize(msgs))
+    assert [e.line for e in led.errors] == ["src/x.py:3: error: Incompatible types"]
+    assert led.errors[0].cmd == "mypy src"
+
+
+def test_secrets_never_reach_the_ledger():
+    msgs = [
+        {"role": "assistant", "content": "", "tool_calls": [call("a", "terminal", command="cat .env")]},
+        {"role": "tool", "tool_call_id": "a", "content": "OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz012345\nexit code: 0"},
+    ]
+    led = Ledger()
+    led.absorb(normalize(msgs))
+    assert "sk-proj" not in json.dumps([led.items(), led.resolved])
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in SESSIONS.glob("*.jsonl")) if SESSIONS.exists() else [])
+def test_recorded_sessions_facts_land_in_ledger(name):
+    msgs = [json.loads(line) for line in (SESSIONS / f"{name}.jsonl").read_text().splitlines() if line.strip()]
+    facts = yaml.safe_load((SESSIONS / f"{name}.facts.yaml").read_text())
+    led = Ledger()
+    led.absorb(normalize(msgs))
+    carried = "\n".join(led.items() + led.resolved)
+    for kind in ("paths", "commands", "errors", "urls", "decisions"):
+        for fact in facts.get(kind, []):
+            assert fact in carried, (kind, fact)
+    for secret in facts.get("secrets", []):
+        assert secret not in carried
