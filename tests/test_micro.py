@@ -253,3 +253,19 @@ def test_telemetry_line_has_exactly_hermes_fields_and_no_content(caplog):
     for word in ("question", "answer", "file contents", "absorbed:"):
         assert word not in raw.replace('"absorbed"', "")
     assert telemetry.parse_line("2026-01-01 INFO agent.context_compressor: " + lines[0]) == payload
+
+
+def test_failed_defrag_changes_nothing_and_stops_blocking_after_three():
+    fake = ScriptedSummarizer(["x" * 400, False, False, False])
+    mc = compactor(fake, defrag_threshold_tokens=50)
+    first = mc.compact(session(12)).messages
+    outcomes = []
+    messages = first
+    for _ in range(4):
+        result = mc.compact(messages)
+        outcomes.append(result.outcome)
+        if result.outcome == "defrag_failed":
+            assert result.messages is messages and not result.changed
+        messages = result.messages
+    assert outcomes == ["defrag_failed"] * 3 + ["absorbed"]
+    assert fake.methods() == ["merge", "defrag", "defrag", "defrag", "merge"]

@@ -167,3 +167,17 @@ def test_compact_command_bad_input(tmp_path, fake_cli, capsys):
     assert "message 1: role is 'ghost'" in capsys.readouterr().err
     assert cli.main(["compact", str(tmp_path / "missing.jsonl")]) == 2
     assert fake_cli.calls == []
+
+
+@pytest.mark.real_model
+def test_real_model_replay_of_a_shipped_session_keeps_the_invariants(caplog):
+    """The embedded default model on the first turns of a shipped session (kept short: on CPU a
+    pass takes tens of seconds)."""
+    from hermes_mlx.summarizer.summarizer import MLXSummarizer
+
+    path = next(p for p in SESSIONS if p.stem.startswith("tidewatch"))
+    turns = split_turns(load_session(path))[:6]
+    with caplog.at_level(logging.INFO, logger="agent.context_compressor"):
+        result = replay(sum(turns, []), MLXSummarizer(), context_limit=3000, every_n_turns=3)
+    assert result.records
+    check_invariants(result, caplog)
