@@ -166,6 +166,9 @@ def test_compact_command_bad_input(tmp_path, fake_cli, capsys):
     assert cli.main(["compact", str(src)]) == 2
     assert "message 1: role is 'ghost'" in capsys.readouterr().err
     assert cli.main(["compact", str(tmp_path / "missing.jsonl")]) == 2
+    src.write_text('{"role": "user", "content": "a"}\n{broken\n')
+    assert cli.main(["compact", str(src)]) == 2
+    assert ":2: invalid JSON" in capsys.readouterr().err
     assert fake_cli.calls == []
 
 

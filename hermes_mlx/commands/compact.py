@@ -17,7 +17,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Replay SESSION.jsonl one agent turn at a time, compacting after each turn as an "
         "agent would, then print the per-pass table.",
     )
-    p.add_argument("session", metavar="SESSION.jsonl", help="one OpenAI chat message object a line")
+    p.add_argument("session", metavar="SESSION.jsonl", help="one OpenAI chat message object a line (or a Hermes state.db)")
+    p.add_argument("--session-id", default=None, help="which session of a state.db to replay")
     p.add_argument("--model", default=None, help="summarizer model: manifest name or mlx-lm folder (default: the embedded model)")
     p.add_argument("--mode", choices=("micro", "batch"), default="micro")
     p.add_argument("--every-n-turns", type=int, default=1, help="micro cadence (values below 1 mean 1)")
@@ -44,14 +45,15 @@ def _log_handler(path: str) -> logging.Handler:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hermes_mlx.compactor.replay import format_table, load_session, replay, save_session
+    from hermes_mlx.compactor.replay import format_table, replay, save_session
+    from hermes_mlx.compactor.sessions import SessionFormatError, load_session
     from hermes_mlx.compactor.transcript import TranscriptError, repair
 
     try:
-        messages = load_session(args.session)
+        messages = load_session(args.session, args.session_id)
         repair(messages)  # fail fast on a transcript that cannot be interpreted
-    except OSError as exc:
-        print(f"hermes-mlx compact: cannot read {args.session}: {exc.strerror or exc}", file=sys.stderr)
+    except SessionFormatError as exc:
+        print(f"hermes-mlx compact: {exc}", file=sys.stderr)
         return 2
     except TranscriptError as exc:
         print(f"hermes-mlx compact: {args.session}: {exc}", file=sys.stderr)
@@ -94,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             every_n_turns=args.every_n_turns,
             context_limit=args.context_limit,
             focus=args.focus,
-            session_id=Path(args.session).stem,
+            session_id=args.session_id or Path(args.session).stem,
             main_model="",
             on_pass=on_pass,
             on_turn=on_turn,
