@@ -43,6 +43,7 @@ class MLXSummarizer:
         tool_tail: int = 150,
         temperature: float = 0.0,
         timeout: float | None = None,
+        max_tokens: int | None = None,
     ):
         self.model = model
         self._generate = generate
@@ -54,6 +55,7 @@ class MLXSummarizer:
         self.tool_head, self.tool_tail = tool_head, tool_tail
         self.temperature = temperature
         self.timeout = timeout
+        self.max_tokens = max_tokens  # lowers every template's output cap (never raises it)
 
     # ------------------------------------------------------------ engine access
 
@@ -84,17 +86,20 @@ class MLXSummarizer:
                 self._window = DEFAULT_WINDOW
         return self._window
 
+    def _cap(self, tpl: Template) -> int:
+        return min(tpl.max_tokens, self.max_tokens) if self.max_tokens else tpl.max_tokens
+
     def _budget(self, tpl: Template) -> int:
         """Prompt tokens left for content: window minus output cap and instructions."""
         overhead = self.count_tokens(tpl.system + tpl.user) + 48
-        return max(128, min(self.chunk_tokens, self.context_window() - tpl.max_tokens - overhead))
+        return max(128, min(self.chunk_tokens, self.context_window() - self._cap(tpl) - overhead))
 
     def _ask(self, tpl: Template, content: str, sources: str, stats: dict, focus: str | None = None) -> list[str]:
         """One model call; returns the bullets that pass the verifier (maybe none)."""
         result = self._engine_generate()(
             tpl.messages(content, focus),
             model=self.model,
-            max_tokens=tpl.max_tokens,
+            max_tokens=self._cap(tpl),
             temperature=self.temperature,
             stop=list(tpl.stop),
             timeout=self.timeout,

@@ -1,0 +1,53 @@
+"""Chunk folding through the real engine with tiny random-weight models (2K/512-token windows):
+a 40,000-character batch is split on exchange boundaries, every chunk fits the window, and the
+garbage the random model writes never reaches the summary."""
+
+import json
+
+import pytest
+from summarizer_fakes import failing_exchange, fixing_exchange
+from tiny import build_tiny_model
+
+from hermes_mlx.summarizer import MLXSummarizer
+from hermes_mlx.summarizer.summary import parse
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return str(build_tiny_model(tmp_path_factory.mktemp("tiny-summarizer")))
+
+
+@pytest.fixture(scope="module")
+def tiny2k(tmp_path_factory):
+    return str(build_tiny_model(tmp_path_factory.mktemp("tiny-summarizer-2k"), context=2048))
+
+
+def test_batch_bigger_than_window_folds_in_chunks(tiny2k):
+    turns = []
+    for i in range(24):
+        turns.append({"role": "user", "content": f"Look at handler_{i}.py and tell me why case {i} fails. " * 12})
+        turns.append({"role": "assistant", "content": f"handler_{i}.py raises KeyError for case {i} because the map is empty. " * 16})
+    assert len(json.dumps(turns)) > 40_000
+    s = MLXSummarizer(model=tiny2k, max_tokens=12)
+    assert s.context_window() == 2048
+    r = s.update(None, turns)
+    assert r.ok, r.error
+    assert r.chunks > 5
+    assert r.chunks == len(r.details["finish_reasons"])
+    assert r.prompt_tokens > 0 and r.model
+    text = r.text
+    for i in range(24):
+        assert f"handler_{i}.py" in text  # nothing dropped: every exchange's files are carried
+    assert all(reason in ("stop", "length") for reason in r.details["finish_reasons"])
+
+
+def test_merge_passes_with_tiny_model(tiny):
+    s = MLXSummarizer(model=tiny, max_tokens=24)
+    first = s.merge(None, failing_exchange())
+    assert first.ok, first.error
+    second = s.merge(first.text, fixing_exchange())
+    assert second.ok, second.error
+    back = parse(second.text)
+    assert "pytest tests/test_export.py -q" in [c.cmd for c in back.ledger.commands]
+    assert not back.ledger.errors and back.ledger.resolved
+    assert second.cached_tokens > 0  # the fixed instructions were reused from the engine's cache
