@@ -121,8 +121,10 @@ def find_ids(text: str, *, strict: bool = False) -> list[str]:
             h = m.group(0)
             if re.search(r"\d", h) and re.search(r"[a-f]", h) and not any(h in u for u in out):
                 add(h)
-    if not strict:
-        for m in _VERSION.finditer(text):
+    for line in text.splitlines() if strict else [text]:
+        if strict and not re.search(r"\bversion\b|\binstalled\b|\bupgraded?\b|\bbump", line, re.I):
+            continue
+        for m in _VERSION.finditer(line):
             add(m.group(0))
     return out
 
