@@ -184,3 +184,30 @@ def test_real_model_replay_of_a_shipped_session_keeps_the_invariants(caplog):
         result = replay(sum(turns, []), MLXSummarizer(), context_limit=3000, every_n_turns=3)
     assert result.records
     check_invariants(result, caplog)
+
+
+def test_replay_keeps_a_session_store_in_step(tmp_path):
+    from hermes_mlx.compactor.store import SessionStore
+
+    with SessionStore(tmp_path / "state.db") as store:
+        result = replay(session(12), ScriptedSummarizer(), context_limit=4000, tail_tokens=300,
+                        session_id="s1", store=store)
+        assert any(r.outcome == "absorbed" for r in result.records)
+        assert store.load_active("s1") == result.messages  # resume sees only the compacted set
+        archived = [row for row in store.history("s1") if not row.active]
+        assert archived  # the rows each pass replaced stay in the database
+        first_assistant = next(m for m in result.original if m["role"] == "assistant")
+        needle = (first_assistant.get("content") or "")[:20]
+        if needle:
+            assert store.search("s1", needle)
+
+
+def test_compact_command_with_store(tmp_path, fake_cli, capsys):
+    path = tmp_path / "s.jsonl"
+    save_session(session(8), path)
+    db = tmp_path / "state.db"
+    assert cli.main(["compact", str(path), "--context-limit", "4000", "--store", str(db), "--no-progress"]) == 0
+    from hermes_mlx.compactor.store import SessionStore
+
+    with SessionStore(db) as store:
+        assert store.load_active("s")

@@ -25,6 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--context-limit", type=int, default=32768, help="the main model's window in tokens")
     p.add_argument("--focus", default=None, help="batch: a topic to keep in most detail")
     p.add_argument("--out", default=None, metavar="OUT.jsonl", help="write the final transcript here")
+    p.add_argument("--store", default=None, metavar="DB", help="keep a SQLite session store in step (originals stay searchable)")
     p.add_argument("--log", default=None, metavar="LOG", help="append telemetry lines to this file")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -73,6 +74,16 @@ def run(args: argparse.Namespace) -> int:
         if logger.getEffectiveLevel() > logging.INFO:
             logger.setLevel(logging.INFO)
 
+    store = None
+    if args.store:
+        from hermes_mlx.compactor.store import SessionStore, StoreError
+
+        try:
+            store = SessionStore(args.store)
+        except StoreError as exc:
+            print(f"hermes-mlx compact: {exc}", file=sys.stderr)
+            return 2
+
     bar = None
     if not args.no_progress:
         from tqdm import tqdm
@@ -100,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
             main_model="",
             on_pass=on_pass,
             on_turn=on_turn,
+            store=store,
         )
     except TranscriptError as exc:
         print(f"hermes-mlx compact: {args.session}: {exc}", file=sys.stderr)
@@ -107,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
+        if store is not None:
+            store.close()
         if handler is not None:
             logger.removeHandler(handler)
             handler.close()

@@ -98,6 +98,7 @@ def replay(
     on_pass: Callable[[PassRecord], object] | None = None,
     on_turn: Callable[[int, int], object] | None = None,
     on_compacted: Callable[[list[Message]], object] | None = None,
+    store=None,
     **compactor_options,
 ) -> ReplayResult:
     """Feed the session one agent turn at a time and run a pass after each turn.
@@ -105,6 +106,8 @@ def replay(
     In micro mode the threshold-triggered batch pass still stands behind micro-compaction, as in
     Hermes: it fires only when micro passes could not keep the transcript under the threshold.
     Raises TranscriptError (naming the message index) for a session that cannot be interpreted.
+    With a `store` (a SessionStore), each turn is flushed to it and each pass archives the rows
+    it replaced, as Hermes keeps state.db in step.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -113,6 +116,8 @@ def replay(
         session_id = Path(session).stem
     original, repairs = repair(messages)
     turns = split_turns(original)
+    if store is not None and on_compacted is None:
+        on_compacted = lambda compacted: store.archive_and_compact(session_id, compacted)
     common = dict(context_limit=context_limit, session_id=session_id, main_model=main_model, on_compacted=on_compacted)
     batch_options = {k: v for k, v in compactor_options.items() if k != "defrag_threshold_tokens"}
     micro_options = {k: v for k, v in compactor_options.items() if k != "summary_budget_tokens"}
@@ -144,6 +149,8 @@ def replay(
 
     for number, turn in enumerate(turns, 1):
         live = live + turn
+        if store is not None:
+            store.sync(session_id, live)
         if micro is not None:
             started = time.monotonic()
             result = micro.compact(live)
