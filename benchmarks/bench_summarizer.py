@@ -9,6 +9,7 @@ paths / commands / errors present, invented paths, leaked secrets, lifted inject
     python benchmarks/bench_summarizer.py [--session NAME ...] [--model NAME] [--limit N]
                                           [--batch] [--code-only] [--json OUT.json]
 
+After the last pass the summary is defragged once (sizes and facts reported again).
 --code-only swaps the model for one that returns nothing, so only code-carried facts and the
 fallback narrative count (seconds instead of minutes; useful on a busy machine).
 """
@@ -105,6 +106,7 @@ def run_session(name: str, s: MLXSummarizer, limit: int | None, batch: bool) -> 
             "chunks": r.chunks,
             "narrative": r.details.get("narrative"),
             "finish": ",".join(r.details.get("finish_reasons", [])),
+            "rejected": r.details.get("rejected", []),
         }
         passes.append(row)
         print(
@@ -135,6 +137,19 @@ def run_session(name: str, s: MLXSummarizer, limit: int | None, batch: bool) -> 
             "wall_s_mean": round(statistics.mean(p["wall_s"] for p in passes), 2),
             "wall_s_median": round(statistics.median(p["wall_s"] for p in passes), 2),
             "model_narrative_passes": sum(p["narrative"] == "model" for p in passes),
+        }
+    if summary:
+        started = time.perf_counter()
+        r = s.defrag(summary)
+        result["defrag"] = {
+            "ok": r.ok,
+            "error": r.error,
+            "tokens_before": r.details.get("tokens_before"),
+            "tokens_after": r.details.get("tokens_after"),
+            "condensed": r.details.get("condensed"),
+            "generation_tokens": r.generation_tokens,
+            "wall_s": round(time.perf_counter() - started, 1),
+            "facts": check_facts(r.text, messages, facts, micro=True) if r.ok else None,
         }
     if batch:
         started = time.perf_counter()

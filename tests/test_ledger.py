@@ -109,3 +109,19 @@ def test_recorded_sessions_facts_land_in_ledger(name):
             assert fact in carried, (kind, fact)
     for secret in facts.get("secrets", []):
         assert secret not in carried
+
+
+def test_compact_drops_only_what_is_spelled_elsewhere():
+    led = Ledger()
+    led.add_command("git status", 0)
+    led.add_command("pytest tests/test_a.py -q", 1)
+    led.add_error("FAILED tests/test_a.py::test_x - KeyError: 'k'", "pytest tests/test_a.py -q")
+    led.add_file("tests/test_a.py")
+    led.add_file("src/a.py", "edited")
+    led.add_list("ids", ["KeyError", "#12"])
+    led.resolved.extend(f"old error {i}" for i in range(40))
+    dropped = led.compact(resolved_keep=30)
+    assert dropped == 1 + 1 + 1 + 10  # git status, mentioned test file, spelled id, 10 oldest resolved
+    assert [c.cmd for c in led.commands] == ["pytest tests/test_a.py -q"]
+    assert led.files == {"src/a.py": "edited"} and led.ids == ["#12"]
+    assert led.resolved[0] == "old error 10"

@@ -343,6 +343,20 @@ class Ledger:
         if t.role == "assistant":
             self.add_list("ids", code_names(text, exclude=set(self.files) | {c.cmd for c in self.commands}))
 
+    def compact(self, resolved_keep: int = 30) -> int:
+        """Shrink without losing a string: drop ids and mentioned files that other entries
+        already spell out, read-only commands that succeeded, and the oldest resolved errors
+        beyond `resolved_keep`. Returns how many entries went."""
+        before = len(self.items()) + len(self.resolved)
+        trivial = re.compile(r"^(?:git (?:status|diff|log|show|branch)|ls|pwd|cat|head|tail|echo|which|wc|tree|find)\b(?!.*[|>;&])")
+        self.commands = [c for c in self.commands if not (trivial.match(c.cmd) and c.statuses and c.statuses[-1] == 0)]
+        del self.resolved[: max(0, len(self.resolved) - resolved_keep)]
+        spelled = "\n".join([c.cmd for c in self.commands] + [e.line for e in self.errors] + self.resolved + self.urls + self.constraints)
+        self.files = {p: a for p, a in self.files.items() if a != "mentioned" or p not in spelled}
+        spelled += "\n" + "\n".join(self.files)
+        self.ids = [i for i in self.ids if i not in spelled]
+        return before - len(self.items()) - len(self.resolved)
+
     # ---- views
 
     def items(self) -> list[str]:

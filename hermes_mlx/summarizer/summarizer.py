@@ -38,7 +38,7 @@ class MLXSummarizer:
         context_window: int | None = None,
         chunk_tokens: int = 1536,
         keep_recent: int = 6,
-        resolved_keep: int = 10,
+        resolved_keep: int = 30,
         tool_head: int = 300,
         tool_tail: int = 150,
         temperature: float = 0.0,
@@ -227,7 +227,7 @@ class MLXSummarizer:
 
     def _condense(self, s: Summary, sources: str, stats: dict, details: dict) -> None:
         """Older progress bullets become at most 3 (model, verified; else code keeps the ends)."""
-        del s.ledger.resolved[: max(0, len(s.ledger.resolved) - self.resolved_keep)]
+        details["ledger_entries_dropped"] = s.ledger.compact(self.resolved_keep)
         _dedupe(s)
         if len(s.progress) <= self.keep_recent:
             return
