@@ -218,3 +218,9 @@ def test_count_tokens_never_raises():
 
     s = MLXSummarizer(generate=FakeModel(), count_tokens=broken, context_window=1024)
     assert s.count_tokens("hello world") > 0
+
+
+def test_cut_output_keeps_its_complete_sentences():
+    s, _ = make(("The rounding test fails in ledgerly/export/csv_export.py. The export also rounds each line and the", "length"))
+    r = s.merge(None, failing_exchange())
+    assert parse(r.text).progress == ["The rounding test fails in ledgerly/export/csv_export.py."]

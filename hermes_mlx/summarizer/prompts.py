@@ -61,11 +61,14 @@ _META = re.compile(r"^(?:the result (?:of this step )?(?:was|is)(?: that)?|in th
 
 
 def read_bullets(text: str, *, cut: bool, max_lines: int) -> list[str]:
-    """The model's output as bullet texts. A result cut at the cap (`cut`) loses its last,
-    unfinished line; label lines ("Notes:") and repeats are dropped."""
+    """The model's output as bullet texts. A result cut at the cap (`cut`) loses its unfinished
+    tail (never used as-is); label lines ("Notes:") and repeats are dropped."""
     lines = (text or "").replace("\r", "").split("\n")
-    if cut:
-        lines = lines[:-1]
+    if cut:  # drop the unfinished tail: the last line, or the last line's unfinished sentence
+        last = lines.pop()
+        ends = [m.end() for m in re.finditer(r"[.!?。！？](?=\s|$)", last)]
+        if ends:
+            lines.append(last[: ends[-1]])
     out: list[str] = []
     for line in lines:
         if line.strip().startswith("```") or _TAG.match(line.strip()):

@@ -110,6 +110,7 @@ class MLXSummarizer:
         reason = getattr(result, "finish_reason", "stop")
         stats["finish_reasons"].append(reason)
         text = redact(getattr(result, "text", "") or "")
+        stats["raw"].append(text[:300])
         bullets = read_bullets(text, cut=reason != "stop", max_lines=tpl.max_lines)
         kept, rejected = check_lines(bullets, sources)
         stats["rejected"].extend(f"{why}: {line[:80]}" for line, why in rejected)
@@ -135,14 +136,14 @@ class MLXSummarizer:
     def _run(self, job, *args) -> SummaryResult:
         started = time.perf_counter()
         stats = {"prompt_tokens": 0, "cached_tokens": 0, "generation_tokens": 0, "model": self.model or "",
-                 "finish_reasons": [], "rejected": [], "chunks": 0}
+                 "finish_reasons": [], "rejected": [], "raw": [], "chunks": 0}
         try:
             text, details = job(stats, *args)
             ok, error = True, None
         except Exception as exc:  # nothing leaks: the caller keeps its previous summary
             text, details, ok = "", {}, False
             error = f"{type(exc).__name__}: {exc}".strip()
-        details.update(finish_reasons=stats["finish_reasons"], rejected=stats["rejected"])
+        details.update(finish_reasons=stats["finish_reasons"], rejected=stats["rejected"], model_output=stats["raw"])
         return SummaryResult(
             ok=ok,
             text=text,
