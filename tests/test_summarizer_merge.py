@@ -224,3 +224,27 @@ def test_cut_output_keeps_its_complete_sentences():
     s, _ = make(("The rounding test fails in ledgerly/export/csv_export.py. The export also rounds each line and the", "length"))
     r = s.merge(None, failing_exchange())
     assert parse(r.text).progress == ["The rounding test fails in ledgerly/export/csv_export.py."]
+
+
+def test_summary_of_wrong_type_fails_the_pass_instead_of_being_replaced():
+    s, _ = make("Rounding test fails.")
+    r = s.merge({"not": "text"}, failing_exchange())
+    assert not r.ok and "summary must be str" in r.error
+    r = s.merge("## Goal\nKeep me.\n".encode("utf-16"), failing_exchange())  # undecodable bytes: safe result
+    assert r.ok or r.error
+
+
+def test_megabyte_unknown_summary_is_carried():
+    s, _ = make("Rounding test fails.")
+    big = "free-form note line about the deploy\n" * 28_000
+    r = s.merge(big, failing_exchange())
+    assert r.ok, r.error
+    assert big.strip() in r.text
+
+
+def test_chinese_session_uses_chinese_template():
+    exchange = [{"role": "assistant", "content": "我运行了测试，src/app.py 里的舍入逻辑有问题，需要修复。"}]
+    s, fake = make("src/app.py 里的舍入逻辑有问题。")
+    r = s.merge(None, exchange)
+    assert "工作日志" in fake.requests[0]["request"][0]["content"]
+    assert r.ok and "- src/app.py 里的舍入逻辑有问题。" in r.text

@@ -19,7 +19,7 @@ from .ledger import Ledger
 from .prompts import Template, load_template, read_bullets
 from .redact import redact
 from .summary import EARLIER, Summary, parse, render
-from .text import Turn, concluding_sentence, normalize, source_text, split_exchanges
+from .text import Turn, concluding_sentence, normalize, source_text, split_exchanges, to_text
 from .verify import check_lines, main_script, verify_summary
 
 DEFAULT_WINDOW = 8192
@@ -158,6 +158,7 @@ class MLXSummarizer:
         )
 
     def _merge(self, stats: dict, summary: str | None, exchange: list[Message]):
+        summary = _summary_text(summary)
         prev = parse(summary)
         turns = normalize(exchange if isinstance(exchange, list) else [exchange] if isinstance(exchange, dict) else [])
         if not any(t.text.strip() or t.tool_calls for t in turns):
@@ -178,6 +179,7 @@ class MLXSummarizer:
         return self._finish(prev, sources, stats, details)
 
     def _update(self, stats: dict, summary: str | None, turns: list[Message], focus: str | None, budget_tokens: int | None):
+        summary = _summary_text(summary)
         prev = parse(summary)
         norm = normalize(turns if isinstance(turns, list) else [])
         sources = (summary or "") + "\n" + source_text(norm)
@@ -208,7 +210,8 @@ class MLXSummarizer:
         return self._finish(prev, sources, stats, details)
 
     def _defrag(self, stats: dict, summary: str):
-        if not isinstance(summary, str) or not summary.strip():
+        summary = _summary_text(summary)
+        if not summary.strip():
             raise ValueError("defrag needs a non-empty summary")
         prev = parse(summary)
         before = self.count_tokens(summary)
@@ -262,6 +265,18 @@ class MLXSummarizer:
             raise ValueError("summary failed verification: " + "; ".join(check.problems))
         details["ledger_items"] = len(s.ledger.items())
         return text, details
+
+
+def _summary_text(summary) -> str:
+    """The previous summary as text. Anything that is not text is refused (the pass fails and
+    the caller keeps what it has) rather than read as "no summary" and silently replaced."""
+    if summary is None:
+        return ""
+    if isinstance(summary, (bytes, bytearray)):
+        return to_text(summary)
+    if not isinstance(summary, str):
+        raise TypeError(f"summary must be str or None, not {type(summary).__name__}")
+    return summary
 
 
 def _lang(s: Summary, turns: list[Turn]) -> str:
