@@ -182,7 +182,7 @@ def card(turns: list[Turn], *, prose_chars: int = 700, tool_head: int = 300, too
     call with its exit status and first error lines. Raw tool output (most of the tokens, and
     what a small model copies instead of summarizing) appears, trimmed head+tail, only when the
     exchange has no prose at all. The ledger has already read everything in full."""
-    from .ledger import error_lines, exit_status
+    from .extract import error_lines, exit_status
 
     results = {t.tool_call_id: t.text for t in turns if t.role == "tool" and t.tool_call_id}
     loose = [t.text for t in turns if t.role == "tool" and not t.tool_call_id]

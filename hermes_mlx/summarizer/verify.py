@@ -13,7 +13,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from .ledger import Ledger, find_ids, find_paths, find_urls
+from .extract import find_ids, find_paths, find_urls
+from .ledger import Ledger
 from .redact import has_secret
 from .summary import parse
 
