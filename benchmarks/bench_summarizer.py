@@ -122,6 +122,7 @@ def run_session(name: str, s: MLXSummarizer, limit: int | None, batch: bool) -> 
         "passes": passes,
         "micro_facts": check_facts(summary or "", messages, facts, micro=True),
         "final_summary_tokens": s.count_tokens(summary or ""),
+        "final_summary": summary or "",
     }
     if passes:
         gen = [p["generation_tokens"] for p in passes]
@@ -186,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}:", file=sys.stderr)
         report.append(run_session(name, s, args.limit, args.batch))
         r = report[-1]
-        print(json.dumps({k: v for k, v in r.items() if k != "passes"}, indent=1), file=sys.stderr)
+        print(json.dumps({k: v for k, v in r.items() if k not in ("passes", "final_summary")}, indent=1), file=sys.stderr)
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))
     ok = all(
