@@ -248,3 +248,17 @@ def test_chinese_session_uses_chinese_template():
     r = s.merge(None, exchange)
     assert "工作日志" in fake.requests[0]["request"][0]["content"]
     assert r.ok and "- src/app.py 里的舍入逻辑有问题。" in r.text
+
+
+def test_deadline_skips_model_but_keeps_every_fact():
+    class Slow(FakeModel):
+        def __call__(self, request, **kw):
+            raise TimeoutError("deadline")  # what the engine's DeadlineExceeded is
+
+    s = MLXSummarizer(generate=Slow(), count_tokens=count, context_window=8192, deadline_s=30)
+    r = s.merge(None, failing_exchange())
+    assert r.ok and r.details["model_calls_skipped"] == 1 and r.details["narrative"] == "fallback"
+    assert "`pytest tests/test_export.py -q` exit 1" in r.text
+    s0, fake = make("unused", deadline_s=0)
+    r0 = s0.merge(None, failing_exchange())
+    assert r0.ok and not fake.requests

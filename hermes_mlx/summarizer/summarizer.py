@@ -44,6 +44,7 @@ class MLXSummarizer:
         temperature: float = 0.0,
         timeout: float | None = None,
         max_tokens: int | None = None,
+        deadline_s: float | None = None,
     ):
         self.model = model
         self._generate = generate
@@ -56,6 +57,9 @@ class MLXSummarizer:
         self.temperature = temperature
         self.timeout = timeout
         self.max_tokens = max_tokens  # lowers every template's output cap (never raises it)
+        # whole-job budget: once spent, remaining chunks get the code-written narrative, so a
+        # slow machine still returns every fact in time (Hermes waits 300 s at least)
+        self.deadline_s = deadline_s
 
     # ------------------------------------------------------------ engine access
 
@@ -96,14 +100,25 @@ class MLXSummarizer:
 
     def _ask(self, tpl: Template, content: str, sources: str, stats: dict, focus: str | None = None) -> list[str]:
         """One model call; returns the bullets that pass the verifier (maybe none)."""
-        result = self._engine_generate()(
-            tpl.messages(content, focus),
-            model=self.model,
-            max_tokens=self._cap(tpl),
-            temperature=self.temperature,
-            stop=list(tpl.stop),
-            timeout=self.timeout,
-        )
+        timeout = self.timeout
+        if self.deadline_s is not None:
+            left = self.deadline_s - (time.perf_counter() - stats["started"])
+            if left < 1.0:
+                stats["skipped"] += 1
+                return []
+            timeout = min(timeout, left) if timeout else left
+        try:
+            result = self._engine_generate()(
+                tpl.messages(content, focus),
+                model=self.model,
+                max_tokens=self._cap(tpl),
+                temperature=self.temperature,
+                stop=list(tpl.stop),
+                timeout=timeout,
+            )
+        except TimeoutError:  # the engine's DeadlineExceeded: code writes this chunk's narrative
+            stats["skipped"] += 1
+            return []
         for key in ("prompt_tokens", "cached_tokens", "generation_tokens"):
             stats[key] += int(getattr(result, key, 0) or 0)
         stats["model"] = getattr(result, "model", "") or stats["model"]
@@ -136,7 +151,8 @@ class MLXSummarizer:
     def _run(self, job, *args) -> SummaryResult:
         started = time.perf_counter()
         stats = {"prompt_tokens": 0, "cached_tokens": 0, "generation_tokens": 0, "model": self.model or "",
-                 "finish_reasons": [], "rejected": [], "raw": [], "chunks": 0}
+                 "finish_reasons": [], "rejected": [], "raw": [], "chunks": 0, "skipped": 0,
+                 "started": started}
         try:
             text, details = job(stats, *args)
             ok, error = True, None
@@ -144,6 +160,8 @@ class MLXSummarizer:
             text, details, ok = "", {}, False
             error = f"{type(exc).__name__}: {exc}".strip()
         details.update(finish_reasons=stats["finish_reasons"], rejected=stats["rejected"], model_output=stats["raw"])
+        if stats["skipped"]:
+            details["model_calls_skipped"] = stats["skipped"]  # deadline reached
         return SummaryResult(
             ok=ok,
             text=text,
