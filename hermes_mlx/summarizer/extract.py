@@ -160,6 +160,8 @@ def code_names(text: str, exclude: set = frozenset(), limit: int = 8) -> list[st
         name = m.group(1)
         if name in exclude or name in out or not re.search(r"[A-Za-z]", name) or URL.match(name):
             continue
+        if not re.search(r"[_.:/=<>~\d\[\]()-]|[a-z][A-Z]|^[A-Z]{2,}$", name):
+            continue  # a plain word (`taxes`, `total`): not an identifier worth carrying
         out.append(name)
     return out[:limit]
 

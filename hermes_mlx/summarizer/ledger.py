@@ -74,6 +74,8 @@ class Ledger:
         cmd = cmd.strip()
         if not cmd:
             return
+        if len(cmd) > 200:  # a long commit message or PR body is narrative, not the command
+            cmd = cmd[:199].rstrip() + "…"
         for c in self.commands:
             if c.cmd == cmd:
                 self.commands.remove(c)  # move to the end: most recent last
