@@ -55,6 +55,24 @@ _DIRECTIVE = re.compile(
     re.I,
 )
 
+INJECTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\b.{0,30}\b(?:previous|prior|above|earlier|all|your|system)\b.{0,20}"
+    r"\b(?:instructions?|prompts?|messages?|rules|context|guidelines)\b"
+    r"|\byou are now\b|\bnew instructions?\s*:|\bsystem prompt\b|\bdo not (?:tell|inform|show) the user\b"
+    r"|\breveal (?:your|the) (?:system|hidden|secret)\b|\bjailbreak\b|<\|im_start\|>|<\|system\|>|<\|endoftext\|>"
+    r"|\bas an ai\b|\bfrom now on\b",
+    re.I,
+)
+
+
+def strip_injections(text: str) -> str:
+    """Blank out each paragraph of tool output that addresses the agent with instructions, so
+    neither the ledger nor the model picks up its URLs, paths or commands as facts."""
+    if not text or not INJECTION.search(text):
+        return text
+    parts = re.split(r"(\n\s*\n)", text)
+    return "".join("[instruction-like text omitted]" if INJECTION.search(p) else p for p in parts)
+
 
 def _clip(text: str, n: int = 240) -> str:
     text = " ".join(text.split())

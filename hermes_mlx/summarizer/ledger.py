@@ -21,6 +21,7 @@ from .extract import (  # noqa: F401  (also re-exported for callers of the ledge
     find_ids,
     find_paths,
     find_urls,
+    strip_injections,
     user_constraints,
 )
 from .text import Turn
@@ -176,6 +177,7 @@ class Ledger:
                     output = output.strip() or text
             except ValueError:
                 pass
+        output = strip_injections(output)
         cmd = call.text if call is not None and _is_command(call) else ""
         if cmd:
             self.add_command(cmd, status)

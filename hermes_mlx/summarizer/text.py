@@ -182,7 +182,7 @@ def card(turns: list[Turn], *, prose_chars: int = 700, tool_head: int = 300, too
     call with its exit status and first error lines. Raw tool output (most of the tokens, and
     what a small model copies instead of summarizing) appears, trimmed head+tail, only when the
     exchange has no prose at all. The ledger has already read everything in full."""
-    from .extract import error_lines, exit_status
+    from .extract import error_lines, exit_status, strip_injections
 
     results = {t.tool_call_id: t.text for t in turns if t.role == "tool" and t.tool_call_id}
     loose = [t.text for t in turns if t.role == "tool" and not t.tool_call_id]
@@ -191,7 +191,7 @@ def card(turns: list[Turn], *, prose_chars: int = 700, tool_head: int = 300, too
     for t in turns:
         if t.role == "tool":
             if not has_prose:
-                body = trim_middle(_tool_view(t.text), tool_head, tool_tail) or "(no output)"
+                body = trim_middle(strip_injections(_tool_view(t.text)), tool_head, tool_tail) or "(no output)"
                 out.append(f"Output: {body}")
             continue
         text = " ".join(t.text.split())

@@ -13,19 +13,11 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from .extract import find_ids, find_paths, find_urls
+from .extract import INJECTION, find_ids, find_paths, find_urls
 from .ledger import Ledger
 from .redact import has_secret
 from .summary import parse
 
-_INJECTION = re.compile(
-    r"\b(?:ignore|disregard|forget|override)\b.{0,30}\b(?:previous|prior|above|earlier|all|your|system)\b.{0,20}"
-    r"\b(?:instructions?|prompts?|messages?|rules|context|guidelines)\b"
-    r"|\byou are now\b|\bnew instructions?\s*:|\bsystem prompt\b|\bdo not (?:tell|inform|show) the user\b"
-    r"|\breveal (?:your|the) (?:system|hidden|secret)\b|\bjailbreak\b|<\|im_start\|>|<\|system\|>|<\|endoftext\|>"
-    r"|\bas an ai\b|\bfrom now on\b",
-    re.I,
-)
 
 
 @dataclass
@@ -36,7 +28,7 @@ class Check:
 
 def instruction_like(text: str) -> bool:
     """Directive-shaped text (prompt injection) outside inline code."""
-    return bool(_INJECTION.search(re.sub(r"``.+?``|`[^`\n]+`", " ", text or "")))
+    return bool(INJECTION.search(re.sub(r"``.+?``|`[^`\n]+`", " ", text or "")))
 
 
 def scripts(text: str) -> dict:
