@@ -147,7 +147,8 @@ def normalize(messages) -> list[Turn]:
         if not isinstance(msg, dict):
             continue
         role = str(msg.get("role") or "user")
-        calls = [c for c in (_parse_call(c) for c in (msg.get("tool_calls") or []) if isinstance(msg.get("tool_calls"), list)) if c]
+        raw_calls = msg.get("tool_calls") if isinstance(msg.get("tool_calls"), list) else []
+        calls = [c for c in map(_parse_call, raw_calls) if c is not None]
         turns.append(
             Turn(
                 role=role,
