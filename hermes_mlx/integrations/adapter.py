@@ -207,12 +207,15 @@ def recognise(messages: list[dict]) -> Prompt:
 # ------------------------------------------------------------------------------ running
 
 
+_FOREIGN: set[str] = set()  # names already found to be some other provider's model id
+
+
 def model_name(requested: str | None, fallback: str | None = None) -> str | None:
     """The engine model for a request: our default names mean the embedded default; a name that
     is neither a model folder nor one of our manifests (Hermes filling in its main model's id)
     falls back to `fallback` rather than failing the compaction."""
     name = (requested or "").strip()
-    if name in DEFAULT_NAMES:
+    if name in DEFAULT_NAMES or name in _FOREIGN:
         return fallback
     from hermes_mlx.engine.errors import ModelNotFound
     from hermes_mlx.engine.generate import resolve
@@ -227,6 +230,7 @@ def model_name(requested: str | None, fallback: str | None = None) -> str | None
         if path_like or name in manifests():
             raise
         logger.info("model %r is not a local model; using %s", name, fallback or "the embedded default")
+        _FOREIGN.add(name)
         return fallback
 
 
