@@ -13,6 +13,8 @@ COMMANDS = [
     "doctor",
     "compact",
     "report",
+    "serve",
+    "setup_hermes",
 ]
 
 

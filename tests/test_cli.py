@@ -31,5 +31,8 @@ def test_doctor_reports_the_path_in_use(capsys):
     assert main(["doctor", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["device"] in ("cpu", "gpu (Metal)")
-    for key in ("blas", "weights", "cache_folder", "models", "mlx", "mlx_lm"):
+    for key in ("blas", "weights", "cache_folder", "models", "mlx", "mlx_lm", "hermes_integration"):
         assert key in report
+    assert isinstance(report["models"], list)
+    assert [m["name"] for m in report["models"] if m["default"]] == ["smollm2-135m-instruct"]
+    assert report["hermes_integration"]["path"] in ("in-process", "loopback")

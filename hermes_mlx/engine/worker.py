@@ -38,6 +38,9 @@ class Worker:
         self._tick_s = tick_s
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
+        self._current: Job | None = None
+        self._idle_now = threading.Event()
+        self._idle_now.set()
 
     @property
     def thread(self) -> threading.Thread | None:
@@ -70,12 +73,37 @@ class Worker:
             if job.expired():
                 job.future.set_exception(DeadlineExceeded("deadline passed before the request could start"))
                 continue
+            self._current = job
+            self._idle_now.clear()
             try:
                 job.future.set_result(job.fn(job))
             except BaseException as exc:  # the worker must outlive any one job
                 job.future.set_exception(exc)
+            finally:
+                self._current = None
+                self._idle_now.set()
             if self._queue.empty():
                 self._idle()
+
+    def quiesce(self, timeout: float = 15.0) -> None:
+        """Cancel what is queued, stop the job in hand at its next check, and wait for that.
+
+        Run at interpreter exit: MLX aborts the process ("terminate called without an active
+        exception") if it is torn down while this thread is inside a computation. The thread
+        itself must live on: ending a thread that used MLX streams aborts the same way.
+        """
+        while True:
+            try:
+                job = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                job.cancelled.set()
+                job.future.cancel()
+        current = self._current
+        if current is not None:
+            current.cancelled.set()
+        self._idle_now.wait(timeout)
 
     def _idle(self) -> None:
         if self._on_idle is None:
