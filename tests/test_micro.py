@@ -269,3 +269,18 @@ def test_failed_defrag_changes_nothing_and_stops_blocking_after_three():
         messages = result.messages
     assert outcomes == ["defrag_failed"] * 3 + ["absorbed"]
     assert fake.methods() == ["merge", "defrag", "defrag", "defrag", "merge"]
+
+
+def test_defrag_that_cannot_get_under_the_threshold_does_not_block_absorbing():
+    # The ledger never drops a fact, so a defrag may stay over the threshold: absorb again until
+    # the summary has grown by another quarter, instead of defragging every turn.
+    fake = ScriptedSummarizer(["x" * 400, "y" * 300])  # merge ~100 tokens, defrag to ~75 (> 50)
+    mc = compactor(fake, defrag_threshold_tokens=50)
+    messages = mc.compact(session(12)).messages
+    outcomes = []
+    for _ in range(3):
+        result = mc.compact(messages)
+        outcomes.append(result.outcome)
+        messages = result.messages
+    assert outcomes[0] == "defrag"
+    assert outcomes[1] == "absorbed"

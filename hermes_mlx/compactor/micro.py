@@ -257,6 +257,11 @@ class MicroCompactor:
             return PassResult(messages, "defrag_failed", telemetry=data, error=result.error)
         self.rolling_summary = result.text.strip()
         self._defrag_failures, self._defrag_retry_above = 0, 0
+        size = self.count(self.rolling_summary)
+        if size >= self.defrag_threshold_tokens:
+            # The ledger never drops a fact, so a defrag may not get under the threshold; without
+            # this every later pass would defrag again and no exchange would be absorbed.
+            self._defrag_retry_above = int(size * 1.25)
         self.failures, self._failure_at = 0, -1
         out = list(prepared)
         for i in range(len(out) - 1, -1, -1):
