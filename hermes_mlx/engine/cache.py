@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 DEFAULT_IDLE_UNLOAD_S = 900.0
 DEFAULT_MEMORY_BUDGET_MB = 8192.0
 DEFAULT_CONTEXT = 4096
+CPU_PREFILL_STEP = 256
 
 
 @dataclass
@@ -34,6 +35,7 @@ class LoadedModel:
     load_s: float
     nbytes: int
     weights: str  # what the weights became: "float32 (dequantized for CPU)", "4-bit as stored", ...
+    prefill_step: int = 2048  # prompt tokens per forward pass while reading the prompt
     last_used: float = field(default_factory=time.monotonic)
     # Prefix reuse: the tokens whose keys and values `prompt_cache` holds.
     cached_tokens: list[int] = field(default_factory=list)
@@ -133,6 +135,9 @@ class ModelCache:
             load_s=time.perf_counter() - start,
             nbytes=model_nbytes(model),
             weights=weights,
+            # On CPUs, 256-token steps read a 1,600-token prompt ~1.5x faster than mlx-lm's
+            # 2,048 (the attention scores stay in cache); Metal keeps mlx-lm's default.
+            prefill_step=CPU_PREFILL_STEP if on_cpu() else 2048,
         )
         self.models[key] = loaded
         self.loads += 1

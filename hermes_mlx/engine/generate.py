@@ -183,6 +183,7 @@ def _run(job: Job, key: str, path: Path, request: Request, max_tokens: int, temp
     steps = generate_step(
         mx.array(tokens[cached:]), loaded.model, max_tokens=max_tokens,
         sampler=make_sampler(temp=temperature), prompt_cache=loaded.prompt_cache,
+        prefill_step_size=loaded.prefill_step,
     )
     try:
         for token, _ in steps:
