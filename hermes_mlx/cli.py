@@ -15,6 +15,7 @@ COMMANDS = [
     "report",
     "serve",
     "setup_hermes",
+    "bench",
 ]
 
 
