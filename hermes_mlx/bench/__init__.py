@@ -1,0 +1,6 @@
+"""`hermes-mlx bench`: per-pass latency under contention, side by side with the alternatives.
+
+contention.py starts and always stops the load processes, harness.py runs the passes,
+baselines.py runs what users do today (mlx_lm.server with Hermes's prompt; a load per pass),
+report.py writes JSON, markdown and plots.
+"""

@@ -1,0 +1,145 @@
+"""Run micro-compaction passes over a recorded session, one agent turn at a time, and time them.
+
+The loop mirrors compactor.replay (a pass after each turn) but owns the clock: it can sleep an
+idle gap before a pass, stop after N passes, and wrap the engine's generate so each pass carries
+the engine's own figures (prefill and decode tokens and rates, time to first token, load time).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+from hermes_mlx.compactor.micro import MicroCompactor
+from hermes_mlx.compactor.transcript import repair, split_turns
+from hermes_mlx.summarizer.api import Message
+
+
+@dataclass
+class Pass:
+    """One measured pass; figures summed over the engine calls the pass made."""
+
+    scenario: str
+    variant: str  # ours | ours-cold | load-per-pass | mlx_lm.server
+    session: str
+    number: int
+    turn: int
+    idle_before_s: float
+    duration_s: float
+    outcome: str = ""
+    calls: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    generation_tokens: int = 0
+    prefill_s: float = 0.0
+    decode_s: float = 0.0
+    load_s: float = 0.0
+    ttft_s: float | None = None
+    tokens_delta: int | None = None
+    occupancy_pct: float | None = None
+    error: str | None = None
+
+    @property
+    def prompt_tps(self) -> float | None:
+        new = self.prompt_tokens - self.cached_tokens
+        return round(new / self.prefill_s, 1) if self.prefill_s > 0 else None
+
+    @property
+    def generation_tps(self) -> float | None:
+        return round(self.generation_tokens / self.decode_s, 1) if self.decode_s > 0 else None
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "prompt_tps": self.prompt_tps, "generation_tps": self.generation_tps}
+
+
+@dataclass
+class Recorder:
+    """Wraps engine.generate; `take()` hands over the calls made since the last take."""
+
+    model: str | None
+    calls: list = field(default_factory=list)
+
+    def __call__(self, request, **kw):
+        from hermes_mlx.engine.generate import generate
+
+        kw.setdefault("model", self.model)
+        result = generate(request, **kw)
+        self.calls.append(result)
+        return result
+
+    def take(self) -> list:
+        calls, self.calls = self.calls, []
+        return calls
+
+
+def fill(p: Pass, calls: list) -> Pass:
+    p.calls = len(calls)
+    for r in calls:
+        p.prompt_tokens += r.prompt_tokens
+        p.cached_tokens += r.cached_tokens
+        p.generation_tokens += r.generation_tokens
+        p.load_s += r.load_s
+        p.prefill_s += max(r.ttft_s - r.load_s, 0.0)
+        p.decode_s += max(r.total_s - r.ttft_s, 0.0)
+    if calls:
+        p.ttft_s = round(calls[0].ttft_s, 4)
+    return p
+
+
+def session_turns(messages: list[Message]) -> list[list[Message]]:
+    original, _ = repair(messages)
+    return split_turns(original)
+
+
+def run_passes(
+    messages: list[Message],
+    *,
+    model: str | None,
+    scenario: str,
+    session: str,
+    variant: str = "ours",
+    max_passes: int | None = None,
+    idle_gaps: list[float] | None = None,
+    before_pass: Callable[[], None] | None = None,
+    on_pass: Callable[[Pass], None] | None = None,
+    context_limit: int = 32768,
+) -> tuple[list[Pass], str]:
+    """Passes for one scenario; returns them and the final rolling summary (for fidelity).
+
+    idle_gaps[i % len] seconds of idle precede pass i (0 for none); `before_pass` runs outside
+    the timed region (the load-per-pass baseline unloads the model there).
+    """
+    from hermes_mlx.summarizer.summarizer import MLXSummarizer
+
+    recorder = Recorder(model)
+    summarizer = MLXSummarizer(model=model, generate=recorder)
+    micro = MicroCompactor(summarizer, context_limit=context_limit, session_id=session)
+    passes: list[Pass] = []
+    live: list[Message] = []
+    for turn_no, turn in enumerate(session_turns(messages), 1):
+        if max_passes is not None and len(passes) >= max_passes:
+            break
+        live = live + turn
+        gap = idle_gaps[len(passes) % len(idle_gaps)] if idle_gaps else 0.0
+        if before_pass is not None:
+            before_pass()
+        if gap:
+            time.sleep(gap)
+        recorder.take()
+        started = time.monotonic()
+        result = micro.compact(live)
+        duration = time.monotonic() - started
+        calls = recorder.take()
+        live = result.messages
+        if result.telemetry is None:
+            continue  # cadence skip or nothing to absorb: not a pass
+        data = result.telemetry
+        p = fill(Pass(scenario=scenario, variant=variant, session=session, number=len(passes) + 1, turn=turn_no,
+                      idle_before_s=gap, duration_s=round(duration, 4), outcome=result.outcome,
+                      tokens_delta=data.get("tokens_delta"), occupancy_pct=data.get("occupancy_pct"),
+                      error=result.error), calls)
+        passes.append(p)
+        if on_pass is not None:
+            on_pass(p)
+    return passes, micro.rolling_summary

@@ -1,0 +1,218 @@
+"""Results: machine facts, fidelity, a JSON file with every pass, a markdown table, PNG plots.
+
+Medians and p95 are over passes, per (scenario, variant); ratios compare ours with the
+baselines and each contended scenario with `none`, so one run answers "how much faster, how
+much less output, how much does a busy machine hurt".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from hermes_mlx.summarizer.extract import find_paths
+
+
+def machine_facts() -> dict:
+    facts = {"os": platform.platform(), "python": platform.python_version(), "cores": os.cpu_count(),
+             "cpu": platform.processor() or platform.machine()}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                facts["cpu"] = line.split(":", 1)[1].strip()
+                break
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                facts["memory_gb"] = round(int(line.split()[1]) / 1024 ** 2, 1)
+    except OSError:
+        import subprocess
+
+        for key, name in (("cpu", "machdep.cpu.brand_string"), ("memory_gb", "hw.memsize")):
+            try:
+                out = subprocess.run(["sysctl", "-n", name], capture_output=True, text=True, timeout=5).stdout.strip()
+                facts[key] = round(int(out) / 1024 ** 3, 1) if key == "memory_gb" else out
+            except (OSError, ValueError, subprocess.SubprocessError):
+                pass
+    for dist in ("mlx", "mlx-lm"):
+        try:
+            facts[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            facts[dist] = None
+    try:
+        import hermes_mlx  # noqa: F401
+        import mlx.core as mx
+
+        facts["device"] = str(mx.default_device())
+    except Exception as exc:  # the report still gets written
+        facts["device"] = f"unknown ({exc})"
+    try:
+        from hermes_mlx.engine.blas import blas_info
+
+        info = blas_info()
+        facts["blas"] = info.__dict__ if hasattr(info, "__dict__") else str(info)
+    except Exception as exc:
+        facts["blas"] = f"unknown ({exc})"
+    try:
+        facts["load_average"] = list(os.getloadavg())
+    except OSError:
+        pass
+    return facts
+
+
+def fidelity(summary: str, seen: str, facts) -> dict:
+    """Planted facts that appeared in the compacted turns and survive in the summary; paths in
+    the summary that appear nowhere in the session (invented)."""
+    present = [(c, f) for c, f in facts.must_keep() if f in seen] if facts else []
+    kept = [(c, f) for c, f in present if f in summary]
+    return {
+        "facts_seen": len(present),
+        "facts_kept": len(kept),
+        "survival_pct": round(100 * len(kept) / len(present), 1) if present else None,
+        "invented_paths": [p for p in find_paths(summary) if p not in seen],
+        "secrets_leaked": [s for s in (facts.secrets if facts else []) if s in summary],
+        "summary_chars": len(summary),
+    }
+
+
+def pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def groups(passes: list[dict]) -> dict[tuple[str, str], dict]:
+    out: dict[tuple[str, str], dict] = {}
+    for p in passes:
+        out.setdefault((p["scenario"], p["variant"]), {"passes": []})["passes"].append(p)
+    for g in out.values():
+        ps = g["passes"]
+        durations = [p["duration_s"] for p in ps if not p.get("error")]
+        g.update(n=len(ps), p50=pct(durations, 0.5), p95=pct(durations, 0.95),
+                 gen=statistics.median([p["generation_tokens"] for p in ps]) if ps else None,
+                 prompt=statistics.median([p["prompt_tokens"] for p in ps]) if ps else None,
+                 ttft=pct([p["ttft_s"] for p in ps if p.get("ttft_s") is not None], 0.5))
+    return out
+
+
+def _f(value, fmt="{:.2f}") -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def matched_ratios(passes: list[dict], variant: str) -> tuple[float | None, float | None] | None:
+    """Median per-pass ratios ours / baseline over the turns both ran (same session, same turn):
+    baselines run fewer passes, and early turns are smaller, so medians alone would mislead."""
+    ours = {(p["session"], p["turn"]): p for p in passes
+            if p["scenario"] == "none" and p["variant"] in ("ours", "ours-cold") and not p.get("error")}
+    d, t = [], []
+    for b in passes:
+        o = ours.get((b["session"], b["turn"]))
+        if b["variant"] != variant or b.get("error") or o is None:
+            continue
+        if b["duration_s"] > 0:
+            d.append(o["duration_s"] / b["duration_s"])
+        if b["generation_tokens"] > 0:
+            t.append(o["generation_tokens"] / b["generation_tokens"])
+    if not d:
+        return None
+    return round(statistics.median(d), 3), (round(statistics.median(t), 3) if t else None)
+
+
+def summary_table(passes: list[dict]) -> tuple[str, dict]:
+    """The markdown table and the headline ratios."""
+    g = groups(passes)
+    base = g.get(("none", "ours"), {})
+    rows = ["| scenario | variant | passes | p50 s | p95 s | ttft p50 s | prompt tok p50 | gen tok p50 | p50 vs none | p95 vs none |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for (scenario, variant), s in sorted(g.items()):
+        ref = g.get(("none", variant), base)
+        r50 = s["p50"] / ref["p50"] if s["p50"] and ref.get("p50") else None
+        r95 = s["p95"] / ref["p95"] if s["p95"] and ref.get("p95") else None
+        rows.append(f"| {scenario} | {variant} | {s['n']} | {_f(s['p50'])} | {_f(s['p95'])} | {_f(s['ttft'])} | "
+                    f"{_f(s['prompt'], '{:.0f}')} | {_f(s['gen'], '{:.0f}')} | {_f(r50, '{:.2f}x')} | {_f(r95, '{:.2f}x')} |")
+    ratios = {}
+    for variant, key in (("mlx_lm.server", "mlx_lm_server"), ("load-per-pass", "load_per_pass")):
+        matched = matched_ratios(passes, variant)
+        if matched:
+            ratios[f"duration_ours_vs_{key}_same_turns_p50"] = matched[0]
+            ratios[f"gen_tokens_ours_vs_{key}_same_turns_p50"] = matched[1]
+    for (scenario, variant), s in g.items():
+        if variant == "ours" and scenario != "none" and s.get("p95") and base.get("p95"):
+            ratios[f"p95_{scenario}_vs_none"] = round(s["p95"] / base["p95"], 3)
+    idle = {}
+    for p in passes:
+        if p["scenario"] == "none" and p["variant"] == "ours" and not p.get("error"):
+            idle.setdefault(p["idle_before_s"], []).append(p["duration_s"])
+    if len(idle) > 1:
+        ratios["p50_by_idle_gap_s"] = {str(k): round(pct(v, 0.5), 3) for k, v in sorted(idle.items())}
+    cold = g.get(("none", "ours-cold"))
+    if cold and cold.get("p50"):
+        ratios["cold_first_pass_s"] = round(cold["p50"], 3)
+    return "\n".join(rows), ratios
+
+
+def plots(passes: list[dict], out: Path) -> list[str]:
+    """PNG plots when matplotlib is installed; returns notes for the report otherwise."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return ["matplotlib is not installed: no PNG plots (pip install matplotlib)"]
+    g = groups(passes)
+    fig, ax = plt.subplots(figsize=(8, 4))
+    labels = [f"{s}\n{v}" for s, v in g]
+    ax.boxplot([[p["duration_s"] for p in x["passes"]] for x in g.values()], labels=labels)
+    ax.set_ylabel("pass duration (s)")
+    ax.set_title("pass latency by scenario")
+    fig.tight_layout()
+    fig.savefig(out / "latency_by_scenario.png")
+    plt.close(fig)
+    for name, key, ylabel in (("occupancy.png", "occupancy_pct", "occupancy (%)"),
+                              ("generated_tokens.png", "generation_tokens", "tokens generated")):
+        fig, ax = plt.subplots(figsize=(8, 4))
+        for (s, v), x in g.items():
+            ys = [p.get(key) for p in x["passes"]]
+            if any(y is not None for y in ys):
+                ax.plot([p["number"] for p in x["passes"]], ys, marker="o", label=f"{s}/{v}")
+        ax.set_xlabel("pass")
+        ax.set_ylabel(ylabel)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out / name)
+        plt.close(fig)
+    return []
+
+
+def write(out: Path, *, passes: list[dict], machine: dict, settings: dict, fidelity_rows: dict,
+          notes: list[str]) -> tuple[Path, Path, str]:
+    out.mkdir(parents=True, exist_ok=True)
+    table, ratios = summary_table(passes)
+    notes = notes + plots(passes, out)
+    data = {"machine": machine, "settings": settings, "ratios": ratios, "fidelity": fidelity_rows,
+            "notes": notes, "passes": passes}
+    json_path = out / "bench.json"
+    json_path.write_text(json.dumps(data, indent=2, default=str))
+    lines = ["# hermes-mlx bench", "",
+             f"{machine.get('cpu')} · {machine.get('cores')} cores · {machine.get('memory_gb')} GB · "
+             f"{machine.get('os')} · mlx {machine.get('mlx')} · mlx-lm {machine.get('mlx-lm')} · "
+             f"device {machine.get('device')} · load avg at start {machine.get('load_average')}", "",
+             f"model: {settings.get('model')} · sessions: {', '.join(settings.get('sessions', []))}", "",
+             table, "", "## Ratios", ""]
+    lines += [f"- {k}: {v}" for k, v in ratios.items()]
+    lines += ["", "## Fidelity (ours, after the last pass)", ""]
+    lines += [f"- {k}: {v}" for k, v in fidelity_rows.items()]
+    if notes:
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in notes]
+    md = "\n".join(lines) + "\n"
+    md_path = out / "bench.md"
+    md_path.write_text(md)
+    return json_path, md_path, md

@@ -1,0 +1,183 @@
+"""`hermes-mlx bench`: pass latency on this machine, under contention, next to the alternatives."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+QUICK = dict(max_passes=4, gaps=[0.0, 1.0, 5.0], hermes_passes=1, naive_passes=1, hermes_cap=1500)
+DEFAULT_SCENARIOS = "none,cpu2,membw,main-model,gpu"
+QUICK_SCENARIOS = ["none", "cpu2"]
+FULL = dict(max_passes=12, gaps=[0.0, 1.0, 5.0, 30.0], hermes_passes=4, naive_passes=3, hermes_cap=1500)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "bench",
+        help="time compaction passes under contention, next to mlx_lm.server and a load per pass",
+        description="Replay recorded sessions through micro-compaction and time every pass: with no "
+        "contention, busy CPUs, a memory-bandwidth hog, a concurrent main model, a GPU load (Apple "
+        "Silicon only); after idle gaps; cold; and side by side with Hermes's own micro prompt on "
+        "mlx_lm.server and with a model load per pass. Writes bench.json and bench.md (and PNGs "
+        "when matplotlib is installed).",
+    )
+    p.add_argument("sessions", nargs="*", metavar="SESSION", help="transcripts (.jsonl) or Hermes state.db "
+                   "(default: the shipped benchmarks/sessions)")
+    p.add_argument("--model", default=None, help="summarizer model: manifest name or mlx-lm folder (default: embedded)")
+    p.add_argument("--scenarios", default=None,
+                   help=f"comma-separated: none, cpuN (N busy loops), membw, main-model, gpu (default: {DEFAULT_SCENARIOS}; "
+                   "with --quick: none,cpu2)")
+    p.add_argument("--quick", action="store_true", help="1 session, 4 passes a scenario, short idle gaps (<10 min)")
+    p.add_argument("--out", default="bench-results", help="output folder (default: ./bench-results)")
+    p.add_argument("--max-passes", type=int, default=None, help="passes per scenario and session")
+    p.add_argument("--no-baselines", action="store_true", help="skip mlx_lm.server and load-per-pass")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def fail(message: str, code: int = 2) -> int:
+    print(f"hermes-mlx bench: {message}", file=sys.stderr)
+    return code
+
+
+def run(args: argparse.Namespace) -> int:
+    import hermes_mlx  # noqa: F401  (BLAS before mlx)
+    from hermes_mlx.bench import contention as ct
+    from hermes_mlx.compactor.sessions import SessionFormatError, facts_path, load_facts, load_session, shipped_sessions
+    from hermes_mlx.compactor.transcript import TranscriptError
+    from hermes_mlx.bench.harness import session_turns
+
+    plan = dict(QUICK if args.quick else FULL)
+    if args.max_passes is not None:
+        if args.max_passes < 1:
+            return fail("--max-passes must be at least 1")
+        plan["max_passes"] = args.max_passes
+        plan["hermes_passes"] = min(plan["hermes_passes"], args.max_passes)
+        plan["naive_passes"] = min(plan["naive_passes"], args.max_passes)
+    chosen = args.scenarios or (",".join(QUICK_SCENARIOS) if args.quick else DEFAULT_SCENARIOS)
+    scenarios = [s.strip() for s in chosen.split(",") if s.strip()]
+    try:
+        for s in scenarios:
+            ct.check_scenario(s)
+    except ValueError as exc:
+        return fail(str(exc))
+    if "none" not in scenarios:
+        scenarios.insert(0, "none")
+
+    paths = [Path(s) for s in args.sessions] or shipped_sessions()
+    if not paths:
+        return fail("no SESSION given and no shipped sessions found")
+    if args.quick and not args.sessions:
+        paths = paths[:1]
+    sessions = []
+    for path in paths:
+        try:
+            messages = load_session(path)
+            turns = session_turns(messages)
+        except (SessionFormatError, TranscriptError, OSError) as exc:
+            return fail(f"{path}: not a transcript: {exc}")
+        if not any(m.get("role") == "assistant" for t in turns for m in t):
+            return fail(f"{path}: not a transcript: no assistant turns to compact")
+        fp = facts_path(path)
+        facts = load_facts(fp) if fp.is_file() else None
+        sessions.append((path, messages, facts))
+
+    from hermes_mlx.engine.errors import EngineError
+    from hermes_mlx.engine.models import resolve_model
+
+    try:
+        model_path = str(resolve_model(args.model))
+    except EngineError as exc:
+        return fail(f"model {args.model or '(default)'}: {exc}", 1)
+
+    return execute(args, plan, scenarios, sessions, model_path)
+
+
+def execute(args, plan: dict, scenarios: list[str], sessions: list, model_path: str) -> int:
+    from hermes_mlx.bench import contention as ct
+    from hermes_mlx.bench import report
+    from hermes_mlx.bench.baselines import hermes_serialize, run_hermes_passes
+    from hermes_mlx.bench.harness import run_passes, session_turns
+    from hermes_mlx.engine.generate import unload
+
+    from tqdm import tqdm
+
+    model = args.model
+    notes: list[str] = []
+    if "gpu" in scenarios and not ct.has_metal():
+        scenarios = [s for s in scenarios if s != "gpu"]
+        notes.append("gpu scenario skipped: no Metal GPU on this machine")
+    if plan["hermes_cap"] != 1500:
+        notes.append(f"mlx_lm.server baseline capped at {plan['hermes_cap']} tokens (Hermes uses 1500)")
+    if args.quick:
+        notes.append(f"--quick: {plan['max_passes']} passes a scenario, idle gaps {plan['gaps']} s, "
+                     f"{plan['hermes_passes']} mlx_lm.server pass(es), {plan['naive_passes']} load-per-pass pass(es)")
+    machine = report.machine_facts()
+    per_session = 1 + len(scenarios) * plan["max_passes"]
+    if not args.no_baselines:
+        per_session += plan["hermes_passes"] + plan["naive_passes"]
+    bar = tqdm(total=per_session * len(sessions), unit="pass", disable=args.no_progress, file=sys.stderr)
+    passes: list[dict] = []
+    fidelity: dict = {}
+
+    def on_pass(p) -> None:
+        passes.append(p.to_dict())
+        bar.set_postfix_str(f"{p.scenario}/{p.variant} {p.duration_s:.1f}s")
+        bar.update(1)
+
+    started = time.monotonic()
+    try:
+        for path, messages, facts in sessions:
+            name = path.stem
+            unload()
+            bar.set_description(f"{name} cold")
+            run_passes(messages, model=model, scenario="none", session=name, variant="ours-cold", max_passes=1,
+                       on_pass=on_pass)
+            for scenario in scenarios:
+                bar.set_description(f"{name} {scenario}")
+                gaps = plan["gaps"] if scenario == "none" else None
+                try:
+                    load = ct.Contention(scenario, model=model_path).start()
+                except RuntimeError as exc:
+                    notes.append(str(exc))
+                    continue
+                try:
+                    ps, summary = run_passes(messages, model=model, scenario=scenario, session=name,
+                                             max_passes=plan["max_passes"], idle_gaps=gaps, on_pass=on_pass,
+                                             before_pass=load.check)
+                    load.check()
+                finally:
+                    load.stop()
+                notes += [f"{scenario}: contention process died mid-run: {n}" for n in load.notes]
+                if scenario == "none" and ps:
+                    turns = session_turns(messages)[: max(p.turn for p in ps)]
+                    seen = hermes_serialize([m for t in turns for m in t])
+                    fidelity[name] = report.fidelity(summary, seen, facts)
+            if args.no_baselines:
+                continue
+            bar.set_description(f"{name} mlx_lm.server")
+            try:
+                ps, hsummary = run_hermes_passes(messages, model_path=model_path, session=name,
+                                                 max_passes=plan["hermes_passes"], max_tokens=plan["hermes_cap"],
+                                                 on_pass=on_pass)
+                fidelity.setdefault(name, {})["mlx_lm_server_summary_chars"] = len(hsummary)
+            except RuntimeError as exc:
+                notes.append(f"mlx_lm.server baseline: {exc}")
+            bar.set_description(f"{name} load-per-pass")
+            run_passes(messages, model=model, scenario="none", session=name, variant="load-per-pass",
+                       max_passes=plan["naive_passes"], before_pass=unload, on_pass=on_pass)
+    except KeyboardInterrupt:
+        notes.append("interrupted: partial results")
+        print("interrupted; writing partial results", file=sys.stderr)
+    finally:
+        ct.stop_all()
+        bar.close()
+    settings = {"model": model or "(default)", "model_path": model_path, "sessions": [str(p) for p, _, _ in sessions],
+                "scenarios": scenarios, "quick": args.quick, **plan, "wall_s": round(time.monotonic() - started, 1)}
+    json_path, md_path, md = report.write(Path(args.out), passes=passes, machine=machine, settings=settings,
+                                          fidelity_rows=fidelity, notes=notes)
+    print(md)
+    print(f"wrote {json_path} and {md_path}")
+    return 0
