@@ -1,0 +1,173 @@
+"""hermes-mlx bench: contention processes always stopped, bad inputs, report shape (no timings)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import hermes_mlx  # noqa: F401  (BLAS before mlx)
+from hermes_mlx.bench import contention as ct
+from hermes_mlx.bench import report
+from hermes_mlx.bench.baselines import hermes_serialize
+from hermes_mlx.cli import main
+
+TINY_SESSION = [
+    {"role": "system", "content": "You are a coding agent."},
+    {"role": "user", "content": "Fix the failing export test in src/export/writer.py."},
+    {"role": "assistant", "content": "Running the tests.", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": "{\"cmd\": \"pytest -q\"}"}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": "FAILED tests/test_export.py::test_csv - KeyError: 'amount'"},
+    {"role": "assistant", "content": "The writer reads `amount` but the row has `total`."},
+    {"role": "user", "content": "Rename it in src/export/writer.py then."},
+    {"role": "assistant", "content": "Renamed; tests pass now.", "tool_calls": [
+        {"id": "c2", "type": "function", "function": {"name": "terminal", "arguments": "{\"cmd\": \"pytest -q\"}"}}]},
+    {"role": "tool", "tool_call_id": "c2", "content": "3 passed in 0.4s"},
+    {"role": "assistant", "content": "Done."},
+    {"role": "user", "content": "Thanks. Now update docs/export.md."},
+    {"role": "assistant", "content": "Updated docs/export.md with the new column name."},
+    {"role": "user", "content": "Good."},
+]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie counts as gone
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except OSError:
+        return True
+
+
+@pytest.fixture()
+def session_file(tmp_path):
+    path = tmp_path / "tiny.jsonl"
+    path.write_text("\n".join(json.dumps(m) for m in TINY_SESSION) + "\n")
+    (tmp_path / "tiny.facts.yaml").write_text("paths:\n  - src/export/writer.py\n  - docs/export.md\n")
+    return path
+
+
+def test_contention_processes_start_and_stop():
+    with ct.Contention("cpu2", settle_s=0.2) as load:
+        pids = [p.pid for p in load.procs]
+        assert len(pids) == 2 and load.alive() == 2
+    assert not any(alive(pid) for pid in pids)
+
+
+def test_contention_stopped_after_an_exception():
+    pids = []
+    with pytest.raises(RuntimeError, match="boom"):
+        with ct.Contention("cpu1", settle_s=0.1) as load:
+            pids = [p.pid for p in load.procs]
+            raise RuntimeError("boom")
+    assert pids and not any(alive(pid) for pid in pids)
+    assert not ct._LIVE
+
+
+def test_dead_contention_process_is_noted():
+    load = ct.Contention("cpu1", settle_s=0.1).start()
+    try:
+        load.procs[0].kill()
+        load.procs[0].wait()
+        load.check()
+        load.check()
+        assert len(load.notes) == 1 and "exited" in load.notes[0]
+    finally:
+        load.stop()
+
+
+def test_contention_that_cannot_start_is_an_error(monkeypatch):
+    monkeypatch.setattr(ct, "commands", lambda s, m: [[sys.executable, "-c", "raise SystemExit(3)"]])
+    with pytest.raises(RuntimeError, match="did not start"):
+        ct.Contention("cpu1", settle_s=0.3).start()
+    assert not ct._LIVE
+
+
+def test_signal_stops_contention(tmp_path):
+    """A bench process killed with SIGTERM takes its contention processes with it."""
+    pidfile = tmp_path / "pids"
+    code = ("import time, sys\nfrom hermes_mlx.bench import contention as ct\n"
+            "c = ct.Contention('cpu1', settle_s=0.1).start()\n"
+            f"open({str(pidfile)!r}, 'w').write(str(c.procs[0].pid))\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    for _ in range(100):
+        if pidfile.exists() and pidfile.read_text():
+            break
+        subprocess.run(["sleep", "0.1"])
+    child = int(pidfile.read_text())
+    proc.terminate()
+    proc.wait(timeout=10)
+    for _ in range(50):
+        if not alive(child):
+            break
+        subprocess.run(["sleep", "0.1"])
+    assert not alive(child)
+
+
+def test_unknown_scenario_is_one_clear_error(capsys, session_file):
+    assert main(["bench", str(session_file), "--scenarios", "none,disco"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown scenario 'disco'" in err and "Traceback" not in err
+
+
+def test_not_a_transcript(capsys, tmp_path):
+    bad = tmp_path / "notes.jsonl"
+    bad.write_text("this is not json\n")
+    assert main(["bench", str(bad)]) == 2
+    assert "not a transcript" in capsys.readouterr().err
+
+
+def test_absent_model(capsys, session_file, tmp_path):
+    assert main(["bench", str(session_file), "--model", str(tmp_path / "nope")]) == 1
+    assert "model" in capsys.readouterr().err
+
+
+def test_bench_end_to_end_on_the_tiny_model(tiny_model, tmp_path, capsys):
+    """A shipped session cut short (micro passes need exchanges that leave the protected tail)."""
+    from hermes_mlx.compactor.sessions import shipped_sessions
+
+    source = next(p for p in shipped_sessions() if p.stem == "tidewatch_retry_429")
+    session = tmp_path / source.name
+    session.write_text("".join(source.read_text().splitlines(keepends=True)[:40]))
+    out = tmp_path / "out"
+    code = main(["bench", str(session), "--model", tiny_model, "--scenarios", "none,cpu1,gpu",
+                 "--max-passes", "2", "--quick", "--out", str(out), "--no-progress", "--no-baselines"])
+    assert code == 0
+    data = json.loads((out / "bench.json").read_text())
+    assert {"machine", "settings", "ratios", "fidelity", "notes", "passes"} <= set(data)
+    assert data["machine"]["cores"] and "mlx" in data["machine"]
+    variants = {(p["scenario"], p["variant"]) for p in data["passes"]}
+    assert {("none", "ours"), ("none", "ours-cold"), ("cpu1", "ours")} <= variants
+    for p in data["passes"]:
+        assert {"duration_s", "prompt_tokens", "cached_tokens", "generation_tokens", "ttft_s", "prompt_tps",
+                "generation_tps", "tokens_delta", "occupancy_pct", "outcome"} <= set(p)
+    if sys.platform != "darwin":
+        assert any("gpu scenario skipped" in n for n in data["notes"])
+    md = (out / "bench.md").read_text()
+    assert "| scenario | variant |" in md and "p95" in md
+    assert not ct._LIVE
+
+
+def test_report_ratios_match_turns():
+    passes = [
+        {"scenario": "none", "variant": "ours", "session": "s", "turn": 1, "number": 1, "duration_s": 1.0,
+         "generation_tokens": 50, "prompt_tokens": 100, "ttft_s": 0.1, "idle_before_s": 0.0},
+        {"scenario": "none", "variant": "mlx_lm.server", "session": "s", "turn": 1, "number": 1, "duration_s": 4.0,
+         "generation_tokens": 400, "prompt_tokens": 300, "ttft_s": None, "idle_before_s": 0.0},
+    ]
+    table, ratios = report.summary_table(passes)
+    assert ratios["duration_ours_vs_mlx_lm_server_same_turns_p50"] == 0.25
+    assert ratios["gen_tokens_ours_vs_mlx_lm_server_same_turns_p50"] == 0.125
+    assert table.count("\n") == 3
+
+
+def test_hermes_serialize_shape():
+    text = hermes_serialize(TINY_SESSION[2:4])
+    assert text.startswith("[ASSISTANT]: Running the tests.\n[Tool calls:\n  terminal(")
+    assert "[TOOL RESULT c1]: FAILED" in text
