@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "hermes_mlx"
-ORDER = ["engine", "summarizer", "compactor", "integrations", "commands"]
+ORDER = ["engine", "summarizer", "compactor", "integrations", "bench", "commands"]
 
 
 def imported_layers(path: Path) -> set[str]:
