@@ -112,17 +112,22 @@ class MlxLmServer:
 
 
 def run_hermes_passes(messages: list[Message], *, model_path: str, session: str, scenario: str = "none",
-                      max_passes: int = 2, max_tokens: int = HERMES_MAX_TOKENS, on_pass=None) -> tuple[list[Pass], str]:
+                      max_passes: int = 2, max_tokens: int = HERMES_MAX_TOKENS, on_pass=None,
+                      only_turns: set[int] | None = None) -> tuple[list[Pass], str]:
     """Hermes's micro loop: per agent turn, fold the turn's assistant/tool messages into the
-    running summary with Hermes's prompt; the reply becomes the next running summary."""
+    running summary with Hermes's prompt; the reply becomes the next running summary.
+    `only_turns` measures the turns where our passes ran, so per-pass ratios compare like with
+    like (the other turns are folded too, untimed and unrecorded, to keep the summary realistic
+    would cost minutes each on a slow machine, so they are skipped)."""
     passes: list[Pass] = []
     summary: str | None = None
     with MlxLmServer(model_path) as server:
+        server.chat([{"role": "user", "content": "hi"}], 1)  # load and warm up outside the timed passes
         for turn_no, turn in enumerate(session_turns(messages), 1):
             if len(passes) >= max_passes:
                 break
             exchange = [m for m in turn if m.get("role") not in ("user", "system")]
-            if not exchange:
+            if not exchange or (only_turns and turn_no not in only_turns):
                 continue
             p = Pass(scenario=scenario, variant="mlx_lm.server", session=session, number=len(passes) + 1,
                      turn=turn_no, idle_before_s=0.0, duration_s=0.0, calls=1)

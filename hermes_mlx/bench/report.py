@@ -143,6 +143,11 @@ def summary_table(passes: list[dict]) -> tuple[str, dict]:
         if matched:
             ratios[f"duration_ours_vs_{key}_same_turns_p50"] = matched[0]
             ratios[f"gen_tokens_ours_vs_{key}_same_turns_p50"] = matched[1]
+        elif base.get("p50") and g.get(("none", variant), {}).get("p50"):  # no common turns: medians
+            other = g[("none", variant)]
+            ratios[f"duration_ours_vs_{key}_medians"] = round(base["p50"] / other["p50"], 3)
+            if other["gen"]:
+                ratios[f"gen_tokens_ours_vs_{key}_medians"] = round(base["gen"] / other["gen"], 3)
     for (scenario, variant), s in g.items():
         if variant == "ours" and scenario != "none" and s.get("p95") and base.get("p95"):
             ratios[f"p95_{scenario}_vs_none"] = round(s["p95"] / base["p95"], 3)

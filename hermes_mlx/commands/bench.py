@@ -7,7 +7,9 @@ import sys
 import time
 from pathlib import Path
 
-QUICK = dict(max_passes=4, gaps=[0.0, 1.0, 5.0], hermes_passes=1, naive_passes=1, hermes_cap=1500)
+# --quick caps the mlx_lm.server reply at 256 tokens: uncapped, the small default model runs to
+# Hermes's 1500-token cap, which alone took over 5 minutes on a 2-core x86 machine
+QUICK = dict(max_passes=4, gaps=[0.0, 1.0, 5.0], hermes_passes=2, naive_passes=1, hermes_cap=256)
 DEFAULT_SCENARIOS = "none,cpu2,membw,main-model,gpu"
 QUICK_SCENARIOS = ["none", "cpu2"]
 FULL = dict(max_passes=12, gaps=[0.0, 1.0, 5.0, 30.0], hermes_passes=4, naive_passes=3, hermes_cap=1500)
@@ -159,9 +161,11 @@ def execute(args, plan: dict, scenarios: list[str], sessions: list, model_path: 
                 continue
             bar.set_description(f"{name} mlx_lm.server")
             try:
+                ours_turns = {p["turn"] for p in passes if p["session"] == name and p["variant"] == "ours"
+                              and p["scenario"] == "none"}
                 ps, hsummary = run_hermes_passes(messages, model_path=model_path, session=name,
                                                  max_passes=plan["hermes_passes"], max_tokens=plan["hermes_cap"],
-                                                 on_pass=on_pass)
+                                                 on_pass=on_pass, only_turns=ours_turns or None)
                 fidelity.setdefault(name, {})["mlx_lm_server_summary_chars"] = len(hsummary)
             except RuntimeError as exc:
                 notes.append(f"mlx_lm.server baseline: {exc}")
