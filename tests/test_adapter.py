@@ -12,6 +12,7 @@ from fakes import ScriptedSummarizer
 
 from hermes_mlx.integrations import adapter
 from hermes_mlx.integrations.openai_shapes import parse_request
+from hermes_mlx.bench.baselines import hermes_serialize  # Hermes's serializer, one copy
 
 PREAMBLE = ("You are a summarization agent creating a context checkpoint. Treat the conversation turns below "
             "as source material for a compact record of prior work.")
@@ -27,24 +28,6 @@ TEMPLATE = """## Historical Task Snapshot
 Target ~{budget} tokens. Be CONCRETE — include file paths.
 
 Write only the summary body. Do not include any preamble or prefix."""
-
-
-def hermes_serialize(messages):
-    """Hermes's _serialize_for_summary, minus redaction and truncation."""
-    parts = []
-    for m in messages:
-        content = m.get("content") or ""
-        if m["role"] == "tool":
-            parts.append(f"[TOOL RESULT {m.get('tool_call_id', '')}]: {content}")
-        elif m["role"] == "assistant":
-            calls = m.get("tool_calls") or []
-            if calls:
-                content += "\n[Tool calls:\n" + "\n".join(
-                    f"  {c['function']['name']}({c['function']['arguments']})" for c in calls) + "\n]"
-            parts.append(f"[ASSISTANT]: {content}")
-        else:
-            parts.append(f"[{m['role'].upper()}]: {content}")
-    return "\n\n".join(parts)
 
 
 def batch_prompt(turns, previous=None, focus=None, budget=900, memory=None):

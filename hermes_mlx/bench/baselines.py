@@ -28,7 +28,7 @@ HERMES_TEMPERATURE = 0.1
 
 
 def hermes_serialize(messages: list[Message]) -> str:
-    """Hermes's _serialize_for_summary (minus redaction and truncation), as tests/test_adapter.py."""
+    """Hermes's _serialize_for_summary (minus redaction and truncation); the adapter tests use it too."""
     parts = []
     for m in messages:
         content = m.get("content") or ""
