@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from hermes_mlx.engine import errors
+from hermes_mlx.engine.blas import fit_threads
 from hermes_mlx.engine.cache import LoadedModel, ModelCache, TokenizerCache, context_window, read_config
 from hermes_mlx.engine.worker import Job, Worker, wait
 
@@ -36,6 +37,7 @@ class GenerationResult:
     ttft_s: float
     total_s: float
     model: str
+    blas_threads: int | None = None  # OpenBLAS threads this request ran with (CPU only)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -164,6 +166,7 @@ def _run(job: Job, key: str, path: Path, request: Request, max_tokens: int, temp
 
     start = time.perf_counter()
     loaded, load_s = _models.get(key, path)
+    threads = fit_threads()
     tokens = tokenize(request, loaded.tokenizer)
     window = loaded.context_window
     if len(tokens) > window:
@@ -236,6 +239,7 @@ def _run(job: Job, key: str, path: Path, request: Request, max_tokens: int, temp
         ttft_s=ttft,
         total_s=time.perf_counter() - start,
         model=key,
+        blas_threads=threads,
     )
     if emit is not None:
         emit(GenerationChunk(text[sent:], result))

@@ -1,0 +1,79 @@
+"""OpenBLAS under MLX on Linux CPUs, and its thread count fitted to the cores left free."""
+
+import platform
+import subprocess
+import sys
+import time
+
+import pytest
+
+import hermes_mlx  # noqa: F401  (puts the BLAS in place before MLX loads)
+from hermes_mlx.engine import blas
+from hermes_mlx.engine.generate import generate
+
+linux_x86 = pytest.mark.skipif(not (sys.platform == "linux" and platform.machine() == "x86_64"),
+                               reason="cmeel-openblas is installed on Linux x86_64 only")
+
+
+class FakeOpenBlas:
+    def __init__(self):
+        self.calls = []
+
+    def openblas_set_num_threads(self, n):
+        self.calls.append(n.value)
+
+
+@pytest.fixture()
+def fake_blas(monkeypatch):
+    fake = FakeOpenBlas()
+    monkeypatch.setattr(blas, "_openblas", fake)
+    monkeypatch.setattr(blas, "_threads", None)
+    monkeypatch.setattr(blas.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.delenv("HERMES_MLX_BLAS_THREADS", raising=False)
+    return fake
+
+
+def test_threads_follow_the_free_cores(fake_blas, monkeypatch):
+    busy = iter([0, 2, 2, 2, 9, 9, 9])
+    monkeypatch.setattr(blas, "runnable_elsewhere", lambda: next(busy))
+    assert blas.fit_threads() == 4
+    assert blas.fit_threads() == 2
+    assert blas.fit_threads() == 1  # never fewer than one
+    assert fake_blas.calls == [4, 2, 1]
+
+
+def test_a_passing_blip_does_not_cut_threads(fake_blas, monkeypatch):
+    busy = iter([3, 0])
+    monkeypatch.setattr(blas, "runnable_elsewhere", lambda: next(busy))
+    assert blas.fit_threads() == 4
+
+
+def test_unknown_load_keeps_all_cores_and_setting_pins(fake_blas, monkeypatch):
+    monkeypatch.setattr(blas, "runnable_elsewhere", lambda: None)
+    assert blas.fit_threads() == 4
+    monkeypatch.setenv("HERMES_MLX_BLAS_THREADS", "1")
+    assert blas.fit_threads() == 1
+    assert fake_blas.calls == [4, 1]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_busy_processes_are_seen():
+    assert blas.runnable_elsewhere() is not None
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        deadline, seen = time.monotonic() + 5, 0
+        while time.monotonic() < deadline and seen < 1:
+            seen = blas.runnable_elsewhere()
+            time.sleep(0.05)
+        assert seen >= 1
+    finally:
+        for p in loops:
+            p.kill()
+            p.wait()
+
+
+@linux_x86
+def test_openblas_is_loaded_and_requests_report_threads(tiny_model):
+    assert blas.blas_info().name == "openblas"
+    result = generate("hello", model=tiny_model, max_tokens=2)
+    assert result.blas_threads is not None and result.blas_threads >= 1
