@@ -123,6 +123,11 @@ def test_not_a_transcript(capsys, tmp_path):
     assert "not a transcript" in capsys.readouterr().err
 
 
+def test_bad_idle_gaps_are_one_clear_error(capsys, session_file):
+    assert main(["bench", str(session_file), "--idle-gaps", "1,soon"]) == 2
+    assert "--idle-gaps" in capsys.readouterr().err
+
+
 def test_absent_model(capsys, session_file, tmp_path):
     assert main(["bench", str(session_file), "--model", str(tmp_path / "nope")]) == 1
     assert "model" in capsys.readouterr().err
@@ -137,7 +142,8 @@ def test_bench_end_to_end_on_the_tiny_model(tiny_model, tmp_path, capsys):
     session.write_text("".join(source.read_text().splitlines(keepends=True)[:40]))
     out = tmp_path / "out"
     code = main(["bench", str(session), "--model", tiny_model, "--scenarios", "none,cpu1,gpu",
-                 "--max-passes", "2", "--quick", "--out", str(out), "--no-progress", "--no-baselines"])
+                 "--max-passes", "2", "--quick", "--out", str(out), "--no-progress", "--no-baselines",
+                 "--idle-gaps", "0.1,0.2"])
     assert code == 0
     data = json.loads((out / "bench.json").read_text())
     assert {"machine", "settings", "ratios", "fidelity", "notes", "passes"} <= set(data)
@@ -151,6 +157,14 @@ def test_bench_end_to_end_on_the_tiny_model(tiny_model, tmp_path, capsys):
         assert any("gpu scenario skipped" in n for n in data["notes"])
     md = (out / "bench.md").read_text()
     assert "| scenario | variant |" in md and "p95" in md
+    for png in ("latency_by_scenario.png", "occupancy.png", "generated_tokens.png"):
+        assert (out / png).read_bytes()[:4] == b"\x89PNG"
+    probes = [p for p in data["passes"] if p["variant"] == "idle-probe"]
+    assert [p["idle_before_s"] for p in probes] == [0.0, 0.1, 0.2]
+    assert len({p["prompt_tokens"] for p in probes}) == 1  # the same work after every gap
+    assert set(data["ratios"]["idle_penalty_s_by_gap"]) == {"0.1", "0.2"}
+    assert {"facts_seen", "context_survival_pct", "facts_absorbed", "absorbed_kept_in_summary"} <= set(
+        data["fidelity"][session.stem])
     assert not ct._LIVE
 
 
@@ -171,3 +185,16 @@ def test_hermes_serialize_shape():
     text = hermes_serialize(TINY_SESSION[2:4])
     assert text.startswith("[ASSISTANT]: Running the tests.\n[Tool calls:\n  terminal(")
     assert "[TOOL RESULT c1]: FAILED" in text
+
+
+def test_mlx_lm_server_baseline_on_the_tiny_model(tiny_model):
+    """Baseline (b) end to end over loopback: Hermes's prompt, the server stopped afterwards."""
+    from hermes_mlx.bench.baselines import run_hermes_passes
+
+    passes, summary, folded = run_hermes_passes(TINY_SESSION, model_path=tiny_model, session="tiny", max_passes=2,
+                                        max_tokens=4)
+    assert [p.turn for p in passes] == [1, 2]
+    for p in passes:
+        assert p.variant == "mlx_lm.server" and p.error is None, p.error
+        assert p.prompt_tokens > 0 and 0 < p.generation_tokens <= 4 and p.duration_s > 0
+    assert isinstance(summary, str) and "[TOOL RESULT c1]" in folded

@@ -3,7 +3,10 @@
 This is what the Hermes docs suggest today (`python -m mlx_lm.server` as an OpenAI endpoint for
 the compression model). The server runs in a child process with `import hermes_mlx` first so
 it gets the same fast BLAS as ours; the comparison is then about the prompt and the output, not
-the math library. Baseline (c), a model load per pass, is harness.run_passes with an unload
+the math library. For the same reason its weights get the same in-memory form as ours
+(`fit_for_device`: dense float32 on a CPU, as stored on Metal) and, on a CPU, the same
+256-token prefill step (a flag mlx_lm.server has): without that, on an x86 CPU the server ran
+4-bit weights with float16 scales, ~7x slower per token, and the ratio measured kernels. Baseline (c), a model load per pass, is harness.run_passes with an unload
 before each pass.
 """
 
@@ -20,9 +23,24 @@ import time
 from dataclasses import dataclass, field
 
 from hermes_mlx.bench.harness import Pass, session_turns
+from hermes_mlx.engine.cache import CPU_PREFILL_STEP, on_cpu
 from hermes_mlx.integrations.adapter import micro_prompt
 from hermes_mlx.summarizer.api import Message
 
+# mlx_lm.server's own main(), with its loader wrapped so the weights take the form ours take
+SERVER_MAIN = """
+import sys, hermes_mlx
+import mlx_lm.server as server
+from hermes_mlx.engine.cache import ModelCache, fit_for_device
+_load = server.load
+def load(*args, **kwargs):
+    out = _load(*args, **kwargs)
+    fit_for_device(out[0], ModelCache().memory_budget_mb * 1e6)
+    return out
+server.load = load
+sys.argv = {argv!r}
+server.main()
+"""
 HERMES_MAX_TOKENS = 1500  # Hermes's cap on a micro-pass reply
 HERMES_TEMPERATURE = 0.1
 
@@ -62,7 +80,9 @@ class MlxLmServer:
     def start(self, timeout: float = 300.0) -> "MlxLmServer":
         argv = ["mlx_lm.server", "--model", self.model_path, "--host", "127.0.0.1", "--port", str(self.port),
                 "--log-level", "WARNING"]
-        code = f"import hermes_mlx, runpy, sys; sys.argv={argv!r}; runpy.run_module('mlx_lm.server', run_name='__main__')"
+        if on_cpu():
+            argv += ["--prefill-step-size", str(CPU_PREFILL_STEP)]
+        code = SERVER_MAIN.format(argv=argv)
         self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         deadline = time.monotonic() + timeout
@@ -113,13 +133,15 @@ class MlxLmServer:
 
 def run_hermes_passes(messages: list[Message], *, model_path: str, session: str, scenario: str = "none",
                       max_passes: int = 2, max_tokens: int = HERMES_MAX_TOKENS, on_pass=None,
-                      only_turns: set[int] | None = None) -> tuple[list[Pass], str]:
+                      only_turns: set[int] | None = None) -> tuple[list[Pass], str, str]:
     """Hermes's micro loop: per agent turn, fold the turn's assistant/tool messages into the
     running summary with Hermes's prompt; the reply becomes the next running summary.
     `only_turns` measures the turns where our passes ran, so per-pass ratios compare like with
     like (the other turns are folded too, untimed and unrecorded, to keep the summary realistic
-    would cost minutes each on a slow machine, so they are skipped)."""
+    would cost minutes each on a slow machine, so they are skipped). Returns the passes, the
+    last summary and the exchanges folded into it (for fidelity)."""
     passes: list[Pass] = []
+    folded: list[str] = []
     summary: str | None = None
     with MlxLmServer(model_path) as server:
         server.chat([{"role": "user", "content": "hi"}], 1)  # load and warm up outside the timed passes
@@ -131,8 +153,9 @@ def run_hermes_passes(messages: list[Message], *, model_path: str, session: str,
                 continue
             p = Pass(scenario=scenario, variant="mlx_lm.server", session=session, number=len(passes) + 1,
                      turn=turn_no, idle_before_s=0.0, duration_s=0.0, calls=1)
+            folded.append(hermes_serialize(exchange))
             try:
-                data, elapsed = server.chat(micro_prompt(summary, hermes_serialize(exchange)), max_tokens)
+                data, elapsed = server.chat(micro_prompt(summary, folded[-1]), max_tokens)
                 usage = data.get("usage") or {}
                 p.prompt_tokens = int(usage.get("prompt_tokens") or 0)
                 p.generation_tokens = int(usage.get("completion_tokens") or 0)
@@ -144,4 +167,4 @@ def run_hermes_passes(messages: list[Message], *, model_path: str, session: str,
             passes.append(p)
             if on_pass is not None:
                 on_pass(p)
-    return passes, summary or ""
+    return passes, summary or "", "\n\n".join(folded)

@@ -1,8 +1,9 @@
 """Run micro-compaction passes over a recorded session, one agent turn at a time, and time them.
 
-The loop mirrors compactor.replay (a pass after each turn) but owns the clock: it can sleep an
-idle gap before a pass, stop after N passes, and wrap the engine's generate so each pass carries
-the engine's own figures (prefill and decode tokens and rates, time to first token, load time).
+The loop mirrors compactor.replay (a pass after each turn) but owns the clock: it stops after N
+passes and wraps the engine's generate so each pass carries the engine's own figures (prefill
+and decode tokens and rates, time to first token, load time, BLAS threads). Idle gaps are
+measured apart, on one repeated engine call, so the work after each gap is the same.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Pass:
     prefill_s: float = 0.0
     decode_s: float = 0.0
     load_s: float = 0.0
+    blas_threads: int | None = None
     ttft_s: float | None = None
     tokens_delta: int | None = None
     occupancy_pct: float | None = None
@@ -54,11 +56,23 @@ class Pass:
 
 
 @dataclass
+class Replay:
+    """What one scenario's replay left: its passes, and the state fidelity is measured on."""
+
+    passes: list[Pass]
+    summary: str  # the rolling summary after the last pass
+    messages: list[Message]  # the live conversation after the last pass
+    seen: list[Message]  # the session up to the last pass's turn
+    probe: tuple | None  # (request, kwargs) of the last pass's longest engine call
+
+
+@dataclass
 class Recorder:
     """Wraps engine.generate; `take()` hands over the calls made since the last take."""
 
     model: str | None
     calls: list = field(default_factory=list)
+    requests: list = field(default_factory=list)
 
     def __call__(self, request, **kw):
         from hermes_mlx.engine.generate import generate
@@ -66,10 +80,11 @@ class Recorder:
         kw.setdefault("model", self.model)
         result = generate(request, **kw)
         self.calls.append(result)
+        self.requests.append((request, kw))
         return result
 
     def take(self) -> list:
-        calls, self.calls = self.calls, []
+        calls, self.calls, self.requests = self.calls, [], []
         return calls
 
 
@@ -83,6 +98,7 @@ def fill(p: Pass, calls: list) -> Pass:
         p.prefill_s += max(r.ttft_s - r.load_s, 0.0)
         p.decode_s += max(r.total_s - r.ttft_s, 0.0)
     if calls:
+        p.blas_threads = min((r.blas_threads for r in calls if r.blas_threads), default=None)
         p.ttft_s = round(calls[0].ttft_s, 4)
     return p
 
@@ -100,16 +116,12 @@ def run_passes(
     session: str,
     variant: str = "ours",
     max_passes: int | None = None,
-    idle_gaps: list[float] | None = None,
     before_pass: Callable[[], None] | None = None,
     on_pass: Callable[[Pass], None] | None = None,
     context_limit: int = 32768,
-) -> tuple[list[Pass], str]:
-    """Passes for one scenario; returns them and the final rolling summary (for fidelity).
-
-    idle_gaps[i % len] seconds of idle precede pass i (0 for none); `before_pass` runs outside
-    the timed region (the load-per-pass baseline unloads the model there).
-    """
+) -> Replay:
+    """Passes for one scenario. `before_pass` runs outside the timed region (the load-per-pass
+    baseline unloads the model there)."""
     from hermes_mlx.summarizer.summarizer import MLXSummarizer
 
     recorder = Recorder(model)
@@ -117,29 +129,61 @@ def run_passes(
     micro = MicroCompactor(summarizer, context_limit=context_limit, session_id=session)
     passes: list[Pass] = []
     live: list[Message] = []
+    seen: list[Message] = []
+    probe = None
     for turn_no, turn in enumerate(session_turns(messages), 1):
         if max_passes is not None and len(passes) >= max_passes:
             break
-        live = live + turn
-        gap = idle_gaps[len(passes) % len(idle_gaps)] if idle_gaps else 0.0
+        live, seen = live + turn, seen + turn
         if before_pass is not None:
             before_pass()
-        if gap:
-            time.sleep(gap)
         recorder.take()
         started = time.monotonic()
         result = micro.compact(live)
         duration = time.monotonic() - started
+        requests = recorder.requests
         calls = recorder.take()
         live = result.messages
         if result.telemetry is None:
             continue  # cadence skip or nothing to absorb: not a pass
         data = result.telemetry
+        if calls:
+            probe = requests[max(range(len(calls)), key=lambda i: calls[i].prompt_tokens)]
         p = fill(Pass(scenario=scenario, variant=variant, session=session, number=len(passes) + 1, turn=turn_no,
-                      idle_before_s=gap, duration_s=round(duration, 4), outcome=result.outcome,
+                      idle_before_s=0.0, duration_s=round(duration, 4), outcome=result.outcome,
                       tokens_delta=data.get("tokens_delta"), occupancy_pct=data.get("occupancy_pct"),
                       error=result.error), calls)
         passes.append(p)
         if on_pass is not None:
             on_pass(p)
-    return passes, micro.rolling_summary
+    return Replay(passes, micro.rolling_summary, live, seen, probe)
+
+
+def stamped(request, i: int):
+    """The request with a marker at its very start, so the engine reuses no cached prefix and
+    every idle probe does the same work."""
+    mark = f"[probe {i:02d}] "
+    if isinstance(request, str):
+        return mark + request
+    first = dict(request[0], content=mark + str(request[0].get("content") or ""))
+    return [first, *request[1:]]
+
+
+def idle_probes(probe: tuple, *, gaps: list[float], session: str,
+                on_pass: Callable[[Pass], None] | None = None) -> list[Pass]:
+    """The same engine call (a pass's longest) after each idle gap: gap 0 first, then the
+    others, so the penalty of a pause is its duration minus gap 0's, with the work held equal."""
+    request, kw = probe
+    recorder = Recorder(kw.get("model"))
+    passes = []
+    for i, gap in enumerate(gaps):
+        time.sleep(gap)
+        started = time.monotonic()
+        recorder(stamped(request, i), **kw)
+        duration = time.monotonic() - started
+        p = fill(Pass(scenario="none", variant="idle-probe", session=session, number=i + 1, turn=0,
+                      idle_before_s=gap, duration_s=round(duration, 4), outcome="probe"), recorder.take())
+        passes.append(p)
+        if on_pass is not None:
+            on_pass(p)
+    return passes

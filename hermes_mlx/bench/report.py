@@ -64,19 +64,37 @@ def machine_facts() -> dict:
     return facts
 
 
-def fidelity(summary: str, seen: str, facts) -> dict:
-    """Planted facts that appeared in the compacted turns and survive in the summary; paths in
-    the summary that appear nowhere in the session (invented)."""
-    present = [(c, f) for c, f in facts.must_keep() if f in seen] if facts else []
-    kept = [(c, f) for c, f in present if f in summary]
+def fidelity(replay, facts) -> dict:
+    """Planted facts after the last pass. `context`: facts of the session so far still in what
+    the agent sees (summary plus live messages; "nothing lost"). `absorbed`: facts whose every
+    message was folded away, so only the summary can carry them. Invented: paths in the summary
+    that appear nowhere in the session."""
+    from hermes_mlx.bench.baselines import hermes_serialize
+
+    seen, live = hermes_serialize(replay.seen), hermes_serialize(replay.messages)
+    summary = replay.summary
+    present = [f for _, f in facts.must_keep() if f in seen] if facts else []
+    absorbed = [f for f in present if f not in live]
+    in_context = [f for f in present if f in live or f in summary]
+    kept = [f for f in absorbed if f in summary]
     return {
         "facts_seen": len(present),
-        "facts_kept": len(kept),
-        "survival_pct": round(100 * len(kept) / len(present), 1) if present else None,
+        "facts_in_context": len(in_context),
+        "context_survival_pct": round(100 * len(in_context) / len(present), 1) if present else None,
+        "facts_absorbed": len(absorbed),
+        "absorbed_kept_in_summary": len(kept),
+        "lost": [f for f in present if f not in in_context],
         "invented_paths": [p for p in find_paths(summary) if p not in seen],
         "secrets_leaked": [s for s in (facts.secrets if facts else []) if s in summary],
         "summary_chars": len(summary),
     }
+
+
+def summary_fidelity(summary: str, seen_text: str, facts) -> dict:
+    """For a baseline that keeps only its summary: planted facts seen that the summary keeps."""
+    present = [f for _, f in facts.must_keep() if f in seen_text] if facts else []
+    return {"facts_seen": len(present), "kept_in_summary": sum(f in summary for f in present),
+            "invented_paths": [p for p in find_paths(summary) if p not in seen_text], "summary_chars": len(summary)}
 
 
 def pct(values: list[float], q: float) -> float | None:
@@ -98,7 +116,9 @@ def groups(passes: list[dict]) -> dict[tuple[str, str], dict]:
         g.update(n=len(ps), p50=pct(durations, 0.5), p95=pct(durations, 0.95),
                  gen=statistics.median([p["generation_tokens"] for p in ps]) if ps else None,
                  prompt=statistics.median([p["prompt_tokens"] for p in ps]) if ps else None,
-                 ttft=pct([p["ttft_s"] for p in ps if p.get("ttft_s") is not None], 0.5))
+                 ttft=pct([p["ttft_s"] for p in ps if p.get("ttft_s") is not None], 0.5),
+                 prompt_tps=pct([p["prompt_tps"] for p in ps if p.get("prompt_tps")], 0.5),
+                 generation_tps=pct([p["generation_tps"] for p in ps if p.get("generation_tps")], 0.5))
     return out
 
 
@@ -125,18 +145,33 @@ def matched_ratios(passes: list[dict], variant: str) -> tuple[float | None, floa
     return round(statistics.median(d), 3), (round(statistics.median(t), 3) if t else None)
 
 
+def stage_slowdown(base: dict, contended: dict) -> dict:
+    """Which stage a contended scenario slows: median prefill and decode rates against `none`,
+    and the fewest OpenBLAS threads its passes ran with (the engine gives up busy cores)."""
+    out = {}
+    for stage, key in (("prefill", "prompt_tps"), ("decode", "generation_tps")):
+        if base.get(key) and contended.get(key):
+            out[stage] = round(base[key] / contended[key], 2)
+    threads = [p.get("blas_threads") for p in contended["passes"] if p.get("blas_threads")]
+    if threads:
+        out["blas_threads"] = min(threads)
+    return out
+
+
 def summary_table(passes: list[dict]) -> tuple[str, dict]:
     """The markdown table and the headline ratios."""
     g = groups(passes)
     base = g.get(("none", "ours"), {})
-    rows = ["| scenario | variant | passes | p50 s | p95 s | ttft p50 s | prompt tok p50 | gen tok p50 | p50 vs none | p95 vs none |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    rows = ["| scenario | variant | passes | p50 s | p95 s | ttft p50 s | prompt tok p50 | gen tok p50 | "
+            "prefill tok/s | decode tok/s | p50 vs none | p95 vs none |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for (scenario, variant), s in sorted(g.items()):
         ref = g.get(("none", variant), base)
         r50 = s["p50"] / ref["p50"] if s["p50"] and ref.get("p50") else None
         r95 = s["p95"] / ref["p95"] if s["p95"] and ref.get("p95") else None
         rows.append(f"| {scenario} | {variant} | {s['n']} | {_f(s['p50'])} | {_f(s['p95'])} | {_f(s['ttft'])} | "
-                    f"{_f(s['prompt'], '{:.0f}')} | {_f(s['gen'], '{:.0f}')} | {_f(r50, '{:.2f}x')} | {_f(r95, '{:.2f}x')} |")
+                    f"{_f(s['prompt'], '{:.0f}')} | {_f(s['gen'], '{:.0f}')} | {_f(s['prompt_tps'], '{:.0f}')} | "
+                    f"{_f(s['generation_tps'], '{:.1f}')} | {_f(r50, '{:.2f}x')} | {_f(r95, '{:.2f}x')} |")
     ratios = {}
     for variant, key in (("mlx_lm.server", "mlx_lm_server"), ("load-per-pass", "load_per_pass")):
         matched = matched_ratios(passes, variant)
@@ -151,12 +186,16 @@ def summary_table(passes: list[dict]) -> tuple[str, dict]:
     for (scenario, variant), s in g.items():
         if variant == "ours" and scenario != "none" and s.get("p95") and base.get("p95"):
             ratios[f"p95_{scenario}_vs_none"] = round(s["p95"] / base["p95"], 3)
-    idle = {}
+            ratios[f"{scenario}_slowdown_by_stage"] = stage_slowdown(base, s)
+    probes: dict[float, list[float]] = {}
     for p in passes:
-        if p["scenario"] == "none" and p["variant"] == "ours" and not p.get("error"):
-            idle.setdefault(p["idle_before_s"], []).append(p["duration_s"])
-    if len(idle) > 1:
-        ratios["p50_by_idle_gap_s"] = {str(k): round(pct(v, 0.5), 3) for k, v in sorted(idle.items())}
+        if p["variant"] == "idle-probe" and not p.get("error"):
+            probes.setdefault(p["idle_before_s"], []).append(p["duration_s"])
+    if 0.0 in probes and len(probes) > 1:
+        warm = pct(probes[0.0], 0.5)
+        ratios["idle_probe_s_by_gap"] = {str(k): round(pct(v, 0.5), 3) for k, v in sorted(probes.items())}
+        ratios["idle_penalty_s_by_gap"] = {str(k): round(pct(v, 0.5) - warm, 3) for k, v in sorted(probes.items())
+                                           if k}
     cold = g.get(("none", "ours-cold"))
     if cold and cold.get("p50"):
         ratios["cold_first_pass_s"] = round(cold["p50"], 3)
@@ -164,18 +203,18 @@ def summary_table(passes: list[dict]) -> tuple[str, dict]:
 
 
 def plots(passes: list[dict], out: Path) -> list[str]:
-    """PNG plots when matplotlib is installed; returns notes for the report otherwise."""
+    """PNG plots (matplotlib is a dependency; a broken install costs the plots, not the run)."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return ["matplotlib is not installed: no PNG plots (pip install matplotlib)"]
+        return ["matplotlib could not be imported: no PNG plots"]
     g = groups(passes)
     fig, ax = plt.subplots(figsize=(8, 4))
     labels = [f"{s}\n{v}" for s, v in g]
-    ax.boxplot([[p["duration_s"] for p in x["passes"]] for x in g.values()], labels=labels)
+    ax.boxplot([[p["duration_s"] for p in x["passes"]] for x in g.values()], tick_labels=labels)
     ax.set_ylabel("pass duration (s)")
     ax.set_title("pass latency by scenario")
     fig.tight_layout()

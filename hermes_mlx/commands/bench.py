@@ -7,10 +7,9 @@ import sys
 import time
 from pathlib import Path
 
-# --quick caps the mlx_lm.server reply at 256 tokens: uncapped, the small default model runs to
-# Hermes's 1500-token cap, which alone took over 5 minutes on a 2-core x86 machine; even capped,
-# one such pass took ~4 minutes there, so --quick measures one
-QUICK = dict(max_passes=4, gaps=[0.0, 1.0, 5.0], hermes_passes=1, naive_passes=1, hermes_cap=256)
+# --quick runs one mlx_lm.server pass: uncapped, the small default model runs to Hermes's
+# 1500-token cap, ~4 minutes a pass on a 2-core x86 machine
+QUICK = dict(max_passes=4, gaps=[0.0, 1.0, 5.0, 30.0], hermes_passes=1, naive_passes=1, hermes_cap=1500)
 DEFAULT_SCENARIOS = "none,cpu2,membw,main-model,gpu"
 QUICK_SCENARIOS = ["none", "cpu2"]
 FULL = dict(max_passes=12, gaps=[0.0, 1.0, 5.0, 30.0], hermes_passes=4, naive_passes=3, hermes_cap=1500)
@@ -32,9 +31,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--scenarios", default=None,
                    help=f"comma-separated: none, cpuN (N busy loops), membw, main-model, gpu (default: {DEFAULT_SCENARIOS}; "
                    "with --quick: none,cpu2)")
-    p.add_argument("--quick", action="store_true", help="1 session, 4 passes a scenario, short idle gaps (<10 min)")
+    p.add_argument("--quick", action="store_true", help="1 session, 4 passes a scenario, 1 mlx_lm.server pass (<10 min)")
     p.add_argument("--out", default="bench-results", help="output folder (default: ./bench-results)")
     p.add_argument("--max-passes", type=int, default=None, help="passes per scenario and session")
+    p.add_argument("--idle-gaps", default=None, metavar="S,S,...",
+                   help="seconds of idle before each idle probe; 0 first (default: 0,1,5,30)")
     p.add_argument("--no-baselines", action="store_true", help="skip mlx_lm.server and load-per-pass")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -59,6 +60,14 @@ def run(args: argparse.Namespace) -> int:
         plan["max_passes"] = args.max_passes
         plan["hermes_passes"] = min(plan["hermes_passes"], args.max_passes)
         plan["naive_passes"] = min(plan["naive_passes"], args.max_passes)
+    if args.idle_gaps is not None:
+        try:
+            plan["gaps"] = [float(g) for g in args.idle_gaps.split(",") if g.strip()]
+        except ValueError:
+            return fail(f"--idle-gaps must be seconds separated by commas, got {args.idle_gaps!r}")
+        if any(g < 0 for g in plan["gaps"]):
+            return fail("--idle-gaps must not be negative")
+        plan["gaps"] = [0.0] + [g for g in plan["gaps"] if g > 0]
     chosen = args.scenarios or (",".join(QUICK_SCENARIOS) if args.quick else DEFAULT_SCENARIOS)
     scenarios = [s.strip() for s in chosen.split(",") if s.strip()]
     try:
@@ -101,13 +110,9 @@ def run(args: argparse.Namespace) -> int:
 def execute(args, plan: dict, scenarios: list[str], sessions: list, model_path: str) -> int:
     from hermes_mlx.bench import contention as ct
     from hermes_mlx.bench import report
-    from hermes_mlx.bench.baselines import hermes_serialize, run_hermes_passes
-    from hermes_mlx.bench.harness import run_passes, session_turns
-    from hermes_mlx.engine.generate import unload
 
     from tqdm import tqdm
 
-    model = args.model
     notes: list[str] = []
     if "gpu" in scenarios and not ct.has_metal():
         scenarios = [s for s in scenarios if s != "gpu"]
@@ -118,7 +123,7 @@ def execute(args, plan: dict, scenarios: list[str], sessions: list, model_path: 
         notes.append(f"--quick: {plan['max_passes']} passes a scenario, idle gaps {plan['gaps']} s, "
                      f"{plan['hermes_passes']} mlx_lm.server pass(es), {plan['naive_passes']} load-per-pass pass(es)")
     machine = report.machine_facts()
-    per_session = 1 + len(scenarios) * plan["max_passes"]
+    per_session = 1 + len(scenarios) * plan["max_passes"] + len(plan["gaps"])
     if not args.no_baselines:
         per_session += plan["hermes_passes"] + plan["naive_passes"]
     bar = tqdm(total=per_session * len(sessions), unit="pass", disable=args.no_progress, file=sys.stderr)
@@ -133,56 +138,69 @@ def execute(args, plan: dict, scenarios: list[str], sessions: list, model_path: 
     started = time.monotonic()
     try:
         for path, messages, facts in sessions:
-            name = path.stem
-            unload()
-            bar.set_description(f"{name} cold")
-            run_passes(messages, model=model, scenario="none", session=name, variant="ours-cold", max_passes=1,
-                       on_pass=on_pass)
-            for scenario in scenarios:
-                bar.set_description(f"{name} {scenario}")
-                gaps = plan["gaps"] if scenario == "none" else None
-                try:
-                    load = ct.Contention(scenario, model=model_path).start()
-                except RuntimeError as exc:
-                    notes.append(str(exc))
-                    continue
-                try:
-                    ps, summary = run_passes(messages, model=model, scenario=scenario, session=name,
-                                             max_passes=plan["max_passes"], idle_gaps=gaps, on_pass=on_pass,
-                                             before_pass=load.check)
-                    load.check()
-                finally:
-                    load.stop()
-                notes += [f"{scenario}: contention process died mid-run: {n}" for n in load.notes]
-                if scenario == "none" and ps:
-                    turns = session_turns(messages)[: max(p.turn for p in ps)]
-                    seen = hermes_serialize([m for t in turns for m in t])
-                    fidelity[name] = report.fidelity(summary, seen, facts)
-            if args.no_baselines:
-                continue
-            bar.set_description(f"{name} mlx_lm.server")
-            try:
-                ours_turns = {p["turn"] for p in passes if p["session"] == name and p["variant"] == "ours"
-                              and p["scenario"] == "none"}
-                ps, hsummary = run_hermes_passes(messages, model_path=model_path, session=name,
-                                                 max_passes=plan["hermes_passes"], max_tokens=plan["hermes_cap"],
-                                                 on_pass=on_pass, only_turns=ours_turns or None)
-                fidelity.setdefault(name, {})["mlx_lm_server_summary_chars"] = len(hsummary)
-            except RuntimeError as exc:
-                notes.append(f"mlx_lm.server baseline: {exc}")
-            bar.set_description(f"{name} load-per-pass")
-            run_passes(messages, model=model, scenario="none", session=name, variant="load-per-pass",
-                       max_passes=plan["naive_passes"], before_pass=unload, on_pass=on_pass)
+            fidelity[path.stem] = bench_session(args, plan, scenarios, path.stem, messages, facts, model_path,
+                                                bar, on_pass, notes)
     except KeyboardInterrupt:
         notes.append("interrupted: partial results")
         print("interrupted; writing partial results", file=sys.stderr)
     finally:
         ct.stop_all()
         bar.close()
-    settings = {"model": model or "(default)", "model_path": model_path, "sessions": [str(p) for p, _, _ in sessions],
-                "scenarios": scenarios, "quick": args.quick, **plan, "wall_s": round(time.monotonic() - started, 1)}
+    settings = {"model": args.model or "(default)", "model_path": model_path,
+                "sessions": [str(p) for p, _, _ in sessions], "scenarios": scenarios, "quick": args.quick, **plan,
+                "wall_s": round(time.monotonic() - started, 1)}
     json_path, md_path, md = report.write(Path(args.out), passes=passes, machine=machine, settings=settings,
                                           fidelity_rows=fidelity, notes=notes)
     print(md)
     print(f"wrote {json_path} and {md_path}")
     return 0
+
+
+def bench_session(args, plan: dict, scenarios: list[str], name: str, messages: list, facts, model_path: str,
+                  bar, on_pass, notes: list[str]) -> dict:
+    """Cold pass, every scenario, idle probes, then the baselines, for one session; returns its
+    fidelity row (ours from the uncontended replay, mlx_lm.server's from its own summary)."""
+    from hermes_mlx.bench import contention as ct
+    from hermes_mlx.bench import report
+    from hermes_mlx.bench.baselines import run_hermes_passes
+    from hermes_mlx.bench.harness import idle_probes, run_passes
+    from hermes_mlx.engine.generate import unload
+
+    model, row, base = args.model, {}, None
+    unload()
+    bar.set_description(f"{name} cold")
+    run_passes(messages, model=model, scenario="none", session=name, variant="ours-cold", max_passes=1,
+               on_pass=on_pass)
+    for scenario in scenarios:
+        bar.set_description(f"{name} {scenario}")
+        try:
+            load = ct.Contention(scenario, model=model_path).start()
+        except RuntimeError as exc:
+            notes.append(str(exc))
+            continue
+        try:
+            replay = run_passes(messages, model=model, scenario=scenario, session=name,
+                                max_passes=plan["max_passes"], on_pass=on_pass, before_pass=load.check)
+            load.check()
+        finally:
+            load.stop()
+        notes += [f"{scenario}: contention process died mid-run: {n}" for n in load.notes]
+        if scenario == "none" and replay.passes:
+            base, row = replay, report.fidelity(replay, facts)
+            bar.set_description(f"{name} idle gaps")
+            idle_probes(replay.probe, gaps=plan["gaps"], session=name, on_pass=on_pass)
+    if args.no_baselines:
+        return row
+    bar.set_description(f"{name} mlx_lm.server")
+    ours_turns = {p.turn for p in base.passes} if base else None
+    try:
+        _, hsummary, folded = run_hermes_passes(messages, model_path=model_path, session=name,
+                                                max_passes=plan["hermes_passes"], max_tokens=plan["hermes_cap"],
+                                                on_pass=on_pass, only_turns=ours_turns or None)
+        row["mlx_lm_server"] = report.summary_fidelity(hsummary, folded, facts)
+    except RuntimeError as exc:
+        notes.append(f"mlx_lm.server baseline: {exc}")
+    bar.set_description(f"{name} load-per-pass")
+    run_passes(messages, model=model, scenario="none", session=name, variant="load-per-pass",
+               max_passes=plan["naive_passes"], before_pass=unload, on_pass=on_pass)
+    return row
