@@ -70,9 +70,10 @@ def fidelity(replay, facts) -> dict:
     message was folded away, so only the summary can carry them. Invented: paths in the summary
     that appear nowhere in the session."""
     from hermes_mlx.bench.baselines import hermes_serialize
+    from hermes_mlx.compactor.markers import is_marker
 
-    seen, live = hermes_serialize(replay.seen), hermes_serialize(replay.messages)
-    summary = replay.summary
+    seen, summary = hermes_serialize(replay.seen), replay.summary
+    live = hermes_serialize([m for m in replay.messages if not is_marker(m)])
     present = [f for _, f in facts.must_keep() if f in seen] if facts else []
     absorbed = [f for f in present if f not in live]
     in_context = [f for f in present if f in live or f in summary]
