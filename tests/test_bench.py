@@ -120,7 +120,18 @@ def test_not_a_transcript(capsys, tmp_path):
     bad = tmp_path / "notes.jsonl"
     bad.write_text("this is not json\n")
     assert main(["bench", str(bad)]) == 2
-    assert "not a transcript" in capsys.readouterr().err
+    assert "notes.jsonl:1: invalid JSON" in capsys.readouterr().err
+
+
+def test_state_db_with_several_sessions_needs_an_id(capsys, tmp_path):
+    import sqlite3
+
+    db = tmp_path / "state.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE messages (session_id TEXT, role TEXT, content TEXT)")
+        conn.executemany("INSERT INTO messages VALUES (?, ?, ?)", [("a", "user", "hi"), ("b", "user", "yo")])
+    assert main(["bench", str(db)]) == 2
+    assert "pass a session id (one of: a, b)" in capsys.readouterr().err
 
 
 def test_bad_idle_gaps_are_one_clear_error(capsys, session_file):
@@ -178,6 +189,8 @@ def test_report_ratios_match_turns():
     table, ratios = report.summary_table(passes)
     assert ratios["duration_ours_vs_mlx_lm_server_same_turns_p50"] == 0.25
     assert ratios["gen_tokens_ours_vs_mlx_lm_server_same_turns_p50"] == 0.125
+    assert ratios["ours_vs_mlx_lm_server_per_pass"] == [{"session": "s", "turn": 1, "duration": 0.25,
+                                                         "gen_tokens": 0.125}]
     assert table.count("\n") == 3
 
 
@@ -198,3 +211,14 @@ def test_mlx_lm_server_baseline_on_the_tiny_model(tiny_model):
         assert p.variant == "mlx_lm.server" and p.error is None, p.error
         assert p.prompt_tokens > 0 and 0 < p.generation_tokens <= 4 and p.duration_s > 0
     assert isinstance(summary, str) and "[TOOL RESULT c1]" in folded
+
+
+def test_baseline_input_is_redacted_like_hermes_and_partial_leaks_count():
+    secret = "wJalrFAKEtidewatchSECRET/K7MDENG/bPxRfiCY9q"
+    msgs = [{"role": "assistant", "content": f"export AWS_SECRET_ACCESS_KEY={secret}", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "terminal",
+                                                      "arguments": f"{{\"cmd\": \"aws_secret_access_key={secret}\"}}"}}]}]
+    assert secret not in hermes_serialize(msgs, redact_secrets=True)
+    assert secret in hermes_serialize(msgs)
+    assert report.leaked(secret, "the key is wJalrFAKEtidewatchSECRET/K7MDENG/bPxRfiY")
+    assert not report.leaked(secret, "the key is wJalrFAKE")

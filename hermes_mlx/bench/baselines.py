@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from hermes_mlx.bench.harness import Pass, session_turns
 from hermes_mlx.engine.cache import CPU_PREFILL_STEP, on_cpu
 from hermes_mlx.integrations.adapter import micro_prompt
+from hermes_mlx.summarizer.redact import redact
 from hermes_mlx.summarizer.api import Message
 
 # mlx_lm.server's own main(), with its loader wrapped so the weights take the form ours take
@@ -45,20 +46,23 @@ HERMES_MAX_TOKENS = 1500  # Hermes's cap on a micro-pass reply
 HERMES_TEMPERATURE = 0.1
 
 
-def hermes_serialize(messages: list[Message]) -> str:
-    """Hermes's _serialize_for_summary (minus redaction and truncation); the adapter tests use it too."""
+def hermes_serialize(messages: list[Message], redact_secrets: bool = False) -> str:
+    """Hermes's _serialize_for_summary, minus truncation; the adapter tests use it too. Hermes
+    redacts every content with its own patterns; `redact_secrets` stands ours in for them."""
+    clean = redact if redact_secrets else str
     parts = []
     for m in messages:
         content = m.get("content") or ""
         if not isinstance(content, str):
             content = json.dumps(content)
+        content = clean(content)
         if m.get("role") == "tool":
             parts.append(f"[TOOL RESULT {m.get('tool_call_id', '')}]: {content}")
         elif m.get("role") == "assistant":
             calls = m.get("tool_calls") or []
             if calls:
                 content += "\n[Tool calls:\n" + "\n".join(
-                    f"  {c['function']['name']}({c['function']['arguments']})" for c in calls) + "\n]"
+                    f"  {c['function']['name']}({clean(c['function']['arguments'])})" for c in calls) + "\n]"
             parts.append(f"[ASSISTANT]: {content}")
         else:
             parts.append(f"[{str(m.get('role', '')).upper()}]: {content}")
@@ -153,7 +157,7 @@ def run_hermes_passes(messages: list[Message], *, model_path: str, session: str,
                 continue
             p = Pass(scenario=scenario, variant="mlx_lm.server", session=session, number=len(passes) + 1,
                      turn=turn_no, idle_before_s=0.0, duration_s=0.0, calls=1)
-            folded.append(hermes_serialize(exchange))
+            folded.append(hermes_serialize(exchange, redact_secrets=True))
             try:
                 data, elapsed = server.chat(micro_prompt(summary, folded[-1]), max_tokens)
                 usage = data.get("usage") or {}

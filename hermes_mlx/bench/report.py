@@ -64,6 +64,12 @@ def machine_facts() -> dict:
     return facts
 
 
+def leaked(secret: str, text: str, window: int = 16) -> bool:
+    """A secret leaks when any 16 characters of it in a row do: a model copies secrets cut short."""
+    n = min(window, len(secret))
+    return any(secret[i : i + n] in text for i in range(len(secret) - n + 1))
+
+
 def fidelity(replay, facts) -> dict:
     """Planted facts after the last pass. `context`: facts of the session so far still in what
     the agent sees (summary plus live messages; "nothing lost"). `absorbed`: facts whose every
@@ -86,7 +92,7 @@ def fidelity(replay, facts) -> dict:
         "absorbed_kept_in_summary": len(kept),
         "lost": [f for f in present if f not in in_context],
         "invented_paths": [p for p in find_paths(summary) if p not in seen],
-        "secrets_leaked": [s for s in (facts.secrets if facts else []) if s in summary],
+        "secrets_leaked": [s for s in (facts.secrets if facts else []) if leaked(s, summary)],
         "summary_chars": len(summary),
     }
 
@@ -95,7 +101,9 @@ def summary_fidelity(summary: str, seen_text: str, facts) -> dict:
     """For a baseline that keeps only its summary: planted facts seen that the summary keeps."""
     present = [f for _, f in facts.must_keep() if f in seen_text] if facts else []
     return {"facts_seen": len(present), "kept_in_summary": sum(f in summary for f in present),
-            "invented_paths": [p for p in find_paths(summary) if p not in seen_text], "summary_chars": len(summary)}
+            "invented_paths": [p for p in find_paths(summary) if p not in seen_text],
+            "secrets_leaked": [s for s in (facts.secrets if facts else []) if leaked(s, summary)],
+            "summary_chars": len(summary)}
 
 
 def pct(values: list[float], q: float) -> float | None:
@@ -127,23 +135,21 @@ def _f(value, fmt="{:.2f}") -> str:
     return "-" if value is None else fmt.format(value)
 
 
-def matched_ratios(passes: list[dict], variant: str) -> tuple[float | None, float | None] | None:
-    """Median per-pass ratios ours / baseline over the turns both ran (same session, same turn):
+def matched_ratios(passes: list[dict], variant: str) -> list[dict]:
+    """Per-pass ratios ours / baseline on the turns both ran (same session, same turn):
     baselines run fewer passes, and early turns are smaller, so medians alone would mislead."""
     ours = {(p["session"], p["turn"]): p for p in passes
             if p["scenario"] == "none" and p["variant"] in ("ours", "ours-cold") and not p.get("error")}
-    d, t = [], []
+    out = []
     for b in passes:
         o = ours.get((b["session"], b["turn"]))
-        if b["variant"] != variant or b.get("error") or o is None:
+        if b["variant"] != variant or b.get("error") or o is None or b["duration_s"] <= 0:
             continue
-        if b["duration_s"] > 0:
-            d.append(o["duration_s"] / b["duration_s"])
-        if b["generation_tokens"] > 0:
-            t.append(o["generation_tokens"] / b["generation_tokens"])
-    if not d:
-        return None
-    return round(statistics.median(d), 3), (round(statistics.median(t), 3) if t else None)
+        out.append({"session": b["session"], "turn": b["turn"],
+                    "duration": round(o["duration_s"] / b["duration_s"], 3),
+                    "gen_tokens": round(o["generation_tokens"] / b["generation_tokens"], 3)
+                    if b["generation_tokens"] > 0 else None})
+    return out
 
 
 def stage_slowdown(base: dict, contended: dict) -> dict:
@@ -177,8 +183,10 @@ def summary_table(passes: list[dict]) -> tuple[str, dict]:
     for variant, key in (("mlx_lm.server", "mlx_lm_server"), ("load-per-pass", "load_per_pass")):
         matched = matched_ratios(passes, variant)
         if matched:
-            ratios[f"duration_ours_vs_{key}_same_turns_p50"] = matched[0]
-            ratios[f"gen_tokens_ours_vs_{key}_same_turns_p50"] = matched[1]
+            gen = [m["gen_tokens"] for m in matched if m["gen_tokens"] is not None]
+            ratios[f"duration_ours_vs_{key}_same_turns_p50"] = round(pct([m["duration"] for m in matched], 0.5), 3)
+            ratios[f"gen_tokens_ours_vs_{key}_same_turns_p50"] = round(pct(gen, 0.5), 3) if gen else None
+            ratios[f"ours_vs_{key}_per_pass"] = matched
         elif base.get("p50") and g.get(("none", variant), {}).get("p50"):  # no common turns: medians
             other = g[("none", variant)]
             ratios[f"duration_ours_vs_{key}_medians"] = round(base["p50"] / other["p50"], 3)

@@ -27,6 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("sessions", nargs="*", metavar="SESSION", help="transcripts (.jsonl) or Hermes state.db "
                    "(default: the shipped benchmarks/sessions)")
+    p.add_argument("--session-id", default=None, help="which session of a Hermes state.db to replay")
     p.add_argument("--model", default=None, help="summarizer model: manifest name or mlx-lm folder (default: embedded)")
     p.add_argument("--scenarios", default=None,
                    help=f"comma-separated: none, cpuN (N busy loops), membw, main-model, gpu (default: {DEFAULT_SCENARIOS}; "
@@ -86,9 +87,12 @@ def run(args: argparse.Namespace) -> int:
     sessions = []
     for path in paths:
         try:
-            messages = load_session(path)
+            messages = load_session(path, args.session_id)
+        except SessionFormatError as exc:  # names the file and what is wrong with it
+            return fail(str(exc))
+        try:
             turns = session_turns(messages)
-        except (SessionFormatError, TranscriptError, OSError) as exc:
+        except TranscriptError as exc:
             return fail(f"{path}: not a transcript: {exc}")
         if not any(m.get("role") == "assistant" for t in turns for m in t):
             return fail(f"{path}: not a transcript: no assistant turns to compact")
