@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from hermes_mlx.bench.harness import Pass, session_turns
 from hermes_mlx.engine.cache import CPU_PREFILL_STEP, on_cpu
-from hermes_mlx.integrations.adapter import micro_prompt
+from hermes_mlx.integrations.hermes_prompts import micro_prompt
 from hermes_mlx.summarizer.redact import redact
 from hermes_mlx.summarizer.api import Message
 

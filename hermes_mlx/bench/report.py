@@ -11,7 +11,6 @@ import json
 import os
 import platform
 import statistics
-import sys
 from importlib import metadata
 from pathlib import Path
 

@@ -1,7 +1,7 @@
 """Prompt adapter: Hermes's compaction prompts in, our summarizer's output out.
 
 Hermes writes its prompts for large models. A 135M model does far better when code takes the
-prompt apart (previous summary, exchange or turns, focus, budget) and our summarizer runs its
+prompt apart (hermes_prompts.py: previous summary, exchange or turns, focus, budget) and our summarizer runs its
 short templates, ledger, redaction and chunking on the parts. The answer goes back in the shape
 Hermes parses: the summary body, which Hermes wraps in its own marker. Anything we do not
 recognise goes to the model as is, folded in chunks when it does not fit, never refused for length.
@@ -10,12 +10,12 @@ recognise goes to the model as is, folded in chunks when it does not fit, never 
 from __future__ import annotations
 
 import logging
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator
 
-from hermes_mlx.summarizer.api import Message, Summarizer
+from hermes_mlx.summarizer.api import Summarizer
 
+from .hermes_prompts import micro_prompt, parse_turns, recognise  # noqa: F401  (micro_prompt, parse_turns: re-exported)
 from .openai_shapes import ChatRequest, finish_reason
 
 logger = logging.getLogger("hermes_mlx.integrations")
@@ -29,39 +29,6 @@ FOLD_SYSTEM = (
     "message and decision exactly as written. Write only the notes."
 )
 
-# Hermes's prompt landmarks (agent/context_compressor.py and agent/micro_compaction.py).
-MICRO_HEAD = "You are a summarization agent creating a compact record of an ongoing conversation"
-MICRO_SUMMARY = "## Current Running Summary\n"
-MICRO_EXCHANGE = "\n\n## Next Exchange to Merge\n"
-MICRO_TAIL = "\n\nReturn ONLY the updated summary text"
-NO_SUMMARY = "(No previous summary yet.)"
-BATCH_FIRST = "Create a structured checkpoint summary"
-BATCH_TURNS = "TURNS TO SUMMARIZE:\n"
-BATCH_FIRST_END = "\n\nUse this exact structure:"
-BATCH_UPDATE = "You are updating a context compaction summary"
-BATCH_PREVIOUS = "PREVIOUS SUMMARY:\n"
-BATCH_NEW = "\n\nNEW TURNS TO INCORPORATE:\n"
-BATCH_UPDATE_END = "\n\nUpdate the summary using this exact structure."
-MEMORY = "\n\nMEMORY PROVIDER CONTEXT:\n"
-FOCUS = '\n\nFOCUS TOPIC: "'
-FOCUS_END = '"\nThis compaction should PRIORITISE'
-TARGET = re.compile(r"Target ~(\d+) tokens")
-
-_TAG = re.compile(r"(?:^|\n\n)\[(USER|ASSISTANT|SYSTEM|DEVELOPER|TOOL|FUNCTION|UNKNOWN|TOOL RESULT(?: [^\]\n]*)?)\]: ", re.M)
-_CALL_LINE = re.compile(r"^  ([^\s()]+)\((.*)$")
-
-
-@dataclass
-class Prompt:
-    """What a request turned out to be, and its parts."""
-
-    kind: str  # micro | micro_defrag | batch | batch_update | passthrough
-    summary: str | None = None
-    turns: list[Message] = field(default_factory=list)
-    focus: str | None = None
-    budget_tokens: int | None = None
-    text: str = ""  # micro_defrag: the summary to shorten
-
 
 @dataclass
 class Completion:
@@ -74,134 +41,6 @@ class Completion:
     model: str = ""
     error: str | None = None
     folded: int = 0  # passthrough chunks folded to fit the window
-
-
-# ------------------------------------------------------------------------------ recognising
-
-
-def _between(text: str, start: str, end: str | None) -> str | None:
-    i = text.find(start)
-    if i < 0:
-        return None
-    i += len(start)
-    if end is None:
-        return text[i:]
-    j = text.find(end, i)
-    return text[i:j] if j >= 0 else None
-
-
-def _drop_memory(turns_text: str) -> str:
-    i = turns_text.rfind(MEMORY)
-    return turns_text[:i] if i >= 0 else turns_text
-
-
-def _focus(text: str) -> str | None:
-    i = text.rfind(FOCUS)
-    if i < 0:
-        return None
-    rest = text[i + len(FOCUS):]
-    j = rest.find(FOCUS_END)
-    focus = rest[:j] if j >= 0 else rest.split('"', 1)[0]
-    return focus.strip() or None
-
-
-def _budget(text: str) -> int | None:
-    match = TARGET.search(text)
-    return int(match.group(1)) if match else None
-
-
-def parse_turns(text: str) -> list[Message]:
-    """Hermes's `[USER]: ...` / `[ASSISTANT]: ...` / `[TOOL RESULT id]: ...` text back to messages.
-
-    Tool calls come back with the ids of the results that follow them, so the summarizer's
-    ledger pairs each command with its output as it would on the original transcript.
-    """
-    matches = list(_TAG.finditer(text or ""))
-    messages: list[Message] = []
-    for n, match in enumerate(matches):
-        end = matches[n + 1].start() if n + 1 < len(matches) else len(text)
-        body = text[match.end():end]
-        tag = match.group(1)
-        if tag.startswith("TOOL RESULT"):
-            messages.append({"role": "tool", "tool_call_id": tag[len("TOOL RESULT"):].strip(), "content": body})
-        elif tag == "ASSISTANT":
-            content, calls = _split_tool_calls(body)
-            message: Message = {"role": "assistant", "content": content}
-            if calls:
-                message["tool_calls"] = calls
-            messages.append(message)
-        else:
-            messages.append({"role": "user" if tag == "UNKNOWN" else tag.lower(), "content": body})
-    _pair_call_ids(messages)
-    return messages
-
-
-def _split_tool_calls(body: str) -> tuple[str, list[dict]]:
-    i = body.rfind("[Tool calls:\n")
-    stripped = body.rstrip()
-    if i < 0 or not stripped.endswith("\n]"):
-        return body, []
-    block = stripped[i + len("[Tool calls:\n"): -2]
-    entries: list[list[str]] = []
-    for line in block.split("\n"):
-        match = _CALL_LINE.match(line)
-        if match:
-            entries.append([match.group(1), match.group(2)])
-        elif entries:
-            entries[-1][1] += "\n" + line
-    calls = []
-    for name, args in entries:
-        args = args[:-1] if args.endswith(")") else args
-        calls.append({"id": "", "type": "function", "function": {"name": name, "arguments": "" if args == "..." else args}})
-    return body[:i].rstrip("\n"), calls
-
-
-def _pair_call_ids(messages: list[Message]) -> None:
-    for i, message in enumerate(messages):
-        calls = message.get("tool_calls") or []
-        if not calls:
-            continue
-        ids = []
-        for later in messages[i + 1:]:
-            if later.get("role") != "tool":
-                break
-            ids.append(later.get("tool_call_id") or "")
-        for k, call in enumerate(calls):
-            call["id"] = ids[k] if k < len(ids) and ids[k] else f"call_{i}_{k}"
-
-
-def recognise(messages: list[dict]) -> Prompt:
-    """Which Hermes prompt this is, with its parts; `passthrough` when it is none of them."""
-    users = [m for m in messages if m.get("role") == "user"]
-    text = users[-1].get("content") if users else ""
-    if not isinstance(text, str) or not text:
-        return Prompt("passthrough")
-    if text.startswith(MICRO_HEAD) and MICRO_SUMMARY in text and MICRO_EXCHANGE in text:
-        start = text.find(MICRO_SUMMARY) + len(MICRO_SUMMARY)
-        middle = text[start:]
-        tail = middle.rfind(MICRO_TAIL)
-        middle = middle[:tail] if tail >= 0 else middle
-        summary, _, exchange = middle.partition(MICRO_EXCHANGE)
-        summary = None if summary.strip() in ("", NO_SUMMARY) else summary.strip()
-        turns = parse_turns(exchange)
-        if summary is None and not turns and exchange.strip():
-            # Hermes's defrag: the old summary arrives as the "exchange" with no summary to merge into.
-            return Prompt("micro_defrag", text=exchange.strip())
-        if not turns and exchange.strip():
-            turns = [{"role": "assistant", "content": exchange.strip()}]
-        return Prompt("micro", summary=summary, turns=turns)
-    if BATCH_UPDATE in text and BATCH_PREVIOUS in text and BATCH_NEW in text:
-        summary = _between(text, BATCH_PREVIOUS, BATCH_NEW)
-        turns_text = _between(text, BATCH_NEW, BATCH_UPDATE_END)
-        if summary is not None and turns_text is not None:
-            return Prompt("batch_update", summary=summary.strip() or None, turns=parse_turns(_drop_memory(turns_text)),
-                          focus=_focus(text), budget_tokens=_budget(text))
-    if BATCH_FIRST in text and BATCH_TURNS in text:
-        turns_text = _between(text, BATCH_TURNS, BATCH_FIRST_END)
-        if turns_text is not None:
-            return Prompt("batch", turns=parse_turns(_drop_memory(turns_text)), focus=_focus(text),
-                          budget_tokens=_budget(text))
-    return Prompt("passthrough")
 
 
 # ------------------------------------------------------------------------------ running
@@ -381,26 +220,3 @@ def _fold(engine: Any, content: str, model: str | None, stats: dict, timeout: fl
         stats["generated"] += r.generation_tokens
         notes.append(r.text.strip() or piece[:200])
     return "\n".join(notes), pieces
-
-def micro_prompt(summary: str | None, exchange_text: str) -> list[dict]:
-    """Hermes's micro-pass request, word for word (agent/micro_compaction.py); for self-checks,
-    tests and benchmarks that must look exactly like Hermes on the wire."""
-    block = summary if summary and summary.strip() else NO_SUMMARY
-    user = (
-        "You are a summarization agent creating a compact record of an "
-        "ongoing conversation.  You are given a running summary and the "
-        "next exchange from the conversation.  Merge the exchange's key "
-        "decisions, requirements, file paths, and open questions into the "
-        "summary.  Preserve the summary's structure.  Drop resolved details "
-        "that are no longer relevant.  Add new decisions, file paths, and "
-        "open questions.\n\n"
-        "NEVER include API keys, tokens, passwords, secrets, credentials, "
-        "or connection strings in the summary \u2014 replace any that appear "
-        "with [REDACTED].\n\n"
-        f"## Current Running Summary\n{block}\n\n"
-        f"## Next Exchange to Merge\n{exchange_text}\n\n"
-        "Return ONLY the updated summary text, no preamble or explanation. "
-        "Do not include this instruction block in your output."
-    )
-    return [{"role": "system", "content": "You are a conversation summarization assistant."},
-            {"role": "user", "content": user}]
