@@ -144,13 +144,19 @@ def test_absent_model(capsys, session_file, tmp_path):
     assert "model" in capsys.readouterr().err
 
 
-def test_bench_end_to_end_on_the_tiny_model(tiny_model, tmp_path, capsys):
+@pytest.fixture()
+def short_session(tmp_path):
     """A shipped session cut short (micro passes need exchanges that leave the protected tail)."""
     from hermes_mlx.compactor.sessions import shipped_sessions
 
     source = next(p for p in shipped_sessions() if p.stem == "tidewatch_retry_429")
     session = tmp_path / source.name
     session.write_text("".join(source.read_text().splitlines(keepends=True)[:40]))
+    return session
+
+
+def test_bench_end_to_end_on_the_tiny_model(tiny_model, short_session, tmp_path, capsys):
+    session = short_session
     out = tmp_path / "out"
     code = main(["bench", str(session), "--model", tiny_model, "--scenarios", "none,cpu1,gpu",
                  "--max-passes", "2", "--quick", "--out", str(out), "--no-progress", "--no-baselines",
@@ -222,3 +228,48 @@ def test_baseline_input_is_redacted_like_hermes_and_partial_leaks_count():
     assert secret in hermes_serialize(msgs)
     assert report.leaked(secret, "the key is wJalrFAKEtidewatchSECRET/K7MDENG/bPxRfiY")
     assert not report.leaked(secret, "the key is wJalrFAKE")
+
+
+def test_plots_never_cost_the_results(tmp_path):
+    assert report.plots([], tmp_path) == ["no passes: no plots"]
+    json_path, md_path, _ = report.write(tmp_path, passes=[], machine={}, settings={}, fidelity_rows={}, notes=[])
+    assert json.loads(json_path.read_text())["passes"] == [] and md_path.is_file()
+
+
+def test_idle_probe_failures_are_rows_and_replies_are_evened(monkeypatch):
+    from hermes_mlx.bench import harness
+
+    def boom(request, **kw):
+        assert "timeout" not in kw  # the pass's leftover deadline is not the probe's
+        raise RuntimeError("engine gone")
+
+    monkeypatch.setattr("hermes_mlx.engine.generate.generate", boom)
+    rows = harness.idle_probes(("hi", {"model": None, "timeout": 0.01}), gaps=[0.0, 0.01], session="s")
+    assert [r.error for r in rows] == ["RuntimeError: engine gone"] * 2
+    probe = {"ttft_s": 1.0, "decode_s": 2.0, "generation_tokens": 20}
+    assert report.evened(probe, 10) == 2.0
+    assert not report.leaked("", "anything")
+
+
+def test_no_probe_and_a_failing_baseline_are_notes(tiny_model, short_session, tmp_path, monkeypatch):
+    from hermes_mlx.bench import baselines, harness
+
+    real = harness.run_passes
+
+    def no_model_calls(*args, **kwargs):
+        replay = real(*args, **kwargs)
+        replay.probe = None  # as when every pass ended before calling the model
+        return replay
+
+    def server_gone(*args, **kwargs):
+        raise ConnectionResetError("server went away")
+
+    monkeypatch.setattr(harness, "run_passes", no_model_calls)
+    monkeypatch.setattr(baselines, "run_hermes_passes", server_gone)
+    out = tmp_path / "out"
+    code = main(["bench", str(short_session), "--model", tiny_model, "--scenarios", "none", "--max-passes", "1",
+                 "--out", str(out), "--no-progress"])
+    assert code == 0
+    notes = json.loads((out / "bench.json").read_text())["notes"]
+    assert any("no pass called the model" in n for n in notes)
+    assert any("mlx_lm.server baseline: ConnectionResetError: server went away" in n for n in notes)

@@ -5,6 +5,8 @@ import subprocess
 import sys
 import time
 
+from pathlib import Path
+
 import pytest
 
 import hermes_mlx  # noqa: F401  (puts the BLAS in place before MLX loads)
@@ -22,6 +24,9 @@ class FakeOpenBlas:
     def openblas_set_num_threads(self, n):
         self.calls.append(n.value)
 
+    def openblas_get_num_threads(self):
+        return self.calls[-1]
+
 
 @pytest.fixture()
 def fake_blas(monkeypatch):
@@ -29,8 +34,18 @@ def fake_blas(monkeypatch):
     monkeypatch.setattr(blas, "_openblas", fake)
     monkeypatch.setattr(blas, "_threads", None)
     monkeypatch.setattr(blas.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
-    monkeypatch.delenv("HERMES_MLX_BLAS_THREADS", raising=False)
+    monkeypatch.setattr(blas.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(blas, "Path", NoCgroupPath)
+    for name in ("HERMES_MLX_BLAS_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
     return fake
+
+
+class NoCgroupPath(type(Path())):
+    def read_text(self, *args, **kwargs):
+        if str(self) == "/sys/fs/cgroup/cpu.max":
+            raise FileNotFoundError(str(self))
+        return super().read_text(*args, **kwargs)
 
 
 def test_threads_follow_the_free_cores(fake_blas, monkeypatch):
@@ -54,6 +69,20 @@ def test_unknown_load_keeps_all_cores_and_setting_pins(fake_blas, monkeypatch):
     monkeypatch.setenv("HERMES_MLX_BLAS_THREADS", "1")
     assert blas.fit_threads() == 1
     assert fake_blas.calls == [4, 1]
+
+
+def test_a_user_thread_setting_caps_the_count(fake_blas, monkeypatch):
+    monkeypatch.setattr(blas, "runnable_elsewhere", lambda: 0)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    assert blas.fit_threads() == 1
+
+
+def test_machine_wide_load_is_measured_against_the_machine_s_cores(fake_blas, monkeypatch):
+    """In a 2-core slice of an 8-core host, 4 threads busy elsewhere leave room for both."""
+    monkeypatch.setattr(blas.os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(blas.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(blas, "runnable_elsewhere", lambda: 4)
+    assert blas.fit_threads() == 2
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")

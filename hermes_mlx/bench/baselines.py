@@ -140,10 +140,10 @@ def run_hermes_passes(messages: list[Message], *, model_path: str, session: str,
                       only_turns: set[int] | None = None) -> tuple[list[Pass], str, str]:
     """Hermes's micro loop: per agent turn, fold the turn's assistant/tool messages into the
     running summary with Hermes's prompt; the reply becomes the next running summary.
-    `only_turns` measures the turns where our passes ran, so per-pass ratios compare like with
-    like (the other turns are folded too, untimed and unrecorded, to keep the summary realistic
-    would cost minutes each on a slow machine, so they are skipped). Returns the passes, the
-    last summary and the exchanges folded into it (for fidelity)."""
+    `only_turns` limits it to the turns where our passes ran, so per-pass ratios compare like
+    with like; the other turns are skipped, not folded (each would cost minutes on a slow
+    machine), so this summary lacks them. Returns the passes, the last summary and the
+    exchanges folded into it (for fidelity)."""
     passes: list[Pass] = []
     folded: list[str] = []
     summary: str | None = None

@@ -172,17 +172,25 @@ def stamped(request, i: int):
 def idle_probes(probe: tuple, *, gaps: list[float], session: str,
                 on_pass: Callable[[Pass], None] | None = None) -> list[Pass]:
     """The same engine call (a pass's longest) after each idle gap: gap 0 first, then the
-    others, so the penalty of a pause is its duration minus gap 0's, with the work held equal."""
+    others, so the penalty of a pause is its duration minus gap 0's, with the prompt held equal
+    (the report evens out a differing number of generated tokens). The pass's own deadline is
+    dropped: what was left of it then says nothing about the probe."""
     request, kw = probe
+    kw = {k: v for k, v in kw.items() if k != "timeout"}
     recorder = Recorder(kw.get("model"))
     passes = []
     for i, gap in enumerate(gaps):
         time.sleep(gap)
         started = time.monotonic()
-        recorder(stamped(request, i), **kw)
+        error = None
+        try:
+            recorder(stamped(request, i), **kw)
+        except Exception as exc:  # one failed probe is a row with an error, not a failed run
+            error = f"{type(exc).__name__}: {exc}"
         duration = time.monotonic() - started
         p = fill(Pass(scenario="none", variant="idle-probe", session=session, number=i + 1, turn=0,
-                      idle_before_s=gap, duration_s=round(duration, 4), outcome="probe"), recorder.take())
+                      idle_before_s=gap, duration_s=round(duration, 4), outcome="error" if error else "probe",
+                      error=error), recorder.take())
         passes.append(p)
         if on_pass is not None:
             on_pass(p)

@@ -66,7 +66,7 @@ def machine_facts() -> dict:
 def leaked(secret: str, text: str, window: int = 16) -> bool:
     """A secret leaks when any 16 characters of it in a row do: a model copies secrets cut short."""
     n = min(window, len(secret))
-    return any(secret[i : i + n] in text for i in range(len(secret) - n + 1))
+    return n > 0 and any(secret[i : i + n] in text for i in range(len(secret) - n + 1))
 
 
 def fidelity(replay, facts) -> dict:
@@ -164,6 +164,13 @@ def stage_slowdown(base: dict, contended: dict) -> dict:
     return out
 
 
+def evened(probe: dict, tokens: int) -> float:
+    """A probe's seconds as if it had generated `tokens`: the stamp that keeps probes from
+    sharing a cached prefix can change a greedy reply's length."""
+    decode = probe["decode_s"] * tokens / probe["generation_tokens"] if probe["generation_tokens"] else 0.0
+    return (probe["ttft_s"] or 0.0) + decode
+
+
 def summary_table(passes: list[dict]) -> tuple[str, dict]:
     """The markdown table and the headline ratios."""
     g = groups(passes)
@@ -195,14 +202,16 @@ def summary_table(passes: list[dict]) -> tuple[str, dict]:
         if variant == "ours" and scenario != "none" and s.get("p95") and base.get("p95"):
             ratios[f"p95_{scenario}_vs_none"] = round(s["p95"] / base["p95"], 3)
             ratios[f"{scenario}_slowdown_by_stage"] = stage_slowdown(base, s)
-    probes: dict[float, list[float]] = {}
-    for p in passes:
-        if p["variant"] == "idle-probe" and not p.get("error"):
-            probes.setdefault(p["idle_before_s"], []).append(p["duration_s"])
-    if 0.0 in probes and len(probes) > 1:
-        warm = pct(probes[0.0], 0.5)
-        ratios["idle_probe_s_by_gap"] = {str(k): round(pct(v, 0.5), 3) for k, v in sorted(probes.items())}
-        ratios["idle_penalty_s_by_gap"] = {str(k): round(pct(v, 0.5) - warm, 3) for k, v in sorted(probes.items())
+    probes = [p for p in passes if p["variant"] == "idle-probe" and not p.get("error")]
+    warm = [p for p in probes if p["idle_before_s"] == 0.0]
+    if warm and len(probes) > len(warm):
+        ref = warm[0]["generation_tokens"]
+        by_gap: dict[float, list[float]] = {}
+        for p in probes:
+            by_gap.setdefault(p["idle_before_s"], []).append(evened(p, ref))
+        base_s = pct(by_gap[0.0], 0.5)
+        ratios["idle_probe_s_by_gap"] = {str(k): round(pct(v, 0.5), 3) for k, v in sorted(by_gap.items())}
+        ratios["idle_penalty_s_by_gap"] = {str(k): round(pct(v, 0.5) - base_s, 3) for k, v in sorted(by_gap.items())
                                            if k}
     cold = g.get(("none", "ours-cold"))
     if cold and cold.get("p50"):
@@ -211,14 +220,23 @@ def summary_table(passes: list[dict]) -> tuple[str, dict]:
 
 
 def plots(passes: list[dict], out: Path) -> list[str]:
-    """PNG plots (matplotlib is a dependency; a broken install costs the plots, not the run)."""
+    """PNG plots; returns notes for the report. Never raises: a plot that cannot be drawn (no
+    passes after an early Ctrl-C, a broken matplotlib) must not cost the results."""
+    if not passes:
+        return ["no passes: no plots"]
     try:
-        import matplotlib
+        draw(passes, out)
+    except Exception as exc:
+        return [f"plots not drawn: {type(exc).__name__}: {exc}"]
+    return []
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return ["matplotlib could not be imported: no PNG plots"]
+
+def draw(passes: list[dict], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     g = groups(passes)
     fig, ax = plt.subplots(figsize=(8, 4))
     labels = [f"{s}\n{v}" for s, v in g]
@@ -241,7 +259,6 @@ def plots(passes: list[dict], out: Path) -> list[str]:
         fig.tight_layout()
         fig.savefig(out / name)
         plt.close(fig)
-    return []
 
 
 def write(out: Path, *, passes: list[dict], machine: dict, settings: dict, fidelity_rows: dict,

@@ -140,10 +140,13 @@ def execute(args, plan: dict, scenarios: list[str], sessions: list, model_path: 
         bar.update(1)
 
     started = time.monotonic()
+    names: list[str] = []
+    for path, _, _ in sessions:  # rows and per-turn matches are keyed by name: keep names apart
+        names.append(path.stem if path.stem not in names else f"{path.stem}-{len(names) + 1}")
     try:
-        for path, messages, facts in sessions:
-            fidelity[path.stem] = bench_session(args, plan, scenarios, path.stem, messages, facts, model_path,
-                                                bar, on_pass, notes)
+        for name, (path, messages, facts) in zip(names, sessions):
+            bench_session(args, plan, scenarios, name, messages, facts, model_path, bar, on_pass, notes,
+                          fidelity.setdefault(name, {}))
     except KeyboardInterrupt:
         notes.append("interrupted: partial results")
         print("interrupted; writing partial results", file=sys.stderr)
@@ -161,16 +164,17 @@ def execute(args, plan: dict, scenarios: list[str], sessions: list, model_path: 
 
 
 def bench_session(args, plan: dict, scenarios: list[str], name: str, messages: list, facts, model_path: str,
-                  bar, on_pass, notes: list[str]) -> dict:
-    """Cold pass, every scenario, idle probes, then the baselines, for one session; returns its
-    fidelity row (ours from the uncontended replay, mlx_lm.server's from its own summary)."""
+                  bar, on_pass, notes: list[str], row: dict) -> None:
+    """Cold pass, every scenario, idle probes, then the baselines, for one session. Fills its
+    fidelity `row` as it goes (ours from the uncontended replay, mlx_lm.server's from its own
+    summary), so an interrupted run keeps what was measured."""
     from hermes_mlx.bench import contention as ct
     from hermes_mlx.bench import report
     from hermes_mlx.bench.baselines import run_hermes_passes
     from hermes_mlx.bench.harness import idle_probes, run_passes
     from hermes_mlx.engine.generate import unload
 
-    model, row, base = args.model, {}, None
+    model, base = args.model, None
     unload()
     bar.set_description(f"{name} cold")
     run_passes(messages, model=model, scenario="none", session=name, variant="ours-cold", max_passes=1,
@@ -190,11 +194,15 @@ def bench_session(args, plan: dict, scenarios: list[str], name: str, messages: l
             load.stop()
         notes += [f"{scenario}: contention process died mid-run: {n}" for n in load.notes]
         if scenario == "none" and replay.passes:
-            base, row = replay, report.fidelity(replay, facts)
-            bar.set_description(f"{name} idle gaps")
-            idle_probes(replay.probe, gaps=plan["gaps"], session=name, on_pass=on_pass)
+            base = replay
+            row.update(report.fidelity(replay, facts))
+            if replay.probe is None:
+                notes.append(f"{name}: no pass called the model, so there was no call to repeat after idle gaps")
+            else:
+                bar.set_description(f"{name} idle gaps")
+                idle_probes(replay.probe, gaps=plan["gaps"], session=name, on_pass=on_pass)
     if args.no_baselines:
-        return row
+        return
     bar.set_description(f"{name} mlx_lm.server")
     ours_turns = {p.turn for p in base.passes} if base else None
     try:
@@ -202,9 +210,8 @@ def bench_session(args, plan: dict, scenarios: list[str], name: str, messages: l
                                                 max_passes=plan["hermes_passes"], max_tokens=plan["hermes_cap"],
                                                 on_pass=on_pass, only_turns=ours_turns or None)
         row["mlx_lm_server"] = report.summary_fidelity(hsummary, folded, facts)
-    except RuntimeError as exc:
-        notes.append(f"mlx_lm.server baseline: {exc}")
+    except Exception as exc:  # a baseline that fails (server gone, bad answer) is a note, not a lost run
+        notes.append(f"mlx_lm.server baseline: {type(exc).__name__}: {exc}")
     bar.set_description(f"{name} load-per-pass")
     run_passes(messages, model=model, scenario="none", session=name, variant="load-per-pass",
                max_passes=plan["naive_passes"], before_pass=unload, on_pass=on_pass)
-    return row

@@ -143,22 +143,46 @@ def runnable_elsewhere() -> int | None:
     return max(runnable - own, 0)
 
 
+def _env_count(*names: str) -> int | None:
+    for name in names:
+        value = os.environ.get(name, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return None
+
+
+def usable_cores() -> int:
+    """Cores this process may use: its CPU affinity, a cgroup v2 CPU quota, and the thread
+    count a user already set for OpenBLAS or OpenMP, whichever is least."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, int(quota) // int(period)))
+    except (OSError, ValueError):
+        pass
+    user = _env_count("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+    return min(cores, user) if user else cores
+
+
 def fit_threads() -> int | None:
-    """Give OpenBLAS only the cores that other processes leave free; call before each request.
+    """Give OpenBLAS only the cores that other processes leave free; call before each request,
+    with no MLX work in flight (the worker synchronizes first).
 
     Measured on 2 cores with 2 busy loops (2,163-token prompt, 48 tokens out): with 2 OpenBLAS
     threads the prompt read 4.4x and decode ran 7.5x slower than on the idle machine, because
     a thread whose partner is descheduled spin-waits for it; with 1 thread, 1.8x and 2.0x
     (one thread's fair share of 2 cores shared by 3). On the idle machine 2 threads read ~10%
-    and decode ~30% faster than 1. `HERMES_MLX_BLAS_THREADS=N` pins the count.
+    and decode ~30% faster than 1. Runnable threads are counted machine-wide (/proc/loadavg),
+    so free cores are the machine's cores less those, capped by `usable_cores`.
+    `HERMES_MLX_BLAS_THREADS=N` pins the count. Returns the count OpenBLAS reports.
     """
     global _threads
     if _openblas is None:
         return None
-    pinned = os.environ.get("HERMES_MLX_BLAS_THREADS", "").strip()
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if pinned.isdigit() and int(pinned) > 0:
-        want = int(pinned)
+    pinned = _env_count("HERMES_MLX_BLAS_THREADS")
+    if pinned:
+        want = pinned
     else:
         busy = runnable_elsewhere()
         for _ in range(2):  # a thread that just happened to run should not halve the next request
@@ -166,8 +190,8 @@ def fit_threads() -> int | None:
                 break
             time.sleep(0.002)
             busy = min(busy, runnable_elsewhere() or 0)
-        want = max(1, cores - (busy or 0))
+        want = max(1, min(usable_cores(), (os.cpu_count() or 1) - (busy or 0)))
     if want != _threads:
         _openblas.openblas_set_num_threads(ctypes.c_int(want))
         _threads = want
-    return want
+    return int(_openblas.openblas_get_num_threads())

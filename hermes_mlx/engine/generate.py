@@ -166,6 +166,7 @@ def _run(job: Job, key: str, path: Path, request: Request, max_tokens: int, temp
 
     start = time.perf_counter()
     loaded, load_s = _models.get(key, path)
+    mx.synchronize()  # a stopped request may still be computing its next token; BLAS must be idle
     threads = fit_threads()
     tokens = tokenize(request, loaded.tokenizer)
     window = loaded.context_window
