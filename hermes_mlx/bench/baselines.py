@@ -6,8 +6,8 @@ it gets the same fast BLAS as ours; the comparison is then about the prompt and 
 the math library. For the same reason its weights get the same in-memory form as ours
 (`fit_for_device`: dense float32 on a CPU, as stored on Metal) and, on a CPU, the same
 256-token prefill step (a flag mlx_lm.server has): without that, on an x86 CPU the server ran
-4-bit weights with float16 scales, ~7x slower per token, and the ratio measured kernels. Baseline (c), a model load per pass, is harness.run_passes with an unload
-before each pass.
+4-bit weights with float16 scales, ~7x slower per token, and the ratio measured kernels.
+Baseline (c), a model load per pass, is harness.run_passes with an unload before each pass.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from hermes_mlx.bench.harness import Pass, session_turns
 from hermes_mlx.engine.cache import CPU_PREFILL_STEP, on_cpu
 from hermes_mlx.integrations.hermes_prompts import micro_prompt
-from hermes_mlx.summarizer.redact import redact
 from hermes_mlx.summarizer.api import Message
+from hermes_mlx.summarizer.redact import redact
 
 # mlx_lm.server's own main(), with its loader wrapped so the weights take the form ours take
 SERVER_MAIN = """

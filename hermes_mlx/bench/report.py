@@ -69,40 +69,37 @@ def leaked(secret: str, text: str, window: int = 16) -> bool:
     return n > 0 and any(secret[i : i + n] in text for i in range(len(secret) - n + 1))
 
 
-def fidelity(replay, facts) -> dict:
-    """Planted facts after the last pass. `context`: facts of the session so far still in what
-    the agent sees (summary plus live messages; "nothing lost"). `absorbed`: facts whose every
-    message was folded away, so only the summary can carry them. Invented: paths in the summary
-    that appear nowhere in the session."""
-    from hermes_mlx.bench.baselines import hermes_serialize
-    from hermes_mlx.compactor.markers import is_marker
-
-    seen, summary = hermes_serialize(replay.seen), replay.summary
-    live = hermes_serialize([m for m in replay.messages if not is_marker(m)])
-    present = [f for _, f in facts.must_keep() if f in seen] if facts else []
-    absorbed = [f for f in present if f not in live]
-    in_context = [f for f in present if f in live or f in summary]
-    kept = [f for f in absorbed if f in summary]
-    return {
-        "facts_seen": len(present),
-        "facts_in_context": len(in_context),
-        "context_survival_pct": round(100 * len(in_context) / len(present), 1) if present else None,
-        "facts_absorbed": len(absorbed),
-        "absorbed_kept_in_summary": len(kept),
-        "lost": [f for f in present if f not in in_context],
-        "invented_paths": [p for p in find_paths(summary) if p not in seen],
-        "secrets_leaked": [s for s in (facts.secrets if facts else []) if leaked(s, summary)],
-        "summary_chars": len(summary),
-    }
-
-
 def summary_fidelity(summary: str, seen_text: str, facts) -> dict:
-    """For a baseline that keeps only its summary: planted facts seen that the summary keeps."""
+    """What a summary alone carries: planted facts seen that it keeps, paths in it that appear
+    nowhere in what it was made from (invented), secrets it leaks. Baseline (b) keeps only this."""
     present = [f for _, f in facts.must_keep() if f in seen_text] if facts else []
     return {"facts_seen": len(present), "kept_in_summary": sum(f in summary for f in present),
             "invented_paths": [p for p in find_paths(summary) if p not in seen_text],
             "secrets_leaked": [s for s in (facts.secrets if facts else []) if leaked(s, summary)],
             "summary_chars": len(summary)}
+
+
+def fidelity(replay, facts) -> dict:
+    """Ours after the last pass: `summary_fidelity`, plus `context`: facts of the session so far
+    still in what the agent sees (summary plus live messages; "nothing lost"), and `absorbed`:
+    facts whose every message was folded away, so only the summary can carry them."""
+    from hermes_mlx.bench.baselines import hermes_serialize
+    from hermes_mlx.compactor.markers import is_marker
+
+    seen, summary = hermes_serialize(replay.seen), replay.summary
+    row = summary_fidelity(summary, seen, facts)
+    live = hermes_serialize([m for m in replay.messages if not is_marker(m)])
+    present = [f for _, f in facts.must_keep() if f in seen] if facts else []
+    absorbed = [f for f in present if f not in live]
+    in_context = [f for f in present if f in live or f in summary]
+    return {
+        **row,
+        "facts_in_context": len(in_context),
+        "context_survival_pct": round(100 * len(in_context) / len(present), 1) if present else None,
+        "facts_absorbed": len(absorbed),
+        "absorbed_kept_in_summary": sum(f in summary for f in absorbed),
+        "lost": [f for f in present if f not in in_context],
+    }
 
 
 def pct(values: list[float], q: float) -> float | None:

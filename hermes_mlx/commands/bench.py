@@ -208,7 +208,7 @@ def bench_session(args, plan: dict, scenarios: list[str], name: str, messages: l
     try:
         _, hsummary, folded = run_hermes_passes(messages, model_path=model_path, session=name,
                                                 max_passes=plan["hermes_passes"], max_tokens=plan["hermes_cap"],
-                                                on_pass=on_pass, only_turns=ours_turns or None)
+                                                on_pass=on_pass, only_turns=ours_turns)
         row["mlx_lm_server"] = report.summary_fidelity(hsummary, folded, facts)
     except Exception as exc:  # a baseline that fails (server gone, bad answer) is a note, not a lost run
         notes.append(f"mlx_lm.server baseline: {type(exc).__name__}: {exc}")
