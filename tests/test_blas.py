@@ -14,7 +14,7 @@ from hermes_mlx.engine import blas
 from hermes_mlx.engine.generate import generate
 
 linux_x86 = pytest.mark.skipif(not (sys.platform == "linux" and platform.machine() == "x86_64"),
-                               reason="cmeel-openblas is installed on Linux x86_64 only")
+                               reason="ngsolve-openblas is installed on Linux x86_64 only")
 
 
 class FakeOpenBlas:
@@ -106,3 +106,25 @@ def test_openblas_is_loaded_and_requests_report_threads(tiny_model):
     assert blas.blas_info().name == "openblas"
     result = generate("hello", model=tiny_model, max_tokens=2)
     assert result.blas_threads is not None and result.blas_threads >= 1
+
+
+@linux_x86
+def test_an_openblas_that_dies_on_this_cpu_is_never_loaded(tmp_path, monkeypatch):
+    """A single-CPU build whose test matmul kills its child process (SIGILL on a CPU without
+    AVX-512) is reported and skipped; a DYNAMIC_ARCH build is taken without a child process."""
+    monkeypatch.setenv("HERMES_MLX_HOME", str(tmp_path / "home"))
+    fake = tmp_path / "libopenblas.so.0"
+    fake.write_bytes(b"\x7fELF...OpenBLAS 0.3.31 NO_AFFINITY SKYLAKEX\0")
+    runs = []
+
+    def killed(cmd, **kwargs):
+        runs.append(cmd)
+        return subprocess.CompletedProcess(cmd, -4)
+
+    monkeypatch.setattr(blas.subprocess, "run", killed)
+    why = blas.unsupported_cpu(str(fake))
+    assert "does not run on this CPU" in why and "signal 4" in why
+    assert blas.unsupported_cpu(str(fake)) == why and len(runs) == 1  # the verdict is kept
+    dynamic = tmp_path / "libdyn.so"
+    dynamic.write_bytes(b"OpenBLAS 0.3.33 DYNAMIC_ARCH NO_AFFINITY Zen\0")
+    assert blas.unsupported_cpu(str(dynamic)) is None and len(runs) == 1

@@ -81,5 +81,5 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"{key}: {value}")
     if report["device"] == "cpu" and not report["blas"].startswith("openblas") and sys.platform != "darwin":
-        print("warning: no fast BLAS: prompt reading will be ~10x slower (install cmeel-openblas)")
+        print("warning: no fast BLAS: prompt reading will be ~10x slower (install ngsolve-openblas)")
     return 0

@@ -1,14 +1,17 @@
 """Put a real BLAS under MLX on Linux CPUs, before MLX makes its first matmul.
 
 The mlx-cpu wheel links a reference netlib BLAS (~5 GFLOPS here); OpenBLAS from the
-`cmeel-openblas` wheel runs the same sgemm at ~250 GFLOPS. MLX resolves `cblas_sgemm` lazily
+`ngsolve-openblas` wheel (a DYNAMIC_ARCH build: kernels chosen for the CPU at run time) runs the
+same sgemm at ~120 GFLOPS on 2 Zen cores. MLX resolves `cblas_sgemm` lazily
 through the global symbol scope, so loading OpenBLAS with RTLD_GLOBAL before the first matmul
 makes MLX use it. That OpenBLAS needs `libgfortran.so.5`, which a bare machine may lack; the
 mlx-cpu wheel ships one under a hashed soname, so we keep a copy whose soname says
 `libgfortran.so.5` in our cache folder and load it first. Nothing here imports MLX.
 
 macOS is left alone (MLX uses Metal and Accelerate). `HERMES_MLX_BLAS=off` turns this off;
-`HERMES_MLX_BLAS=/path/libopenblas.so` names another BLAS.
+`HERMES_MLX_BLAS=/path/libopenblas.so` names another BLAS. An OpenBLAS built for one CPU only
+(its build string names no DYNAMIC_ARCH) whose kernels need AVX-512 is never loaded on a CPU
+without it: the first matmul would kill the process with SIGILL.
 
 `fit_threads` gives OpenBLAS, per request, only the cores other processes leave free.
 """
@@ -21,6 +24,8 @@ import glob
 import hashlib
 import logging
 import os
+import re
+import subprocess
 import sys
 import sysconfig
 import time
@@ -78,18 +83,66 @@ def _gfortran_copy(source: str, cache_dir: Path) -> Path:
     return target
 
 
-def _load_openblas(openblas: str) -> None:
-    if not ctypes.util.find_library("gfortran"):
-        source = _find("mlx_cpu.libs/libgfortran-*.so*") or _find("numpy.libs/libgfortran-*.so*")
-        if source is None:
-            raise OSError("no libgfortran.so.5 on this system or in the mlx-cpu wheel")
-        quadmath = glob.glob(os.path.join(os.path.dirname(source), "libquadmath-*.so*"))
-        for lib in quadmath:
-            ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
-        from hermes_mlx.engine.paths import home
+_WHEEL_OPENBLAS = ("ngsolve_openblas/libopenblas*.so*", "cmeel.prefix/lib/libopenblas.so.0")
+_PROBE = """
+import ctypes, sys
+for dep in sys.argv[2:]:
+    ctypes.CDLL(dep, mode=ctypes.RTLD_GLOBAL)
+lib = ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
+n = 64
+a = (ctypes.c_float * (n * n))(*([1.0] * (n * n)))
+c = (ctypes.c_float * (n * n))()
+lib.cblas_sgemm(101, 111, 111, n, n, n, ctypes.c_float(1.0), a, n, a, n, ctypes.c_float(0.0), c, n)
+sys.exit(0 if abs(c[0] - n) < 1e-3 else 3)
+"""
 
-        ctypes.CDLL(str(_gfortran_copy(source, home() / "blas")), mode=ctypes.RTLD_GLOBAL)
+
+def unsupported_cpu(openblas: str, deps: tuple[str, ...] = ()) -> str | None:
+    """Why this OpenBLAS cannot run here, or None. A DYNAMIC_ARCH build picks its kernels at run
+    time; any other is tried once in a child process (an AVX-512 build dies there with SIGILL on
+    a CPU without AVX-512, not in ours), and the verdict is kept per file and CPU."""
+    try:
+        data = Path(openblas).read_bytes()
+    except OSError as exc:
+        return f"cannot read {openblas}: {exc}"
+    build = re.search(rb"OpenBLAS \d+\.\d+\.\d+[^\0]{0,80}", data)
+    if build and b"DYNAMIC_ARCH" in build.group(0):
+        return None
+    from hermes_mlx.engine.paths import home
+
+    cpu = hashlib.sha256(Path("/proc/cpuinfo").read_bytes() if Path("/proc/cpuinfo").exists() else b"").hexdigest()
+    key = hashlib.sha256(data[:1 << 20] + str(len(data)).encode() + cpu.encode()).hexdigest()[:16]
+    verdict = home() / "blas" / f"probe-{key}.txt"
+    if not verdict.exists():
+        try:
+            done = subprocess.run([sys.executable, "-c", _PROBE, openblas, *deps], capture_output=True, timeout=60)
+            why = "" if done.returncode == 0 else (
+                f"{openblas} does not run on this CPU (its test matmul ended with "
+                f"{'signal ' + str(-done.returncode) if done.returncode < 0 else 'exit ' + str(done.returncode)})")
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"cannot test {openblas}: {exc}"
+        verdict.parent.mkdir(parents=True, exist_ok=True)
+        verdict.write_text(why)
+    return verdict.read_text() or None
+
+
+def _gfortran() -> list[str]:
+    """The libraries to load before OpenBLAS when the system has no libgfortran.so.5."""
+    if ctypes.util.find_library("gfortran"):
+        return []
+    source = _find("mlx_cpu.libs/libgfortran-*.so*") or _find("numpy.libs/libgfortran-*.so*")
+    if source is None:
+        raise OSError("no libgfortran.so.5 on this system or in the mlx-cpu wheel")
+    from hermes_mlx.engine.paths import home
+
+    quadmath = sorted(glob.glob(os.path.join(os.path.dirname(source), "libquadmath-*.so*")))
+    return quadmath + [str(_gfortran_copy(source, home() / "blas"))]
+
+
+def _load_openblas(openblas: str, deps: list[str]) -> None:
     global _openblas
+    for lib in deps:
+        ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
     _openblas = ctypes.CDLL(openblas, mode=ctypes.RTLD_GLOBAL)
 
 
@@ -104,20 +157,31 @@ def ensure_fast_blas() -> BlasInfo:
     elif setting.lower() in ("off", "0", "no", "bundled"):
         _info = BlasInfo("bundled reference BLAS", None, "HERMES_MLX_BLAS=off")
     else:
-        openblas = setting if setting != "auto" else _find("cmeel.prefix/lib/libopenblas.so.0")
-        if openblas is None:
-            _info = BlasInfo("bundled reference BLAS", None, "cmeel-openblas is not installed")
+        found = [setting] if setting != "auto" else [f for f in map(_find, _WHEEL_OPENBLAS) if f]
+        if not found:
+            _info = BlasInfo("bundled reference BLAS", None, "ngsolve-openblas is not installed")
         elif "mlx.core" in sys.modules:
             # MLX binds its BLAS symbols when it loads; too late to swap them now.
             _info = BlasInfo("bundled reference BLAS", None, "mlx was imported before hermes_mlx")
         else:
-            try:
-                _load_openblas(openblas)
-                _info = BlasInfo("openblas", openblas, "loaded before MLX's first matmul")
-            except OSError as exc:
-                log.warning("hermes-mlx: OpenBLAS not loaded, MLX will be slow on CPU: %s", exc)
-                _info = BlasInfo("bundled reference BLAS", None, f"OpenBLAS failed to load: {exc}")
+            _info = _first_usable(found)
     return _info
+
+
+def _first_usable(found: list[str]) -> BlasInfo:
+    reasons = []
+    try:
+        deps = _gfortran()
+        for openblas in found:
+            why = unsupported_cpu(openblas, tuple(deps))
+            if why is None:
+                _load_openblas(openblas, deps)
+                return BlasInfo("openblas", openblas, "loaded before MLX's first matmul")
+            reasons.append(why)
+    except OSError as exc:
+        reasons.append(f"OpenBLAS failed to load: {exc}")
+    log.warning("hermes-mlx: OpenBLAS not loaded, MLX will be slow on CPU: %s", "; ".join(reasons))
+    return BlasInfo("bundled reference BLAS", None, "; ".join(reasons))
 
 
 def blas_info() -> BlasInfo:
