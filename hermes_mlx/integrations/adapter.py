@@ -10,41 +10,18 @@ recognise goes to the model as is, folded in chunks when it does not fit, never 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Iterator
 
 from hermes_mlx.summarizer.api import Summarizer
 
+from . import passthrough
 from .hermes_prompts import micro_prompt, parse_turns, recognise  # noqa: F401  (micro_prompt, parse_turns: re-exported)
-from .openai_shapes import ChatRequest, finish_reason
+from .openai_shapes import ChatRequest
+from .passthrough import DEFAULT_MAX_TOKENS, Completion  # noqa: F401  (re-exported)
 
 logger = logging.getLogger("hermes_mlx.integrations")
 
-DEFAULT_MAX_TOKENS = 1024  # our output cap when the request names none (Hermes often sends none)
 DEFAULT_NAMES = {"", "default", "mlx", "hermes-mlx", "hermes-mlx-default"}
-FOLD_CHUNK_TOKENS = 1536
-FOLD_NOTE_TOKENS = 200
-FOLD_SYSTEM = (
-    "Condense the text below into short notes. Keep every file path, command, number, error "
-    "message and decision exactly as written. Write only the notes."
-)
-
-
-@dataclass
-class Completion:
-    text: str
-    finish_reason: str  # stop | length (OpenAI's words)
-    prompt_tokens: int = 0
-    cached_tokens: int = 0
-    completion_tokens: int = 0
-    kind: str = "passthrough"
-    model: str = ""
-    error: str | None = None
-    folded: int = 0  # passthrough chunks folded to fit the window
-
-
-# ------------------------------------------------------------------------------ running
-
 
 _FOREIGN: set[str] = set()  # names already found to be some other provider's model id
 
@@ -83,7 +60,7 @@ def complete(request: ChatRequest, *, model: str | None = None, summarizer: Summ
     """Answer one chat request: through our summarizer when Hermes sent a compaction prompt."""
     prompt = recognise(request.messages)
     if prompt.kind == "passthrough":
-        return _passthrough(request, model)
+        return passthrough.complete(request, model)
     summarizer = summarizer or _summarizer(model, request.timeout)
     if prompt.kind == "micro":
         result = summarizer.merge(prompt.summary, prompt.turns)
@@ -114,109 +91,10 @@ def stream(request: ChatRequest, *, model: str | None = None,
     """(text piece, None)... then ("", Completion). Passthrough that fits streams token by token;
     closing the generator stops the engine at once."""
     prompt = recognise(request.messages)
-    if prompt.kind != "passthrough":
-        done = complete(request, model=model, summarizer=summarizer)
-        if done.text:
-            yield done.text, None
-        yield "", done
+    if prompt.kind == "passthrough":
+        yield from passthrough.stream(request, model)
         return
-    from hermes_mlx.engine import generate as engine
-
-    messages, cap, folded, stats = _fit(request, model)
-    if folded:
-        done = _run(engine, messages, request, model, cap, stats, folded)
+    done = complete(request, model=model, summarizer=summarizer)
+    if done.text:
         yield done.text, None
-        yield "", done
-        return
-    chunks = engine.stream_generate(messages, model=model, max_tokens=cap, temperature=request.temperature or 0.0,
-                                    stop=request.stop or None, timeout=request.timeout)
-    try:
-        for piece in chunks:
-            if piece.text:
-                yield piece.text, None
-            if piece.result is not None:
-                r = piece.result
-                yield "", Completion("", finish_reason(r.finish_reason), r.prompt_tokens, r.cached_tokens,
-                                     r.generation_tokens, "passthrough", r.model)
-    finally:
-        chunks.close()
-
-
-def _passthrough(request: ChatRequest, model: str | None) -> Completion:
-    from hermes_mlx.engine import generate as engine
-
-    messages, cap, folded, stats = _fit(request, model)
-    return _run(engine, messages, request, model, cap, stats, folded)
-
-
-def _run(engine: Any, messages: list[dict], request: ChatRequest, model: str | None, cap: int,
-         stats: dict, folded: int) -> Completion:
-    r = engine.generate(messages, model=model, max_tokens=cap, temperature=request.temperature or 0.0,
-                        stop=request.stop or None, timeout=request.timeout)
-    return Completion(
-        r.text, finish_reason(r.finish_reason), r.prompt_tokens + stats["prompt"], r.cached_tokens + stats["cached"],
-        r.generation_tokens + stats["generated"], "passthrough", r.model, folded=folded,
-    )
-
-
-def _fit(request: ChatRequest, model: str | None) -> tuple[list[dict], int, int, dict]:
-    """Messages that fit the window with room for the output cap; the longest message is folded
-    into model-written notes chunk by chunk, and cut in the middle only as a last resort."""
-    from hermes_mlx.engine import generate as engine
-
-    window = engine.model_info(model).context_window
-    cap = min(request.max_tokens or DEFAULT_MAX_TOKENS, max(16, window // 2))
-    messages = [dict(m) for m in request.messages]
-    stats = {"prompt": 0, "cached": 0, "generated": 0}
-    folded = 0
-    for _ in range(3):
-        total = engine.count_tokens(messages, model=model)
-        if total + cap <= window:
-            return messages, cap, folded, stats
-        longest = max(range(len(messages)), key=lambda i: len(messages[i]["content"]))
-        content = messages[longest]["content"]
-        room = window - cap - (total - engine.count_tokens(content, model=model)) - 16
-        notes, n = _fold(engine, content, model, stats, request.timeout, window)
-        folded += n
-        if engine.count_tokens(notes, model=model) >= engine.count_tokens(content, model=model) or room <= 0:
-            break
-        messages[longest] = {**messages[longest], "content": notes}
-    # Last resort: keep the head and tail of the longest message.
-    for _ in range(8):
-        total = engine.count_tokens(messages, model=model)
-        if total + cap <= window:
-            break
-        longest = max(range(len(messages)), key=lambda i: len(messages[i]["content"]))
-        content = messages[longest]["content"]
-        keep = max(0, int(len(content) * (window - cap) / max(total, 1)) - 64)
-        messages[longest] = {**messages[longest], "content": content[: keep * 2 // 3] + "\n…\n" + content[len(content) - keep // 3:]}
-        if keep == 0:
-            cap = max(1, window - engine.count_tokens(messages, model=model))
-    return messages, cap, folded, stats
-
-
-def _fold(engine: Any, content: str, model: str | None, stats: dict, timeout: float | None,
-          window: int) -> tuple[str, int]:
-    """Model-written notes for `content`, one call per piece that fits the window."""
-    note_tokens = max(8, min(FOLD_NOTE_TOKENS, window // 8))
-    frame = [{"role": "system", "content": FOLD_SYSTEM}, {"role": "user", "content": ""}]
-    room = min(FOLD_CHUNK_TOKENS, window - note_tokens - engine.count_tokens(frame, model=model) - 8)
-    if room < 16:
-        raise ValueError("window too small to fold")
-    tokens = max(1, engine.count_tokens(content, model=model))
-    per_chunk = max(64, int(len(content) * room / tokens))
-    notes, pieces, i = [], 0, 0
-    while i < len(content):
-        size = per_chunk
-        while size > 64 and engine.count_tokens(content[i:i + size], model=model) > room:
-            size = size * 3 // 4
-        piece = content[i:i + size]
-        i += size
-        pieces += 1
-        r = engine.generate([frame[0], {"role": "user", "content": piece}], model=model, max_tokens=note_tokens,
-                            temperature=0.0, timeout=timeout)
-        stats["prompt"] += r.prompt_tokens
-        stats["cached"] += r.cached_tokens
-        stats["generated"] += r.generation_tokens
-        notes.append(r.text.strip() or piece[:200])
-    return "\n".join(notes), pieces
+    yield "", done
