@@ -16,6 +16,7 @@ COMMANDS = [
     "serve",
     "setup_hermes",
     "bench",
+    "fidelity",
 ]
 
 
@@ -34,12 +35,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. The project's expected errors are caught here, once: one line
+    `hermes-mlx <command>: <message>` on stderr, exit 2 for bad input, 1 for a runtime failure."""
+    from hermes_mlx.engine.errors import (
+        EngineError,
+        InvalidRequest,
+        ModelNotFound,
+        UnsupportedModel,
+    )
+    from hermes_mlx.errors import HermesMLXError
+
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except (HermesMLXError, EngineError) as exc:
+        if isinstance(exc, HermesMLXError):
+            code = exc.exit_code
+        else:
+            code = 2 if isinstance(exc, (InvalidRequest, ModelNotFound, UnsupportedModel)) else 1
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"hermes-mlx {args.command}: {message}", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

@@ -3,12 +3,18 @@ import logging
 from pathlib import Path
 
 import pytest
-
 from fakes import ScriptedSummarizer, session
+
 from hermes_mlx import cli
 from hermes_mlx.compactor import markers, telemetry
-from hermes_mlx.compactor.replay import format_table, load_session, replay, save_session
-from hermes_mlx.compactor.transcript import TranscriptError, split_turns, tool_pairs_valid
+from hermes_mlx.compactor.replay import format_table, replay
+from hermes_mlx.compactor.sessions import SessionFormatError, load_session
+from hermes_mlx.compactor.sessions import save_jsonl as save_session
+from hermes_mlx.compactor.transcript import (
+    TranscriptError,
+    split_turns,
+    tool_pairs_valid,
+)
 
 SESSIONS = sorted((Path(__file__).parent.parent / "benchmarks" / "sessions").glob("*.jsonl"))
 
@@ -68,15 +74,17 @@ def test_unknown_mode_is_refused():
         replay(session(2), ScriptedSummarizer(), mode="mega")
 
 
-def test_load_session_names_the_bad_message(tmp_path):
+def test_replay_reads_files_with_the_one_session_loader(tmp_path):
     path = tmp_path / "s.jsonl"
     path.write_text('{"role": "user", "content": "a"}\n\n{"role": "assistant", "content": "b"}\n{oops\n')
-    with pytest.raises(TranscriptError) as info:
-        load_session(path)
-    assert info.value.index == 2 and "line 4" in str(info.value)
+    with pytest.raises(SessionFormatError, match="s.jsonl:4: invalid JSON"):
+        replay(path, ScriptedSummarizer())
     path.write_text('{"role": "user", "content": "a"}\n[1, 2]\n')
-    with pytest.raises(TranscriptError, match="message 1: line 2 is not a JSON object"):
-        load_session(path)
+    with pytest.raises(SessionFormatError, match="s.jsonl:2: expected a JSON object"):
+        replay(path, ScriptedSummarizer())
+    path.write_text("\n")
+    with pytest.raises(SessionFormatError, match="no messages"):
+        replay(path, ScriptedSummarizer())
 
 
 def test_replay_refuses_uninterpretable_sessions_with_the_index():

@@ -69,10 +69,13 @@ def test_archive_and_compact_replaces_active_view(store):
     assert active == COMPACTED
     assert sum(1 for m in active if m.get("_compressed_summary")) == 1
     assert not any(m.get("tool_call_id") == "c1" for m in active)
+    # Only the rows the summary replaced are archived; the kept head and tail stay as they were
+    # and only the summary is new, so the store grows with the transcript, not with passes.
     history = store.history("s1")
-    assert [(r.active, r.compacted) for r in history[:6]] == [(False, True)] * 6
-    assert all(r.archived_at == 1000.0 for r in history[:6])
-    assert [r.position for r in history] == list(range(len(TRANSCRIPT) + len(COMPACTED)))
+    assert [(r.active, r.compacted) for r in history] == [(True, False)] * 2 + [(False, True)] * 3 + [(True, False)] * 2
+    assert [r.archived_at for r in history] == [None, None, 1000.0, 1000.0, 1000.0, None, None]
+    assert [r.position for r in history] == list(range(len(TRANSCRIPT) + 1))
+    assert history[-1].message == MARKER
 
 
 def test_second_pass_and_sync(store):
@@ -98,8 +101,8 @@ def test_originals_stay_searchable(store):
     assert [h.session_id for h in store.search(None, "KEYERROR")] == ["s1", "s1", "s2"]
     assert len(store.search("s1", "pytest -q")) == 1  # tool call arguments are searchable
     assert store.search(None, "100%") == []  # LIKE wildcards match literally
-    # The kept user turn exists twice: the archived original and its active copy.
-    assert [(h.active, h.compacted) for h in store.search("s1", "v2 API")] == [(False, True), (True, False)]
+    # The kept user turn is stored once, still active.
+    assert [(h.active, h.compacted) for h in store.search("s1", "v2 API")] == [(True, False)]
 
 
 def test_failure_mid_way_changes_nothing_and_is_logged(store, caplog):

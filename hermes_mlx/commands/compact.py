@@ -1,13 +1,23 @@
-"""`hermes-mlx compact`: replay a recorded session turn by turn, compacting as it goes."""
+"""`hermes-mlx compact`: replay a recorded session turn by turn, compacting as it goes.
+
+Everything that can be checked is checked before the first pass (a replay can take an hour on
+a CPU): the output, log and store paths, the context limit and the model. Problems are raised
+as the project's errors, which `cli.main` prints as one line; a run whose store fell out of
+step, or whose every pass failed, ends non-zero with each distinct reason once, counted.
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 
 from hermes_mlx.compactor import telemetry
+from hermes_mlx.errors import HermesMLXError, UsageError
+
+MIN_CONTEXT_LIMIT = 1024  # below this no main model could hold a system prompt and one turn
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,84 +32,164 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--model", default=None, help="summarizer model: manifest name or mlx-lm folder (default: the embedded model)")
     p.add_argument("--mode", choices=("micro", "batch"), default="micro")
     p.add_argument("--every-n-turns", type=int, default=1, help="micro cadence (values below 1 mean 1)")
-    p.add_argument("--context-limit", type=int, default=32768, help="the main model's window in tokens")
+    p.add_argument("--context-limit", type=int, default=32768,
+                   help=f"the main model's window in tokens (at least {MIN_CONTEXT_LIMIT})")
     p.add_argument("--focus", default=None, help="batch: a topic to keep in most detail")
-    p.add_argument("--out", default=None, metavar="OUT.jsonl", help="write the final transcript here")
-    p.add_argument("--store", default=None, metavar="DB", help="keep a SQLite session store in step (originals stay searchable)")
+    p.add_argument("--out", default=None, metavar="OUT.jsonl", help="write the final transcript here (atomically)")
+    p.add_argument("--in-place", action="store_true",
+                   help="write the final transcript over SESSION.jsonl itself (atomically); needed when --out is the input")
+    p.add_argument("--store", default=None, metavar="DB",
+                   help="keep a SQLite session store in step (originals stay searchable); a killed run resumes from it")
+    p.add_argument("--restart", action="store_true", help="with --store: replay from the start instead of resuming")
     p.add_argument("--log", default=None, metavar="LOG", help="append telemetry lines to this file")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
 
 def build_summarizer(args: argparse.Namespace):
-    """The real summarizer, imported late: loading MLX is slow and not needed for --help."""
+    """The real summarizer, imported late: loading MLX is slow and not needed for --help.
+
+    The model is resolved and loaded here, before the first pass: an absent or broken model
+    would otherwise fail every pass one by one and the run would look like it worked.
+    """
+    from hermes_mlx.engine.errors import (
+        CorruptModel,
+        EngineError,
+        ModelNotFound,
+        UnsupportedModel,
+    )
+    from hermes_mlx.engine.generate import generate, model_info
     from hermes_mlx.summarizer.summarizer import MLXSummarizer
 
+    name = args.model or "the default model"
+    try:
+        model_info(args.model)
+        generate([{"role": "user", "content": "ok"}], model=args.model, max_tokens=1)
+    except (ModelNotFound, UnsupportedModel, CorruptModel) as exc:
+        raise UsageError(f"cannot use {name} as the summarizer: {exc}") from exc
+    except (EngineError, OSError, ValueError, RuntimeError) as exc:
+        raise HermesMLXError(f"cannot load {name} as the summarizer: {type(exc).__name__}: {exc}") from exc
     return MLXSummarizer(model=args.model)
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return a.resolve() == b.resolve()
+
+
+def check_target(path: str, option: str) -> Path:
+    """A file this run will write: its folder must exist and be writable, and it must not be a folder."""
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"{option} {path} is a directory")
+    folder = target.parent
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {path}: folder {folder} is not writable")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise UsageError(f"{option} {path} is not writable (read-only or immutable)")
+    return target
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Every argument problem, before any work: one UsageError for the first found."""
+    if args.context_limit < MIN_CONTEXT_LIMIT:
+        raise UsageError(f"--context-limit must be at least {MIN_CONTEXT_LIMIT} tokens, got {args.context_limit}")
+    if args.restart and not args.store:
+        raise UsageError("--restart only applies with --store")
+    source = Path(args.session)
+    if args.in_place:
+        if args.out is None:
+            args.out = args.session
+        elif not _same_file(Path(args.out), source):
+            raise UsageError("--in-place writes over SESSION itself; drop --out, or --in-place to write elsewhere")
+        if source.is_file() and source.read_bytes()[:16] == b"SQLite format 3\x00":
+            raise UsageError(f"--in-place cannot write a JSONL transcript over the SQLite file {args.session}")
+    targets = {}
+    for option in ("--out", "--log", "--store"):
+        value = getattr(args, option[2:])
+        if value is None:
+            continue
+        path = check_target(value, option)
+        if _same_file(path, source) and not (option == "--out" and args.in_place):
+            hint = "; add --in-place to overwrite it (atomically)" if option == "--out" else ""
+            raise UsageError(f"{option} {value} is the session file itself{hint}")
+        for other, other_path in targets.items():
+            if _same_file(path, other_path):
+                raise UsageError(f"{option} and {other} are the same file ({value})")
+        targets[option] = path
+    if args.store:
+        from hermes_mlx.compactor.store import check_schema, check_writable
+
+        check_writable(targets["--store"])  # read-only checks now; the store is opened after the model loads
+        check_schema(targets["--store"])
+
+
 def _log_handler(path: str) -> logging.Handler:
-    handler = logging.FileHandler(path, encoding="utf-8")
+    try:
+        handler = logging.FileHandler(path, encoding="utf-8", errors="backslashreplace")
+    except OSError as exc:
+        raise UsageError(f"--log {path}: cannot open: {exc.strerror or exc}") from exc
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.setLevel(logging.INFO)
     return handler
 
 
+def _failure_lines(result) -> tuple[list[str], bool]:
+    """One line per distinct failure (counted) and whether the run must end non-zero."""
+    lines = [f"{n} store write{'s' if n > 1 else ''} failed: {reason}" for reason, n in result.store_failures.items()]
+    every = result.all_passes_failed
+    for reason, n in result.pass_failures.items():
+        scope = "every pass" if every else f"{n} of {len(result.records)} passes"
+        lines.append(f"{scope} failed ({n}x): {reason}" if every else f"{scope} failed: {reason}")
+    return lines, bool(result.store_failures) or every
+
+
 def run(args: argparse.Namespace) -> int:
-    from hermes_mlx.compactor.replay import format_table, replay, save_session
-    from hermes_mlx.compactor.sessions import SessionFormatError, load_session
+    from hermes_mlx.compactor.replay import format_table, replay
+    from hermes_mlx.compactor.sessions import load_session, save_jsonl
     from hermes_mlx.compactor.transcript import TranscriptError, repair
 
+    check_args(args)
+    messages = load_session(args.session, args.session_id)
     try:
-        messages = load_session(args.session, args.session_id)
         repair(messages)  # fail fast on a transcript that cannot be interpreted
-    except SessionFormatError as exc:
-        print(f"hermes-mlx compact: {exc}", file=sys.stderr)
-        return 2
     except TranscriptError as exc:
-        print(f"hermes-mlx compact: {args.session}: {exc}", file=sys.stderr)
-        return 2
-
-    try:
-        summarizer = build_summarizer(args)
-    except Exception as exc:
-        print(f"hermes-mlx compact: cannot load the summarizer: {exc}", file=sys.stderr)
-        return 1
-
-    logger = logging.getLogger(telemetry.LOGGER_NAME)
-    handler = _log_handler(args.log) if args.log else None
-    previous_level = logger.level
-    if handler is not None:
-        logger.addHandler(handler)
-        if logger.getEffectiveLevel() > logging.INFO:
-            logger.setLevel(logging.INFO)
+        raise UsageError(f"{args.session}: {exc}") from exc
+    summarizer = build_summarizer(args)
 
     store = None
     if args.store:
-        from hermes_mlx.compactor.store import SessionStore, StoreError
+        from hermes_mlx.compactor.store import SessionStore
 
-        try:
-            store = SessionStore(args.store)
-        except StoreError as exc:
-            print(f"hermes-mlx compact: {exc}", file=sys.stderr)
-            return 2
-
+        store = SessionStore(args.store)
+    logger = logging.getLogger(telemetry.LOGGER_NAME)
+    handler = None
+    previous_level = logger.level
     bar = None
-    if not args.no_progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=None, unit="turn", desc="compact", file=sys.stderr, leave=False)
-
-    def on_turn(done: int, total: int) -> None:
-        if bar is not None:
-            bar.total = total
-            bar.update(done - bar.n)
-
-    def on_pass(record) -> None:
-        if bar is not None:
-            bar.set_postfix_str(f"passes {record.number}, {record.outcome}")
-
     try:
+        handler = _log_handler(args.log) if args.log else None
+        if handler is not None:
+            logger.addHandler(handler)
+            if logger.getEffectiveLevel() > logging.INFO:
+                logger.setLevel(logging.INFO)
+        if not args.no_progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=None, unit="turn", desc="compact", file=sys.stderr, leave=False)
+
+        def on_turn(done: int, total: int) -> None:
+            if bar is not None:
+                bar.total = total
+                bar.update(done - bar.n)
+
+        def on_pass(record) -> None:
+            if bar is not None:
+                bar.set_postfix_str(f"passes {record.number}, {record.outcome}")
+
         result = replay(
             messages,
             summarizer,
@@ -112,10 +202,10 @@ def run(args: argparse.Namespace) -> int:
             on_pass=on_pass,
             on_turn=on_turn,
             store=store,
+            resume=not args.restart,
         )
     except TranscriptError as exc:
-        print(f"hermes-mlx compact: {args.session}: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"{args.session}: {exc}") from exc
     finally:
         if bar is not None:
             bar.close()
@@ -126,6 +216,14 @@ def run(args: argparse.Namespace) -> int:
             handler.close()
             logger.setLevel(previous_level)
 
+    session_name = args.session_id or Path(args.session).stem
+    if result.resumed_at_turn is not None:
+        if result.resumed_at_turn >= result.turns and not result.records:
+            print(f"session {session_name!r} was already replayed to the end in {args.store}; nothing to do"
+                  " (--restart replays it again)")
+        else:
+            print(f"resumed session {session_name!r} from {args.store} after turn {result.resumed_at_turn}"
+                  f" of {result.turns}")
     print(format_table(result.records))
     print(
         f"\n{result.turns} turns, {len(result.records)} passes, "
@@ -134,6 +232,12 @@ def run(args: argparse.Namespace) -> int:
         + (f", {len(result.repairs)} repairs to the input" if result.repairs else "")
     )
     if args.out:
-        save_session(result.messages, args.out)
+        try:
+            save_jsonl(result.messages, args.out)
+        except OSError as exc:
+            raise HermesMLXError(f"cannot write --out {args.out}: {exc.strerror or exc}") from exc
         print(f"wrote {args.out}")
-    return 0
+    lines, failed = _failure_lines(result)
+    for line in lines:
+        print(f"hermes-mlx compact: {line}", file=sys.stderr)
+    return 1 if failed else 0

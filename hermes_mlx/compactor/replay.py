@@ -6,26 +6,35 @@ Hermes users get: the session grows one agent turn at a time and a pass runs aft
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from hermes_mlx.compactor.batch import BatchCompactor
 from hermes_mlx.compactor.micro import MicroCompactor
+from hermes_mlx.compactor.sessions import load_session
+from hermes_mlx.compactor.store import ReplayState, SessionStore
 from hermes_mlx.compactor.telemetry import PassResult
 from hermes_mlx.compactor.transcript import (
     Repair,
-    TranscriptError,
     make_counter,
     repair,
     split_turns,
     transcript_tokens,
 )
+from hermes_mlx.errors import UsageError
 from hermes_mlx.summarizer.api import Message, Summarizer
 
 MODES = ("micro", "batch")
+GIVE_UP_AFTER = 3  # store writes failing in a row: the rest are skipped (a locked DB costs a timeout each)
+
+
+class ResumeMismatch(UsageError):
+    """The store holds a replay of this session id made from a different transcript."""
 
 
 @dataclass
@@ -43,6 +52,7 @@ class PassRecord:
     occupancy_pct: float | None
     duration_s: float
     telemetry: dict = field(default_factory=dict)
+    error: str | None = None  # why a failed pass failed (None when it did its job)
 
     @property
     def tokens_delta(self) -> int:
@@ -56,33 +66,49 @@ class ReplayResult:
     records: list[PassRecord]
     turns: int
     repairs: list[Repair] = field(default_factory=list)
+    resumed_at_turn: int | None = None  # turns a previous, interrupted run had finished
+    store_failures: dict[str, int] = field(default_factory=dict)  # reason -> failed store writes
 
     @property
     def tokens_saved(self) -> int:
         return sum(-r.tokens_delta for r in self.records)
 
+    @property
+    def pass_failures(self) -> dict[str, int]:
+        """'outcome: reason' -> passes that failed so."""
+        return dict(Counter(f"{r.outcome}: {r.error}" for r in self.records if r.error))
 
-def load_session(path: str | Path) -> list[Message]:
-    """One OpenAI chat message object a line; blank lines are allowed. Errors name the message."""
-    messages: list[Message] = []
-    with open(path, encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                message = json.loads(line)
-            except ValueError as exc:
-                raise TranscriptError(len(messages), f"line {line_no} is not valid JSON ({exc.msg})") from None
-            if not isinstance(message, dict):
-                raise TranscriptError(len(messages), f"line {line_no} is not a JSON object")
-            messages.append(message)
-    return messages
+    @property
+    def all_passes_failed(self) -> bool:
+        return bool(self.records) and all(r.error for r in self.records)
 
 
-def save_session(messages: list[Message], path: str | Path) -> None:
-    with open(path, "w", encoding="utf-8") as handle:
-        for message in messages:
-            handle.write(json.dumps(message, ensure_ascii=False) + "\n")
+class _StoreWriter:
+    """The replay's writes to a session store: failures counted by reason, and after a few in a
+    row the rest are skipped (the store resumes from its last good write on the next run)."""
+
+    def __init__(self, store: SessionStore, session_id: str) -> None:
+        self.store, self.session_id = store, session_id
+        self.failures: Counter[str] = Counter()
+        self.in_a_row = 0
+
+    def write(self, transcript: list[Message], state: ReplayState | None = None) -> bool:
+        if self.in_a_row >= GIVE_UP_AFTER:
+            self.failures[f"write skipped after {GIVE_UP_AFTER} failed in a row"] += 1
+            return False
+        if self.store.sync(self.session_id, transcript, state):
+            self.in_a_row = 0
+            return True
+        self.in_a_row += 1
+        self.failures[self.store.last_error or "unknown error"] += 1
+        return False
+
+
+def source_digest(hasher: hashlib._Hash, messages: list[Message]) -> str:
+    """Fold `messages` into the running digest of the source and return it so far."""
+    for message in messages:
+        hasher.update(json.dumps(message, sort_keys=True, default=repr).encode("utf-8") + b"\n")
+    return hasher.hexdigest()
 
 
 def replay(
@@ -98,7 +124,8 @@ def replay(
     on_pass: Callable[[PassRecord], object] | None = None,
     on_turn: Callable[[int, int], object] | None = None,
     on_compacted: Callable[[list[Message]], object] | None = None,
-    store=None,
+    store: SessionStore | None = None,
+    resume: bool = True,
     **compactor_options,
 ) -> ReplayResult:
     """Feed the session one agent turn at a time and run a pass after each turn.
@@ -106,8 +133,12 @@ def replay(
     In micro mode the threshold-triggered batch pass still stands behind micro-compaction, as in
     Hermes: it fires only when micro passes could not keep the transcript under the threshold.
     Raises TranscriptError (naming the message index) for a session that cannot be interpreted.
-    With a `store` (a SessionStore), each turn is flushed to it and each pass archives the rows
-    it replaced, as Hermes keeps state.db in step.
+
+    With a `store` (a SessionStore), each turn is written to it before its passes and each pass
+    archives the rows it replaced, as Hermes keeps state.db in step. Every write also records
+    how many source messages the stored transcript holds (and a digest of them), so a run that
+    was killed resumes (`resume=True`) from the store where it stopped instead of starting over;
+    a store whose record was made from a different transcript raises ResumeMismatch.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -116,8 +147,15 @@ def replay(
         session_id = Path(session).stem
     original, repairs = repair(messages)
     turns = split_turns(original)
-    if store is not None and on_compacted is None:
-        on_compacted = lambda compacted: store.archive_and_compact(session_id, compacted)
+    writer = _StoreWriter(store, session_id) if store is not None else None
+    user_callback = on_compacted
+    if writer is not None:
+
+        def on_compacted(compacted: list[Message]) -> None:
+            writer.write(compacted)
+            if user_callback is not None:
+                user_callback(compacted)
+
     common = dict(context_limit=context_limit, session_id=session_id, main_model=main_model, on_compacted=on_compacted)
     batch_options = {k: v for k, v in compactor_options.items() if k != "defrag_threshold_tokens"}
     micro_options = {k: v for k, v in compactor_options.items() if k != "summary_budget_tokens"}
@@ -127,11 +165,19 @@ def replay(
 
     live: list[Message] = []
     records: list[PassRecord] = []
+    hasher = hashlib.sha256()
+    done, pending, passes_before, resumed_at = 0, False, 0, None
+    if writer is not None and resume:
+        state = store.progress(session_id)
+        if state is not None:
+            done, pending, passes_before = _resume_point(state, turns, hasher, session_id)
+            live, resumed_at = store.load_active(session_id), done
+    consumed = sum(len(t) for t in turns[:done])
 
     def record(turn: int, kind: str, result: PassResult, before: list[Message], started: float) -> None:
         data = result.telemetry or {}
         rec = PassRecord(
-            number=len(records) + 1,
+            number=passes_before + len(records) + 1,
             turn=turn,
             mode=kind,
             outcome=result.outcome,
@@ -142,15 +188,14 @@ def replay(
             occupancy_pct=data.get("occupancy_pct"),
             duration_s=time.monotonic() - started,
             telemetry=data,
+            error=result.error,
         )
         records.append(rec)
         if on_pass is not None:
             on_pass(rec)
 
-    for number, turn in enumerate(turns, 1):
-        live = live + turn
-        if store is not None:
-            store.sync(session_id, live)
+    def passes(number: int) -> None:
+        nonlocal live
         if micro is not None:
             started = time.monotonic()
             result = micro.compact(live)
@@ -164,9 +209,48 @@ def replay(
             if result.changed and micro is not None:
                 micro.reset()  # the transcript was rewritten under it; recover from the marker
         live = result.messages
+
+    def checkpoint(number: int, digest: str, pending: bool) -> None:
+        if writer is not None:
+            state = ReplayState(digest, len(original), consumed, number, pending, passes_before + len(records))
+            writer.write(live, state)
+
+    digest = hasher.hexdigest()
+    if pending:  # killed between storing turn `done` and finishing its passes
+        passes(done)
+        checkpoint(done, digest, False)
+    for number in range(done + 1, len(turns) + 1):
+        turn = turns[number - 1]
+        live = live + turn
+        consumed += len(turn)
+        digest = source_digest(hasher, turn)
+        checkpoint(number, digest, True)
+        passes(number)
+        checkpoint(number, digest, False)
         if on_turn is not None:
             on_turn(number, len(turns))
-    return ReplayResult(messages=live, original=original, records=records, turns=len(turns), repairs=repairs)
+    return ReplayResult(
+        messages=live, original=original, records=records, turns=len(turns), repairs=repairs,
+        resumed_at_turn=resumed_at, store_failures=dict(writer.failures) if writer else {},
+    )
+
+
+def _resume_point(state: ReplayState, turns: list[list[Message]], hasher, session_id: str) -> tuple[int, bool, int]:
+    """(turns done, passes pending, passes so far) from a stored state that matches `turns`."""
+    consumed = 0
+    digest = hasher.hexdigest()
+    for done in range(len(turns) + 1):
+        if consumed == state.consumed and done == state.turns and digest == state.source_digest:
+            return done, state.pending, state.passes
+        if done == len(turns) or consumed > state.consumed:
+            break
+        consumed += len(turns[done])
+        digest = source_digest(hasher, turns[done])
+    raise ResumeMismatch(
+        f"the session store already holds session {session_id!r} replayed from a different transcript"
+        f" ({state.turns} turns, {state.consumed} messages in); pass --restart to replay this one from the start"
+        " (the stored rows stay, archived), or another --session-id"
+    )
 
 
 def format_table(records: list[PassRecord]) -> str:

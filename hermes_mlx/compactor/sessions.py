@@ -9,21 +9,25 @@ only turns files into lists of OpenAI-format message dicts, losing nothing.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import tempfile
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import yaml
 
-from hermes_mlx.compactor.store import row_to_message
+from hermes_mlx.compactor.store_rows import encodable, row_to_message
+from hermes_mlx.errors import UsageError
 
 Message = dict
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 SESSIONS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "sessions"
+MAX_DEPTH = 100  # no chat message nests deeper; far deeper would overflow Python's stack later
 
 
-class SessionFormatError(ValueError):
+class SessionFormatError(UsageError):
     """A session or facts file that cannot be read; the message names the file and line."""
 
 
@@ -46,7 +50,11 @@ def load_session(path: str | Path, session_id: str | None = None) -> list[Messag
 
 
 def load_jsonl(path: str | Path) -> list[Message]:
-    """One JSON object with a string `role` per line; blank lines are allowed."""
+    """One JSON object with a string `role` per line; blank lines are allowed, an empty file is not.
+
+    The one reader of JSONL sessions (the command, replay, bench and tests all use it), so every
+    caller applies the same rule.
+    """
     path = Path(path)
     messages: list[Message] = []
     try:
@@ -62,6 +70,10 @@ def load_jsonl(path: str | Path) -> list[Message]:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise SessionFormatError(f"{path}:{lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from exc
+        except RecursionError:
+            raise SessionFormatError(f"{path}:{lineno}: JSON nested too deeply (more than {MAX_DEPTH} levels)") from None
+        if too_deep(obj):
+            raise SessionFormatError(f"{path}:{lineno}: JSON nested too deeply (more than {MAX_DEPTH} levels)")
         if not isinstance(obj, dict):
             raise SessionFormatError(
                 f"{path}:{lineno}: expected a JSON object (one chat message), got {type(obj).__name__}"
@@ -74,11 +86,65 @@ def load_jsonl(path: str | Path) -> list[Message]:
     return messages
 
 
+def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
+    """True when lists/dicts nest more than `limit` levels (checked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)))
+    return False
+
+
+def to_line(message: Message) -> str:
+    """One JSONL line: non-ASCII kept readable, lone surrogates escaped (json reads them back)."""
+    text = json.dumps(message, ensure_ascii=False)
+    return (text if encodable(text) else json.dumps(message)) + "\n"
+
+
 def save_jsonl(messages: list[Message], path: str | Path) -> None:
-    """Write messages one per line (the format `load_jsonl` reads), UTF-8, non-ASCII kept."""
-    with Path(path).open("w", encoding="utf-8") as fh:
-        for message in messages:
-            fh.write(json.dumps(message, ensure_ascii=False) + "\n")
+    """Write messages one per line (the format `load_jsonl` reads), UTF-8, non-ASCII kept.
+
+    Atomic: a temporary file in the same folder, fsynced, then renamed over `path`, so the
+    target is either the old file or the whole new one, never half of it (this is what makes
+    `compact --in-place` safe). An existing file keeps its permissions.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for message in messages:
+                fh.write(to_line(message))
+            fh.flush()
+            os.fsync(fh.fileno())
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        else:
+            os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    try:
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 # ---------------------------------------------------------------------------------------------
@@ -88,26 +154,33 @@ def save_jsonl(messages: list[Message], path: str | Path) -> None:
 
 
 def list_state_db_sessions(path: str | Path) -> list[str]:
-    """Session ids with at least one message, oldest first."""
+    """Session ids with at least one message, oldest first (rows without an id are left out)."""
     with _open_ro(path) as conn:
-        rows = conn.execute(
-            "SELECT session_id FROM messages GROUP BY session_id ORDER BY MIN(rowid)"
-        ).fetchall()
-    return [r[0] for r in rows]
+        rows = _query(path, conn,
+            "SELECT session_id FROM messages WHERE session_id IS NOT NULL GROUP BY session_id ORDER BY MIN(rowid)"
+        )
+    return [_id_text(r[0]) for r in rows]
 
 
 def load_state_db(path: str | Path, session_id: str | None = None) -> list[Message]:
     """The active (model-facing) messages of one session, in order.
 
     With no id, a database holding exactly one session is read; otherwise the error lists ids.
+    Ids are compared as text, so a session stored under the integer 5 is `--session-id 5`.
     """
     path = Path(path)
     with _open_ro(path) as conn:
-        cols = {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
+        cols = {r[1] for r in _query(path, conn, "PRAGMA table_info(messages)")}
         if not cols:
             raise SessionFormatError(f"{path}: no 'messages' table (not a Hermes state.db?)")
+        missing = {"session_id", "role", "content"} - cols
+        if missing:
+            raise SessionFormatError(f"{path}: its messages table has no {', '.join(sorted(missing))} column")
         if session_id is None:
-            ids = [r[0] for r in conn.execute("SELECT DISTINCT session_id FROM messages LIMIT 6")]
+            ids = [r[0] for r in _query(path, conn, "SELECT DISTINCT session_id FROM messages LIMIT 6")]
+            if ids == [None]:
+                raise SessionFormatError(f"{path}: its messages have no session_id (NULL)")
+            ids = [_id_text(i) for i in ids if i is not None]
             if len(ids) != 1:
                 shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
                 raise SessionFormatError(
@@ -115,27 +188,46 @@ def load_state_db(path: str | Path, session_id: str | None = None) -> list[Messa
                     + (f" (one of: {shown})" if ids else "")
                 )
             session_id = ids[0]
-        if {"position", "flags", "name"} <= cols:  # a file written by our SessionStore
-            rows = conn.execute(
-                "SELECT role, content, tool_calls, tool_call_id, name, flags FROM messages"
-                " WHERE session_id = ? AND active = 1 ORDER BY position",
+        where = "CAST(session_id AS TEXT) = ?"
+        if _OURS <= cols:  # a file written by our SessionStore
+            order = "active_order, position" if "active_order" in cols else "position"
+            rows = _query(path, conn,
+                "SELECT rowid, role, content, tool_calls, tool_call_id, name, flags FROM messages"
+                f" WHERE {where} AND active = 1 ORDER BY {order}",
                 (session_id,),
             )
-            messages = [row_to_message(*row) for row in rows]
+            messages = [_store_row(path, row) for row in rows]
         else:
             name_col = "tool_name" if "tool_name" in cols else ("name" if "name" in cols else "NULL")
-            order = "timestamp, id" if "timestamp" in cols else "id"
-            where = "session_id = ?" + (" AND active = 1" if "active" in cols else "")
+            order = "timestamp, rowid" if "timestamp" in cols else "rowid"
+            where += " AND active = 1" if "active" in cols else ""
             extra = [c for c in ("_compressed_summary", "display_metadata") if c in cols]
-            select = ", ".join(["role", "content", "tool_call_id", "tool_calls", name_col] + extra)
-            rows = conn.execute(f"SELECT {select} FROM messages WHERE {where} ORDER BY {order}", (session_id,))
+            select = ", ".join(["rowid", "role", "content",
+                                *(c if c in cols else "NULL" for c in ("tool_call_id", "tool_calls")), name_col, *extra])
+            rows = _query(path, conn, f"SELECT {select} FROM messages WHERE {where} ORDER BY {order}", (session_id,))
             messages = [_row_to_message(path, row, extra) for row in rows]
     if not messages:
         raise SessionFormatError(f"{path}: session {session_id!r} has no active messages")
     return messages
 
 
-def _open_ro(path: str | Path) -> "_Closing":
+_OURS = {"position", "flags", "name", "active"}
+
+
+def _id_text(value: object) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def _query(path: Path | str, conn: sqlite3.Connection, sql: str, args: tuple = ()) -> list[tuple]:
+    try:
+        return conn.execute(sql, args).fetchall()
+    except sqlite3.Error as exc:
+        raise SessionFormatError(f"{path}: cannot read as a state.db: {exc}") from exc
+
+
+def _open_ro(path: str | Path) -> _Closing:
     path = Path(path)
     if not path.is_file():
         raise SessionFormatError(f"{path}: no such state.db")
@@ -163,16 +255,45 @@ class _Closing:
         self.conn.close()
 
 
+def _text(path: Path, rowid: int, column: str, value: object, required: bool = False) -> str | None:
+    """A column that must hold text (or NULL): anything else is a clear error naming the row."""
+    if value is None and not required:
+        return None
+    if isinstance(value, bytes):
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise SessionFormatError(f"{path}: row {rowid}: {column} is binary, not UTF-8 text") from None
+    if not isinstance(value, str):
+        kind = "NULL" if value is None else type(value).__name__
+        raise SessionFormatError(f"{path}: row {rowid}: {column} is {kind}, not text")
+    return value
+
+
+def _store_row(path: Path, row: tuple) -> Message:
+    rowid, *cols = row
+    try:
+        return row_to_message(*cols)
+    except (TypeError, ValueError) as exc:
+        raise SessionFormatError(f"{path}: row {rowid} cannot be read: {exc}") from exc
+
+
 def _row_to_message(path: Path, row: tuple, extra: list[str]) -> Message:
-    role, content, tool_call_id, tool_calls, name, *rest = row
-    msg: Message = {"role": role, "content": content}
+    rowid, role, content, tool_call_id, tool_calls, name, *rest = row
+    role = _text(path, rowid, "role", role, required=True)
+    msg: Message = {"role": role, "content": _text(path, rowid, "content", content)}
+    tool_calls = _text(path, rowid, "tool_calls", tool_calls)
     if tool_calls:
         try:
             msg["tool_calls"] = json.loads(tool_calls)
-        except json.JSONDecodeError as exc:
-            raise SessionFormatError(f"{path}: tool_calls of a {role} message is not JSON: {exc.msg}") from exc
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise SessionFormatError(f"{path}: row {rowid}: tool_calls is not JSON: {exc}") from exc
+        if too_deep(msg["tool_calls"]):
+            raise SessionFormatError(f"{path}: row {rowid}: tool_calls nested too deeply")
+    tool_call_id = _text(path, rowid, "tool_call_id", tool_call_id)
     if tool_call_id:
         msg["tool_call_id"] = tool_call_id
+    name = _text(path, rowid, "tool name", name)
     if name:
         msg["name"] = name
     for col, value in zip(extra, rest):
@@ -181,7 +302,9 @@ def _row_to_message(path: Path, row: tuple, extra: list[str]) -> Message:
         elif col == "display_metadata" and value:
             try:
                 msg["display_metadata"] = json.loads(value)
-            except json.JSONDecodeError:
+                if too_deep(msg["display_metadata"]):
+                    raise ValueError("nested too deeply")
+            except (TypeError, ValueError, RecursionError):
                 msg["display_metadata"] = value
     return msg
 

@@ -2,33 +2,45 @@
 
 Why it exists: an append-only store leaves the originals of a compacted exchange active, so a
 resumed session would load the summary *and* the messages it replaced and overflow its window.
-Each pass therefore soft-archives the active rows (active=0, compacted=1) and inserts the
-compacted set in one transaction. Archived rows are never deleted: they stay searchable, so
-nothing is lost. Writes never raise: a failed write is logged and returns False, and the
-session carries on (a later pass or batch compaction puts the store right again).
+Each write therefore brings the session's active rows in line with the transcript in one
+transaction: rows the transcript no longer holds are soft-archived (active=0, compacted=1, as
+Hermes does), rows new to it are inserted, rows in both stay as they are. Archived rows are
+never deleted, so nothing is lost and the store grows with the transcript, not with passes.
+
+Writes never raise (a pass must not die on a store), but every failure is counted in
+`failures` so callers can report it and exit non-zero; the next write that succeeds puts the
+store right again, because it reconciles against the whole transcript. Opening checks, before
+anything is written, that the file is ours and writable: a Hermes state.db, a read-only or
+immutable file (or -wal/-shm beside it, which SQLite would otherwise mmap into a SIGBUS) and a
+locked database are each one clear StoreError.
 """
 
 from __future__ import annotations
 
-import json
+import difflib
 import logging
+import os
 import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from hermes_mlx.compactor.store_rows import clean, encode, row_to_message, session_key
+from hermes_mlx.errors import HermesMLXError, UsageError
+
 logger = logging.getLogger(__name__)
 
 Message = dict
+SQLITE_MAGIC = b"SQLite format 3\x00"
+SIDECARS = ("-wal", "-shm", "-journal")
 
-# Columns of their own; every other key of a message dict (the `_compressed_summary` and
-# `_micro_compact_marker` flags, display_metadata, reasoning, ...) goes into `flags` as JSON.
-_COLUMNS = ("role", "content", "tool_calls", "tool_call_id", "name")
+_OURS = {"position", "flags", "name", "active", "compacted"}
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS messages (
+SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS messages (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     session_id TEXT NOT NULL,
     position INTEGER NOT NULL,
@@ -41,14 +53,29 @@ CREATE TABLE IF NOT EXISTS messages (
     active INTEGER NOT NULL DEFAULT 1,
     compacted INTEGER NOT NULL DEFAULT 0,
     created_at REAL NOT NULL,
-    archived_at REAL
-);
-CREATE INDEX IF NOT EXISTS idx_messages_session_active ON messages(session_id, active, position);
-"""
+    archived_at REAL,
+    active_order INTEGER
+)""",
+    "CREATE INDEX IF NOT EXISTS idx_messages_session_active ON messages(session_id, active, position)",
+    """CREATE TABLE IF NOT EXISTS replay_state (
+    session_id TEXT PRIMARY KEY,
+    source_digest TEXT NOT NULL,
+    source_messages INTEGER NOT NULL,
+    consumed INTEGER NOT NULL,
+    turns INTEGER NOT NULL,
+    pending INTEGER NOT NULL DEFAULT 0,
+    passes INTEGER NOT NULL DEFAULT 0,
+    updated_at REAL NOT NULL
+)""",
+]
 
 
-class StoreError(RuntimeError):
+class StoreError(HermesMLXError, RuntimeError):
     """The store cannot be opened or read (writes never raise; they return False)."""
+
+
+class StoreFormatError(StoreError, UsageError):
+    """The file is not a hermes-mlx session store (a Hermes state.db, not SQLite at all)."""
 
 
 @dataclass
@@ -65,63 +92,100 @@ class StoredMessage:
     message: Message
 
 
+@dataclass
+class ReplayState:
+    """How far a replay of one source transcript got: written with the rows it describes.
+
+    `consumed` source messages (`turns` whole turns) are in the active rows; `pending` means the
+    passes after the last of those turns had not finished, so a resumed replay runs them first.
+    """
+
+    source_digest: str
+    source_messages: int
+    consumed: int
+    turns: int
+    pending: bool = False
+    passes: int = 0
+
+
 class SessionStore:
     """Messages of many sessions in one SQLite file (or ":memory:").
 
-    Row order is `position`, which only grows within a session: a compacted set is inserted
-    after everything already stored, so the active rows always read back in transcript order.
+    `position` only grows within a session (the order rows were written, for audit);
+    `active_order` is a row's index in the session's current transcript (NULL once archived).
     """
 
-    def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time, timeout: float = 5.0) -> None:
         self.path = str(path)
         self._clock = clock
         self._lock = threading.Lock()
+        self.failures: Counter[str] = Counter()  # reason -> failed writes
+        self.last_error: str | None = None
+        conn = None
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=5.0)
+                check_writable(Path(self.path))
+                check_schema(Path(self.path))
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=timeout)
             if self.path != ":memory:":
-                self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.executescript(SCHEMA)
+                conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("BEGIN IMMEDIATE")  # also proves we can take the write lock now
+            for statement in SCHEMA:
+                conn.execute(statement)
+            cols = {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
+            if "active_order" not in cols:  # a store written before active_order existed
+                conn.execute("ALTER TABLE messages ADD COLUMN active_order INTEGER")
+                conn.execute("UPDATE messages SET active_order = position WHERE active = 1")
+            conn.execute("COMMIT")
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"cannot open session store at {self.path}: {exc}") from exc
+            if conn is not None:
+                conn.close()
+            raise StoreError(f"cannot open session store at {self.path}: {_reason(exc)}") from exc
+        self._conn = conn
 
-    # -- writes: logged, never raised ----------------------------------------------------------
+    # -- writes: counted and logged, never raised ----------------------------------------------
 
     def append(self, session_id: str, messages: Iterable[Message]) -> bool:
-        """Append messages as active rows after the session's last row."""
-        return self._write(session_id, "append", lambda cur: self._insert(cur, session_id, messages))
+        """Append messages as active rows after the session's current transcript."""
+
+        def work(cur: sqlite3.Cursor) -> None:
+            (start,) = cur.execute(
+                "SELECT COALESCE(MAX(active_order), -1) + 1 FROM messages WHERE session_id = ? AND active = 1",
+                (session_key(session_id),),
+            ).fetchone()
+            self._insert(cur, session_id, list(enumerate(messages, start=start)))
+
+        return self._write(session_id, "append", work)
 
     def archive_and_compact(self, session_id: str, new_messages: Iterable[Message]) -> bool:
-        """Replace the active view of a session with `new_messages`, atomically.
+        """Make `new_messages` the session's active view, atomically.
 
-        The previously active rows become active=0, compacted=1 (kept and searchable); the
-        compacted set is inserted as the new active rows. On any failure nothing changes.
+        Rows it replaced become active=0, compacted=1 (kept and searchable); rows new to it are
+        inserted; rows it kept stay. On any failure nothing changes.
         """
+        return self._sync("archive_and_compact", session_id, list(new_messages), None)
 
-        def work(cur: sqlite3.Cursor) -> None:
-            cur.execute(
-                "UPDATE messages SET active = 0, compacted = 1, archived_at = ? WHERE session_id = ? AND active = 1",
-                (self._clock(), session_id),
-            )
-            self._insert(cur, session_id, new_messages)
+    def sync(self, session_id: str, transcript: list[Message], state: ReplayState | None = None) -> bool:
+        """Bring the active rows in line with `transcript` (and record `state` with them).
 
-        return self._write(session_id, "archive_and_compact", work)
-
-    def sync(self, session_id: str, transcript: list[Message]) -> bool:
-        """Append-only flush: store the messages of `transcript` beyond those already active.
-
-        Mirrors Hermes marking persisted messages: after `archive_and_compact` the active rows
-        equal the compacted transcript, so the next flush adds only the new turns.
+        After a compaction this inserts only the new turns, as Hermes's append-only flush does;
+        after a failed write it also archives what the transcript dropped meanwhile.
         """
+        return self._sync("sync", session_id, transcript, state)
 
+    def _sync(self, what: str, session_id: str, transcript: list[Message], state: ReplayState | None) -> bool:
         def work(cur: sqlite3.Cursor) -> None:
-            (count,) = cur.execute(
-                "SELECT COUNT(*) FROM messages WHERE session_id = ? AND active = 1", (session_id,)
-            ).fetchone()
-            self._insert(cur, session_id, transcript[count:])
+            self._reconcile(cur, session_id, transcript)
+            if state is not None:
+                cur.execute(
+                    "INSERT OR REPLACE INTO replay_state (session_id, source_digest, source_messages, consumed,"
+                    " turns, pending, passes, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (session_key(session_id), state.source_digest, state.source_messages, state.consumed,
+                     state.turns, int(state.pending), state.passes, self._clock()),
+                )
 
-        return self._write(session_id, "sync", work)
+        return self._write(session_id, what, work)
 
     def _write(self, session_id: str, what: str, work: Callable[[sqlite3.Cursor], None]) -> bool:
         with self._lock:
@@ -140,37 +204,81 @@ class SessionStore:
                         self._conn.execute("ROLLBACK")
                 except sqlite3.Error:
                     pass
+                reason = _reason(exc)
+                self.failures[reason] += 1
+                self.last_error = reason
                 logger.warning(
-                    "session store %s failed for session %r (%s: %s); nothing was written, the session continues",
-                    what, session_id, type(exc).__name__, exc,
+                    "session store %s failed for session %r (%s); nothing was written, the session continues",
+                    what, session_id, reason,
                 )
                 return False
             finally:
                 if cur is not None:
                     cur.close()
 
-    def _insert(self, cur: sqlite3.Cursor, session_id: str, messages: Iterable[Message]) -> None:
+    def _reconcile(self, cur: sqlite3.Cursor, session_id: str, messages: list[Message]) -> None:
+        key = session_key(session_id)
+        encoded = [encode(m, i) for i, m in enumerate(messages)]
+        rows = cur.execute(
+            "SELECT id, active_order, role, content, tool_calls, tool_call_id, name, flags FROM messages"
+            " WHERE session_id = ? AND active = 1 ORDER BY active_order, position",
+            (key,),
+        ).fetchall()
+        matcher = difflib.SequenceMatcher(None, [tuple(r[2:]) for r in rows], encoded, autojunk=False)
+        kept: dict[int, int] = {}  # row index -> transcript index
+        for a, b, size in matcher.get_matching_blocks():
+            kept.update((a + k, b + k) for k in range(size))
+        now = self._clock()
+        cur.executemany(
+            "UPDATE messages SET active = 0, compacted = 1, archived_at = ?, active_order = NULL WHERE id = ?",
+            [(now, row[0]) for i, row in enumerate(rows) if i not in kept],
+        )
+        cur.executemany(
+            "UPDATE messages SET active_order = ? WHERE id = ?",
+            [(j, rows[i][0]) for i, j in kept.items() if rows[i][1] != j],
+        )
+        taken = set(kept.values())
+        self._insert(cur, session_id, [(j, encoded[j]) for j in range(len(encoded)) if j not in taken], encoded=True)
+
+    def _insert(self, cur: sqlite3.Cursor, session_id: str, items: list[tuple[int, object]], encoded: bool = False) -> None:
+        """Insert (active_order, message) pairs after the session's last position."""
+        key = session_key(session_id)
         (last,) = cur.execute(
-            "SELECT COALESCE(MAX(position), -1) FROM messages WHERE session_id = ?", (session_id,)
+            "SELECT COALESCE(MAX(position), -1) FROM messages WHERE session_id = ?", (key,)
         ).fetchone()
         now = self._clock()
-        for offset, message in enumerate(messages, start=1):
-            cur.execute(
-                "INSERT INTO messages (session_id, position, role, content, tool_calls, tool_call_id, name,"
-                " flags, active, compacted, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, 0, ?)",
-                (session_id, last + offset, *_encode(message, last + offset), now),
-            )
+        rows = []
+        for offset, (order, message) in enumerate(items, start=1):
+            values = message if encoded else encode(message, order)  # type: ignore[arg-type]
+            rows.append((key, last + offset, *values, now, order))
+        cur.executemany(
+            "INSERT INTO messages (session_id, position, role, content, tool_calls, tool_call_id, name,"
+            " flags, active, compacted, created_at, active_order) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, 0, ?, ?)",
+            rows,
+        )
 
     # -- reads: a clear StoreError on failure ---------------------------------------------------
 
     def load_active(self, session_id: str) -> list[Message]:
         """The session as the model should see it on resume: active rows only, in order."""
-        rows = self._select("session_id = ? AND active = 1", (session_id,))
+        rows = self._select("session_id = ? AND active = 1", (session_key(session_id),), order="active_order, position")
         return [r.message for r in rows]
 
     def history(self, session_id: str) -> list[StoredMessage]:
-        """Every row of a session, archived ones included (for display and audit)."""
-        return self._select("session_id = ?", (session_id,))
+        """Every row of a session, archived ones included, in the order written (for audit)."""
+        return self._select("session_id = ?", (session_key(session_id),))
+
+    def progress(self, session_id: str) -> ReplayState | None:
+        """Where the last replay of this session stopped (None if none was recorded)."""
+        rows = self._read(
+            "SELECT source_digest, source_messages, consumed, turns, pending, passes FROM replay_state"
+            " WHERE session_id = ?",
+            (session_key(session_id),),
+        )
+        if not rows:
+            return None
+        digest, total, consumed, turns, pending, passes = rows[0]
+        return ReplayState(digest, total, consumed, turns, bool(pending), passes)
 
     def search(self, session_id: str | None, text: str, *, limit: int = 100) -> list[StoredMessage]:
         """Rows whose content, tool calls or tool name contain `text` (case-insensitive for ASCII).
@@ -179,6 +287,7 @@ class SessionStore:
         can be found. A plain LIKE keeps substring semantics exact (paths, hashes, error lines),
         which an FTS tokenizer would not.
         """
+        text = clean(text)
         pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         match = (
             "(content LIKE ? ESCAPE '\\' OR tool_calls LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\'"
@@ -187,7 +296,7 @@ class SessionStore:
         args: tuple = (pattern,) * 4
         if session_id is not None:
             match = "session_id = ? AND " + match
-            args = (session_id, *args)
+            args = (session_key(session_id), *args)
         return self._select(match, args, limit=limit)
 
     def sessions(self) -> list[str]:
@@ -195,16 +304,24 @@ class SessionStore:
         rows = self._read("SELECT session_id FROM messages GROUP BY session_id ORDER BY MIN(id)", ())
         return [r[0] for r in rows]
 
-    def _select(self, where: str, args: tuple, limit: int | None = None) -> list[StoredMessage]:
+    def integrity_check(self) -> str:
+        """SQLite's own verdict on the file ("ok" when sound)."""
+        return "; ".join(str(r[0]) for r in self._read("PRAGMA integrity_check", ()))
+
+    def _select(self, where: str, args: tuple, limit: int | None = None, order: str = "position") -> list[StoredMessage]:
         sql = (
             "SELECT id, session_id, position, active, compacted, created_at, archived_at,"
             f" role, content, tool_calls, tool_call_id, name, flags FROM messages WHERE {where}"
-            " ORDER BY session_id, position" + (f" LIMIT {int(limit)}" if limit is not None else "")
+            f" ORDER BY session_id, {order}" + (f" LIMIT {int(limit)}" if limit is not None else "")
         )
         out = []
         for row in self._read(sql, args):
             rid, sid, pos, active, compacted, created, archived, *cols = row
-            out.append(StoredMessage(rid, sid, pos, bool(active), bool(compacted), created, archived, row_to_message(*cols)))
+            try:
+                message = row_to_message(*cols)
+            except (TypeError, ValueError) as exc:
+                raise StoreError(f"session store {self.path}: row {rid} cannot be read: {exc}") from exc
+            out.append(StoredMessage(rid, sid, pos, bool(active), bool(compacted), created, archived, message))
         return out
 
     def _read(self, sql: str, args: tuple) -> list[tuple]:
@@ -212,7 +329,7 @@ class SessionStore:
             try:
                 return self._conn.execute(sql, args).fetchall()
             except sqlite3.Error as exc:
-                raise StoreError(f"cannot read session store at {self.path}: {exc}") from exc
+                raise StoreError(f"cannot read session store at {self.path}: {_reason(exc)}") from exc
 
     def close(self) -> None:
         with self._lock:
@@ -225,45 +342,54 @@ class SessionStore:
         self.close()
 
 
-def _encode(message: Message, position: int) -> tuple:
-    """Message dict -> (role, content, tool_calls, tool_call_id, name, flags) column values."""
-    if not isinstance(message, dict):
-        raise TypeError(f"message at position {position} is a {type(message).__name__}, not a dict")
-    role = message.get("role")
-    if not isinstance(role, str):
-        raise ValueError(f"message at position {position} has no string role")
-    extra = {k: v for k, v in message.items() if k not in _COLUMNS}
-    content = message.get("content")
-    if content is not None and not isinstance(content, str):
-        extra["content"] = content  # a list of parts, kept whole
-        content = None
-    elif "content" not in message:
-        extra["_no_content"] = True
-    for key in ("tool_calls", "tool_call_id", "name"):
-        if key in message and message[key] is None:
-            extra[key] = None  # an explicit None reads back as one
-    tool_calls = message.get("tool_calls")
-    return (
-        role,
-        content,
-        json.dumps(tool_calls, ensure_ascii=False) if tool_calls is not None else None,
-        message.get("tool_call_id"),
-        message.get("name"),
-        json.dumps(extra, ensure_ascii=False, sort_keys=True) if extra else None,
-    )
+# -- opening checks ----------------------------------------------------------------------------
 
 
-def row_to_message(role: str, content, tool_calls, tool_call_id, name, flags) -> Message:
-    """Column values -> the message dict that was stored (also used to read a store file as a session)."""
-    extra = json.loads(flags) if flags else {}
-    message: Message = {"role": role}
-    if not extra.pop("_no_content", False):
-        message["content"] = content
-    if tool_calls is not None:
-        message["tool_calls"] = json.loads(tool_calls)
-    if tool_call_id is not None:
-        message["tool_call_id"] = tool_call_id
-    if name is not None:
-        message["name"] = name
-    message.update(extra)
-    return message
+def check_writable(path: Path) -> None:
+    """Raise StoreError unless SQLite can write `path` and the files it keeps beside it.
+
+    Checked before opening because SQLite falls back to a read-only -shm mapping it cannot grow
+    (SIGBUS, the process dies) and otherwise reports a read-only file only at the first write.
+    """
+    if path.is_dir():
+        raise StoreError(f"session store {path} is a directory")
+    if not path.parent.is_dir():
+        raise StoreError(f"session store {path}: folder {path.parent} does not exist")
+    for candidate in [path] + [Path(str(path) + s) for s in SIDECARS]:
+        if candidate.exists() and not os.access(candidate, os.R_OK | os.W_OK):
+            raise StoreError(f"session store {path}: {candidate} is not writable (read-only or immutable)")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise StoreError(
+            f"session store {path}: folder {path.parent} is not writable (SQLite keeps its journal beside the file)"
+        )
+
+
+def check_schema(path: Path) -> None:
+    """Refuse, read-only and before any PRAGMA, a file that is not (or cannot become) our store."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    with path.open("rb") as fh:
+        if fh.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+            raise StoreFormatError(f"session store {path} exists and is not a SQLite database")
+    conn = None
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        cols = {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open session store at {path}: {_reason(exc)}") from exc
+    finally:
+        if conn is not None:
+            conn.close()
+    if cols and not _OURS <= cols:
+        raise StoreFormatError(
+            f"{path} has a messages table of another schema (a Hermes state.db?); it was left untouched:"
+            " give --store a new file (a state.db can be the session to replay instead)"
+        )
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+        return f"{exc} (another connection holds it)"
+    if isinstance(exc, sqlite3.Error):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
