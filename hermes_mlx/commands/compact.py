@@ -122,10 +122,13 @@ def check_args(args: argparse.Namespace) -> None:
                 raise UsageError(f"{option} and {other} are the same file ({value})")
         targets[option] = path
     if args.store:
-        from hermes_mlx.compactor.store import check_schema, check_writable
+        from hermes_mlx.compactor.store import StoreError, check_schema, check_writable
 
-        check_writable(targets["--store"])  # read-only checks now; the store is opened after the model loads
-        check_schema(targets["--store"])
+        try:  # read-only checks now; the store is opened (and written) after the model loads
+            check_writable(targets["--store"])
+            check_schema(targets["--store"])
+        except StoreError as exc:
+            raise UsageError(str(exc)) from exc
 
 
 def _log_handler(path: str) -> logging.Handler:
