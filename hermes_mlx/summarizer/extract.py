@@ -1,12 +1,19 @@
 """Finding facts in text: paths, URLs, identifiers, exit statuses, error lines, inline-code
 names and the user's directives. Pure functions over strings, so the ledger (which merges the
 facts) and the verifier (which looks for invented ones) share one definition of each.
+
+No fact is ever taken from cut text. Hermes shortens messages to a head and a tail around
+`...[truncated]...`, we clip with `[... N characters ... cut ...]`, tools print `... 40 more lines`
+or `(output truncated)`; a path, command or error line that runs into such a marker is a fragment
+(`ion_2.py` of `db/migration_2.py`), so every finder first drops what touches one (`uncut`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+
+from .errors import ERROR_LINE, is_error_line, scan_errors  # noqa: F401  (re-exported)
 
 _EXTS = (
     "py pyi pyx ipynb js mjs cjs ts tsx jsx vue svelte md mdx rst txt json jsonl yaml yml toml cfg ini "
@@ -31,17 +38,6 @@ _JIRA_STOP = {"UTF", "SHA", "ISO", "X", "GPT", "BASE", "TLS", "SSL", "IPV", "P",
 _HEX = re.compile(r"(?<![\w\-])[0-9a-f]{7,40}(?![\w\-])")
 _VERSION = re.compile(r"(?<![\w.\-])(?:v|go)?\d+\.\d+\.\d+(?:[\-+][0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(?!\w|\.\d)")
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
-ERROR_LINE = re.compile(
-    r"^(?:FAILED|ERROR)\s+\S"
-    r"|\b[A-Z][A-Za-z0-9_]*(?:Error|Exception|Failure|Exit)\b(?::|$)"
-    r"|^\s*(?:error|fatal|panic|FATAL|ERROR|Error)(?:\[[\w\-]+\])?:"
-    r"|npm ERR!"
-    r"|:\d+(?::\d+)?:\s*(?:fatal )?error\b"
-    r"|\bHTTP(?:/[\d.]+)?\s+[45]\d\d\b|\bstatus(?: code)?[:= ]+[45]\d\d\b"
-    r"|command not found|No such file or directory|Permission denied|Segmentation fault"
-    r"|\bTraceback \(most recent call last\)"
-    r"|^WARNING: DATA RACE|^--- FAIL:|^FAIL\s|^\s*[\w./\-]+_test\.go:\d+:"
-)
 TEST_ID = re.compile(r"([\w./\-]+\.py::[\w\[\]\-.:,]+)")
 _EXIT_TEXT = re.compile(
     r"(?:exit(?:ed)?(?: with)?(?: code| status)?[:= ]+|returned non-zero exit status |\[exit(?: code)? |exit_code[\"']?\s*[:=]\s*|returncode[\"']?\s*[:=]\s*)(-?\d{1,3})\b",
@@ -65,6 +61,74 @@ INJECTION = re.compile(
 )
 
 
+CUT = re.compile(
+    r"\.{3} ?\[truncated\] ?\.{3}"  # Hermes: head + "\n...[truncated]...\n" + tail
+    r"|\[(?:\.{3}|…)[^\[\]\n]{0,80}\]"  # ours: [... 1,234 characters, 12 lines cut ...], [...]
+    r"|[\[(<][^\[\]()<>\n]{0,30}\b(?:truncated|omitted|elided|snipped|more lines)\b[^\[\]()<>\n]{0,60}[\])>]"  # [truncated]
+    r"|(?:\.{3}|…)[ \t]*[(\[]?(?:and )?\+?[\d,]{1,12} (?:more |additional )?(?:lines?|rows?|items?|entries|results|matches|files)\b[^\n]{0,40}"
+    r"|^[ \t]*…|…[ \t]*$|(?<=[A-Za-z0-9_./\-])…(?=[A-Za-z0-9_./\-])",  # clipped: "line…", "\n…\n", "migrat…ion_2.py"
+    re.I | re.M,
+)
+_CUT_WORDS = ("truncated", "omitted", "elided", "snipped", "more lines", "[...", "[…")
+_CUT_COUNT = re.compile(r"(?:\.{3}|…)[ \t]*[(\[]?(?:and )?\+?\d")
+_LINE_CUT = re.compile(r"\b(?:lines?|rows?|items?|entries|results|matches|files)\b", re.I)
+
+
+def has_cut(text: str) -> bool:
+    """True when text carries a cut marker: part of it is missing."""
+    if not text:
+        return False
+    if "…" not in text:  # plain string tests first: the marker regex is slow on long text
+        low = text.lower()
+        if not any(w in low for w in _CUT_WORDS) and not ("..." in text and _CUT_COUNT.search(text)):
+            return False
+    return bool(CUT.search(text))
+
+
+def cut_pieces(text: str, unit: str = "token") -> list[str]:
+    """Text split at its cut markers, each piece less the fragment a cut broke: at a cut, the
+    run of characters up to the nearest whitespace (`unit="token"`: paths, URLs, ids) or the
+    nearest line break (`unit="line"`: error lines, commands) is dropped. A marker that counts
+    lines (`... 40 more lines`) cuts whole lines; one that counts characters, or says nothing,
+    took its neighbouring newline with it, so the line next to it is a fragment."""
+    text = text or ""
+    if not has_cut(text):
+        return [text]
+    sep = "\n" if unit == "line" else None
+    pieces, pos, cut_before = [], 0, False
+    for m in CUT.finditer(text):
+        start, end = m.span()
+        if not (_LINE_CUT.search(m.group(0)) and not re.search(r"char|byte", m.group(0), re.I)):
+            if start > pos and text[start - 1] in " \n":
+                start -= 1
+            if end < len(text) and text[end] in " \n":
+                end += 1
+        pieces.append(_drop_edges(text[pos:start], cut_before, True, sep))
+        pos, cut_before = end, True
+    pieces.append(_drop_edges(text[pos:], cut_before, False, sep))
+    return pieces
+
+
+def _drop_edges(piece: str, head_cut: bool, tail_cut: bool, sep: str | None) -> str:
+    if head_cut:
+        m = re.search(r"\s" if sep is None else sep, piece)
+        piece = piece[m.start() :] if m else ""
+    if tail_cut:
+        i = max(piece.rfind(c) for c in (" \t\n\r\f\v" if sep is None else sep))
+        piece = piece[: i + 1] if i >= 0 else ""
+    return piece
+
+
+def uncut(text: str, unit: str = "token") -> str:
+    """Text with its cut markers turned into line breaks and the fragments beside them dropped."""
+    return "\n".join(cut_pieces(text, unit))
+
+
+def whole_head(text: str) -> str:
+    """The whole lines before the first cut: all of a command that can be trusted."""
+    return cut_pieces(text, "line")[0].strip()
+
+
 def strip_injections(text: str) -> str:
     """Blank out each paragraph of tool output that addresses the agent with instructions, so
     neither the ledger nor the model picks up its URLs, paths or commands as facts."""
@@ -80,13 +144,13 @@ def _clip(text: str, n: int = 240) -> str:
 
 
 def find_paths(text: str) -> list[str]:
-    """Path-like tokens in text (URLs removed first)."""
-    text = URL.sub(" ", text or "")
+    """Path-like tokens in text (URLs removed first), none from a fragment beside a cut."""
+    text = URL.sub(" ", uncut(text or ""))
     out = []
     for m in _PATH.finditer(text):
         p = m.group(1).rstrip(".")
         low = p.lower()
-        if low in _NOT_PATHS or not re.search(r"[A-Za-z]", p) or "//" in p:
+        if low in _NOT_PATHS or not re.search(r"[A-Za-z]", p) or "//" in p or len(p) > 300:
             continue
         if "/" in p and not re.search(r"\.[A-Za-z]\w*/?$|^[~./]", p) and any(seg.isdigit() for seg in p.split("/")):
             continue  # dates and fractions like 2026/11/27
@@ -97,7 +161,7 @@ def find_paths(text: str) -> list[str]:
 
 def find_urls(text: str) -> list[str]:
     out = []
-    for m in URL.finditer(text or ""):
+    for m in URL.finditer(uncut(text or "")):
         url = m.group(0).rstrip(".,;:!?*_")
         if url not in out:
             out.append(url)
@@ -107,7 +171,7 @@ def find_urls(text: str) -> list[str]:
 def find_ids(text: str, *, strict: bool = False) -> list[str]:
     """Issue refs, ticket keys, UUIDs, commit hashes and versions. `strict` is for tool output:
     hashes only on git-looking lines and no versions, since logs are full of both."""
-    text = text or ""
+    text = uncut(text or "")
     out: list[str] = []
 
     def add(x: str) -> None:
@@ -139,6 +203,8 @@ def find_ids(text: str, *, strict: bool = False) -> list[str]:
 def exit_status(result: str) -> int | None:
     """Exit status reported in a tool result, JSON or text; None when it says nothing."""
     stripped = (result or "").strip()
+    if not stripped.startswith("{"):
+        stripped = uncut(stripped, "line")
     if stripped.startswith("{"):
         try:
             data = json.loads(stripped)
@@ -152,29 +218,22 @@ def exit_status(result: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def error_report(result: str, limit: int = 6) -> tuple[list[str], int]:
+    """Error lines of a tool result (see errors.py), none from a line a cut broke:
+    (the `limit` most specific, how many others there were)."""
+    return scan_errors(uncut(result or "", "line"), limit)
+
+
 def error_lines(result: str, limit: int = 6) -> list[str]:
     """Error lines of a tool result, verbatim (whitespace folded), most specific first."""
-    found: list[str] = []
-    for raw in (result or "").splitlines():
-        line = raw.strip()
-        if line.startswith("E ") and not line.startswith("E   ") and ":" not in line:
-            continue
-        line = re.sub(r"^E\s{2,}", "", line)
-        if not line or len(line) < 6 or not ERROR_LINE.search(line):
-            continue
-        if line.startswith("Traceback"):
-            continue  # the exception line below it carries the information
-        line = _clip(line)
-        if line not in found:
-            found.append(line)
-    return found[:limit]
+    return error_report(result, limit)[0]
 
 
 def code_names(text: str, exclude: set = frozenset(), limit: int = 8) -> list[str]:
     """Short inline-code spans (`ROUND_HALF_UP`, `retry_async`, `httpx>=0.23,<0.28`): names the
     assistant singled out, so likely to be needed verbatim later."""
     out = []
-    for m in re.finditer(r"(?<!`)`([^`\s]{3,80})`(?!`)", text or ""):
+    for m in re.finditer(r"(?<!`)`([^`\s]{3,80})`(?!`)", uncut(text or "")):
         name = m.group(1)
         if name in exclude or name in out or not re.search(r"[A-Za-z]", name) or URL.match(name):
             continue
@@ -188,10 +247,10 @@ def user_constraints(text: str, limit: int = 6) -> list[str]:
     """What the user said that directs or constrains the work, verbatim: a short message whole
     (user turns are the source of truth), else its directive sentences."""
     folded = " ".join(text.split())
-    if 8 <= len(folded) <= 400:
+    if 8 <= len(folded) <= 400 and not has_cut(text):
         return [folded]
     out = []
-    for sentence in re.split(r"(?<=[.!?])\s+|(?<=[。！？])|\n+", text):
+    for sentence in re.split(r"(?<=[.!?])\s+|(?<=[。！？])|\n+", uncut(text, "line")):
         sentence = sentence.strip(" -*>\t")
         if 8 <= len(sentence) <= 400 and _DIRECTIVE.search(sentence):
             sentence = _clip(sentence, 300)

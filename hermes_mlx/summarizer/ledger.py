@@ -3,7 +3,8 @@
 A 135M model paraphrases paths, drops exit codes and invents test names; so files, commands with
 their exit status, error lines, URLs, identifiers and the user's own constraints never pass
 through it. They are pulled from the full (untrimmed, redacted) text here, de-duplicated, and an
-error moves to `resolved` once a later run of the same command or test passes.
+error moves to `resolved` once a later run of the same command or test passes. Text that someone
+cut (Hermes, our own clipping, the tool) yields no fact from the fragment beside the cut.
 """
 
 from __future__ import annotations
@@ -17,18 +18,24 @@ from .extract import (  # noqa: F401  (also re-exported for callers of the ledge
     TEST_ID,
     code_names,
     error_lines,
+    error_report,
     exit_status,
     find_ids,
     find_paths,
     find_urls,
+    has_cut,
+    is_error_line,
     strip_injections,
+    uncut,
     user_constraints,
+    whole_head,
 )
 from .text import Turn
 
 _NOISE_PATH = ("site-packages/", "dist-packages/", "/usr/lib/", "/proc/", "node_modules/", ".venv/", "/lib/python", "<frozen")
 _FILE_KEYS = ("path", "file_path", "filepath", "filename", "file", "target_file", "old_path", "new_path", "dest", "destination", "source")
 _ACTION_RANK = {"mentioned": 0, "read": 1, "edited": 2, "created": 3, "deleted": 3}
+MORE_ERRORS = re.compile(r"^… and (\d+) more error lines?$")  # how many error lines a result had beyond those kept
 
 # ---------------------------------------------------------------- the ledger
 
@@ -86,6 +93,10 @@ class Ledger:
         self.commands.append(Command(cmd, [status]))
 
     def add_error(self, line: str, cmd: str = "", test: str = "") -> None:
+        if MORE_ERRORS.match(line):  # the latest count for this command replaces an older one
+            self.errors = [e for e in self.errors if not (e.cmd == cmd and MORE_ERRORS.match(e.line))]
+            self.errors.append(ErrorItem(line, cmd))
+            return
         if not test:
             m = TEST_ID.search(line)
             test = m.group(1) if m else ""
@@ -109,7 +120,7 @@ class Ledger:
         still = []
         for e in self.errors:
             if _covers(cmd, e) or (e.test and re.search(re.escape(e.test) + r"\s+PASSED", output)):
-                if e.line not in self.resolved:
+                if e.line not in self.resolved and not MORE_ERRORS.match(e.line):
                     self.resolved.append(e.line)
             else:
                 still.append(e)
@@ -137,7 +148,7 @@ class Ledger:
             self._absorb_text(t)
         for call in pending:  # calls whose result never came
             if call.text and _is_command(call):
-                self.add_command(call.text, None)
+                self.add_command(whole_head(call.text), None)
 
     def _absorb_call(self, call) -> None:
         name = call.name.lower()
@@ -150,7 +161,7 @@ class Ledger:
         )
         for key in _FILE_KEYS:
             value = call.arguments.get(key)
-            if isinstance(value, str) and value.strip() and "\n" not in value.strip():
+            if isinstance(value, str) and value.strip() and "\n" not in value.strip() and not has_cut(value):
                 self.add_file(value, action)
         paths = call.arguments.get("paths")
         if isinstance(paths, str):
@@ -178,18 +189,20 @@ class Ledger:
             except ValueError:
                 pass
         output = strip_injections(output)
-        cmd = call.text if call is not None and _is_command(call) else ""
+        cmd = whole_head(call.text) if call is not None and _is_command(call) else ""
         if cmd:
             self.add_command(cmd, status)
-        errors = error_lines(output)
+        errors, omitted = error_report(output)
         if status not in (0, None) or errors and status is None:
             for line in errors:
                 self.add_error(line, cmd)
+            if omitted:
+                self.add_error(f"… and {omitted} more error lines", cmd)
         elif status == 0 and cmd:
             self.resolve(cmd, output)
         # paths and URLs in tool output: only where they name a problem or a change
-        for line in output.splitlines()[:4000]:
-            if ERROR_LINE.search(line) or re.search(r"^\s*(?:modified|new file|deleted|renamed|created|wrote|saved|writing)\b", line, re.I):
+        for line in uncut(output, "line").splitlines()[:4000]:
+            if is_error_line(line) or re.search(r"^\s*(?:modified|new file|deleted|renamed|created|wrote|saved|writing)\b", line, re.I):
                 for p in find_paths(line)[:4]:
                     self.add_file(p, "mentioned")
         self.add_list("urls", [u for u in find_urls(output) if not re.search(r"pythonhosted|pypi\.org/simple|registry\.npmjs", u)][:3])
@@ -204,7 +217,7 @@ class Ledger:
         self.add_list("urls", find_urls(text))
         self.add_list("ids", find_ids(text))
         if t.role == "assistant":
-            for line in text.splitlines():
+            for line in uncut(text, "line").splitlines():
                 m = re.match(r"^\s*\$ (\S.*)$", line)
                 if m:
                     self.add_command(m.group(1).strip(), None)

@@ -1,0 +1,135 @@
+"""Error lines in tool output, from every common toolchain.
+
+One general rule does most of the work: a line that labels itself an error or failure
+(`error:`, `error[E0308]:`, `error TS2345`, `ValueError:`, `FAILED ...`, `[ERROR]`). A few shapes
+carry no such label and are listed on their own (ruff's `file:l:c: F401`, Go's `main.go:12:2:
+undefined: foo`, `--- FAIL:`, `panic:`, jest's `●`, cargo's `... FAILED`, curl's `curl: (7)`, HTTP
+statuses, the shell's `command not found`). Reports spread over several lines (a rustc `-->` line,
+a Python traceback's innermost frame, a Node or Java `at` frame, an eslint file header, Gradle's
+`* What went wrong:`) carry their location into the one line kept. A result with many errors keeps
+the most specific few (a code and a location first) and says how many it left out, so one noisy
+build cannot flood the ledger.
+
+Everything here works on text already freed of cut markers (see `extract.uncut`), one line at a
+time, each line clipped before any regex runs: a 200,000-character minified line costs no more
+than its first `MAX_LINE` characters, and no pattern here backtracks more than linearly.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_LINE = 2000  # a candidate line is cut to this before any regex sees it
+MAX_LINES = 20_000  # lines of one result scanned at most (head); the tail is scanned too
+
+ERROR_LINE = re.compile(
+    # the general rule: a line that labels itself an error or failure
+    r"(?:^|(?<=[\s:>(\]]))(?i:fatal error|error|fatal|panic)(?:\[[\w\-]+\])?:"  # error: / error[E0308]: / f.c:1:2: error:
+    r"|\berror\s+[A-Z]{1,4}\d{2,5}\b"  # tsc, MSVC: error TS2345 / error C2065
+    r"|^\s*\d+:\d+\s+error\s"  # eslint (stylish), under a file header
+    r"|\b[A-Z][\w.]*(?:Error|Exception|Failure|Exit)\b:"  # ValueError: msg / HTTPError: 404 ...
+    r"|:\d+:\s+[A-Z]\w*(?:Error|Exception)$|^[a-z][\w.]*\.[A-Z]\w*(?:Error|Exception)$|^[A-Z]\w*(?:Error|Exception)$"
+    r"|^\s*(?:FAILED|ERROR|FAIL|FAILURE)(?::|\s+\S|$)"  # pytest, jest, go test, Gradle
+    r"|^\[(?:ERROR|FATAL)\]\s*\S"  # Maven
+    r"|^(?:\[\w+\]\s*|\*\*\s*)?BUILD FAIL(?:URE|ED)\b"  # Maven, Gradle, Xcode
+    # shapes that carry no such label
+    r"|^[\w./\\\-]+\.\w+:\d+:\d+:\s+[A-Z]{1,4}\d{2,5}\b"  # ruff, flake8, pylint: file:l:c: F401
+    r"|^[A-Z]{1,3}\d{3,4}\b(?: \[\*\])? \S"  # ruff's full format: F401 [*] ... then --> file:l:c
+    r"|^(?:\.{1,2}/)?[\w./\-]*\w\.go:\d+(?::\d+)?:\s"  # go build, vet, test
+    r"|^--- FAIL:|^panic:|^WARNING: DATA RACE"  # go
+    r"|^\s*●\s.*›|^\s*● Test suite failed"  # jest
+    r"|^test \S+ \.\.\. FAILED|\bpanicked at\b"  # cargo test, rust panics
+    r"|^Exception in thread\b"  # java
+    r"|^\* What went wrong:"  # Gradle
+    r"|^curl: \(\d+\)"
+    r"|\bHTTP(?:/[\d.]+)?\s+[45]\d\d\b|\bstatus(?: code)?[:= ]+[45]\d\d\b|\b[45]\d\d (?:Client|Server) Error\b"
+    r"|npm ERR!|command not found|: not found$|No such file or directory|Permission denied|Segmentation fault|core dumped"
+    r"|\*\*\* \[[^\]\n]{0,200}\] Error \d+"  # make
+)
+_MAVEN_NOISE = re.compile(r"^\[ERROR\]\s*(?:$|->|Re-run Maven|To see the full|For more information|\[Help)")
+_CODE = re.compile(
+    r"\b[A-Z]{1,4}\d{2,5}\b|\[[A-Za-z][\w\-]*\]\s*$|\berror\[\w+\]|^curl: \(\d+\)|\s{2}@?[a-z][\w\-]*(?:/[\w\-]+)?\s*$"
+    r"|\b[45]\d\d (?:Client|Server) Error|HTTP(?:/[\d.]+)?\s+[45]\d\d|status(?: code)?[:= ]+[45]\d\d"
+)
+_LOCATION = re.compile(
+    r"(?<![\w.\\/@\-])[\w.\\/@\-]{0,300}\w\.[A-Za-z]\w{0,9}(?::\d+|\(\d+(?:,\d+)?\)|:\[\d+,\d+\])"  # f.ts:4 f.ts(4,7) F.java:[4,7]
+    r"|\bline \d+|\.py::\w|^\s*\d+:\d+\s"
+)
+_PY_FRAME = re.compile(r'^\s*File "([^"]{1,300})", line (\d+)(?:, in (\S{1,120}))?')
+_ARROW = re.compile(r"^\s*-->\s*(\S{1,300})")  # rustc, ruff
+_AT_FRAME = re.compile(r"^\s+at\s+(\S.{0,200})$")  # Node, Java
+_FILE_HEADER = re.compile(r"^(?:[A-Za-z]:\\|/|\.{0,2}/)?[\w.@\\/\-]{0,300}\.\w{1,10}$")  # eslint's per-file header
+
+
+def is_error_line(line: str) -> bool:
+    """True when one line of tool output reports an error or failure."""
+    line = (line or "")[:MAX_LINE]
+    return bool(ERROR_LINE.search(line)) and not _noise(line)
+
+
+def _noise(line: str) -> bool:
+    return bool(_MAVEN_NOISE.match(line))
+
+
+def _fold(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _lines(text: str) -> list[str]:
+    lines = text.splitlines()
+    if len(lines) > 2 * MAX_LINES:  # errors cluster at the end of a build; keep both ends
+        lines = lines[:MAX_LINES] + [""] + lines[-MAX_LINES:]
+    return [ln[:MAX_LINE] for ln in lines]
+
+
+def _follow(lines: list[str], i: int) -> tuple[str, str]:
+    """What the next line adds to an error: (the rest of its message, its location)."""
+    nxt = next((ln for ln in lines[i + 1 : i + 4] if ln.strip()), "")
+    if re.search(r"What went wrong:$|\bpanicked at \S+:$", lines[i].rstrip()):
+        return nxt.strip(), ""  # Gradle, Rust >= 1.73: the message is on the next line
+    m = _ARROW.match(nxt) or _AT_FRAME.match(nxt)  # rustc/ruff `--> f:l:c`, Node/Java `at f (x.js:3:9)`
+    return ("", m.group(1).strip()) if m else ("", "")
+
+
+def scan_errors(text: str, limit: int = 6) -> tuple[list[str], int]:
+    """Error lines of one tool result, verbatim (whitespace folded) with any location the lines
+    below them give, most specific first: (the `limit` kept, how many distinct others were left)."""
+    lines = _lines(text or "")
+    found: dict[str, tuple[int, int]] = {}  # line -> (specificity, order)
+    frame = header = ""
+    for i, raw in enumerate(lines):
+        stripped = raw.strip()
+        if not stripped:
+            header = ""
+            continue
+        m = _PY_FRAME.match(raw)
+        if m:  # Python: the innermost frame so far; the exception line comes after the last one
+            frame = f"{m.group(1)}:{m.group(2)}" + (f", in {m.group(3)}" if m.group(3) else "")
+            continue
+        if stripped.startswith("Traceback (most recent call last)"):
+            frame = ""
+            continue
+        if not raw[:1].isspace() and _FILE_HEADER.match(stripped) and ("/" in stripped or "\\" in stripped):
+            header = stripped
+            continue
+        line = stripped
+        if line.startswith("E ") and not line.startswith("E   ") and ":" not in line:
+            continue
+        line = re.sub(r"^E\s{2,}", "", line)  # pytest's assertion lines
+        if len(line) < 6 or not is_error_line(line):
+            if not raw[:1].isspace():
+                frame = ""  # an unindented line that is no exception ends a traceback
+            continue
+        more, loc = _follow(lines, i)
+        if frame and re.match(r"^[\w.]+(?::|$)", line):
+            loc, frame = frame, ""
+        elif header and re.match(r"^\s*\d+:\d+\s", raw):
+            loc = header + ":" + raw.split()[0]
+        text_ = _fold(line + (" " + more if more else ""), 240) + (f" [at {_fold(loc, 160)}]" if loc else "")
+        if text_ in found:
+            continue
+        specific = bool(_CODE.search(raw) or _CODE.search(more)) + bool(loc or _LOCATION.search(line))
+        found[text_] = (specific, len(found))
+    ranked = sorted(found, key=lambda k: (-found[k][0], found[k][1]))
+    return ranked[:limit], max(0, len(ranked) - limit)

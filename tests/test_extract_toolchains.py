@@ -1,0 +1,364 @@
+"""Error lines from every common toolchain reach the ledger, bounded; no fact comes from cut text.
+
+Each sample is what the tool prints (trimmed to the interesting part, otherwise verbatim in
+shape), and must yield its key error line; ordinary prose about errors must yield none.
+"""
+
+import json
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermes_mlx.summarizer.extract import (
+    error_lines,
+    error_report,
+    find_ids,
+    find_paths,
+    find_urls,
+    uncut,
+)
+from hermes_mlx.summarizer.ledger import Ledger
+from hermes_mlx.summarizer.text import ToolCall, Turn, normalize, trim_middle
+
+HERMES_CUT = "\n...[truncated]...\n"
+
+SAMPLES = {
+    "tsc": (
+        "$ npx tsc --noEmit\n"
+        "src/render.ts(41,7): error TS2345: Argument of type 'string' is not assignable to parameter of type 'number'.\n"
+        "src/render.ts(58,3): error TS2322: Type 'undefined' is not assignable to type 'Node'.\n\n"
+        "Found 2 errors in the same file, starting at: src/render.ts:41\n",
+        ["src/render.ts(41,7): error TS2345: Argument of type 'string' is not assignable to parameter of type 'number'."],
+    ),
+    "msvc": (
+        "Microsoft (R) C/C++ Optimizing Compiler Version 19.38.33133 for x64\n"
+        "main.cpp\n"
+        "C:\\src\\app\\main.cpp(12,5): error C2065: 'undeclared': undeclared identifier\n"
+        "Build FAILED.\n",
+        ["C:\\src\\app\\main.cpp(12,5): error C2065: 'undeclared': undeclared identifier"],
+    ),
+    "rustc": (
+        "   Compiling demo v0.1.0 (/work/demo)\n"
+        "error[E0308]: mismatched types\n"
+        " --> src/main.rs:4:5\n"
+        "  |\n"
+        "3 | fn two() -> i32 {\n"
+        "  |             --- expected `i32` because of return type\n"
+        "4 |     \"2\"\n"
+        "  |     ^^^ expected `i32`, found `&str`\n\n"
+        "For more information about this error, try `rustc --explain E0308`.\n"
+        "error: could not compile `demo` (bin \"demo\") due to 1 previous error\n",
+        ["error[E0308]: mismatched types [at src/main.rs:4:5]"],
+    ),
+    "javac": (
+        "Foo.java:12: error: cannot find symbol\n"
+        "        Bar b = new Bar();\n"
+        "        ^\n"
+        "  symbol:   class Bar\n"
+        "  location: class Foo\n"
+        "1 error\n",
+        ["Foo.java:12: error: cannot find symbol"],
+    ),
+    "maven": (
+        "[INFO] BUILD FAILURE\n"
+        "[INFO] ------------------------------------------------------------------------\n"
+        "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.11.0:compile (default-compile) on project app: Compilation failure\n"
+        "[ERROR] /work/app/src/main/java/com/acme/App.java:[14,9] cannot find symbol\n"
+        "[ERROR] -> [Help 1]\n"
+        "[ERROR] \n"
+        "[ERROR] To see the full stack trace of the errors, re-run Maven with the -e switch.\n",
+        ["[ERROR] /work/app/src/main/java/com/acme/App.java:[14,9] cannot find symbol"],
+    ),
+    "gradle": (
+        "> Task :app:compileJava FAILED\n\n"
+        "FAILURE: Build failed with an exception.\n\n"
+        "* What went wrong:\n"
+        "Execution failed for task ':app:compileJava'.\n"
+        "> Compilation failed; see the compiler error output for details.\n\n"
+        "* Try:\n> Run with --stacktrace option to get the stack trace.\n\n"
+        "BUILD FAILED in 3s\n",
+        ["FAILURE: Build failed with an exception.", "* What went wrong: Execution failed for task ':app:compileJava'."],
+    ),
+    "eslint": (
+        "\n/work/web/src/app.js\n"
+        "  12:5  error  'x' is defined but never used  no-unused-vars\n"
+        "  20:1  warning  Unexpected console statement  no-console\n\n"
+        "✖ 2 problems (1 error, 1 warning)\n",
+        ["12:5 error 'x' is defined but never used no-unused-vars [at /work/web/src/app.js:12:5]"],
+    ),
+    "ruff": (
+        "src/app/cli.py:3:8: F401 [*] `os` imported but unused\n"
+        "src/app/cli.py:41:89: E501 Line too long (104 > 88)\n"
+        "Found 2 errors.\n[*] 1 fixable with the `--fix` option.\n",
+        ["src/app/cli.py:3:8: F401 [*] `os` imported but unused"],
+    ),
+    "ruff_full": (
+        "F401 [*] `os` imported but unused\n --> src/app/cli.py:3:8\n  |\n3 | import os\n  |        ^^\n",
+        ["F401 [*] `os` imported but unused [at src/app/cli.py:3:8]"],
+    ),
+    "mypy": (
+        "src/app/cli.py:3: error: Argument 1 to \"run\" has incompatible type \"str\"; expected \"int\"  [arg-type]\n"
+        "Found 1 error in 1 file (checked 12 source files)\n",
+        ['src/app/cli.py:3: error: Argument 1 to "run" has incompatible type "str"; expected "int" [arg-type]'],
+    ),
+    "flake8": (
+        "./src/app/cli.py:1:1: F401 'os' imported but unused\n./src/app/cli.py:7:80: E501 line too long (93 > 79 characters)\n",
+        ["./src/app/cli.py:1:1: F401 'os' imported but unused"],
+    ),
+    "go_build": (
+        "# example.com/demo\n./main.go:12:2: undefined: foo\n./main.go:15:9: cannot use x (variable of type int) as string value in return statement\n",
+        ["./main.go:12:2: undefined: foo"],
+    ),
+    "go_test": (
+        "=== RUN   TestAdd\n--- FAIL: TestAdd (0.00s)\n    add_test.go:12: Add(1, 2) = 4; want 3\nFAIL\nFAIL\texample.com/demo\t0.003s\n",
+        ["--- FAIL: TestAdd (0.00s)", "add_test.go:12: Add(1, 2) = 4; want 3"],
+    ),
+    "go_panic": (
+        "panic: runtime error: index out of range [5] with length 3\n\ngoroutine 1 [running]:\nmain.main()\n"
+        "\t/work/demo/main.go:12 +0x1d\nexit status 2\n",
+        ["panic: runtime error: index out of range [5] with length 3"],
+    ),
+    "swift": (
+        "/Users/dev/App/Sources/App/View.swift:10:5: error: cannot find 'titel' in scope\n        titel = \"x\"\n        ^~~~~\n"
+        "** BUILD FAILED **\n",
+        ["/Users/dev/App/Sources/App/View.swift:10:5: error: cannot find 'titel' in scope"],
+    ),
+    "node": (
+        "/app/x.js:3\n  fn();\n  ^\n\nTypeError: fn is not a function\n    at main (/app/x.js:3:9)\n"
+        "    at Object.<anonymous> (/app/x.js:5:1)\n    at node:internal/main/run_main_module:28:49\n\nNode.js v20.11.0\n",
+        ["TypeError: fn is not a function [at main (/app/x.js:3:9)]"],
+    ),
+    "java_trace": (
+        'Exception in thread "main" java.lang.NullPointerException: Cannot invoke "String.length()" because "s" is null\n'
+        "\tat com.acme.Text.len(Text.java:10)\n\tat com.acme.Main.main(Main.java:4)\n",
+        ['Exception in thread "main" java.lang.NullPointerException: Cannot invoke "String.length()" because "s" is null [at com.acme.Text.len(Text.java:10)]'],
+    ),
+    "python": (
+        "Traceback (most recent call last):\n"
+        '  File "/work/app/cli.py", line 88, in <module>\n    main()\n'
+        '  File "/work/app/cart.py", line 41, in total\n    return sum(p["sku"] for p in items)\n'
+        "           ~^^^^^^^\nKeyError: 'sku'\n",
+        ["KeyError: 'sku' [at /work/app/cart.py:41, in total]"],
+    ),
+    "pytest": (
+        "============ FAILURES ============\n___ test_y ___\n\n    def test_y():\n>       assert total([]) == 1\n"
+        "E       assert 0 == 1\n\ntests/x.py:4: AssertionError\n"
+        "=========== short test summary info ===========\n"
+        "FAILED tests/x.py::test_y - AssertionError: assert 0 == 1\n"
+        "1 failed, 3 passed in 0.12s\n",
+        ["FAILED tests/x.py::test_y - AssertionError: assert 0 == 1"],
+    ),
+    "jest": (
+        "FAIL src/x.test.ts\n  Cart\n    ✕ adds items (5 ms)\n\n  ● Cart › adds items\n\n"
+        "    expect(received).toBe(expected) // Object.is equality\n\n    Expected: 2\n    Received: 1\n\n"
+        "      at Object.<anonymous> (src/x.test.ts:5:15)\n\nTests:       1 failed, 3 passed, 4 total\n",
+        ["FAIL src/x.test.ts", "● Cart › adds items"],
+    ),
+    "cargo_test": (
+        "running 2 tests\ntest tests::adds ... ok\ntest tests::subtracts ... FAILED\n\nfailures:\n\n"
+        "---- tests::subtracts stdout ----\nthread 'tests::subtracts' panicked at src/lib.rs:12:9:\n"
+        "assertion `left == right` failed\n  left: 1\n right: 2\n\n"
+        "test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out\n",
+        ["test tests::subtracts ... FAILED", "thread 'tests::subtracts' panicked at src/lib.rs:12:9: assertion `left == right` failed"],
+    ),
+    "curl": (
+        "curl: (7) Failed to connect to localhost port 8080 after 0 ms: Couldn't connect to server\n",
+        ["curl: (7) Failed to connect to localhost port 8080 after 0 ms: Couldn't connect to server"],
+    ),
+    "http_client": (
+        "Traceback (most recent call last):\n  File \"/work/app/sync.py\", line 19, in fetch\n    r.raise_for_status()\n"
+        "requests.exceptions.HTTPError: 404 Client Error: Not Found for url: https://api.example.dev/v1/items\n",
+        ["requests.exceptions.HTTPError: 404 Client Error: Not Found for url: https://api.example.dev/v1/items"],
+    ),
+    "http_status": ("GET /v1/items -> status 503 (Service Unavailable), retrying in 2s\n", ["GET /v1/items -> status 503 (Service Unavailable), retrying in 2s"]),
+    "shell": ("bash: foo: command not found\n", ["bash: foo: command not found"]),
+    "make": ("cc -O2 -c x.c\nmake: *** [Makefile:12: build] Error 1\n", ["make: *** [Makefile:12: build] Error 1"]),
+}
+
+PROSE = [
+    "no errors found",
+    "Found 0 errors in 3 files",
+    "0 failed, 12 passed",
+    "error handling is described in docs/errors.md",
+    "Success: no issues found in 12 source files",
+    "test result: ok. 3 passed; 0 failed; 0 ignored",
+    "All checks passed!",
+    "Tests:       4 passed, 4 total",
+    "We should raise a ValueError when the SKU is missing.",
+    "✖ 0 problems (0 errors, 0 warnings)",
+    "The retry logic handles errors from the API gracefully.",
+]
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_each_toolchain_yields_its_key_error_line(name):
+    out, expected = SAMPLES[name]
+    lines = error_lines(out, limit=10)
+    for want in expected:
+        assert any(want in line for line in lines), (want, lines)
+
+
+@pytest.mark.parametrize("text", PROSE)
+def test_prose_about_errors_yields_no_error(text):
+    assert error_lines(text) == []
+
+
+def test_location_is_carried_with_the_error_into_the_ledger():
+    msgs = [
+        {"role": "assistant", "content": "", "tool_calls": [_call("a", "terminal", command="cargo build")]},
+        {"role": "tool", "tool_call_id": "a", "content": json.dumps({"output": SAMPLES["rustc"][0], "exit_code": 101})},
+    ]
+    led = Ledger()
+    led.absorb(normalize(msgs))
+    assert "error[E0308]: mismatched types [at src/main.rs:4:5]" in [e.line for e in led.errors]
+    assert led.errors[0].line.startswith("error[E0308]")  # code and location rank first
+
+
+def test_hundred_errors_keep_the_specific_few_and_count_the_rest():
+    out = "\n".join(
+        [f"error: build step {i} failed" for i in range(60)]
+        + [f"src/m{i % 20}.ts({i},3): error TS2322: Type 'x' is not assignable" for i in range(40)]
+        + ["src/m0.ts(0,3): error TS2322: Type 'x' is not assignable"] * 5  # duplicates
+    )
+    lines, omitted = error_report(out)
+    assert len(lines) == 6 and omitted == 94
+    assert all("TS2322" in line for line in lines)
+    msgs = [
+        {"role": "assistant", "content": "", "tool_calls": [_call("a", "terminal", command="npm run build")]},
+        {"role": "tool", "tool_call_id": "a", "content": out + "\nexit code: 2"},
+    ]
+    led = Ledger()
+    led.absorb(normalize(msgs))
+    assert [e.line for e in led.errors][-1] == "… and 94 more error lines"
+    assert len(led.errors) == 7
+    # a passing run of the same command resolves them; the count is not kept as an error
+    msgs += [
+        {"role": "assistant", "content": "", "tool_calls": [_call("b", "terminal", command="npm run build")]},
+        {"role": "tool", "tool_call_id": "b", "content": "done\nexit code: 0"},
+    ]
+    led = Ledger()
+    led.absorb(normalize(msgs))
+    assert not led.errors and len(led.resolved) == 6
+
+
+HUGE_LINES = {
+    "slashes": "a/" * 100_000 + "#",
+    "late_error": "x" * 199_990 + " error: boom",
+    "dotted": "error: " + "a.b" * 66_000 + ".py:",
+    "brackets": "[" * 200_000,
+    "dots": "." * 200_000,
+    "ellipses": "…" * 200_000,
+    "locations": "src/a.py:1:2: " * 14_000,
+    "markers": "x...[truncated]..." * 11_000,
+}
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("name", sorted(HUGE_LINES))
+def test_huge_single_lines_do_not_stall_the_extractors(name):
+    line = HUGE_LINES[name]
+    turns = [  # built directly: redaction's own cost is not what this measures
+        Turn("user", line),
+        Turn("assistant", line, [ToolCall("a", "terminal", {"command": "make"}, "make")]),
+        Turn("tool", line + "\nexit code: 2", tool_call_id="a"),
+    ]
+    Ledger().absorb(turns)
+    assert all(len(x) <= 300 for x in find_paths(line) + find_ids(line))
+    assert all(len(x) <= 420 for x in error_lines(line))
+    find_urls(line)
+
+
+# ---------------------------------------------------------------- cut text
+
+
+def test_hermes_cut_yields_no_fragment_path_or_command():
+    head = "Ran the migrations, then:\n$ git commit -am 'add migrations' # 8 files changed, 48 insertions(+),"
+    tail = "ion_2.py\n and db/migrations/migration_3.py is next."
+    text = head + HERMES_CUT + tail
+    assert "ion_2.py" not in find_paths(text)
+    assert "db/migrations/migration_3.py" in find_paths(text)
+    led = Ledger()
+    led.absorb(normalize([{"role": "assistant", "content": text}]))
+    assert "ion_2.py" not in led.files
+    assert not [c for c in led.commands if "insertions(+)," in c.cmd]
+
+
+def test_fact_whole_elsewhere_is_kept():
+    text = "edited db/migrations/migration_2.py" + HERMES_CUT + "ion_2.py and db/migrations/migration_2.py again"
+    assert find_paths(text) == ["db/migrations/migration_2.py"]
+
+
+def test_each_kind_of_marker_cuts():
+    markers = [
+        HERMES_CUT, " ...[truncated]... ", "...[TRUNCATED]...", "[truncated]", "(output truncated)",
+        "\n[... 1,234 characters, 12 lines cut ...]\n", "\n[... 99 characters omitted ...]\n", "[... 500 chars ...]", "…", "\n…\n",
+    ]
+    for marker in markers:
+        text = "see src/app/migrat" + marker + "ion_2.py then src/ok.py"
+        assert find_paths(text) == ["src/ok.py"], marker
+    # our own trimming, at whatever point it falls
+    long = " ".join(f"src/pkg{i}/module_{i}.py" for i in range(400))
+    for head in range(50, 400, 37):
+        trimmed = trim_middle(long, head, 211)
+        assert set(find_paths(trimmed)) <= set(find_paths(long))
+
+
+def test_line_count_markers_keep_whole_lines():
+    out = "src/a.py:3:1: F401 `os` imported but unused\n... 40 more lines\nsrc/b.py:9:1: F811 redefinition of `x`\n"
+    lines = error_lines(out)
+    assert "src/a.py:3:1: F401 `os` imported but unused" in lines and "src/b.py:9:1: F811 redefinition of `x`" in lines
+
+
+def test_cut_error_line_and_cut_tool_command_are_dropped():
+    out = "ok\nsrc/render.ts(41,7): error TS2345: Argument of ty" + HERMES_CUT + "pe 'number'.\nsrc/x.ts(1,1): error TS1005: ';' expected.\n"
+    assert error_lines(out) == ["src/x.ts(1,1): error TS1005: ';' expected."]
+    msgs = [
+        {"role": "assistant", "content": "", "tool_calls": [_call("a", "terminal", command="cd app && npm ci\nnpm run bui" + HERMES_CUT + "ld")]},
+        {"role": "tool", "tool_call_id": "a", "content": out + "exit code: 2"},
+    ]
+    led = Ledger()
+    led.absorb(normalize(msgs))
+    assert [c.cmd for c in led.commands] == ["cd app && npm ci"]
+    assert [e.line for e in led.errors] == ["src/x.ts(1,1): error TS1005: ';' expected."]
+
+
+_SEG = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_0123456789", min_size=1, max_size=8)
+_REAL_PATH = st.builds(
+    lambda segs, name, ext, lead: lead + "/".join(segs + [name + "." + ext]),
+    st.lists(_SEG, min_size=0, max_size=4),
+    _SEG,
+    st.sampled_from(["py", "ts", "rs", "go", "md", "json", "yaml"]),
+    st.sampled_from(["", "./", "/", "~/"]),
+)
+_FILLER = st.sampled_from([" ", "\n", " and ", ", ", " (see ", ") ", "\n$ cat ", ": ", " edited "])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_FILLER, _REAL_PATH), min_size=1, max_size=8), st.data())
+def test_cutting_anywhere_never_yields_a_partial_path(parts, data):
+    original = "".join(f + p for f, p in parts) + "."
+    whole = set(find_paths(original))
+    i = data.draw(st.integers(0, len(original)))
+    j = data.draw(st.integers(i, len(original)))
+    cut = original[:i] + HERMES_CUT + original[j:]
+    assert set(find_paths(cut)) <= whole, cut
+
+
+def test_uncut_leaves_uncut_text_alone():
+    text = "src/a.py ... waiting... done; see https://x.dev/a and ../b/c.py"
+    assert uncut(text) == text and uncut(text, "line") == text
+
+
+def _call(cid, name, **args):
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+
+
+def test_no_sample_error_comes_from_elsewhere():
+    # every error line a sample yields is made of its own text (plus the location carried)
+    for name, (out, _) in SAMPLES.items():
+        flat = " ".join(out.split())
+        for line in error_lines(out, limit=20):
+            core = re.sub(r" \[at .*\]$", "", line)
+            assert core.split(" ")[0] in flat, (name, line)
