@@ -154,7 +154,8 @@ def test_update_with_focus_and_iterative():
     r = s.update(None, turns, focus="rounding")
     assert r.ok, r.error
     back = parse(r.text)
-    assert back.goal == "Fix the CSV rounding. Don't touch the migrations."
+    assert back.goal == "Fix the CSV rounding."  # the request; its directive stays with the constraints
+    assert "Fix the CSV rounding. Don't touch the migrations." in back.ledger.constraints
     assert "Go ahead." in back.ledger.constraints
     assert "Pay most attention to: rounding" in fake.requests[0]["request"][1]["content"]
     r2 = s.update(r.text, [{"role": "user", "content": "Now open the PR."}])

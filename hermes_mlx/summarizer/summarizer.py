@@ -15,6 +15,7 @@ from typing import Callable
 
 from .api import Message, SummaryResult
 from .chunk import chunk_turns, fit
+from .faithful import directive_shaped, gate, goal_of, tally
 from .ledger import Ledger
 from .prompts import Template, load_template, read_bullets
 from .redact import redact
@@ -98,8 +99,10 @@ class MLXSummarizer:
         overhead = self.count_tokens(tpl.system + tpl.user) + 48
         return max(128, min(self.chunk_tokens, self.context_window() - self._cap(tpl) - overhead))
 
-    def _ask(self, tpl: Template, content: str, sources: str, stats: dict, focus: str | None = None) -> list[str]:
-        """One model call; returns the bullets that pass the verifier (maybe none)."""
+    def _ask(self, tpl: Template, content: str, sources: str, stats: dict, focus: str | None = None,
+             turns: list[Turn] | None = None) -> list[str]:
+        """One model call; returns the bullets that pass the faithfulness gate against what this
+        call summarized (`turns`, else `sources`), dropped ones replaced by assistant statements."""
         timeout = self.timeout
         if self.deadline_s is not None:
             left = self.deadline_s - (time.perf_counter() - stats["started"])
@@ -127,9 +130,11 @@ class MLXSummarizer:
         text = redact(getattr(result, "text", "") or "")
         stats["raw"].append(text[:300])
         bullets = read_bullets(text, cut=reason != "stop", max_lines=tpl.max_lines)
-        kept, rejected = check_lines(bullets, sources)
-        stats["rejected"].extend(f"{why}: {line[:80]}" for line, why in rejected)
-        return kept
+        source = content + "\n" + (source_text(turns) if turns is not None else sources)
+        checked = gate(bullets, source, turns, script=main_script(sources))
+        tally(stats["gate"], checked)
+        stats["rejected"].extend(f"{why}: {line[:80]}" for line, why in checked.dropped)
+        return checked.lines
 
     # ------------------------------------------------------------ the three jobs
 
@@ -151,7 +156,7 @@ class MLXSummarizer:
     def _run(self, job, *args) -> SummaryResult:
         started = time.perf_counter()
         stats = {"prompt_tokens": 0, "cached_tokens": 0, "generation_tokens": 0, "model": self.model or "",
-                 "finish_reasons": [], "rejected": [], "raw": [], "chunks": 0, "skipped": 0,
+                 "finish_reasons": [], "rejected": [], "raw": [], "chunks": 0, "skipped": 0, "gate": {},
                  "started": started}
         try:
             text, details = job(stats, *args)
@@ -160,6 +165,8 @@ class MLXSummarizer:
             text, details, ok = "", {}, False
             error = f"{type(exc).__name__}: {exc}".strip()
         details.update(finish_reasons=stats["finish_reasons"], rejected=stats["rejected"], model_output=stats["raw"])
+        if stats["gate"]:
+            details["gate"] = stats["gate"]  # model lines kept, dropped by reason, replaced
         if stats["skipped"]:
             details["model_calls_skipped"] = stats["skipped"]  # deadline reached
         return SummaryResult(
@@ -188,10 +195,11 @@ class MLXSummarizer:
         notes: list[str] = []
         for chunk in chunks:
             stats["chunks"] += 1
-            notes += [n for n in self._ask(tpl, chunk, sources, stats) if n not in notes and n not in prev.progress]
-        details = {"narrative": "model"}
+            notes += [n for n in self._ask(tpl, chunk, sources, stats, turns=turns) if n not in notes and n not in prev.progress]
+        # no model line kept: the gate's verbatim stand-ins (else the concluding sentence) tell it
+        details = {"narrative": "model" if stats["gate"].get("kept") else "fallback"}
         if not notes:
-            notes, details["narrative"] = _fallback_notes(turns), "fallback"
+            notes = _fallback_notes(turns)
         _set_goal(prev, turns)
         prev.progress.extend(notes)
         return self._finish(prev, sources, stats, details)
@@ -213,10 +221,11 @@ class MLXSummarizer:
         fallbacks = 0
         for chunk in chunks:
             stats["chunks"] += 1
-            notes = [n for n in self._ask(tpl, chunk, sources, stats, focus) if n not in prev.progress]
-            if not notes:  # this chunk's own concluding sentences stand in
+            kept_before = stats["gate"].get("kept", 0)
+            notes = [n for n in self._ask(tpl, chunk, sources, stats, focus, turns=_turns_in(chunk, norm)) if n not in prev.progress]
+            if stats["gate"].get("kept", 0) == kept_before:  # no model line: verbatim sentences stand in
                 fallbacks += 1
-                notes = [n for n in _fallback_notes(_turns_in(chunk, norm)) if n not in prev.progress]
+                notes = notes or [n for n in _fallback_notes(_turns_in(chunk, norm)) if n not in prev.progress]
             prev.progress.extend(notes)
         if fallbacks:
             details["narrative"] = "fallback" if fallbacks == len(chunks) else "mixed"
@@ -304,13 +313,13 @@ def _lang(s: Summary, turns: list[Turn]) -> str:
 
 
 def _set_goal(s: Summary, turns: list[Turn]) -> None:
-    if s.goal:
+    """Goal is the user's first real request (faithful.goal_of); a directive-shaped goal read
+    from an older summary moves to the constraints, where the user's directives belong."""
+    if s.goal and not directive_shaped(s.goal):
         return
-    for t in turns:
-        if t.role == "user" and t.text.strip():
-            goal = " ".join(t.text.split())
-            s.goal = goal if len(goal) <= 300 else goal[:299].rsplit(" ", 1)[0] + "…"
-            return
+    if s.goal:
+        s.ledger.add_list("constraints", [s.goal])
+    s.goal = goal_of(turns)
 
 
 def _fallback_notes(turns: list[Turn]) -> list[str]:

@@ -18,7 +18,7 @@ MARKER_END = "--- END OF CONTEXT SUMMARY"
 
 # our headings, in render order
 GOAL, CONSTRAINTS, PROGRESS, DECISIONS, QUESTIONS, REMAINING = (
-    "Goal", "User Constraints", "Progress", "Decisions", "Open Questions", "Remaining Work",
+    "Goal", "Constraints & Preferences", "Progress", "Decisions", "Open Questions", "Remaining Work",
 )
 FILES, COMMANDS, ERRORS, RESOLVED, URLS, IDS = "Files", "Commands", "Errors", "Resolved Errors", "URLs", "Identifiers"
 EARLIER = "Earlier Summary"
