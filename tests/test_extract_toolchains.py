@@ -189,6 +189,8 @@ PROSE = [
     "We should raise a ValueError when the SKU is missing.",
     "✖ 0 problems (0 errors, 0 warnings)",
     "The retry logic handles errors from the API gracefully.",
+    "H200 141GB HBM3e detected, driver 550.54",
+    "F401 is the rule for unused imports; see docs/rules.md",
 ]
 
 

@@ -143,3 +143,41 @@ def test_injected_paragraph_in_tool_output_yields_no_facts():
     carried = "\n".join(led.items())
     assert "evil.example" not in carried and "authorized_keys" not in carried
     assert "https://docs.example.dev/v2/invoices" in led.urls
+
+
+def test_error_count_renders_and_parses_back():
+    from hermes_mlx.summarizer.summary import Summary, parse, render
+
+    out = "\n".join(f"src/m{i}.py:{i}: error: Name 'x{i}' is not defined  [name-defined]" for i in range(40))
+    msgs = [
+        {"role": "assistant", "content": "", "tool_calls": [call("a", "terminal", command="mypy src")]},
+        {"role": "tool", "tool_call_id": "a", "content": json.dumps({"output": out, "exit_code": 1})},
+    ]
+    led = Ledger()
+    led.absorb(normalize(msgs))
+    assert len(led.errors) == 7 and led.errors[-1].line == "… and 34 more error lines"
+    text = render(Summary(ledger=led))
+    assert "`… and 34 more error lines`" in text
+    back = parse(text).ledger
+    assert [e.line for e in back.errors] == [e.line for e in led.errors]
+    back.absorb(normalize(msgs))  # the same run again: one count, not two
+    assert sum(e.line.endswith("more error lines") for e in back.errors) == 1
+
+
+def test_hermes_cut_tool_output_gives_no_fragment_facts():
+    # Hermes 0.19 keeps a head and a tail of each message around "\n...[truncated]...\n"
+    out = (
+        "[main 3f9a2c1] add migrations\n 8 files changed, 48 insertions(+), 2 deletions(-)\n"
+        " create mode 100644 db/migrations/migration_1.py\n create mode 100644 db/migrations/migrat"
+        "\n...[truncated]...\n"
+        "ion_2.py\nerror: failed to push some refs to 'origin'\n"
+    )
+    msgs = [
+        {"role": "assistant", "content": "", "tool_calls": [call("a", "terminal", command="git commit -am 'add migrations' && git push")]},
+        {"role": "tool", "tool_call_id": "a", "content": out + "exit code: 1"},
+    ]
+    led = Ledger()
+    led.absorb(normalize(msgs))
+    carried = led.items()
+    assert not any(x.endswith("migrat") or x == "ion_2.py" for x in carried)
+    assert [e.line for e in led.errors] == ["error: failed to push some refs to 'origin'"]

@@ -34,7 +34,6 @@ ERROR_LINE = re.compile(
     r"|^(?:\[\w+\]\s*|\*\*\s*)?BUILD FAIL(?:URE|ED)\b"  # Maven, Gradle, Xcode
     # shapes that carry no such label
     r"|^[\w./\\\-]+\.\w+:\d+:\d+:\s+[A-Z]{1,4}\d{2,5}\b"  # ruff, flake8, pylint: file:l:c: F401
-    r"|^[A-Z]{1,3}\d{3,4}\b(?: \[\*\])? \S"  # ruff's full format: F401 [*] ... then --> file:l:c
     r"|^(?:\.{1,2}/)?[\w./\-]*\w\.go:\d+(?::\d+)?:\s"  # go build, vet, test
     r"|^--- FAIL:|^panic:|^WARNING: DATA RACE"  # go
     r"|^\s*●\s.*›|^\s*● Test suite failed"  # jest
@@ -55,6 +54,7 @@ _LOCATION = re.compile(
     r"(?<![\w.\\/@\-])[\w.\\/@\-]{0,300}\w\.[A-Za-z]\w{0,9}(?::\d+|\(\d+(?:,\d+)?\)|:\[\d+,\d+\])"  # f.ts:4 f.ts(4,7) F.java:[4,7]
     r"|\bline \d+|\.py::\w|^\s*\d+:\d+\s"
 )
+_CODE_HEAD = re.compile(r"^[A-Z]{1,3}\d{3,4}\b(?: \[\*\])? \S")  # ruff's full format: `F401 [*] ...`, then `--> f:l:c`
 _PY_FRAME = re.compile(r'^\s*File "([^"]{1,300})", line (\d+)(?:, in (\S{1,120}))?')
 _ARROW = re.compile(r"^\s*-->\s*(\S{1,300})")  # rustc, ruff
 _AT_FRAME = re.compile(r"^\s+at\s+(\S.{0,200})$")  # Node, Java
@@ -117,7 +117,8 @@ def scan_errors(text: str, limit: int = 6) -> tuple[list[str], int]:
         if line.startswith("E ") and not line.startswith("E   ") and ":" not in line:
             continue
         line = re.sub(r"^E\s{2,}", "", line)  # pytest's assertion lines
-        if len(line) < 6 or not is_error_line(line):
+        ruff = _CODE_HEAD.match(line) and _ARROW.match(next((ln for ln in lines[i + 1 : i + 3] if ln.strip()), ""))
+        if len(line) < 6 or not (ruff or is_error_line(line)):
             if not raw[:1].isspace():
                 frame = ""  # an unindented line that is no exception ends a traceback
             continue
