@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from summarizer_fakes import FakeModel, call, count, failing_exchange, fixing_exchange
 
 from hermes_mlx.summarizer.faithful import (
     Source,
@@ -19,10 +20,9 @@ from hermes_mlx.summarizer.faithful import (
     statements,
     stem,
 )
-from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.summarizer import MLXSummarizer
+from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.text import normalize
-from summarizer_fakes import FakeModel, call, count, failing_exchange, fixing_exchange
 
 SOURCE = (
     "User: Don't use pandas; do the rounding with Decimal. Never push to main.\n"

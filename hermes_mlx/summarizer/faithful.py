@@ -22,34 +22,18 @@ REASONS = ("unsupported", "polarity", "reports_user", "empty", "filtered")
 
 # words that carry no fact: a line may use them freely
 FUNCTION_WORDS = frozenset(
-    "a an the and or but nor so yet of to in on at for with from by as into onto over under after before about "
-    "against between through during above below up down out off again further then once here there when where why "
-    "how all any both each few more most other some such only own same than too very just also now still already "
-    "is are was were be been being am do does did doing done has have had having will would shall should can could "
-    "may might must it its it's this that these those i me my we us our you your he him his she her they them "
-    "their what which who whom whose if because while until since though although whether either neither "
-    "not no never none nothing without instead rather avoid don't doesn't didn't isn't aren't wasn't weren't "
-    "won't can't cannot shouldn't mustn't haven't hasn't hadn't let let's via per etc e.g i.e one two "
-    "something anything everything new old first last next yes ok okay well".split()
+    ["a", "an", "the", "and", "or", "but", "nor", "so", "yet", "of", "to", "in", "on", "at", "for", "with", "from", "by", "as", "into", "onto", "over", "under", "after", "before", "about", "against", "between", "through", "during", "above", "below", "up", "down", "out", "off", "again", "further", "then", "once", "here", "there", "when", "where", "why", "how", "all", "any", "both", "each", "few", "more", "most", "other", "some", "such", "only", "own", "same", "than", "too", "very", "just", "also", "now", "still", "already", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "doing", "done", "has", "have", "had", "having", "will", "would", "shall", "should", "can", "could", "may", "might", "must", "it", "its", "it's", "this", "that", "these", "those", "i", "me", "my", "we", "us", "our", "you", "your", "he", "him", "his", "she", "her", "they", "them", "their", "what", "which", "who", "whom", "whose", "if", "because", "while", "until", "since", "though", "although", "whether", "either", "neither", "not", "no", "never", "none", "nothing", "without", "instead", "rather", "avoid", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "can't", "cannot", "shouldn't", "mustn't", "haven't", "hasn't", "hadn't", "let", "let's", "via", "per", "etc", "e.g", "i.e", "one", "two", "something", "anything", "everything", "new", "old", "first", "last", "next", "yes", "ok", "okay", "well"]
 )
 # the summary's own vocabulary: allowed when the line also carries a supported fact
 STOCK_WORDS = frozenset(
-    "fix fixed fixes fixing add added adds adding ran run runs running update updated updates updating edit "
-    "edited edits change changed changes changing create created creates remove removed delete deleted read "
-    "reads wrote write writes check checked checks find found make made use used uses using apply applied open "
-    "opened inspect inspected look looked looking replace replaced move moved rename renamed install installed "
-    "review reviewed confirm confirmed verify verified test tested tests testing step steps result results "
-    "issue issues problem problems code file files command commands output function functions change "
-    "successfully successful now again work worked working done finished completed complete started start "
-    "tried try attempt attempted get got set modified modify implemented implement resolved resolve "
-    "investigated investigate identified identify caused cause because due reason version line lines".split()
+    ["fix", "fixed", "fixes", "fixing", "add", "added", "adds", "adding", "ran", "run", "runs", "running", "update", "updated", "updates", "updating", "edit", "edited", "edits", "change", "changed", "changes", "changing", "create", "created", "creates", "remove", "removed", "delete", "deleted", "read", "reads", "wrote", "write", "writes", "check", "checked", "checks", "find", "found", "make", "made", "use", "used", "uses", "using", "apply", "applied", "open", "opened", "inspect", "inspected", "look", "looked", "looking", "replace", "replaced", "move", "moved", "rename", "renamed", "install", "installed", "review", "reviewed", "confirm", "confirmed", "verify", "verified", "test", "tested", "tests", "testing", "step", "steps", "result", "results", "issue", "issues", "problem", "problems", "code", "file", "files", "command", "commands", "output", "function", "functions", "change", "successfully", "successful", "now", "again", "work", "worked", "working", "done", "finished", "completed", "complete", "started", "start", "tried", "try", "attempt", "attempted", "get", "got", "set", "modified", "modify", "implemented", "implement", "resolved", "resolve", "investigated", "investigate", "identified", "identify", "caused", "cause", "because", "due", "reason", "version", "line", "lines"]
 )
 
 _NEG_EN = re.compile(r"\b(?:not|no|never|none|nothing|nor|cannot|without|avoid(?:s|ed|ing)?|instead\s+of|rather\s+than)\b"
-                     r"|n['’]t\b", re.I)
+                     r"|n['’]t\b", re.IGNORECASE)
 _NEG_CJK = re.compile(r"不|没|別|别|禁止|ない|ません|しないで|ず[、。にの]")
 _CLAUSE = re.compile(r"[;:,\n—–()]|(?<=[.!?])\s+|\s+(?:but|however|whereas|although|though)\s+|(?=\b(?:instead of|rather than)\b)"
-                     r"|[；，。！？、：]", re.I)
+                     r"|[；，。！？、：]", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|(?<=[。！？])|\n+")
 _TOKEN = re.compile(r"`[^`\n]+`|[A-Za-z][\w'’./:#+-]*[\w]|[A-Za-z]|\d+(?:\.\d+)*|[\u3040-\u30ff\u3400-\u9fff]+")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w])")
@@ -60,17 +44,17 @@ _REPORTS_USER = re.compile(
     r"|\b(?:you|he|she|they)\s+(?:asked|said|say|says|want|wanted|requested|told|prefer|insisted|mentioned|would like)\b"
     r"|\bas (?:you )?(?:requested|asked|instructed)\b|\b(?:i|we) (?:was|were) (?:asked|told|instructed)\b"
     r"|用户|ユーザー|使用者",
-    re.I,
+    re.IGNORECASE,
 )
 _DIRECTIVE = re.compile(
     r"^\s*(?:(?:no|ok|okay|yes|also|and|but|please|so)[,.!]?\s+)*(?:please\s+)?"
     r"(?:don['’]?t|do not|never|avoid|always|must|mustn['’]t|make sure|ensure|keep|stick to|leave|no\b|instead of|"
     r"stop|only)\b|^\s*(?:不要|别|禁止|必须|务必|请勿|しないで|禁止|必ず)",
-    re.I,
+    re.IGNORECASE,
 )
 _ACK = re.compile(r"^\s*(?:ok(?:ay)?|yes|yep|sure|thanks?(?: you)?|thx|great|good|nice|cool|go on|go ahead|continue|"
                   r"carry on|proceed|next|done|lgtm|hi|hello|hey|fine|sounds good|do it|please do|好的?|继续|はい|続けて)"
-                  r"[\s.!,]*(?:thanks?|please)?[\s.!]*$", re.I)
+                  r"[\s.!,]*(?:thanks?|please)?[\s.!]*$", re.IGNORECASE)
 
 
 def stem(word: str) -> str:
@@ -137,7 +121,7 @@ class Source:
     clauses: list = field(default_factory=list)  # [(content stems, negated)]
 
     @classmethod
-    def of(cls, text: str) -> "Source":
+    def of(cls, text: str) -> Source:
         text = text or ""
         words = re.findall(r"[A-Za-z][A-Za-z']*", text)
         clauses = [(content_stems(c), negated(c)) for c in _CLAUSE.split(text) if c and c.strip()]
@@ -256,7 +240,7 @@ def statements(turns: list[Turn]) -> list[str]:
     for t in turns:
         if t.role != "assistant" or not t.text.strip():
             continue
-        body = re.sub(r"```.*?(?:```|$)", "\n", t.text, flags=re.S)
+        body = re.sub(r"```.*?(?:```|$)", "\n", t.text, flags=re.DOTALL)
         for sentence in _SENTENCE.split(body):
             sentence = " ".join(sentence.strip(" -*>\t").split())
             if (len(re.findall(r"\w+", sentence)) >= 3 and len(sentence) <= 300 and sentence not in out

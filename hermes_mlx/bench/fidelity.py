@@ -1,0 +1,233 @@
+"""Fidelity of compaction: does what the agent reads after compaction still tell the truth?
+
+Each session is replayed through the real summarizer (micro, or batch with a final forced pass)
+and its last summary is scored against everything the session said up to then: planted facts
+kept (summary or live context, `report.fidelity`), faithfulness (the share of narrative lines
+the source supports, by the same rules the gate applies to model lines), contradictions (a
+narrative line stating a user constraint with its polarity flipped), invented names and numbers
+(anywhere in the summary), and the gate's own counts over every pass.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+
+from hermes_mlx.bench.report import fidelity as context_fidelity
+from hermes_mlx.compactor import markers
+from hermes_mlx.compactor.batch import BatchCompactor
+from hermes_mlx.compactor.replay import replay
+from hermes_mlx.compactor.sessions import SESSIONS_DIR, shipped_sessions
+from hermes_mlx.summarizer.api import Message
+from hermes_mlx.summarizer.faithful import (
+    REASONS,
+    Source,
+    directive_shaped,
+    polarity_flip,
+    unsupported_parts,
+)
+from hermes_mlx.summarizer.redact import redact
+from hermes_mlx.summarizer.summary import parse
+from hermes_mlx.summarizer.text import normalize, source_text
+
+ADVERSARIAL_DIR = SESSIONS_DIR / "adversarial"
+# what render() writes around verbatim entries: counts and exit statuses are ours, not claims
+_FORMATTING = re.compile(r"\(\+\d+ more (?:lines|tool calls)\)|\(\d+ more earlier steps condensed\)|"
+                         r"\bexit [\d?→ -]+|^#+ .*$|\[REDACTED[^\]]*\]", re.MULTILINE)
+_NAME_OR_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w])|\b[A-Za-z][\w]*(?:[_.][\w]+)+\b|\b[A-Z][A-Z0-9]{2,}(?:_[A-Z0-9]+)*\b"
+                             r"|\b[a-z]+[A-Z]\w*\b")
+
+
+def default_sessions() -> list[Path]:
+    """The shipped recorded sessions and the adversarial set."""
+    return shipped_sessions() + shipped_sessions(ADVERSARIAL_DIR)
+
+
+class Recording:
+    """Wraps a summarizer: every SummaryResult it returns is kept (gate counts, timings)."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.results: list = []
+
+    def _keep(self, result):
+        self.results.append(result)
+        return result
+
+    def merge(self, summary, exchange, budget_tokens=None):
+        return self._keep(self.inner.merge(summary, exchange, budget_tokens=budget_tokens))
+
+    def update(self, summary, turns, focus=None, budget_tokens=None, user_notes=None):
+        return self._keep(self.inner.update(summary, turns, focus=focus, budget_tokens=budget_tokens, user_notes=user_notes))
+
+    def defrag(self, summary, budget_tokens=None):
+        return self._keep(self.inner.defrag(summary, budget_tokens=budget_tokens))
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def last_summary(messages: list[Message]) -> str:
+    i = markers.last_marker(messages)
+    return markers.parse(messages[i].get("content")) if i >= 0 else ""
+
+
+def run_session(messages: list[Message], summarizer, *, mode: str = "micro", context_limit: int = 32768,
+                tail_tokens: int | None = None, session_id: str = "") -> SimpleNamespace:
+    """Replay one session; batch mode ends with a forced pass so every session gets a batch
+    summary (the `/compress` path), as a short session never crosses the threshold. A small
+    `tail_tokens` lets short sessions' exchanges reach the summarizer at all."""
+    rec = Recording(summarizer)
+    started = time.perf_counter()
+    result = replay(messages, rec, mode=mode, context_limit=context_limit, session_id=session_id,
+                    tail_tokens=tail_tokens)
+    live = result.messages
+    if mode == "batch":
+        forced = BatchCompactor(rec, context_limit=context_limit, session_id=session_id,
+                                tail_tokens=tail_tokens).compact(live, force=True)
+        live = forced.messages
+    return SimpleNamespace(seen=result.original, messages=live, summary=last_summary(live), results=rec.results,
+                           wall_s=time.perf_counter() - started)
+
+
+def narrative_lines(summary: str) -> list[str]:
+    """The summary's lines that are not verbatim ledger entries: goal and narrative sections."""
+    s = parse(summary)
+    return [x for x in [s.goal, *s.progress, *s.decisions, *s.questions, *s.remaining] if x and x.strip()]
+
+
+def unsupported_lines(lines: list[str], src: Source) -> list[str]:
+    """Lines with a word, name or number the source lacks, or a clause of flipped polarity."""
+    out = []
+    for line in lines:
+        line = line.removeprefix("(earlier) ")
+        if line in src.text:
+            continue
+        missing, _ = unsupported_parts(line, src)
+        if missing or polarity_flip(line, src):
+            out.append(line)
+    return out
+
+
+def constraints_of(seen: list[Message], facts) -> list[str]:
+    """User constraints: the planted decisions, and every directive-shaped user sentence."""
+    out = list(getattr(facts, "decisions", None) or [])
+    for t in normalize(seen):
+        if t.role == "user":
+            out += [s for s in re.split(r"(?<=[.!?])\s+|\n+", t.text) if directive_shaped(s) and s not in out]
+    return out
+
+
+def contradictions(lines: list[str], constraints: list[str], source: str = "") -> list[tuple[str, str]]:
+    """(line, constraint) pairs where a summary line states a constraint clause's content (two or
+    more content words in common) with the opposite polarity. Lines copied verbatim from the
+    session (`source`) are what someone said there, not the summarizer's claims."""
+    claims = [line for line in lines if line not in source]
+    out = []
+    for c in constraints:
+        src = Source.of(c)
+        out += [(line, c) for line in claims if line not in c and polarity_flip(line, src, min_overlap=2)]
+    return out
+
+
+def invented(summary: str, seen_text: str) -> list[str]:
+    """Names (dotted, snake_case, camelCase, ALL_CAPS) and numbers in the summary that the
+    session never contains, matched whole: a near-copy (one extra letter) counts."""
+    body = _FORMATTING.sub(" ", summary)
+    out = []
+    for tok in _NAME_OR_NUMBER.findall(body):
+        tok = tok.rstrip(".")
+        if tok and not re.search(r"(?<![\w])" + re.escape(tok) + r"(?![\w])", seen_text) and tok not in out:
+            out.append(tok)
+    return out
+
+
+@dataclass
+class SessionScore:
+    session: str
+    mode: str
+    passes: int
+    facts_seen: int
+    facts_kept: int
+    lost: list
+    lines: int
+    unsupported: list
+    contradictions: list
+    invented: list
+    directives_outside: list
+    secrets_leaked: list
+    gate: dict
+    pass_s: list = field(default_factory=list)
+
+    @property
+    def faithful_pct(self) -> float | None:
+        return round(100 * (self.lines - len(self.unsupported)) / self.lines, 1) if self.lines else None
+
+    @property
+    def gate_keep_pct(self) -> float | None:
+        total = self.gate.get("kept", 0) + sum(self.gate.get("dropped", {}).values())
+        return round(100 * self.gate.get("kept", 0) / total, 1) if total else None
+
+    def to_dict(self) -> dict:
+        d = dict(self.__dict__)
+        d.update(faithful_pct=self.faithful_pct, gate_keep_pct=self.gate_keep_pct,
+                 pass_s_p50=round(statistics.median(self.pass_s), 2) if self.pass_s else None,
+                 pass_s_total=round(sum(self.pass_s), 2))
+        d["contradictions"] = [{"line": a, "constraint": b} for a, b in self.contradictions]
+        return d
+
+
+def score(name: str, mode: str, run: SimpleNamespace, facts) -> SessionScore:
+    seen_turns = normalize(run.seen)
+    seen_text = source_text(seen_turns)
+    raw = "\n".join(str(m.get("content") or "") for m in run.seen) + "\n" + seen_text
+    ctx = context_fidelity(SimpleNamespace(seen=run.seen, messages=run.messages, summary=run.summary), facts)
+    lines = narrative_lines(run.summary)
+    gate: dict = {"kept": 0, "dropped": {r: 0 for r in REASONS}, "replaced": 0}
+    for r in run.results:
+        g = (getattr(r, "details", None) or {}).get("gate") or {}
+        gate["kept"] += g.get("kept", 0)
+        gate["replaced"] += g.get("replaced", 0)
+        for k, v in (g.get("dropped") or {}).items():
+            gate["dropped"][k] = gate["dropped"].get(k, 0) + v
+    return SessionScore(
+        session=name, mode=mode, passes=len(run.results),
+        facts_seen=ctx["facts_seen"], facts_kept=ctx["facts_in_context"], lost=ctx["lost"],
+        lines=len(lines), unsupported=unsupported_lines(lines, Source.of(seen_text)),
+        contradictions=contradictions(lines, constraints_of(run.seen, facts), seen_text),
+        invented=invented(run.summary, raw + "\n" + redact(raw)),
+        directives_outside=[x for x in lines if directive_shaped(x)],
+        secrets_leaked=ctx["secrets_leaked"], gate=gate,
+        pass_s=[round(r.duration_s, 3) for r in run.results],
+    )
+
+
+def table(scores: list[SessionScore]) -> str:
+    """The text report: one row a session, then what each row's counts stand for."""
+    header = ("session", "mode", "passes", "facts kept", "faithful", "contradicted", "invented", "gate kept", "pass p50 s")
+    rows = [header]
+    for s in scores:
+        d = s.to_dict()
+        rows.append((s.session, s.mode, str(s.passes), f"{s.facts_kept}/{s.facts_seen}",
+                     "-" if s.faithful_pct is None else f"{s.faithful_pct:.0f}% of {s.lines}",
+                     str(len(s.contradictions)), str(len(s.invented)),
+                     "-" if s.gate_keep_pct is None else f"{s.gate_keep_pct:.0f}%",
+                     "-" if d["pass_s_p50"] is None else f"{d['pass_s_p50']:.1f}"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    out = ["  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    for s in scores:
+        notes = [f"  lost: {x}" for x in s.lost] + [f"  unsupported: {x}" for x in s.unsupported]
+        notes += [f"  contradicts {c!r}: {x}" for x, c in s.contradictions] + [f"  invented: {x}" for x in s.invented]
+        notes += [f"  directive outside constraints: {x}" for x in s.directives_outside]
+        notes += [f"  secret leaked: {x[:6]}…" for x in s.secrets_leaked]
+        if notes:
+            out += ["", f"{s.session} ({s.mode}):", *notes]
+    return "\n".join(out)
