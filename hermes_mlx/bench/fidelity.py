@@ -58,14 +58,16 @@ class Recording:
         self.results.append(result)
         return result
 
-    def merge(self, summary, exchange, budget_tokens=None):
-        return self._keep(self.inner.merge(summary, exchange, budget_tokens=budget_tokens))
+    # arguments pass through as given: the compactors' calls and the summarizer's signature
+    # change together, and the recording must not stand between them
+    def merge(self, *args, **kwargs):
+        return self._keep(self.inner.merge(*args, **kwargs))
 
-    def update(self, summary, turns, focus=None, budget_tokens=None, user_notes=None):
-        return self._keep(self.inner.update(summary, turns, focus=focus, budget_tokens=budget_tokens, user_notes=user_notes))
+    def update(self, *args, **kwargs):
+        return self._keep(self.inner.update(*args, **kwargs))
 
-    def defrag(self, summary, budget_tokens=None):
-        return self._keep(self.inner.defrag(summary, budget_tokens=budget_tokens))
+    def defrag(self, *args, **kwargs):
+        return self._keep(self.inner.defrag(*args, **kwargs))
 
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
