@@ -91,8 +91,10 @@ class _StoreWriter:
         self.store, self.session_id = store, session_id
         self.failures: Counter[str] = Counter()
         self.in_a_row = 0
+        self.state: ReplayState | None = None  # recorded with every write: rows and position agree
 
     def write(self, transcript: list[Message], state: ReplayState | None = None) -> bool:
+        state = self.state = state or self.state
         if self.in_a_row >= GIVE_UP_AFTER:
             self.failures[f"write skipped after {GIVE_UP_AFTER} failed in a row"] += 1
             return False
@@ -171,7 +173,7 @@ def replay(
         state = store.progress(session_id)
         if state is not None:
             done, pending, passes_before = _resume_point(state, turns, hasher, session_id)
-            live, resumed_at = store.load_active(session_id), done
+            live, resumed_at, writer.state = store.load_active(session_id), done, state
     consumed = sum(len(t) for t in turns[:done])
 
     def record(turn: int, kind: str, result: PassResult, before: list[Message], started: float) -> None:

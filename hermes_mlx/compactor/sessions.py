@@ -63,7 +63,9 @@ def load_jsonl(path: str | Path) -> list[Message]:
         raise SessionFormatError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except OSError as exc:
         raise SessionFormatError(f"{path}: cannot read session file: {exc.strerror or exc}") from exc
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only: str.splitlines() would also cut at U+2028, U+0085 and friends,
+    # which json.dumps(ensure_ascii=False) writes raw inside strings.
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:

@@ -122,6 +122,9 @@ def check_message(message: object, index: int) -> None:
         for j, part in enumerate(content):
             if not isinstance(part, dict):
                 raise TranscriptError(index, f"content part {j} is not an object")
+    for key in ("tool_call_id", "name"):
+        if message.get(key) is not None and not isinstance(message[key], str):
+            raise TranscriptError(index, f"{key} must be a string, got {type(message[key]).__name__}")
     calls = message.get("tool_calls")
     if calls is not None:
         if role != "assistant":
@@ -131,6 +134,8 @@ def check_message(message: object, index: int) -> None:
         for j, call in enumerate(calls):
             if not isinstance(call, dict):
                 raise TranscriptError(index, f"tool call {j} is not an object")
+            if call.get("id") is not None and not isinstance(call["id"], str):
+                raise TranscriptError(index, f"tool call {j} id must be a string")
             function = call.get("function")
             if not isinstance(function, dict) or not isinstance(function.get("name"), str):
                 raise TranscriptError(index, f"tool call {j} has no function name")
