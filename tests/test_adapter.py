@@ -191,9 +191,12 @@ def test_passthrough_generates_with_our_cap(tiny_model):
 
 def test_passthrough_too_long_is_folded_not_rejected(tiny_model):
     long = "pytest tests/test_engine.py -q failed with AssertionError at line 42. " * 200  # far over 512
-    done = adapter.complete(parse_request({"messages": [{"role": "user", "content": long}], "max_tokens": 8}),
+    done = adapter.complete(parse_request({"messages": [{"role": "user", "content": long}], "max_tokens": 600}),
                             model=tiny_model)
-    assert done.folded > 1 and done.completion_tokens <= 8 + done.folded * 128
+    assert done.folded > 1 and done.completion_tokens <= 600  # the fold notes count against max_tokens
+    small = adapter.complete(parse_request({"messages": [{"role": "user", "content": long}], "max_tokens": 8}),
+                             model=tiny_model)
+    assert small.folded == 0 and small.completion_tokens <= 8  # too small a budget to fold: cut instead
 
 
 def test_passthrough_stream_yields_then_finishes(tiny_model):

@@ -24,11 +24,12 @@ LAUNCH = ("import argparse, sys, hermes_mlx; from hermes_mlx.commands import ser
           "p = argparse.ArgumentParser(prog='hermes-mlx'); serve.register(p.add_subparsers()); "
           "a = p.parse_args(); sys.exit(a.func(a))")
 HELLO = {"messages": [{"role": "user", "content": "hello"}], "max_tokens": 4}
+BASE = "http://127.0.0.1"  # TestClient's default host, "testserver", is not one the server answers to
 
 
 @pytest.fixture
 def client(tiny_model):
-    with TestClient(build_app(tiny_model)) as c:
+    with TestClient(build_app(tiny_model), base_url=BASE) as c:
         yield c
 
 
@@ -101,13 +102,13 @@ def test_not_json_and_bad_model(client):
 
 
 def test_size_limit(tiny_model):
-    with TestClient(build_app(tiny_model, max_body_bytes=1000)) as c:
+    with TestClient(build_app(tiny_model, max_body_bytes=1000), base_url=BASE) as c:
         r = c.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "x" * 2000}]})
     assert r.status_code == 413 and "limit" in r.json()["error"]["message"]
 
 
 def test_bearer_token(tiny_model):
-    with TestClient(build_app(tiny_model, api_key="s3cret")) as c:
+    with TestClient(build_app(tiny_model, api_key="s3cret"), base_url=BASE) as c:
         assert c.post("/v1/chat/completions", json=HELLO).status_code == 401
         assert c.get("/v1/models", headers={"Authorization": "Bearer wrong"}).status_code == 401
         assert c.get("/health").status_code == 200  # liveness needs no token
@@ -134,6 +135,10 @@ def test_other_host_warns_and_busy_port_says_so(monkeypatch, capsys):
     parser = argparse.ArgumentParser()
     serve_command.register(parser.add_subparsers())
     args = parser.parse_args(["serve", "--host", "10.1.2.3", "--port", "9"])
+    monkeypatch.delenv(server.API_KEY_ENV, raising=False)
+    assert args.func(args) == 2
+    assert "refusing to serve on 10.1.2.3 without a key" in capsys.readouterr().err  # no key, no start
+    monkeypatch.setenv(server.API_KEY_ENV, "k3y")
     assert args.func(args) == 2
     err = capsys.readouterr().err
     assert "warning: serving on 10.1.2.3" in err and "already in use" in err
@@ -193,7 +198,7 @@ def test_client_hanging_up_mid_stream_frees_the_engine(served):
     proc, port = served
     body = json.dumps({**HELLO, "max_tokens": 400, "stream": True}).encode()
     sock = socket.create_connection(("127.0.0.1", port), timeout=120)
-    sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                  b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
     seen = b""
     while seen.count(b"data: ") < 3:  # the role chunk and some text: generation is under way

@@ -37,3 +37,7 @@ class PromptTooLong(InvalidRequest):
 
 class DeadlineExceeded(EngineError, TimeoutError):
     """The request's deadline passed before it could start, or the engine stopped answering."""
+
+
+class Cancelled(EngineError):
+    """The caller gave up (its client went away, or the server is shutting down)."""

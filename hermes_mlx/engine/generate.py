@@ -8,9 +8,11 @@ tokens (a template's fixed instructions), only the new tail is computed.
 from __future__ import annotations
 
 import atexit
+import contextvars
 import queue
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -64,6 +66,32 @@ _worker = Worker(on_idle=_models.evict_idle)
 atexit.register(_worker.quiesce)
 _resolved: dict[str, Path] = {}
 _resolve_lock = threading.Lock()
+_scope: contextvars.ContextVar[tuple[threading.Event, float | None] | None] = contextvars.ContextVar(
+    "hermes_mlx_request_scope", default=None)
+
+
+@contextmanager
+def request_scope(cancel: threading.Event, deadline: float | None = None) -> Iterator[None]:
+    """Bound every engine call made in this context as one request: once `cancel` is set, the
+    running call stops at its next prompt step or token and later calls raise Cancelled; no call
+    runs past `deadline` (a time.monotonic() value). A request that folds many chunks, or a
+    summary of many calls, is thereby cancelled and timed as a whole."""
+    token = _scope.set((cancel, deadline))
+    try:
+        yield
+    finally:
+        _scope.reset(token)
+
+
+def check_scope() -> float | None:
+    """Raise Cancelled or DeadlineExceeded when the current request_scope says to stop (for the
+    work between engine calls: tokenizing, chunking); else its deadline, if any."""
+    cancel, deadline = _scope.get() or (None, None)
+    if cancel is not None and cancel.is_set():
+        raise errors.Cancelled("the request was cancelled")
+    if deadline is not None and time.monotonic() >= deadline:
+        raise errors.DeadlineExceeded("the request's deadline passed")
+    return deadline
 
 
 def resolve(model: str | None) -> tuple[str, Path]:
@@ -184,10 +212,15 @@ def _run(job: Job, key: str, path: Path, request: Request, max_tokens: int, temp
     text, sent, finish, n, cut = "", 0, "length", 0, -1
     t_prompt = time.perf_counter()
     ttft = prompt_s = 0.0
+
+    def reading(done: int, total: int) -> None:  # between prompt steps: a cancelled job stops here
+        if job.stopped():
+            raise errors.Cancelled("the request was cancelled")
+
     steps = generate_step(
         mx.array(tokens[cached:]), loaded.model, max_tokens=max_tokens,
         sampler=make_sampler(temp=temperature), prompt_cache=loaded.prompt_cache,
-        prefill_step_size=loaded.prefill_step,
+        prefill_step_size=loaded.prefill_step, prompt_progress_callback=reading,
     )
     try:
         for token, _ in steps:
@@ -207,7 +240,7 @@ def _run(job: Job, key: str, path: Path, request: Request, max_tokens: int, temp
             if emit is not None and len(text) - hold > sent:
                 emit(GenerationChunk(text[sent : len(text) - hold]))
                 sent = len(text) - hold
-            if job.cancelled.is_set() or job.expired():
+            if job.stopped() or job.expired():
                 finish = "deadline"
                 break
         if cut < 0:  # flush bytes the detokenizer held back; they may complete a stop string
@@ -254,8 +287,12 @@ def _submit(request: Request, model: str | None, max_tokens: int, temperature: f
     deadline = None if timeout is None else time.monotonic() + timeout
     if deadline is not None and timeout <= 0:
         raise errors.DeadlineExceeded(f"timeout must be positive, got {timeout}")
+    scope_deadline = check_scope()
+    if scope_deadline is not None:
+        deadline = scope_deadline if deadline is None else min(deadline, scope_deadline)
+    cancel = (_scope.get() or (None, None))[0]
     return _worker.submit(
-        lambda job: _run(job, key, path, request, max_tokens, temperature, stop, emit), deadline
+        lambda job: _run(job, key, path, request, max_tokens, temperature, stop, emit), deadline, cancel
     )
 
 
@@ -281,6 +318,8 @@ def stream_generate(request: Request, *, model: str | None = None, max_tokens: i
                 chunk = chunks.get(timeout=0.1)
             except queue.Empty:
                 if job.future.done():
+                    if job.future.cancelled():
+                        raise errors.Cancelled("the request was cancelled") from None
                     job.future.result()  # raises the job's error, if any
                     if chunks.empty():
                         return

@@ -11,11 +11,12 @@ import logging
 import queue
 import threading
 import time
-from concurrent.futures import Future
+from concurrent import futures
+from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from hermes_mlx.engine.errors import DeadlineExceeded
+from hermes_mlx.engine.errors import Cancelled, DeadlineExceeded
 
 log = logging.getLogger(__name__)
 
@@ -26,9 +27,14 @@ class Job:
     deadline: float | None = None  # time.monotonic() value
     future: Future = field(default_factory=Future)
     cancelled: threading.Event = field(default_factory=threading.Event)
+    linked: threading.Event | None = None  # a whole request's cancel flag (generate.request_scope)
 
     def expired(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline
+
+    def stopped(self) -> bool:
+        """This job, or the request it belongs to, was cancelled."""
+        return self.cancelled.is_set() or (self.linked is not None and self.linked.is_set())
 
 
 class Worker:
@@ -46,8 +52,9 @@ class Worker:
     def thread(self) -> threading.Thread | None:
         return self._thread
 
-    def submit(self, fn: Callable[[Job], Any], deadline: float | None = None) -> Job:
-        job = Job(fn, deadline)
+    def submit(self, fn: Callable[[Job], Any], deadline: float | None = None,
+               linked: threading.Event | None = None) -> Job:
+        job = Job(fn, deadline, linked=linked)
         self._ensure_started()
         self._queue.put(job)
         return job
@@ -68,7 +75,10 @@ class Worker:
             except queue.Empty:
                 self._idle()
                 continue
-            if job.cancelled.is_set() or not job.future.set_running_or_notify_cancel():
+            if job.stopped():
+                job.future.cancel()  # its waiter gets Cancelled instead of waiting forever
+                continue
+            if not job.future.set_running_or_notify_cancel():
                 continue
             if job.expired():
                 job.future.set_exception(DeadlineExceeded("deadline passed before the request could start"))
@@ -114,14 +124,29 @@ class Worker:
             log.exception("hermes-mlx: idle housekeeping failed")
 
 
-def wait(job: Job, grace_s: float = 30.0) -> Any:
-    """Wait for a job's result; past its deadline (plus grace for the step in flight) give up."""
-    timeout = None if job.deadline is None else max(0.0, job.deadline - time.monotonic()) + grace_s
+def wait(job: Job, grace_s: float = 30.0, poll_s: float = 0.25) -> Any:
+    """Wait for a job's result; past its deadline (plus grace for the step in flight) give up.
+    A job cancelled while still queued ends the wait at once (Cancelled)."""
+    end = None if job.deadline is None else job.deadline + grace_s
     try:
-        return job.future.result(timeout=timeout)
+        while True:
+            left = None if end is None else end - time.monotonic()
+            if left is not None and left <= 0:
+                raise TimeoutError
+            done, _ = futures.wait([job.future], timeout=poll_s if left is None else min(poll_s, left))
+            if done:
+                return job.future.result()
+            if job.stopped() and job.future.cancel():
+                raise CancelledError
+    except DeadlineExceeded:
+        job.cancelled.set()
+        raise
     except TimeoutError:
         job.cancelled.set()
         raise DeadlineExceeded("the engine did not answer before the deadline") from None
+    except CancelledError:
+        job.cancelled.set()
+        raise Cancelled("the request was cancelled") from None
     except BaseException:
         job.cancelled.set()
         raise

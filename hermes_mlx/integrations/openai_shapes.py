@@ -7,6 +7,7 @@ answer (and the same one-line error naming the field) whichever path it takes.
 from __future__ import annotations
 
 import logging
+import math
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -26,6 +27,9 @@ QUIET_FIELDS = {
     "service_tier", "modalities",
 }
 TEXT_PART_TYPES = {"text", "input_text"}
+MAX_OUTPUT_TOKENS = 32768  # max_tokens above this is a mistake or an attack; no local model writes that much
+MAX_STOP = 4  # as OpenAI
+MAX_MODEL_NAME = 1024
 
 
 class RequestError(ValueError):
@@ -49,44 +53,106 @@ class ChatRequest:
     ignored: list[str] = field(default_factory=list)
 
 
+def _text(value: str, where: str) -> str:
+    """`value` if it can be written as UTF-8; a lone surrogate (JSON's \\ud800) would otherwise
+    fail deep inside the tokenizer or the response as a 500."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise RequestError(where, f"is not valid Unicode text (a lone surrogate at character {exc.start})") from None
+    return value
+
+
 def _content_text(content: Any, where: str) -> str:
     if content is None:
         return ""
     if isinstance(content, str):
-        return content
+        return _text(content, where)
     if not isinstance(content, list):
         raise RequestError(where, f"must be a string or a list of text parts, not {type(content).__name__}")
     texts = []
     for j, part in enumerate(content):
         if isinstance(part, str):
-            texts.append(part)
+            texts.append(_text(part, f"{where}[{j}]"))
             continue
         kind = part.get("type") if isinstance(part, dict) else None
         if kind in TEXT_PART_TYPES and isinstance(part.get("text"), str):
-            texts.append(part["text"])
+            texts.append(_text(part["text"], f"{where}[{j}]"))
         elif kind in ("image_url", "image", "input_image", "input_audio", "file"):
             raise RequestError(f"{where}[{j}]", f"{kind} parts are not supported: this is a text-only summarizer")
         else:
-            raise RequestError(f"{where}[{j}]", f"unsupported content part type {kind!r}")
+            raise RequestError(f"{where}[{j}]", f"unsupported content part type {_short(kind)}")
     return "\n".join(texts)
 
 
-def _positive_int(body: dict, name: str) -> int | None:
+def _short(value: Any) -> str:
+    """A client's value quoted in an error: repr (escapes surrogates), and never a megabyte of it."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _positive_int(body: dict, name: str, cap: int) -> int | None:
     value = body.get(name)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise RequestError(name, f"must be a positive integer, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= cap:
+        raise RequestError(name, f"must be an integer from 1 to {cap}, got {_short(value)}")
     return value
 
 
+def _number(body: dict, name: str, low: float, high: float, low_open: bool = False) -> float | None:
+    """A finite number in [low, high] (or (low, high]); NaN, infinities and 1e308 are refused."""
+    value = body.get(name)
+    if value is None:
+        return None
+    ok = not isinstance(value, bool) and isinstance(value, (int, float))
+    try:
+        number = float(value) if ok else math.nan
+    except OverflowError:  # an int too big for a float
+        number = math.inf
+    if not (math.isfinite(number) and (low < number if low_open else low <= number) and number <= high):
+        span = f"{'(' if low_open else '['}{low:g}, {high:g}]"
+        raise RequestError(name, f"must be a number in {span}, got {_short(value)}")
+    return number
+
+
+def _stop(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or len(value) > MAX_STOP or not all(isinstance(s, str) for s in value):
+        raise RequestError("stop", f"must be a string or a list of up to {MAX_STOP} strings")
+    return [_text(s, "stop") for s in value if s]
+
+
+def _message(message: Any, i: int) -> dict:
+    if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+        raise RequestError(f"messages[{i}]", "must be an object with a string 'role'")
+    role = _text(message["role"], f"messages[{i}].role")
+    text = _content_text(message.get("content"), f"messages[{i}].content")
+    calls = message.get("tool_calls")
+    if calls:
+        # A transcript with tool calls as structure: keep the text, name the calls.
+        if not isinstance(calls, list):
+            raise RequestError(f"messages[{i}].tool_calls", "must be a list")
+        names = []
+        for call in calls:
+            function = call.get("function") if isinstance(call, dict) else None
+            name = function.get("name") if isinstance(function, dict) else None
+            names.append(_text(name, f"messages[{i}].tool_calls") if isinstance(name, str) else "?")
+        text = (text + f"\n[Tool calls: {', '.join(names)}]").strip()
+    return {"role": role, "content": text}
+
+
 def parse_request(body: Any) -> ChatRequest:
-    """Validate an OpenAI chat-completions body. Unknown fields are logged and ignored."""
+    """Validate an OpenAI chat-completions body. Unknown fields are logged and ignored; sampling
+    values are checked even where ignored (top_p), so nonsense is named rather than run."""
     if not isinstance(body, dict):
         raise RequestError("body", "must be a JSON object")
     n = body.get("n")
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n != 1):
-        raise RequestError("n", f"only n=1 is supported, got {n!r}")
+        raise RequestError("n", f"only n=1 is supported, got {_short(n)}")
     for name in ("tools", "functions"):
         if body.get(name):
             raise RequestError(name, "tool calling is not supported by this summarizer")
@@ -96,52 +162,36 @@ def parse_request(body: Any) -> ChatRequest:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise RequestError("messages", "must be a non-empty list of messages")
-    clean = []
-    for i, message in enumerate(messages):
-        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
-            raise RequestError(f"messages[{i}]", "must be an object with a string 'role'")
-        if message.get("tool_calls"):
-            # A transcript with tool calls as structure: keep the text, name the calls.
-            names = [((c or {}).get("function") or {}).get("name", "?") for c in message["tool_calls"] if isinstance(c, dict)]
-            text = _content_text(message.get("content"), f"messages[{i}].content")
-            clean.append({"role": message["role"], "content": (text + f"\n[Tool calls: {', '.join(names)}]").strip()})
-            continue
-        clean.append({"role": message["role"], "content": _content_text(message.get("content"), f"messages[{i}].content")})
+    clean = [_message(message, i) for i, message in enumerate(messages)]
     model = body.get("model")
     if model is not None and not isinstance(model, str):
         raise RequestError("model", f"must be a string, got {type(model).__name__}")
-    max_tokens = _positive_int(body, "max_tokens")
+    if model is not None and len(_text(model, "model")) > MAX_MODEL_NAME:
+        raise RequestError("model", f"is longer than {MAX_MODEL_NAME} characters")
+    max_tokens = _positive_int(body, "max_tokens", MAX_OUTPUT_TOKENS)
     if max_tokens is None:
-        max_tokens = _positive_int(body, "max_completion_tokens")
-    temperature = body.get("temperature")
-    if temperature is not None:
-        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or temperature < 0:
-            raise RequestError("temperature", f"must be a number >= 0, got {temperature!r}")
-        temperature = float(temperature)
-    stop = body.get("stop")
-    if stop is None:
-        stop = []
-    elif isinstance(stop, str):
-        stop = [stop]
-    elif not isinstance(stop, list) or not all(isinstance(s, str) for s in stop):
-        raise RequestError("stop", "must be a string or a list of strings")
+        max_tokens = _positive_int(body, "max_completion_tokens", MAX_OUTPUT_TOKENS)
+    temperature = _number(body, "temperature", 0.0, 2.0)
+    _number(body, "top_p", 0.0, 1.0, low_open=True)  # checked, then ignored: we sample greedily or by temperature
+    stop = _stop(body.get("stop"))
     stream = body.get("stream", False)
     if stream is None:
         stream = False
     if not isinstance(stream, bool):
-        raise RequestError("stream", f"must be true or false, got {stream!r}")
+        raise RequestError("stream", f"must be true or false, got {_short(stream)}")
     options = body.get("stream_options") or {}
     include_usage = bool(options.get("include_usage")) if isinstance(options, dict) else False
     timeout = body.get("timeout")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
-        timeout = None  # an httpx.Timeout object or nonsense: the engine's own limits apply
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 1e7:
+        timeout = None  # an httpx.Timeout object, NaN or nonsense: the server's own deadline applies
     ignored = sorted(k for k in body if k not in KNOWN_FIELDS)
     unknown = [k for k in ignored if k not in QUIET_FIELDS]
     if ignored:
-        logger.debug("ignoring request fields: %s%s", ", ".join(ignored), " (unknown)" if unknown else "")
+        logger.debug("ignoring request fields: %s%s", ", ".join(_short(k) for k in ignored),
+                     " (unknown)" if unknown else "")
     return ChatRequest(
         messages=clean, model=model or None, max_tokens=max_tokens, temperature=temperature, stream=stream,
-        include_usage=include_usage, stop=[s for s in stop if s], timeout=float(timeout) if timeout else None,
+        include_usage=include_usage, stop=stop, timeout=float(timeout) if timeout else None,
         ignored=ignored,
     )
 

@@ -1,204 +1,176 @@
 """`hermes-mlx serve`: an OpenAI-compatible server on loopback, for Hermes 0.19 and any other agent.
 
 One engine, one model: requests queue on a lock and run one at a time, so each keeps the
-prompt cache its template's prefix built. A streamed answer whose client goes away is stopped at
-the next token and the engine is free for the next request.
+prompt cache its template's prefix built. Every request's work is bounded: a deadline (the
+server's --request-timeout, lowered by the request's own `timeout`), a prompt-size limit checked
+before any model work, and a cancel flag that the engine checks at every prompt step and token
+(engine.generate.request_scope). The flag is raised when the client goes away, streaming or not,
+and for every request in flight when the server is told to stop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import errno
-import hmac
 import ipaddress
 import json
-import logging
 import socket
 import sys
-import threading
 import time
-from typing import Any, AsyncIterator
+from dataclasses import dataclass
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from . import adapter
-from .openai_shapes import (RequestError, chunk, completion, completion_id, error_body, parse_request, usage)
-
-logger = logging.getLogger("hermes_mlx.integrations")
+from .http_guard import HostOriginGuard, ModelPolicy, bearer_ok
+from .inflight import JSON, State, answer, engine_error, error, sse
+from .openai_shapes import RequestError, parse_request
 
 DEFAULT_PORT = 8765
 DEFAULT_HOST = "127.0.0.1"
 MAX_BODY_BYTES = 8 * 1024 * 1024  # Hermes sends 50 KB prompts; 8 MiB is room without inviting abuse
 API_KEY_ENV = "HERMES_MLX_SERVE_API_KEY"
+DEFAULT_REQUEST_TIMEOUT = 300.0
+# Prompt tokens one request may send: about what folds within the default deadline. Measured on
+# 2 x86 cores with the embedded 135M model: folding runs at ~60-75 prompt tokens/s when the cores
+# are free (reading ~115 tok/s, notes ~9 tok/s) and ~15 tok/s when six processes share them, so
+# 16k tokens (~65 KB of text; Hermes sends ~50 KB) takes ~250 s with the answer on a free machine.
+DEFAULT_MAX_PROMPT_TOKENS = 16384
+MAX_WAITING = 8  # requests queued for the engine before new ones get 503
 
 
-def _error(status: int, message: str, field_name: str | None = None, kind: str = "invalid_request_error") -> JSONResponse:
-    return JSONResponse(error_body(message, field_name, kind), status_code=status)
+class TooLarge(RequestError):
+    """A request over a size limit (HTTP 413)."""
 
 
-def _engine_error(exc: Exception) -> JSONResponse:
-    from hermes_mlx.engine import errors
-
-    if isinstance(exc, errors.ModelNotFound):
-        return _error(400, str(exc), "model")
-    if isinstance(exc, errors.InvalidRequest):
-        return _error(400, str(exc))
-    if isinstance(exc, errors.DeadlineExceeded):
-        return _error(504, str(exc), kind="timeout")
-    logger.exception("request failed")
-    return _error(500, f"{type(exc).__name__}: {exc}", kind="server_error")
+@dataclass
+class Limits:
+    max_body_bytes: int = MAX_BODY_BYTES
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
+    max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS
+    max_waiting: int = MAX_WAITING
 
 
 async def _read_json(request: Request, limit: int) -> Any:
     length = request.headers.get("content-length")
     if length and length.isdigit() and int(length) > limit:
-        raise RequestError("body", f"request is {int(length)} bytes, over the {limit}-byte limit")
+        raise TooLarge("body", f"request is {int(length)} bytes, over the {limit}-byte limit")
     body = bytearray()
     async for part in request.stream():
         body += part
         if len(body) > limit:
-            raise RequestError("body", f"request is over the {limit}-byte limit")
+            raise TooLarge("body", f"request is over the {limit}-byte limit")
     try:
         return json.loads(body or b"null")
     except ValueError as exc:
         raise RequestError("body", f"not valid JSON: {exc}") from None
+    except RecursionError:
+        raise RequestError("body", "JSON nested too deeply") from None
 
 
-def build_app(model: str | None = None, *, api_key: str | None = None, max_body_bytes: int = MAX_BODY_BYTES) -> Starlette:
-    """The ASGI app. `model` is what every request runs on (the request's `model` may name
-    another local model; a foreign model id falls back to this one)."""
+def check_prompt_size(messages: list[dict], model: str | None, limit: int) -> None:
+    """TooLarge when the prompt is over `limit` tokens; runs before any model work. A quarter of
+    the characters is what text usually takes, so far over that is refused uncounted; a byte
+    count (no tokenizer yields more tokens than bytes) clears most prompts; only the ones
+    between are counted with the tokenizer."""
+    chars = sum(len(m["content"]) + len(m["role"]) for m in messages)
+    if chars // 4 > limit:
+        raise TooLarge("messages", f"the prompt is about {chars // 4} tokens, over this server's "
+                                   f"{limit}-token limit (--max-prompt-tokens)")
+    overhead = 16 + 8 * len(messages)  # chat-template tokens
+    if chars + overhead <= limit and sum(len(m["content"].encode()) for m in messages) + overhead <= limit:
+        return
+    from hermes_mlx.engine.generate import count_tokens
+
+    tokens = count_tokens(messages, model=model)
+    if tokens > limit:
+        raise TooLarge("messages", f"the prompt is {tokens} tokens, over this server's {limit}-token limit "
+                                   "(--max-prompt-tokens)")
+
+
+def build_app(model: str | None = None, *, api_key: str | None = None, max_body_bytes: int = MAX_BODY_BYTES,
+              request_timeout: float = DEFAULT_REQUEST_TIMEOUT, max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS,
+              allowed_hosts: tuple[str, ...] = (), allowed_models: tuple[str, ...] = ()) -> Any:
+    """The ASGI app. `model` is what requests run on unless they name a manifest model present
+    here or one of `allowed_models`; a foreign model id falls back to `model`. The returned app
+    has `.state` (a State: counters, and cancel_all() for shutdown)."""
     label = model or "hermes-mlx-default"
-    state: dict[str, Any] = {"lock": None, "served": 0, "streams_cancelled": 0}
+    limits = Limits(max_body_bytes, request_timeout, max_prompt_tokens)
+    state = State()
+    policy = ModelPolicy(model, allowed_models)
 
     def lock() -> asyncio.Lock:
-        if state["lock"] is None:
-            state["lock"] = asyncio.Lock()
-        return state["lock"]
+        if state.lock is None:
+            state.lock = asyncio.Lock()
+        return state.lock
 
-    def authorised(request: Request) -> bool:
-        if not api_key:
-            return True
-        given = request.headers.get("authorization", "")
-        return given.startswith("Bearer ") and hmac.compare_digest(given[7:].strip().encode(), api_key.encode())
+    def refused(request: Request) -> Response | None:
+        if bearer_ok(request.headers.get("authorization"), api_key):
+            return None
+        return error(401, "missing or wrong bearer token", kind="authentication_error")
 
     async def health(request: Request) -> Response:
         from hermes_mlx.engine.generate import warm_models
 
-        return JSONResponse({"status": "ok", "model": label, "served": state["served"],
-                             "streams_cancelled": state["streams_cancelled"], "busy": lock().locked(),
-                             "warm": warm_models()})
+        body: dict[str, Any] = {"status": "ok", "served": state.served, "streams_cancelled": state.streams_cancelled,
+                                "requests_cancelled": state.requests_cancelled, "busy": lock().locked(),
+                                "waiting": state.waiting}
+        if refused(request) is None:  # model names and paths only for those holding the key
+            body.update(model=label, warm=warm_models())
+        return JSON(body)
 
     async def models(request: Request) -> Response:
-        if not authorised(request):
-            return _error(401, "missing or wrong bearer token", kind="authentication_error")
-        return JSONResponse({"object": "list", "data": [
+        return refused(request) or JSON({"object": "list", "data": [
             {"id": label, "object": "model", "created": 0, "owned_by": "hermes-mlx"}]})
 
     async def chat(request: Request) -> Response:
-        if not authorised(request):
-            return _error(401, "missing or wrong bearer token", kind="authentication_error")
+        started = time.monotonic()
+        if (no := refused(request)) is not None:
+            return no
+        if state.closing.is_set():
+            return error(503, "the server is shutting down", kind="server_error")
+        if state.waiting >= limits.max_waiting:
+            return error(503, f"busy: {state.waiting} requests are already waiting", kind="server_error")
+        state.waiting += 1
         try:
-            req = parse_request(await _read_json(request, max_body_bytes))
-            name = await run_in_threadpool(adapter.model_name, req.model, model)
-        except RequestError as exc:
-            return _error(413 if "limit" in str(exc) else 400, str(exc), exc.field)
-        except Exception as exc:
-            return _engine_error(exc)
-        if req.stream:
-            return StreamingResponse(_sse(req, name, label, lock(), state), media_type="text/event-stream",
-                                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-        async with lock():
             try:
-                done = await run_in_threadpool(adapter.complete, req, model=name)
+                body = await asyncio.wait_for(_read_json(request, limits.max_body_bytes), limits.request_timeout)
+                req = parse_request(body)
+                deadline = started + min(limits.request_timeout, req.timeout or limits.request_timeout)
+                name = await run_in_threadpool(policy.pick, req.model)
+                await run_in_threadpool(check_prompt_size, req.messages, name, limits.max_prompt_tokens)
+            except RequestError as exc:
+                return error(413 if isinstance(exc, TooLarge) else 400, str(exc), exc.field)
             except Exception as exc:
-                return _engine_error(exc)
-            finally:
-                state["served"] += 1
-        return JSONResponse(completion(done.text, done.finish_reason, done.model or label,
-                                       usage(done.prompt_tokens, done.completion_tokens, done.cached_tokens)))
+                return engine_error(exc, state)
+            if req.stream:
+                return StreamingResponse(sse(req, name, label, lock(), state, deadline),
+                                         media_type="text/event-stream",
+                                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+            return await answer(request, req, name, label, lock(), state, deadline)
+        finally:
+            state.waiting -= 1
 
-    return Starlette(routes=[
+    app = Starlette(routes=[
         Route("/health", health, methods=["GET"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/v1/chat/completions", chat, methods=["POST"]),
         Route("/chat/completions", chat, methods=["POST"]),
     ])
-
-
-def _sse_line(data: Any) -> str:
-    return "data: " + (data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)) + "\n\n"
-
-
-async def _sse(req, name: str | None, label: str, lock: asyncio.Lock, state: dict) -> AsyncIterator[str]:
-    """Server-sent events. The adapter's generator runs on its own thread; when the client goes
-    away Starlette cancels us, and the thread closes the generator, which stops the engine."""
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue = asyncio.Queue()
-    stop = threading.Event()
-
-    def put(item: tuple) -> None:
-        try:
-            loop.call_soon_threadsafe(queue.put_nowait, item)
-        except RuntimeError:  # loop closed: nobody is listening any more
-            pass
-
-    def produce() -> None:
-        pieces = adapter.stream(req, model=name)
-        try:
-            for item in pieces:
-                put(("item", item))
-                if stop.is_set():
-                    break
-        except Exception as exc:
-            put(("error", exc))
-        finally:
-            pieces.close()
-            put(("end", None))
-
-    id, created = completion_id(), int(time.time())
-    finished = False
-    async with lock:
-        thread = threading.Thread(target=produce, name="hermes-mlx-stream", daemon=True)
-        thread.start()
-        try:
-            yield _sse_line(chunk(id, label, created, role="assistant", content=""))
-            while True:
-                kind, value = await queue.get()
-                if kind == "end":
-                    break
-                if kind == "error":
-                    message = f"{type(value).__name__}: {value}"
-                    yield _sse_line(error_body(message, kind="server_error"))
-                    break
-                text, done = value
-                if done is None:
-                    yield _sse_line(chunk(id, label, created, content=text))
-                    continue
-                u = usage(done.prompt_tokens, done.completion_tokens, done.cached_tokens)
-                yield _sse_line(chunk(id, done.model or label, created, finish_reason=done.finish_reason,
-                                      usage_dict=None if req.include_usage else u))
-                if req.include_usage:
-                    yield _sse_line(chunk(id, done.model or label, created, usage_dict=u, empty_choices=True))
-            yield _sse_line("[DONE]")
-            finished = True
-        finally:
-            stop.set()
-            state["served"] += 1
-            if not finished:
-                state["streams_cancelled"] += 1
-            # Hold the lock until the engine has really let go (one token at most).
-            await asyncio.shield(asyncio.to_thread(thread.join))
+    guarded = HostOriginGuard(app, allowed_hosts)
+    guarded.state = state  # type: ignore[attr-defined]
+    return guarded
 
 
 def is_loopback(host: str) -> bool:
     if host in ("localhost",):
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
 
@@ -209,7 +181,7 @@ def bind(host: str, port: int) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((host, port))
+        sock.bind((host.strip("[]"), port))
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
@@ -222,21 +194,40 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def serve(model: str | None = None, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
-          api_key: str | None = None, max_body_bytes: int = MAX_BODY_BYTES, log_level: str = "warning") -> int:
-    """Run until interrupted; returns an exit status."""
+          api_key: str | None = None, max_body_bytes: int = MAX_BODY_BYTES, log_level: str = "warning",
+          request_timeout: float = DEFAULT_REQUEST_TIMEOUT, max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS,
+          allowed_hosts: tuple[str, ...] = (), allowed_models: tuple[str, ...] = ()) -> int:
+    """Run until interrupted; returns an exit status. The first SIGTERM or Ctrl-C cancels the
+    requests in flight (each stops at its next engine step) and exits within a few seconds."""
     import uvicorn
 
     from hermes_mlx.engine.generate import resolve
 
     if not is_loopback(host):
-        print(f"warning: serving on {host}, reachable from other machines; "
-              "prompts carry whole conversations, so set --api-key", file=sys.stderr)
+        if not api_key:
+            print(f"hermes-mlx serve: refusing to serve on {host} without a key: prompts carry whole "
+                  f"conversations. Set {API_KEY_ENV} (or --api-key-file) and start again.", file=sys.stderr)
+            return 2
+        print(f"warning: serving on {host}, reachable from other machines", file=sys.stderr)
+        if host not in ("0.0.0.0", "::", "[::]"):
+            allowed_hosts = (*allowed_hosts, host)
     resolve(model)  # a bad --model fails here, before the port is taken
+    for extra in allowed_models:
+        resolve(extra)
     sock = bind(host, port)
     actual = sock.getsockname()[1]
-    print(f"hermes-mlx serving {model or 'the embedded default model'} on http://{host}:{actual}/v1", file=sys.stderr, flush=True)
-    config = uvicorn.Config(build_app(model, api_key=api_key, max_body_bytes=max_body_bytes),
-                            log_level=log_level, access_log=False, lifespan="off")
-    server = uvicorn.Server(config)
-    server.run(sockets=[sock])
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    print(f"hermes-mlx serving {model or 'the embedded default model'} on http://{shown}:{actual}/v1",
+          file=sys.stderr, flush=True)
+    app = build_app(model, api_key=api_key, max_body_bytes=max_body_bytes, request_timeout=request_timeout,
+                    max_prompt_tokens=max_prompt_tokens, allowed_hosts=allowed_hosts, allowed_models=allowed_models)
+    config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="off",
+                            timeout_graceful_shutdown=2, limit_concurrency=4 * MAX_WAITING)
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            app.state.cancel_all()
+            super().handle_exit(sig, frame)
+
+    Server(config).run(sockets=[sock])
     return 0

@@ -1,0 +1,158 @@
+"""Who may talk to `hermes-mlx serve`, and which models a request may name.
+
+Loopback is not private from the user's own browser: a web page can POST to 127.0.0.1 (a simple
+cross-site request), and DNS rebinding points a hostile name at 127.0.0.1 so the page can read
+the answers too. Both carry something we can check: a browser always sends the page's `Origin`
+on a cross-site POST, and a rebound request names the hostile host in `Host:`. So every request
+must name an allowed host (loopback, or what the operator added) and carry no foreign origin.
+
+Model names: a client may pick a manifest model that is present here or a folder the operator
+allowed at start-up; any other path-like name gets one identical refusal, whether or not it
+exists, so the server tells nobody what is on the disk. Other names (Hermes filling in its main
+model's id) mean the default model, as before.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from .adapter import DEFAULT_NAMES
+from .openai_shapes import RequestError, error_body
+
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+REFUSED_MODEL = "is not a model this server offers (name its default, a model present here, or ask its operator)"
+_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def host_of(value: str | None) -> str | None:
+    """The host part of a `Host:` value or an origin's netloc, lower-cased; IPv6 keeps its brackets."""
+    if not value:
+        return None
+    value = value.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        return value[: end + 1] if end > 0 else None
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def _port_of(netloc: str, scheme: str) -> str:
+    tail = netloc.rsplit("]", 1)[-1]
+    return tail.rsplit(":", 1)[1] if ":" in tail else {"http": "80", "https": "443"}.get(scheme, "")
+
+
+def normal_hosts(hosts: Iterable[str]) -> set[str]:
+    """Allowed host names as `host_of` writes them (a bare IPv6 address gets brackets)."""
+    out = set(LOOPBACK_HOSTS)
+    for host in hosts:
+        host = host.strip().lower()
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        if host:
+            out.add(host)
+    return out
+
+
+def refusal(headers: Any, allowed: set[str]) -> str | None:
+    """Why a request with these headers is refused (403), or None when its Host and Origin pass."""
+    host = headers.get("host")
+    if host_of(host) not in allowed:
+        return ("Host header is not an allowed host (this server answers to localhost, 127.0.0.1 and [::1]; "
+                "start it with --allowed-host NAME to add one)")
+    origin = headers.get("origin")
+    if origin is None:
+        return None
+    parts = urlsplit(origin.strip().lower())
+    same_port = _port_of(parts.netloc, parts.scheme) == _port_of(host.strip().lower(), "http")
+    if parts.scheme in ("http", "https") and host_of(parts.netloc) in allowed and same_port:
+        return None
+    return "cross-origin requests are refused (a web page may not use this server)"
+
+
+class HostOriginGuard:
+    """ASGI middleware: 403 for a disallowed Host or a foreign Origin, before any route runs.
+    Preflight OPTIONS gets the same treatment and never any Access-Control-* header."""
+
+    def __init__(self, app: Any, allowed_hosts: Iterable[str] = ()):
+        self.app = app
+        self.allowed = normal_hosts(allowed_hosts)
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+            why = refusal(headers, self.allowed)
+            if why is not None:
+                body = json.dumps(error_body(why, "headers", "permission_error")).encode()
+                await send({"type": "http.response.start", "status": 403,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def bearer_ok(header: str | None, api_key: str | None) -> bool:
+    """`Authorization: Bearer KEY`, compared in constant time and exactly (no stripping)."""
+    if not api_key:
+        return True
+    if not header or not header.startswith("Bearer "):
+        return False
+    return hmac.compare_digest(header[len("Bearer "):].encode("utf-8", "surrogateescape"),
+                               api_key.encode("utf-8", "surrogateescape"))
+
+
+def path_like(name: str) -> bool:
+    """A name that can only mean a folder. "anthropic/claude-3.5" is a provider's model id, not a
+    path: only absolute, home- or dot-relative names (and Windows forms) count."""
+    return name.startswith(("/", "~", ".")) or "\\" in name or bool(_DRIVE.match(name))
+
+
+class ModelPolicy:
+    """Which engine model a request's `model` means; RequestError("model") when it is refused."""
+
+    def __init__(self, default: str | None, allowed: Iterable[str] = ()):
+        self.default = default
+        self.names: set[str] = set()
+        self.paths: dict[Path, str] = {}
+        for name in [default, *allowed]:
+            if name:
+                self.names.add(name)
+                if path_like(name) or Path(name).expanduser().is_dir():
+                    self.paths[_resolved(name)] = name
+
+    def pick(self, requested: str | None) -> str | None:
+        """Runs off the event loop: it may look at the file system (never to answer a client)."""
+        name = (requested or "").strip()
+        if name in DEFAULT_NAMES:
+            return self.default
+        if name in self.names:
+            return name
+        if path_like(name):
+            found = self.paths.get(_resolved(name))
+            if found is None:
+                raise RequestError("model", REFUSED_MODEL)
+            return found
+        from hermes_mlx.engine.models import manifests
+
+        if name in manifests():
+            from hermes_mlx.engine.errors import EngineError
+            from hermes_mlx.engine.models import resolve_model
+
+            try:
+                resolve_model(name, fetch=False)  # present here; never fetched for a client
+            except EngineError:
+                raise RequestError("model", REFUSED_MODEL) from None
+            return name
+        return self.default  # some other provider's model id (Hermes's main model): our default
+
+
+def _resolved(name: str) -> Path | None:
+    try:
+        return Path(name).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None

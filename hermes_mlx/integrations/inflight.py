@@ -1,0 +1,236 @@
+"""Running one request's work in `hermes-mlx serve`: the engine lock, the deadline and the cancel
+flag, for a plain JSON answer and for server-sent events.
+
+The work runs on a thread inside engine.generate.request_scope, so the engine checks the flag at
+every prompt step and token and refuses further calls once it is up. The flag goes up when the
+client hangs up (polled for a JSON answer; Starlette cancels a stream) and, through
+State.cancel_all, for every request in flight when the server is told to stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from . import adapter
+from .openai_shapes import chunk, completion, completion_id, error_body, usage
+
+logger = logging.getLogger("hermes_mlx.integrations")
+
+POLL_S = 0.2  # how often a non-streaming request looks for its client having gone
+KEEPALIVE_S = 10.0  # an SSE comment this often while the engine works without output
+
+
+class Closed(Exception):
+    """The work stopped because its client went away or the server is stopping."""
+
+
+@dataclass
+class State:
+    served: int = 0
+    streams_cancelled: int = 0
+    requests_cancelled: int = 0
+    waiting: int = 0
+    lock: asyncio.Lock | None = None
+    closing: threading.Event = field(default_factory=threading.Event)
+    inflight: set = field(default_factory=set)  # cancel flags of requests being answered
+
+    def cancel_all(self) -> None:
+        """Stop every request in flight at its next engine step (safe from a signal handler)."""
+        self.closing.set()
+        for flag in list(self.inflight):
+            flag.set()
+
+
+class JSON(JSONResponse):
+    def render(self, content: Any) -> bytes:  # ASCII-only: no text can make encoding fail
+        return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode()
+
+
+def error(status: int, message: str, field_name: str | None = None, kind: str = "invalid_request_error") -> Response:
+    return JSON(error_body(message, field_name, kind), status_code=status)
+
+
+def engine_error(exc: BaseException, state: State) -> Response:
+    from hermes_mlx.engine import errors
+
+    if isinstance(exc, (errors.Cancelled, Closed)):
+        if state.closing.is_set():
+            return error(503, "the server is shutting down", kind="server_error")
+        return error(499, "the client closed the request", kind="cancelled")
+    if isinstance(exc, errors.ModelNotFound):
+        return error(400, str(exc), "model")
+    if isinstance(exc, errors.InvalidRequest):
+        return error(400, str(exc))
+    if isinstance(exc, (errors.DeadlineExceeded, TimeoutError)):
+        message = str(exc) if "deadline" in str(exc) else f"the request's deadline passed: {exc}"
+        return error(504, message, kind="timeout")
+    if isinstance(exc, UnicodeError):
+        return error(400, "the request holds text that cannot be encoded", "messages")
+    logger.exception("request failed", exc_info=exc)
+    return error(500, f"internal error ({type(exc).__name__}); the server's log has the details", kind="server_error")
+
+
+async def _acquire(lock: asyncio.Lock, deadline: float, gone: Any) -> None:
+    """Take the engine lock, giving up at the deadline or when `gone()` says the caller left."""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request's deadline passed while it waited for the engine "
+                               "(another request was running)")
+        try:
+            await asyncio.wait_for(lock.acquire(), timeout=min(POLL_S, left))
+            return
+        except TimeoutError:
+            if await gone():
+                raise Closed() from None
+
+
+def _work(req: Any, name: str | None, cancel: threading.Event, deadline: float) -> Any:
+    from hermes_mlx.engine.generate import request_scope
+
+    with request_scope(cancel, deadline):
+        return adapter.complete(req, model=name)
+
+
+async def answer(request: Request, req: Any, name: str | None, label: str, lock: asyncio.Lock, state: State,
+                 deadline: float) -> Response:
+    """A non-streaming answer. The work runs on a thread while this coroutine watches the client:
+    when it hangs up, the cancel flag stops the engine at its next step."""
+    cancel = threading.Event()
+    state.inflight.add(cancel)
+
+    async def gone() -> bool:
+        if cancel.is_set() or await request.is_disconnected():
+            cancel.set()
+            return True
+        return False
+
+    try:
+        await _acquire(lock, deadline, gone)
+        try:
+            work = asyncio.ensure_future(asyncio.to_thread(_work, req, name, cancel, deadline))
+            while not work.done():
+                await asyncio.wait([work], timeout=POLL_S)
+                if not work.done():
+                    await gone()
+            done = work.result()
+        finally:
+            lock.release()
+            state.served += 1
+        if cancel.is_set():
+            raise Closed()
+    except BaseException as exc:
+        if cancel.is_set() and not state.closing.is_set():
+            state.requests_cancelled += 1
+        if isinstance(exc, Exception):
+            return engine_error(exc, state)
+        raise
+    finally:
+        state.inflight.discard(cancel)
+    return JSON(completion(done.text, done.finish_reason, done.model or label,
+                            usage(done.prompt_tokens, done.completion_tokens, done.cached_tokens)))
+
+
+def _sse_line(data: Any) -> str:
+    return "data: " + (data if isinstance(data, str) else json.dumps(data)) + "\n\n"
+
+
+async def sse(req: Any, name: str | None, label: str, lock: asyncio.Lock, state: State,
+               deadline: float) -> AsyncIterator[str]:
+    """Server-sent events. The adapter's generator runs on its own thread under the request's
+    cancel flag; when the client goes away Starlette cancels us, we raise the flag, and the
+    engine stops at its next step."""
+    from hermes_mlx.engine.generate import request_scope
+
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue = asyncio.Queue()
+    stop = threading.Event()
+
+    def put(item: tuple) -> None:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # loop closed: nobody is listening any more
+            pass
+
+    def produce() -> None:
+        with request_scope(stop, deadline):
+            pieces = adapter.stream(req, model=name)
+            try:
+                for item in pieces:
+                    put(("item", item))
+                    if stop.is_set():
+                        break
+            except Exception as exc:
+                put(("error", exc))
+            finally:
+                pieces.close()
+                put(("end", None))
+
+    id, created = completion_id(), int(time.time())
+    finished = False
+    thread = threading.Thread(target=produce, name="hermes-mlx-stream", daemon=True)
+    state.inflight.add(stop)
+    try:
+        yield _sse_line(chunk(id, label, created, role="assistant", content=""))
+        try:
+            await _acquire(lock, deadline, _never)
+        except TimeoutError as exc:
+            yield _sse_line(json.loads(engine_error(exc, state).body))
+            yield _sse_line("[DONE]")
+            finished = True
+            return
+        try:
+            if stop.is_set():  # shutting down while we waited
+                raise Closed()
+            thread.start()
+            while True:
+                try:
+                    kind, value = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
+                except TimeoutError:
+                    yield ": keep-alive\n\n"  # also finds a client that has gone
+                    continue
+                if kind == "end":
+                    break
+                if kind == "error":
+                    response = engine_error(value, state)
+                    yield _sse_line(json.loads(response.body))
+                    break
+                text, done = value
+                if done is None:
+                    yield _sse_line(chunk(id, label, created, content=text))
+                    continue
+                u = usage(done.prompt_tokens, done.completion_tokens, done.cached_tokens)
+                yield _sse_line(chunk(id, done.model or label, created, finish_reason=done.finish_reason,
+                                      usage_dict=None if req.include_usage else u))
+                if req.include_usage:
+                    yield _sse_line(chunk(id, done.model or label, created, usage_dict=u, empty_choices=True))
+            yield _sse_line("[DONE]")
+            finished = not stop.is_set()
+        finally:
+            stop.set()
+            # Hold the lock until the engine has really let go (one step at most), even when
+            # this generator is being cancelled.
+            with anyio.CancelScope(shield=True):
+                if thread.ident is not None:
+                    await anyio.to_thread.run_sync(thread.join)
+            lock.release()
+    finally:
+        state.inflight.discard(stop)
+        state.served += 1
+        if not finished:
+            state.streams_cancelled += 1
+
+
+async def _never() -> bool:
+    return False
