@@ -219,3 +219,64 @@ def test_compact_command_with_store(tmp_path, fake_cli, capsys):
 
     with SessionStore(db) as store:
         assert store.load_active("s")
+
+
+# ---------------------------------------------------------------------------------------------
+# resuming from the store
+
+
+class Killed(BaseException):
+    """An in-process kill: nothing under test catches a BaseException."""
+
+
+def test_an_interrupted_replay_resumes_where_the_store_stopped(tmp_path):
+    from hermes_mlx.compactor.store import SessionStore
+
+    messages = session(12)
+    db = tmp_path / "state.db"
+    with SessionStore(db) as store, pytest.raises(Killed):
+        replay(messages, ScriptedSummarizer([True] * 4 + [Killed()]), context_limit=4000, tail_tokens=300,
+               session_id="s1", store=store)
+    with SessionStore(db) as store:
+        state = store.progress("s1")
+        assert state.pending  # killed during the passes of turn `state.turns`
+        fake = ScriptedSummarizer()
+        result = replay(messages, fake, context_limit=4000, tail_tokens=300, session_id="s1", store=store)
+        assert result.resumed_at_turn == state.turns and result.turns == 12
+        assert result.records[0].turn == state.turns  # the pending passes ran first
+        assert result.records[0].number == state.passes + 1
+        assert store.load_active("s1") == result.messages
+        check_invariants(result)
+        # Done: a third run does nothing.
+        again = replay(messages, fake, context_limit=4000, tail_tokens=300, session_id="s1", store=store)
+        assert again.resumed_at_turn == 12 and again.records == [] and again.messages == result.messages
+
+
+def test_a_grown_transcript_continues_and_a_different_one_is_refused(tmp_path):
+    from hermes_mlx.compactor.replay import ResumeMismatch
+    from hermes_mlx.compactor.store import SessionStore
+
+    with SessionStore(tmp_path / "state.db") as store:
+        replay(session(6), ScriptedSummarizer(), context_limit=4000, tail_tokens=300, session_id="s1", store=store)
+        grown = replay(session(9), ScriptedSummarizer(), context_limit=4000, tail_tokens=300, session_id="s1", store=store)
+        assert grown.resumed_at_turn == 6 and grown.turns == 9
+        other = session(9)
+        other[1] = {"role": "user", "content": "something else entirely"}
+        with pytest.raises(ResumeMismatch, match="--restart"):
+            replay(other, ScriptedSummarizer(), session_id="s1", store=store)
+        fresh = replay(other, ScriptedSummarizer(), context_limit=4000, tail_tokens=300, session_id="s1", store=store,
+                       resume=False)
+        assert fresh.resumed_at_turn is None and store.load_active("s1") == fresh.messages
+
+
+def test_store_failures_are_counted_and_the_replay_gives_up_writing(tmp_path):
+    from hermes_mlx.compactor.store import SessionStore
+
+    with SessionStore(tmp_path / "state.db") as store:
+        store._conn.close()  # every write now fails
+        result = replay(session(6), ScriptedSummarizer(), context_limit=4000, tail_tokens=300, session_id="s1",
+                        store=store, resume=False)
+    assert result.turns == 6 and result.messages  # the replay itself completed
+    reasons = result.store_failures
+    assert sum(n for r, n in reasons.items() if "closed database" in r) == 3
+    assert any("skipped after 3 failed in a row" in r for r in reasons)

@@ -208,3 +208,68 @@ def test_a_session_store_file_loads_as_a_session(tmp_path):
         store.append("run-1", msgs)
         store.archive_and_compact("run-1", msgs[:2] + [marker] + msgs[5:])
     assert load_session(tmp_path / "ours.db") == msgs[:2] + [marker] + msgs[5:]
+
+
+# ---------------------------------------------------------------------------------------------
+# one loader, one rule; deep JSON; malformed state.db rows; atomic writes
+
+
+def test_line_separators_inside_strings_round_trip(tmp_path):
+    msgs = [{"role": "user", "content": "a\u2028b\u2029c\x85d"}, {"role": "assistant", "content": "lone \ud800"}]
+    p = tmp_path / "s.jsonl"
+    save_jsonl(msgs, p)
+    assert load_session(p) == msgs
+
+
+def test_deeply_nested_json_is_named(tmp_path):
+    p = tmp_path / "deep.jsonl"
+    p.write_text('{"role": "user", "content": "a"}\n{"role": "user", "x": ' + "[" * 50_000 + "]" * 50_000 + "}\n")
+    with pytest.raises(SessionFormatError, match=r"deep.jsonl:2: JSON nested too deeply"):
+        load_session(p)
+
+
+def test_save_is_atomic_and_keeps_permissions(tmp_path):
+    p = tmp_path / "s.jsonl"
+    p.write_text("old\n")
+    p.chmod(0o640)
+    save_jsonl([{"role": "user", "content": "new"}], p)
+    assert load_session(p) == [{"role": "user", "content": "new"}]
+    assert p.stat().st_mode & 0o777 == 0o640
+    with pytest.raises(TypeError):
+        save_jsonl([{"role": "user", "content": object()}], p)
+    assert load_session(p) == [{"role": "user", "content": "new"}]  # a failed write leaves the old file
+    assert [q.name for q in tmp_path.iterdir()] == ["s.jsonl"]
+
+
+def _loose_db(path, rows):
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id, role, content, tool_calls, timestamp REAL)")
+    conn.executemany("INSERT INTO messages (session_id, role, content, tool_calls, timestamp) VALUES (?, ?, ?, ?, 1.0)", rows)
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    "row, needle",
+    [
+        ((None, "user", "hi", None), "have no session_id"),
+        (("a", None, "hi", None), "row 1: role is NULL, not text"),
+        (("a", 5, "hi", None), "row 1: role is int, not text"),
+        (("a", "user", 3.5, None), "row 1: content is float, not text"),
+        (("a", "user", b"\xff", None), "row 1: content is binary, not UTF-8 text"),
+        (("a", "assistant", "x", "{not json"), "row 1: tool_calls is not JSON"),
+    ],
+)
+def test_malformed_state_db_rows_are_named(tmp_path, row, needle):
+    db = tmp_path / "state.db"
+    _loose_db(db, [row])
+    with pytest.raises(SessionFormatError, match=needle):
+        load_session(db)
+
+
+def test_integer_session_ids_are_read_as_text(tmp_path):
+    db = tmp_path / "state.db"
+    _loose_db(db, [(7, "user", "hi", None), (7, "assistant", b"utf-8 bytes", None), (None, "user", "orphan", None)])
+    assert list_state_db_sessions(db) == ["7"]
+    assert load_session(db) == load_session(db, "7") == [
+        {"role": "user", "content": "hi"}, {"role": "assistant", "content": "utf-8 bytes"}]

@@ -172,3 +172,119 @@ def test_in_memory_store():
     with SessionStore(":memory:") as s:
         assert s.append("s", TRANSCRIPT[:1])
         assert s.load_active("s") == TRANSCRIPT[:1]
+
+
+# ---------------------------------------------------------------------------------------------
+# lossless text, growth, replay position, and refusing what is not ours before writing to it
+
+
+def test_lone_surrogates_and_non_text_ids_round_trip(store):
+    odd = [
+        {"role": "tool", "tool_call_id": "c\udc80", "name": "ter\ud800minal", "content": "out \ud800 put"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "x", "function": {"name": "f", "arguments": "\udfff"}}]},
+        {"role": "tool", "tool_call_id": 42, "content": "integer id"},
+    ]
+    assert store.append("s\udcff", odd), store.last_error
+    assert store.load_active("s\udcff") == odd
+    hits = store.search(None, "out \ud800 put")  # the column holds U+FFFD; the match still works
+    assert [h.message for h in hits] == odd[:1]
+
+
+def test_each_write_archives_only_what_it_replaced(store):
+    transcript = list(TRANSCRIPT)
+    for n in range(20):  # twenty passes over a growing transcript
+        transcript = transcript + [{"role": "user", "content": f"turn {n}"}, {"role": "assistant", "content": f"done {n}"}]
+        assert store.sync("s1", transcript)
+        summary = dict(MARKER, content=f"summary after turn {n}")
+        transcript = transcript[:2] + [summary] + transcript[-2:]
+        assert store.archive_and_compact("s1", transcript)
+    rows = store.history("s1")
+    assert len(rows) == len(TRANSCRIPT) + 20 * 3  # every message once, plus each pass's summary
+    assert store.load_active("s1") == transcript
+    assert sum(r.active for r in rows) == len(transcript)
+
+
+def test_sync_records_the_replay_position_with_the_rows(store):
+    from hermes_mlx.compactor.store import ReplayState
+
+    assert store.progress("s1") is None
+    state = ReplayState("digest", 12, 6, 2, pending=True, passes=1)
+    assert store.sync("s1", TRANSCRIPT, state)
+    assert store.progress("s1") == state
+    assert store.load_active("s1") == TRANSCRIPT
+
+
+def test_write_failures_are_counted_by_reason(store):
+    store.append("", TRANSCRIPT)
+    store.append("", TRANSCRIPT)
+    assert store.failures == {"ValueError: session id must be a non-empty string, got ''": 2}
+    assert store.last_error.startswith("ValueError")
+
+
+def test_a_store_from_before_active_order_is_migrated(tmp_path):
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, position INTEGER NOT NULL,"
+        " role TEXT NOT NULL, content TEXT, tool_calls TEXT, tool_call_id TEXT, name TEXT, flags TEXT,"
+        " active INTEGER NOT NULL DEFAULT 1, compacted INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, archived_at REAL)"
+    )
+    conn.executemany(
+        "INSERT INTO messages (session_id, position, role, content, active, compacted, created_at) VALUES (?, ?, ?, ?, ?, ?, 1)",
+        [("s1", 0, "user", "old", 0, 1), ("s1", 1, "user", "a", 1, 0), ("s1", 2, "assistant", "b", 1, 0)],
+    )
+    conn.commit()
+    conn.close()
+    with SessionStore(path) as s:
+        assert s.load_active("s1") == [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+        assert s.append("s1", [{"role": "user", "content": "c"}])
+        assert [m["content"] for m in s.load_active("s1")] == ["a", "b", "c"]
+
+
+def test_a_hermes_state_db_is_refused_before_anything_is_written(tmp_path):
+    path = tmp_path / "state.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, content TEXT, timestamp REAL)")
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="another schema"):
+        SessionStore(path)
+    assert path.read_bytes() == before  # not switched to WAL, no table added
+    (tmp_path / "notes.txt").write_text("not a database")
+    with pytest.raises(StoreError, match="not a SQLite database"):
+        SessionStore(tmp_path / "notes.txt")
+
+
+def test_a_locked_store_is_one_clear_error_at_open(tmp_path):
+    path = tmp_path / "state.db"
+    SessionStore(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreError, match="database is locked"):
+            SessionStore(path, timeout=0.01)
+    finally:
+        holder.close()
+
+
+def test_unwritable_sidecar_files_are_refused(tmp_path):
+    import os
+    import subprocess
+
+    path = tmp_path / "state.db"
+    SessionStore(path).close()
+    shm = tmp_path / "state.db-shm"
+    shm.write_bytes(b"")
+    if os.geteuid() == 0:
+        if subprocess.run(["chattr", "+i", str(shm)], capture_output=True).returncode:
+            pytest.skip("chattr not available")
+    else:
+        shm.chmod(0o444)
+    try:
+        with pytest.raises(StoreError, match="-shm is not writable"):
+            SessionStore(path)
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(shm)], capture_output=True)
+        shm.chmod(0o644)

@@ -79,6 +79,14 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
 
 
+def _head(path: Path) -> bytes:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(16)
+    except OSError:
+        return b""
+
+
 def check_target(path: str, option: str) -> Path:
     """A file this run will write: its folder must exist and be writable, and it must not be a folder."""
     target = Path(path)
@@ -106,7 +114,7 @@ def check_args(args: argparse.Namespace) -> None:
             args.out = args.session
         elif not _same_file(Path(args.out), source):
             raise UsageError("--in-place writes over SESSION itself; drop --out, or --in-place to write elsewhere")
-        if source.is_file() and source.read_bytes()[:16] == b"SQLite format 3\x00":
+        if source.is_file() and _head(source) == b"SQLite format 3\x00":
             raise UsageError(f"--in-place cannot write a JSONL transcript over the SQLite file {args.session}")
     targets = {}
     for option in ("--out", "--log", "--store"):
