@@ -215,3 +215,20 @@ def test_client_hanging_up_mid_stream_frees_the_engine(served):
         time.sleep(0.05)
     status, body = request(port, "POST", "/v1/chat/completions", HELLO)
     assert status == 200 and body["usage"]["completion_tokens"] <= 4
+
+
+def test_api_key_sources(tmp_path, monkeypatch):
+    import argparse
+
+    from hermes_mlx.commands import serve as serve_command
+    from hermes_mlx.integrations.server import API_KEY_ENV
+
+    parser = argparse.ArgumentParser()
+    serve_command.register(parser.add_subparsers())
+    monkeypatch.delenv(API_KEY_ENV, raising=False)
+    assert serve_command.api_key(parser.parse_args(["serve"])) is None
+    monkeypatch.setenv(API_KEY_ENV, "from-env")
+    assert serve_command.api_key(parser.parse_args(["serve"])) == "from-env"
+    key_file = tmp_path / "key"
+    key_file.write_text(" spaced key \n")  # only the line ending goes: spaces are part of a key
+    assert serve_command.api_key(parser.parse_args(["serve", "--api-key-file", str(key_file)])) == " spaced key "

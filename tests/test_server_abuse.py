@@ -203,16 +203,17 @@ def test_models_allowed_at_start_up_may_be_named(tiny_model, tmp_path):
 
 # ------------------------------------------------------------------ request parsing, any input
 
+TEXT = st.text(st.characters(exclude_categories=()), max_size=8)  # lone surrogates included
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    st.none() | st.booleans() | st.integers() | st.floats() | TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
     max_leaves=12,
 )
 FIELDS = st.sampled_from(["model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p",
                           "stream", "stream_options", "stop", "n", "tools", "tool_choice", "timeout"])
-MESSAGE = st.fixed_dictionaries({"role": st.text(max_size=6) | JSON}, optional={
-    "content": st.text() | JSON | st.lists(st.fixed_dictionaries({"type": st.sampled_from(["text", "image_url", "x"]),
-                                                                  "text": st.text() | JSON})),
+MESSAGE = st.fixed_dictionaries({"role": TEXT | JSON}, optional={
+    "content": TEXT | JSON | st.lists(st.fixed_dictionaries({"type": st.sampled_from(["text", "image_url", "x"]),
+                                                             "text": TEXT | JSON})),
     "tool_calls": JSON | st.lists(st.fixed_dictionaries({"function": JSON | st.fixed_dictionaries({"name": JSON})}))})
 BODY = JSON | st.dictionaries(FIELDS, JSON, max_size=6) | st.builds(
     lambda extra, messages: {**extra, "messages": messages},
