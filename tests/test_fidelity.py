@@ -108,3 +108,10 @@ def test_fidelity_command_bad_session(tmp_path, capsys):
     bad.write_text("not json\n")
     assert main(["fidelity", str(bad)]) == 2
     assert "bad.jsonl" in capsys.readouterr().err
+
+
+def test_a_shared_word_alone_is_no_contradiction():
+    constraint = "The 50 ms budget is a hard requirement, don't touch the latency test."
+    assert contradictions(["The race is fixed, but a latency test now fails."], [constraint]) == []
+    assert contradictions(["Touched the latency test to relax it."], [constraint]) == \
+        [("Touched the latency test to relax it.", constraint)]

@@ -25,8 +25,12 @@ from hermes_mlx.compactor.sessions import SESSIONS_DIR, shipped_sessions
 from hermes_mlx.summarizer.api import Message
 from hermes_mlx.summarizer.faithful import (
     REASONS,
+    STOCK_STEMS,
     Source,
+    clauses,
+    content_stems,
     directive_shaped,
+    negated,
     polarity_flip,
     unsupported_parts,
 )
@@ -128,14 +132,19 @@ def constraints_of(seen: list[Message], facts) -> list[str]:
 
 
 def contradictions(lines: list[str], constraints: list[str], source: str = "") -> list[tuple[str, str]]:
-    """(line, constraint) pairs where a summary line states a constraint clause's content (two or
-    more content words in common) with the opposite polarity. Lines copied verbatim from the
-    session (`source`) are what someone said there, not the summarizer's claims."""
-    claims = [line for line in lines if line not in source]
+    """(line, constraint) pairs where a clause of a summary line restates a constraint clause
+    (two words in common, two thirds of its fact words) with the opposite polarity. Lines copied
+    verbatim from the session (`source`) are what someone said there, not the summary's claims."""
+    claims = [(line, [(content_stems(c), negated(c)) for c in clauses(line)]) for line in lines if line not in source]
     out = []
     for c in constraints:
-        src = Source.of(c)
-        out += [(line, c) for line in claims if line not in c and polarity_flip(line, src, min_overlap=2)]
+        for stems, neg in Source.of(c).clauses:
+            facts = stems - STOCK_STEMS
+            for line, parts in claims:
+                hit = any(len(mine & stems) >= 2 and 3 * len(mine & facts) >= 2 * len(facts) and mine_neg != neg
+                          for mine, mine_neg in parts)
+                if hit and line not in c and (line, c) not in out:
+                    out.append((line, c))
     return out
 
 

@@ -48,7 +48,7 @@ _REPORTS_USER = re.compile(
 )
 _DIRECTIVE = re.compile(
     r"^\s*(?:(?:no|ok|okay|yes|also|and|but|please|so)[,.!]?\s+)*(?:please\s+)?"
-    r"(?:don['’]?t|do not|never|avoid|always|must|mustn['’]t|make sure|ensure|keep|stick to|leave|no\b|instead of|"
+    r"(?:don['’]?t|do not|never|avoid|always|must|mustn['’]t|make sure|ensure|keep|stick to|leave|instead of|"
     r"stop|only)\b|^\s*(?:不要|别|禁止|必须|务必|请勿|しないで|禁止|必ず)",
     re.IGNORECASE,
 )
@@ -124,8 +124,8 @@ class Source:
     def of(cls, text: str) -> Source:
         text = text or ""
         words = re.findall(r"[A-Za-z][A-Za-z']*", text)
-        clauses = [(content_stems(c), negated(c)) for c in _CLAUSE.split(text) if c and c.strip()]
-        return cls(text, {stem(w) for w in words}, set(_NUMBER.findall(text)), [c for c in clauses if c[0]])
+        parts = [(content_stems(c), negated(c)) for c in clauses(text)]
+        return cls(text, {stem(w) for w in words}, set(_NUMBER.findall(text)), [c for c in parts if c[0]])
 
     def has_word(self, word: str) -> bool:
         if "-" in word.strip("-"):
@@ -139,6 +139,11 @@ class Source:
     def has_name(self, name: str) -> bool:
         return bool(re.search(r"(?<![\w])" + re.escape(name) + r"(?![\w])", self.text)) or (
             name in self.text and not name[-1].isalnum())
+
+
+def clauses(text: str) -> list[str]:
+    """A text cut where polarity can change: punctuation, "but", before "instead of"."""
+    return [c for c in _CLAUSE.split(text or "") if c and c.strip()]
 
 
 def content_stems(text: str) -> set:
@@ -201,7 +206,7 @@ def _closeness(mine: set, stems: set) -> tuple[int, float]:
 def polarity_flip(line: str, src: Source, min_overlap: int = 1) -> bool:
     """True when a clause of the line matches a source clause best but with the opposite
     polarity ("Used X" where the closest source says "don't use X"). Ties go to agreement."""
-    for clause in _CLAUSE.split(line):
+    for clause in clauses(line):
         mine = content_stems(clause)
         if not mine:
             continue
