@@ -1,8 +1,19 @@
 """The thin CLI over the engine: generate (text and --json) and doctor."""
 
 import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fakes import ScriptedSummarizer, session
 
 from hermes_mlx.cli import main
+from hermes_mlx.compactor.sessions import load_session, save_jsonl
+from hermes_mlx.compactor.store import SessionStore
+from hermes_mlx.compactor.store_rows import encode
 
 
 def test_generate_json_names_stats_as_mlx_lm_does(tiny_model, capsys):
@@ -40,19 +51,6 @@ def test_doctor_reports_the_path_in_use(capsys):
 
 # ---------------------------------------------------------------------------------------------
 # `compact`: every input is checked before the first pass, and the exit code tells the truth.
-
-import os  # noqa: E402
-import sqlite3  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import pytest  # noqa: E402
-from fakes import ScriptedSummarizer, session  # noqa: E402
-
-from hermes_mlx.compactor.sessions import load_session, save_jsonl  # noqa: E402
-from hermes_mlx.compactor.store import SessionStore  # noqa: E402
-from hermes_mlx.compactor.store_rows import encode  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -94,12 +92,12 @@ def immutable(path: Path) -> bool:
     if os.geteuid() != 0:
         path.chmod(0o555 if path.is_dir() else 0o444)
         return True
-    return subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode == 0
+    return subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False).returncode == 0
 
 
 def mutable(path: Path) -> None:
     if os.geteuid() == 0:
-        subprocess.run(["chattr", "-i", str(path)], capture_output=True)
+        subprocess.run(["chattr", "-i", str(path)], capture_output=True, check=False)
     path.chmod(0o755 if path.is_dir() else 0o644)
 
 
@@ -226,7 +224,7 @@ def test_compact_immutable_shm_is_an_error_not_sigbus(src, tmp_path):
             "from hermes_mlx.cli import main;"
             f"sys.exit(main(['compact', {str(src)!r}, '--store', {str(db)!r}, '--no-progress']))"
         )
-        proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
     finally:
         mutable(shm)
     assert proc.returncode == 2, proc.stderr  # not -SIGBUS

@@ -238,7 +238,7 @@ def test_sigkill_in_the_middle_of_a_write(workdir, clean_run):
         db = new_db(workdir, "sigkill")
         at = rng.randint(1, clean_run["statements"])
 
-        def work(at=at):
+        def work(at=at, db=db):
             def hook(n, sql):
                 if n == at:
                     os.kill(os.getpid(), signal.SIGKILL)
@@ -256,7 +256,7 @@ def test_sigkill_after_a_random_delay(workdir):
         db = new_db(workdir, "sigkill-timer")
         delay = rng.uniform(0.0, 0.06)
 
-        def work(delay=delay):
+        def work(delay=delay, db=db):
             signal.signal(signal.SIGALRM, lambda *a: os.kill(os.getpid(), signal.SIGKILL))
             signal.setitimer(signal.ITIMER_REAL, max(delay, 1e-4))
             store = SessionStore(db)
@@ -282,7 +282,7 @@ def test_disk_full(workdir):
         db = new_db(workdir, "disk-full")
         limit = rng.randint(4096, 160 * 1024)
 
-        def work(limit=limit):
+        def work(limit=limit, db=db):
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
             try:
@@ -307,18 +307,20 @@ def test_store_becomes_read_only_mid_run(workdir, clean_run):
     for case in range(100):
         db = new_db(workdir, "read-only")
         at = rng.randint(1, clean_run["begins"])
-        begins = []
+        begins: list[int] = []
+        held: list[SessionStore] = []
 
-        def hook(n, sql, at=at, db=db):
+        def hook(n, sql, at=at, db=db, begins=begins, held=held):
             if sql == "BEGIN IMMEDIATE":
                 begins.append(n)
                 if len(begins) == at:  # from here on the file can only be read
-                    store._conn.raw.close()
-                    store._conn.raw = sqlite3.connect(
+                    held[0]._conn.raw.close()
+                    held[0]._conn.raw = sqlite3.connect(
                         f"{db.as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
                     )
 
         store = faulty_store(db, hook)
+        held.append(store)
         result = replay(MESSAGES, ScriptedSummarizer(), store=store, **OPTIONS)
         store.close()
         assert any("readonly" in reason for reason in result.store_failures), result.store_failures
@@ -334,7 +336,7 @@ def _immutable(path: Path, on: bool) -> bool:
         else:
             path.chmod(0o444 if on else 0o644)
         return True
-    return subprocess.run(["chattr", "+i" if on else "-i", str(path)], capture_output=True).returncode == 0
+    return subprocess.run(["chattr", "+i" if on else "-i", str(path)], capture_output=True, check=False).returncode == 0
 
 
 def test_read_only_or_immutable_files_at_open(workdir):
@@ -374,9 +376,9 @@ def test_locked_database(workdir, clean_run):
         start = rng.randint(1, clean_run["begins"])
         span = rng.randint(1, 6)
         locker = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
-        begins = []
+        begins: list[int] = []
 
-        def hook(n, sql, start=start, span=span, locker=locker):
+        def hook(n, sql, start=start, span=span, locker=locker, begins=begins):
             if sql == "BEGIN IMMEDIATE":
                 begins.append(n)
                 if len(begins) == start:

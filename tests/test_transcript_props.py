@@ -14,9 +14,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_mlx.compactor.sessions import SessionFormatError, load_jsonl, load_session, load_state_db, save_jsonl
+from hermes_mlx.compactor.sessions import (
+    SessionFormatError,
+    load_jsonl,
+    load_session,
+    load_state_db,
+    save_jsonl,
+)
 from hermes_mlx.compactor.store import SessionStore
-from hermes_mlx.compactor.transcript import ROLES, TranscriptError, repair, tool_pairs_valid
+from hermes_mlx.compactor.transcript import (
+    ROLES,
+    TranscriptError,
+    repair,
+    tool_pairs_valid,
+)
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
