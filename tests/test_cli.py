@@ -163,7 +163,8 @@ def test_compact_every_pass_failed_is_exit_1_with_the_reason_once(src, fake, cap
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.startswith("hermes-mlx compact:")]
     assert lines and all("failed" in line for line in lines)
-    assert any("every pass failed" in line and "scripted merge failure" in line for line in lines)
+    assert any(line.endswith(" passes)") and "every pass failed" in line for line in lines)
+    assert any("passes failed: summarize_failed: scripted merge failure" in line for line in lines)
     assert len(lines) == len(set(lines))  # deduplicated, with counts
 
 

@@ -151,11 +151,15 @@ def _log_handler(path: str) -> logging.Handler:
 
 def _failure_lines(result) -> tuple[list[str], bool]:
     """One line per distinct failure (counted) and whether the run must end non-zero."""
-    lines = [f"{n} store write{'s' if n > 1 else ''} failed: {reason}" for reason, n in result.store_failures.items()]
+    lines = []
+    for reason, n in result.store_failures.items():
+        writes = f"{n} store write{'s' if n > 1 else ''}"
+        lines.append(f"{writes} {reason}" if reason.startswith("skipped") else f"{writes} failed: {reason}")
     every = result.all_passes_failed
+    if every:
+        lines.append(f"every pass failed ({len(result.records)} passes)")
     for reason, n in result.pass_failures.items():
-        scope = "every pass" if every else f"{n} of {len(result.records)} passes"
-        lines.append(f"{scope} failed ({n}x): {reason}" if every else f"{scope} failed: {reason}")
+        lines.append(f"{n} of {len(result.records)} passes failed: {reason}")
     return lines, bool(result.store_failures) or every
 
 

@@ -96,7 +96,7 @@ class _StoreWriter:
     def write(self, transcript: list[Message], state: ReplayState | None = None) -> bool:
         state = self.state = state or self.state
         if self.in_a_row >= GIVE_UP_AFTER:
-            self.failures[f"write skipped after {GIVE_UP_AFTER} failed in a row"] += 1
+            self.failures[f"skipped after {GIVE_UP_AFTER} failed in a row"] += 1
             return False
         if self.store.sync(self.session_id, transcript, state):
             self.in_a_row = 0
