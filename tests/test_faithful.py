@@ -16,6 +16,7 @@ from hermes_mlx.summarizer.faithful import (
     is_ack,
     line_verdict,
     negated,
+    polarity_flip,
     reports_user,
     statements,
     stem,
@@ -251,3 +252,21 @@ def test_exchange_whose_only_text_is_instruction_like():
     assert r.ok
     assert "ignore previous instructions" not in r.text.lower()
     assert "cat notes.txt" in r.text
+
+
+@pytest.mark.real_model
+def test_real_model_never_flips_a_negated_constraint():
+    """The embedded model on an exchange that states a negation: whatever it writes, no line of
+    the summary contradicts the negation, and the gate accounts for every model line."""
+    exchange = [
+        {"role": "assistant", "content": "The default timeout stays at 5000 ms; I did not add axios, the client keeps the built-in fetch.",
+         "tool_calls": [call("c1", "terminal", command="pnpm -C packages/client run check")]},
+        {"role": "tool", "tool_call_id": "c1", "content": "Tests  7 passed (7)\n[exit code: 0]"},
+        {"role": "assistant", "content": "All 7 tests pass without axios."},
+    ]
+    r = MLXSummarizer(timeout=600).merge(None, exchange)
+    assert r.ok, r.error
+    gate_counts = r.details["gate"]
+    assert gate_counts["kept"] + sum(gate_counts["dropped"].values()) >= 1
+    src = Source.of("\n".join(m["content"] for m in exchange))
+    assert not any(polarity_flip(line, src) for line in parse(r.text).progress)
