@@ -1,0 +1,341 @@
+"""A corpus of planted credentials for the redaction tests, built at test time from a seeded RNG.
+
+Sources: gitleaks' default rules (config/gitleaks.toml, rule ids kept below) and detect-secrets
+1.5 plugins (plugins/*.py), plus the leaks found in our own summaries (Azure connection string,
+`TOKEN=<hex> ./deploy.sh`, `mysql -p...`, the last character of an `npm_` token). No value is
+written out literally: each is a provider prefix plus random characters of the right alphabet
+and length, so no real secret is committed and no secret scanner trips on this file.
+"""
+
+from __future__ import annotations
+
+import base64
+import random
+import string
+from dataclasses import dataclass
+
+LOWER = string.ascii_lowercase
+UPPER = string.ascii_uppercase
+DIGITS = string.digits
+ALNUM = LOWER + UPPER + DIGITS
+LOWER_ALNUM = LOWER + DIGITS
+UPPER_ALNUM = UPPER + DIGITS
+HEX = "0123456789abcdef"
+B64 = ALNUM + "+/"
+B64URL = ALNUM + "-_"
+
+
+@dataclass(frozen=True)
+class Case:
+    rule: str  # gitleaks or detect-secrets rule id, or ours
+    text: str  # what a tool or a file would show
+    secrets: tuple[str, ...]  # values of which no 8-character run may survive redaction
+
+
+class Gen:
+    """Random strings from a fixed seed, so a failure names the same value on every run."""
+
+    def __init__(self, seed: int = 20260127):
+        self.rng = random.Random(seed)
+
+    def s(self, alphabet: str, n: int) -> str:
+        # Force a digit and both cases in where the alphabet has them, as generated keys do.
+        out = [self.rng.choice(alphabet) for _ in range(n)]
+        for i, pool in enumerate((DIGITS, LOWER, UPPER)):
+            if n > 8 and any(c in alphabet for c in pool):
+                out[1 + 3 * i] = self.rng.choice([c for c in pool if c in alphabet])
+        return "".join(out)
+
+    def uuid(self) -> str:
+        h = self.s(HEX, 32)
+        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
+
+    def b64(self, nbytes: int) -> str:
+        return base64.b64encode(bytes(self.rng.randrange(256) for _ in range(nbytes))).decode()
+
+    def password(self) -> str:
+        return self.s(ALNUM, 10) + self.rng.choice("!#%*+-.@^~") + self.s(ALNUM, 3)
+
+
+def provider_keys(g: Gen) -> dict[str, str]:
+    """Rule id -> a value in that provider's format (gitleaks / detect-secrets shapes)."""
+    return {
+        "anthropic-api-key": "sk-ant-api03-" + g.s(B64URL, 93) + "AA",
+        "anthropic-admin-api-key": "sk-ant-admin01-" + g.s(B64URL, 93) + "AA",
+        "openai-api-key": "sk-proj-" + g.s(B64URL, 58) + "T3BlbkFJ" + g.s(B64URL, 58),
+        "openai-legacy": "sk-" + g.s(ALNUM, 20) + "T3BlbkFJ" + g.s(ALNUM, 20),
+        "openrouter": "sk-or-v1-" + g.s(HEX, 64),
+        "groq": "gsk_" + g.s(ALNUM, 52),
+        "replicate": "r8_" + g.s(ALNUM, 37),
+        "huggingface-access-token": "hf_" + g.s(LOWER + UPPER, 34),
+        "huggingface-organization-api-token": "api_org_" + g.s(LOWER + UPPER, 34),
+        "perplexity-api-key": "pplx-" + g.s(ALNUM, 48),
+        "xai": "xai-" + g.s(ALNUM, 80),
+        "gcp-api-key": "AIza" + g.s(B64URL, 35),
+        "google-oauth-access-token": "ya29." + g.s(B64URL, 120),
+        "google-oauth-client-secret": "GOCSPX-" + g.s(B64URL, 28),
+        "github-pat": "ghp_" + g.s(ALNUM, 36),
+        "github-oauth": "gho_" + g.s(ALNUM, 36),
+        "github-app-token-user": "ghu_" + g.s(ALNUM, 36),
+        "github-app-token-server": "ghs_" + g.s(ALNUM, 36),
+        "github-refresh-token": "ghr_" + g.s(ALNUM, 36),
+        "github-fine-grained-pat": "github_pat_" + g.s(ALNUM, 22) + "_" + g.s(ALNUM, 59),
+        "gitlab-pat": "glpat-" + g.s(B64URL, 20),
+        "gitlab-pat-routable": "glpat-" + g.s(ALNUM, 40) + ".01." + g.s(LOWER_ALNUM, 7),
+        "gitlab-deploy-token": "gldt-" + g.s(B64URL, 20),
+        "gitlab-feed-token": "glft-" + g.s(B64URL, 20),
+        "gitlab-scim-token": "glsoat-" + g.s(B64URL, 20),
+        "gitlab-runner-authentication-token": "glrt-" + g.s(B64URL, 20),
+        "gitlab-feature-flag-client-token": "glffct-" + g.s(B64URL, 20),
+        "gitlab-cicd-job-token": "glcbt-" + g.s(ALNUM, 2) + "_" + g.s(B64URL, 20),
+        "gitlab-incoming-mail-token": "glimt-" + g.s(B64URL, 25),
+        "gitlab-ptt": "glptt-" + g.s(HEX, 40),
+        "gitlab-kubernetes-agent-token": "glagent-" + g.s(B64URL, 50),
+        "gitlab-oauth-app-secret": "gloas-" + g.s(B64URL, 64),
+        "gitlab-rrt": "GR1348941" + g.s(B64URL, 20),
+        "npm-access-token": "npm_" + g.s(ALNUM, 36),
+        "pypi-upload-token": "pypi-AgEIcHlwaS5vcmc" + g.s(B64URL, 150),
+        "pypi-test-upload-token": "pypi-AgENdGVzdC5weXBpLm9yZw" + g.s(B64URL, 120),
+        "rubygems-api-token": "rubygems_" + g.s(HEX, 48),
+        "clojars-api-token": "CLOJARS_" + g.s(LOWER_ALNUM, 60),
+        "artifactory-api-key": "AKCp" + g.s(ALNUM, 69),
+        "artifactory-reference-token": "cmVmd" + g.s(ALNUM, 59),
+        "atlassian-api-token": "ATATT3" + g.s(B64URL, 186),
+        "readme-api-token": "rdme_" + g.s(LOWER_ALNUM, 70),
+        "aws-access-token": "AKIA" + g.s(UPPER_ALNUM, 16),
+        "aws-sts-token": "ASIA" + g.s(UPPER_ALNUM, 16),
+        "alibaba-access-key-id": "LTAI" + g.s(ALNUM, 20),
+        "digitalocean-pat": "dop_v1_" + g.s(HEX, 64),
+        "digitalocean-access-token": "doo_v1_" + g.s(HEX, 64),
+        "digitalocean-refresh-token": "dor_v1_" + g.s(HEX, 64),
+        "heroku-api-key-v2": "HRKU-AA" + g.s(B64URL, 58),
+        "databricks-api-token": "dapi" + g.s(HEX, 32),
+        "doppler-api-token": "dp.pt." + g.s(ALNUM, 43),
+        "vault-service-token": "hvs." + g.s(B64URL, 95),
+        "vault-batch-token": "hvb." + g.s(B64URL, 140),
+        "pulumi-api-token": "pul-" + g.s(HEX, 40),
+        "hashicorp-tf-api-token": g.s(LOWER_ALNUM, 14) + ".atlasv1." + g.s(LOWER_ALNUM + "-_", 64),
+        "flyio-access-token": "fo1_" + g.s(B64URL, 43),
+        "planetscale-api-token": "pscale_tkn_" + g.s(B64URL, 43),
+        "planetscale-password": "pscale_pw_" + g.s(B64URL, 43),
+        "openshift-user-token": "sha256~" + g.s(B64URL, 43),
+        "dynatrace-api-token": "dt0c01." + g.s(UPPER_ALNUM, 24) + "." + g.s(UPPER_ALNUM, 64),
+        "grafana-cloud-api-token": "glc_" + g.s(B64, 60),
+        "grafana-service-account-token": "glsa_" + g.s(ALNUM, 32) + "_" + g.s(HEX, 8),
+        "grafana-api-key": "eyJrIjoi" + g.s(ALNUM, 80),
+        "harness-api-key": "pat." + g.s(B64URL, 22) + "." + g.s(ALNUM, 24) + "." + g.s(ALNUM, 20),
+        "sentry-user-token": "sntryu_" + g.s(HEX, 64),
+        "new-relic-user-api-key": "NRAK-" + g.s(UPPER_ALNUM, 27),
+        "octopus-deploy-api-key": "API-" + g.s(UPPER_ALNUM, 26),
+        "prefect-api-token": "pnu_" + g.s(ALNUM, 36),
+        "infracost-api-token": "ico-" + g.s(ALNUM, 32),
+        "scalingo-api-token": "tk-us-" + g.s(B64URL, 48),
+        "age-secret-key": "AGE-SECRET-KEY-1" + "".join(g.rng.choice("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L") for _ in range(58)),
+        "slack-bot-token": "xoxb-" + g.s(DIGITS, 12) + "-" + g.s(DIGITS, 13) + "-" + g.s(ALNUM, 24),
+        "slack-user-token": "xoxp-" + "-".join(g.s(DIGITS, 12) for _ in range(3)) + "-" + g.s(HEX, 32),
+        "slack-legacy-workspace-token": "xoxa-2-" + g.s(ALNUM, 40),
+        "slack-app-token": "xapp-1-A" + g.s(UPPER_ALNUM, 10) + "-" + g.s(DIGITS, 13) + "-" + g.s(HEX, 64),
+        "slack-config-access-token": "xoxe.xoxp-1-" + g.s(UPPER_ALNUM, 164),
+        "slack-webhook-url": "https://hooks.slack.com/services/T" + g.s(UPPER_ALNUM, 10) + "/B" + g.s(UPPER_ALNUM, 10) + "/" + g.s(ALNUM, 24),
+        "discord-bot-token": "M" + g.s(B64URL, 25) + "." + g.s(B64URL, 6) + "." + g.s(B64URL, 38),
+        "discord-webhook": "https://discord.com/api/webhooks/" + g.s(DIGITS, 18) + "/" + g.s(B64URL, 68),
+        "telegram-bot-api-token": g.s(DIGITS, 10) + ":AA" + g.s(B64URL, 33),
+        "twilio-api-key": "SK" + g.s(HEX, 32),
+        "twilio-account-sid": "AC" + g.s(HEX, 32),
+        "sendgrid-api-token": "SG." + g.s(B64URL, 22) + "." + g.s(B64URL, 43),
+        "sendinblue-api-token": "xkeysib-" + g.s(HEX, 64) + "-" + g.s(ALNUM, 16),
+        "mailgun-private-api-token": "key-" + g.s(HEX, 32),
+        "mailchimp-api-key": g.s(HEX, 32) + "-us" + g.s(DIGITS, 2),
+        "stripe-access-token": "sk_live_" + g.s(ALNUM, 99),
+        "stripe-restricted": "rk_test_" + g.s(ALNUM, 24),
+        "stripe-webhook-secret": "whsec_" + g.s(ALNUM, 32),
+        "square-access-token": "sq0atp-" + g.s(B64URL, 22),
+        "square-oauth-secret": "sq0csp-" + g.s(B64URL, 43),
+        "shopify-access-token": "shpat_" + g.s(HEX, 32),
+        "shopify-custom-access-token": "shpca_" + g.s(HEX, 32),
+        "shopify-private-app-access-token": "shppa_" + g.s(HEX, 32),
+        "shopify-shared-secret": "shpss_" + g.s(HEX, 32),
+        "shippo-api-token": "shippo_live_" + g.s(HEX, 40),
+        "flutterwave-secret-key": "FLWSECK_TEST-" + g.s("abcdefgh0123456789", 32) + "-X",
+        "duffel-api-token": "duffel_live_" + g.s(B64URL, 43),
+        "easypost-api-token": "EZAK" + g.s(ALNUM, 54),
+        "facebook-page-access-token": "EAAM" + g.s(ALNUM, 120),
+        "postman-api-token": "PMAK-" + g.s(HEX, 24) + "-" + g.s(HEX, 34),
+        "linear-api-key": "lin_api_" + g.s(ALNUM, 40),
+        "notion-api-token": "ntn_" + g.s(DIGITS, 11) + g.s(ALNUM, 35),
+        "typeform-api-token": "tfp_" + g.s(B64URL, 59),
+        "frameio-api-token": "fio-u-" + g.s(B64URL, 64),
+        "adobe-client-secret": "p8e-" + g.s(ALNUM, 32),
+        "settlemint-personal-access-token": "sm_pat_" + g.s(ALNUM, 16),
+        "maxmind-license-key": g.s(ALNUM, 6) + "_" + g.s(ALNUM, 29) + "_mmk",
+        "langsmith": "lsv2_pt_" + g.s(HEX, 32) + "_" + g.s(HEX, 10),
+        "azure-ad-client-secret": g.s(ALNUM, 3) + "8Q~" + g.s(ALNUM + "_~.", 34),
+        "jwt": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ" + g.s(B64URL, 60) + "." + g.s(B64URL, 43),
+    }
+
+
+# gitleaks rules that only fire next to the provider's name: (rule id, name word, alphabet, length).
+NAMED_RULES = [
+    ("adafruit-api-key", "adafruit", LOWER_ALNUM + "_-", 32), ("airtable-api-key", "airtable", LOWER_ALNUM, 17),
+    ("algolia-api-key", "algolia", LOWER_ALNUM, 32), ("asana-client-secret", "asana", LOWER_ALNUM, 32),
+    ("bitbucket-client-secret", "bitbucket", B64URL, 64), ("cloudflare-api-key", "cloudflare", LOWER_ALNUM + "_-", 40),
+    ("codecov-access-token", "codecov", LOWER_ALNUM, 32), ("cohere-api-token", "cohere", ALNUM, 40),
+    ("coinbase-access-token", "coinbase", LOWER_ALNUM + "_-", 64), ("confluent-secret-key", "confluent", LOWER_ALNUM, 64),
+    ("contentful-delivery-api-token", "contentful", B64URL, 43), ("datadog-access-token", "datadog", LOWER_ALNUM, 40),
+    ("discord-client-secret", "discord", B64URL, 32), ("dropbox-api-token", "dropbox", LOWER_ALNUM, 15),
+    ("etsy-access-token", "etsy", LOWER_ALNUM, 24), ("facebook-secret", "facebook", HEX, 32),
+    ("fastly-api-token", "fastly", B64URL, 32), ("finicity-client-secret", "finicity", LOWER_ALNUM, 20),
+    ("flickr-access-token", "flickr", LOWER_ALNUM, 32), ("freshbooks-access-token", "freshbooks", LOWER_ALNUM, 64),
+    ("gitter-access-token", "gitter", LOWER_ALNUM + "_-", 40), ("intercom-api-key", "intercom", B64URL, 60),
+    ("jfrog-api-key", "jfrog", LOWER_ALNUM, 73), ("kraken-access-token", "kraken", B64, 86),
+    ("kucoin-access-token", "kucoin", HEX, 24), ("launchdarkly-access-token", "launchdarkly", B64URL, 40),
+    ("linear-client-secret", "linear", HEX, 32), ("linkedin-client-secret", "linkedin", LOWER_ALNUM, 16),
+    ("mattermost-access-token", "mattermost", LOWER_ALNUM, 26), ("messagebird-api-token", "messagebird", LOWER_ALNUM, 25),
+    ("netlify-access-token", "netlify", B64URL, 40), ("new-relic-user-api-id", "newrelic", LOWER_ALNUM, 64),
+    ("nytimes-access-token", "nytimes", B64URL, 32), ("plaid-secret-key", "plaid", LOWER_ALNUM, 30),
+    ("rapidapi-access-token", "rapidapi", B64URL, 50), ("sendbird-access-token", "sendbird", HEX, 40),
+    ("sentry-access-token", "sentry", HEX, 64), ("sonar-api-token", "sonar", B64URL, 40),
+    ("sumologic-access-token", "sumo", LOWER_ALNUM, 64), ("travisci-access-token", "travis", LOWER_ALNUM, 22),
+    ("twitch-api-token", "twitch", LOWER_ALNUM, 30), ("twitter-api-secret", "twitter", LOWER_ALNUM, 50),
+    ("twitter-access-secret", "twitter", LOWER_ALNUM, 45), ("yandex-api-key", "yandex", B64URL, 39),
+    ("mistral", "mistral", ALNUM, 32), ("deepseek", "deepseek", HEX, 32), ("together", "together", HEX, 64),
+]
+NAMED_SUFFIXES = ["_API_KEY", "_TOKEN", "_SECRET", "_ACCESS_TOKEN", "_CLIENT_SECRET", "ApiKey", ".api.key", "-secret"]
+
+
+def _contexts(g: Gen, value: str) -> list[str]:
+    """A bare provider key as agents meet it: prose, env, JSON, YAML, URLs, headers, code."""
+    return [
+        f"the key is {value} ok",
+        f"export SERVICE_CONFIG={value}",
+        f'{{"value": "{value}", "n": 1}}',
+        f"  setting: {value}",
+        f"`{value}`.",
+        f"https://api.example.com/v1/items?key={value}&page=2",
+        f"Authorization: Bearer {value}",
+        f"client = Client('{value}')",
+        f'"{{\\"cfg\\": \\"{value}\\"}}"',
+    ]
+
+
+def _pem(g: Gen, kind: str) -> str:
+    body = "\n".join(g.s(B64, 64) for _ in range(6))
+    return f"-----BEGIN {kind}-----\n{body}\n{g.s(B64, 20)}==\n-----END {kind}-----"
+
+
+def context_cases(g: Gen) -> list[Case]:
+    """Credentials recognised by where they sit, not by a prefix; the issue's leaks come first."""
+    acct_key = g.b64(64)
+    hex64, hex32 = g.s(HEX, 64), g.s(HEX, 32)
+    pw = [g.password() for _ in range(31)]
+    r = [g.s(B64URL, 40), g.s(ALNUM, 40), g.s(ALNUM, 32), g.s(LOWER_ALNUM, 32), g.s(ALNUM, 32), g.s(B64URL, 40), g.s(LOWER_ALNUM, 32)]
+    sb_key, uuid, k8s = g.b64(32), g.uuid(), base64.b64encode(pw[29].encode()).decode()
+    npm_long = "npm_" + g.s(ALNUM, 37)
+    sa_key = g.s(B64, 64) + "\\n" + g.s(B64, 64) + "\\n" + g.s(B64, 40)
+    basic = base64.b64encode(f"deploy:{pw[12]}".encode()).decode()
+    docker_auth = base64.b64encode(f"me:{pw[13]}".encode()).decode()
+    aws_secret = g.s(B64, 40)
+    sas_sig = g.s(ALNUM, 40) + "%2B" + g.s(ALNUM, 6) + "%3D"
+    cases = [
+        Case("azure-storage-connection-string",
+             f"DefaultEndpointsProtocol=https;AccountName=x;AccountKey={acct_key};EndpointSuffix=core.windows.net", (acct_key,)),
+        Case("azure-sas", f"https://acct.blob.core.windows.net/c?sv=2022-11-02&ss=b&sig={sas_sig}", (sas_sig,)),
+        Case("azure-servicebus", f"Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey={sb_key}", (sb_key,)),
+        Case("env-prefix-hex", f"TOKEN={hex64} ./deploy.sh --prod", (hex64,)),
+        Case("env-prefix-any-name", f"X={hex32} make release", (hex32,)),
+        Case("flag-token", f"deploy --token {pw[0]} --env prod", (pw[0],)),
+        Case("mysql-p-attached", f"mysql -p{pw[1]}", (pw[1],)),
+        Case("mysql-u-root", f"mysql -u root -p{pw[2]} db", (pw[2],)),
+        Case("mysql-password-flag", f"mysqldump --password={pw[3]} --all-databases > dump.sql", (pw[3],)),
+        Case("pgpassword", f"PGPASSWORD={pw[4]} psql -h db -U app", (pw[4],)),
+        Case("mysql-pwd", f"MYSQL_PWD='{pw[5]}' mysql -h db", (pw[5],)),
+        Case("sshpass", f"sshpass -p '{pw[6]}' ssh deploy@10.0.0.5", (pw[6],)),
+        Case("sshpass-env", f"SSHPASS={pw[7]} sshpass -e ssh host", (pw[7],)),
+        Case("npm-partial-match", f"NPM_TOKEN={npm_long}", (npm_long,)),
+        Case("gcp-service-account", '{"type": "service_account", "private_key_id": "abc", "private_key": '
+             f'"-----BEGIN PRIVATE KEY-----\\n{sa_key}\\n-----END PRIVATE KEY-----\\n", "client_email": "x@p.iam.gserviceaccount.com"}}',
+             (sa_key[:60], sa_key[-40:])),
+        Case("docker-config-auths", f'{{"auths": {{"ghcr.io": {{"auth": "{docker_auth}"}}}}}}', (docker_auth,)),
+        Case("docker-identitytoken", f'{{"auths": {{"x.azurecr.io": {{"identitytoken": "{r[0]}"}}}}}}', (r[0],)),
+        Case("docker-login", f"docker login -u me -p {pw[8]} registry.example.com", (pw[8],)),
+        Case("npmrc", f"//registry.npmjs.org/:_authToken={uuid}", (uuid,)),
+        Case("pypirc", f"[pypi]\nusername = __token__\npassword = {pw[9]}\n", (pw[9],)),
+        Case("netrc", f"machine api.heroku.com login me@example.com password {pw[10]}", (pw[10],)),
+        Case("env-password", f"DB_PASSWORD={pw[11]}", (pw[11],)),
+        Case("yaml-secret", f"auth:\n  client_secret: {pw[14]}\n  secret: \"{pw[15]}\"\n", (pw[14], pw[15])),
+        Case("json-password", f'{{"username": "app", "password": "{pw[16]}"}}', (pw[16],)),
+        Case("ini-password", f"[database]\npassword = {pw[17]}\nhost = db\n", (pw[17],)),
+        Case("toml-api-key", f'api_key = "{pw[18]}"', (pw[18],)),
+        Case("xml-password", f"<config><password>{pw[19]}</password></config>", (pw[19],)),
+        Case("url-userinfo", f"DATABASE_URL=postgres://app:{pw[20]}@db.internal:5432/app", (pw[20],)),
+        Case("url-redis-no-user", f"redis://:{pw[21]}@cache:6379/0", (pw[21],)),
+        Case("url-mongodb-srv", f"mongodb+srv://admin:{pw[22]}@cluster0.x.mongodb.net/test", (pw[22],)),
+        Case("authorization-basic", f"Authorization: Basic {basic}", (basic,)),
+        Case("authorization-raw", f'headers = {{"Authorization": "{r[1]}"}}', (r[1],)),
+        Case("curl-auth-user", f"curl -u admin:{pw[23]} https://x.example.com", (pw[23],)),
+        Case("curl-api-key-header", f"curl -H 'X-Api-Key: {r[2]}' https://api.example.com", (r[2],)),
+        Case("curl-auth-header", f'curl -s -H "X-Auth-Token: {pw[24]}" https://api.example.com', (pw[24],)),
+        Case("cookie-header", f"Cookie: sessionid={r[3]}; csrftoken={r[4]}", (r[3], r[4])),
+        Case("set-cookie", f"Set-Cookie: session={r[5]}; Path=/; HttpOnly", (r[5],)),
+        Case("session-cookie-json", f'{{"name": "sessionid", "sessionid": "{r[6]}"}}', (r[6],)),
+        Case("curl-cookie", f"curl -b 'sessionid={pw[25]}' https://x.example.com", (pw[25],)),
+        Case("python-kwarg", f'client = OpenAI(api_key="{pw[26]}")', (pw[26],)),
+        Case("requests-auth-tuple", f'requests.get(url, auth=("user", "{pw[27]}"))', (pw[27],)),
+        Case("aws-secret-env-prefix", f"AWS_SECRET_ACCESS_KEY={aws_secret} aws s3 ls", (aws_secret,)),
+        Case("powershell-env", f'$env:OPENAI_API_KEY = "{pw[28]}"', (pw[28],)),
+        Case("k8s-secret", f"kind: Secret\ndata:\n  password: {k8s}\n", (k8s,)),
+        Case("redis-cli", f"redis-cli -h cache -a {pw[30]} ping", (pw[30],)),
+    ]
+    for kind in ("RSA PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY", "PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "DSA PRIVATE KEY"):
+        pem = _pem(g, kind)
+        cases.append(Case(f"private-key-{kind.split()[0].lower()}", f"$ cat id\n{pem}\n$ ls", tuple(pem.splitlines()[1:-1])))
+    pgp = _pem(g, "PGP PRIVATE KEY BLOCK")
+    cases.append(Case("private-key-pgp", pgp, tuple(pgp.splitlines()[1:-1])))
+    return cases
+
+
+def build_corpus(seed: int = 20260127) -> list[Case]:
+    g = Gen(seed)
+    cases = []
+    for rule, value in provider_keys(g).items():
+        secret = value.split("://")[-1]  # a webhook's scheme is not the secret
+        for i, text in enumerate(_contexts(g, value)):
+            cases.append(Case(f"{rule}#{i}", text, (secret,)))
+        longer = value + g.s(ALNUM, 3)  # longer than its pattern: no tail may survive
+        cases.append(Case(f"{rule}#longer", f"KEY_VALUE={longer} next", (longer.split("://")[-1],)))
+    for rule, word, alphabet, n in NAMED_RULES:
+        for i, suffix in enumerate(NAMED_SUFFIXES):
+            value = g.s(alphabet, n)
+            name = word.upper() + suffix if suffix.isupper() or suffix[0] == "_" else word + suffix
+            sep = (" = ", ": ", "=", '": "')[i % 4]
+            text = f'"{name}{sep}{value}"' if sep.startswith('"') else f"{name}{sep}{value}"
+            cases.append(Case(f"{rule}#{suffix}", text, (value,)))
+    return cases + context_cases(g)
+
+
+# Ordinary text that must come back unchanged.
+def innocent_texts(seed: int = 7) -> list[str]:
+    g = Gen(seed)
+    sha, sha2, digest = g.s(HEX, 40), g.s(HEX, 40), g.s(HEX, 64)
+    return [
+        "token expired", "The token expired on 2026-11-27 (HTTP 401).", "max_tokens=64", "num_tokens: 12",
+        "password reset link sent", "Password reset link sent to your email.", "api_key_env: OPENAI_API_KEY",
+        "api_key = os.environ['OPENAI_API_KEY']", "SECRET_KEY=None", "token = os.getenv('HF_TOKEN')",
+        "password: str", "def login(username: str, password: str) -> Token:", "token: Optional[str] = None",
+        "Token authentication failed", "Bearer authentication is required", "token_type: bearer",
+        '"token_count": 1532', "tokenizer=gpt2", "--max-tokens 512", "echo $TOKEN | docker login --password-stdin",
+        f"commit {sha}", "commit 3f9a2b1", f"Merge: {sha[:7]} {sha2[:7]}", f"git checkout {sha2}",
+        f"GIT_COMMIT={sha}", f"image@sha256:{digest}", f"pip install x --hash=sha256:{digest}",
+        f'"sha": "{sha}"', f'"request_id": "{g.s(HEX, 32)}"', f"container {digest[:12]} exited",
+        "/usr/local/lib/python3.12/site-packages/hermes_mlx/summarizer/redact.py", "PWD=/home/user/project",
+        "C:\\Users\\me\\AppData\\Local\\hermes", "run id 550e8400-e29b-41d4-a716-446655440000 finished",
+        "request_id=550e8400-e29b-41d4-a716-446655440000", "version 1.2.3, v2.0.0-rc1, torch-2.3.1+cu121",
+        "Successfully installed numpy-2.1.3 tokenizers-0.23.3", "model: HuggingFaceTB/SmolLM2-135M-Instruct",
+        "docker run -u 1000:1000 img", "mkdir -p /tmp/x && ssh -p 2222 host", "mysql -h db -P 3306 -u root -p",
+        "task-force sk-8 and sk-learn-preprocessing-pipeline", "disk-usage-report-for-all-servers-2024",
+        "class_name=MyVeryLongClassNameForTesting2", "sort_key=name", "key: app.kubernetes.io/name",
+        "https://github.com/NousResearch/hermes-agent", "http://localhost:8080/v1/chat?page=2&limit=50",
+        "https://user@example.com/repo.git", "Error: token invalid", "secret: true", "password: required",
+        "passwords: 3 rotated", "redis-cli -h cache ping", "pytest -k test_token_expired -q",
+        "The session was saved.", "see README#secrets for how to set OPENAI_API_KEY",
+    ]
