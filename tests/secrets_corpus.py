@@ -331,7 +331,7 @@ def innocent_texts(seed: int = 7) -> list[str]:
         "C:\\Users\\me\\AppData\\Local\\hermes", "run id 550e8400-e29b-41d4-a716-446655440000 finished",
         "request_id=550e8400-e29b-41d4-a716-446655440000", "version 1.2.3, v2.0.0-rc1, torch-2.3.1+cu121",
         "Successfully installed numpy-2.1.3 tokenizers-0.23.3", "model: HuggingFaceTB/SmolLM2-135M-Instruct",
-        "docker run -u 1000:1000 img", "mkdir -p /tmp/x && ssh -p 2222 host", "mysql -h db -P 3306 -u root -p",
+        "docker run -u 1000:1000 -p 8080:80 img", "docker compose -p myproj up -d", "mongod --port 27017", "mkdir -p /tmp/x && ssh -p 2222 host", "mysql -h db -P 3306 -u root -p",
         "task-force sk-8 and sk-learn-preprocessing-pipeline", "disk-usage-report-for-all-servers-2024",
         "class_name=MyVeryLongClassNameForTesting2", "sort_key=name", "key: app.kubernetes.io/name",
         "https://github.com/NousResearch/hermes-agent", "http://localhost:8080/v1/chat?page=2&limit=50",

@@ -68,21 +68,32 @@ _BEARER = re.compile(r"(?<![A-Za-z0-9_\-])(Bearer|Basic|Token|Bot)([ \t]+)([A-Za
 _Q = r"""('[^'\n]{0,2000}'|"[^"\n]{0,2000}"|[^\s'"]+)"""
 _LINE = r"[^\n]{0,300}?[ \t]"
 _LINES = r"[\s\S]{0,300}?[ \t]"  # curl commands are often split with backslash-newlines
-_COMMANDS = [  # (regex, how to redact the captured value: all | after ':' | after ',' | after '%' | if it has '=')
-    (r"(?<![\w\-])(?:mysql\w*|mariadb[\w\-]*)\b" + _LINE + r"-p(?=[^\s\-])" + _Q, "all"),
-    (r"(?<![\w\-])sshpass\b" + _LINE + r"-p[ \t]*" + _Q, "all"),
-    (r"(?<![\w\-])(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|az|cf|oc)\b" + _LINE + r"-p[ \t]+" + _Q, "all"),
-    (r"(?<![\w\-])redis-cli\b" + _LINE + r"-a[ \t]+" + _Q, "all"),
-    (r"(?<![\w\-])mongo(?:sh|dump|restore|import|export)?\b" + _LINE + r"-p[ \t]+" + _Q, "all"),
-    (r"(?<![\w\-])(?:sqlcmd|bcp|isql)\b" + _LINE + r"-P[ \t]*" + _Q, "all"),
-    (r"(?<![\w\-])curl\b" + _LINES + r"(?:-u|--user|-U|--proxy-user)(?:[ \t]*|=)" + _Q, ":"),
-    (r"(?<![\w\-])curl\b" + _LINES + r"(?:-b|--cookie)(?:[ \t]+|=)" + _Q, "="),
-    (r"(?<![\w\-])lftp\b" + _LINE + r"-u[ \t]+" + _Q, ","),
-    (r"(?<![\w\-])(?:smbclient|rpcclient|net)\b" + _LINE + r"(?:-U|--user)(?:[ \t]+|=)" + _Q, "%"),
-    (r"(?<![\w\-])login[ \t]+\S+[ \t]+password[ \t]+" + _Q, "all"),  # .netrc
-    (r"<add\s+key=\"(?:ClearText)?Password\"\s+value=" + _Q, "all"),  # NuGet.config
+# (words that must be in the text, regex, how to redact the captured value: all | after ':' |
+# after ',' | after '%' | if it has '='). The words gate each regex: a leading lookbehind stops
+# the engine skipping ahead, and a `str.__contains__` check is ~100x cheaper than the scan.
+_COMMANDS = [
+    (("mysql", "mariadb"), r"(?<![\w\-])(?:mysql\w*|mariadb[\w\-]*)\b" + _LINE + r"-p(?=[^\s\-])" + _Q, "all"),
+    (("sshpass",), r"(?<![\w\-])sshpass\b" + _LINE + r"-p[ \t]*" + _Q, "all"),
+    (
+        ("login",),  # `docker login -p`, not `docker run -p 8080:80`
+        r"(?<![\w\-])(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|az|cf|oc)\b[^\n]{0,60}?\blogin\b" + _LINE + r"-p[ \t]+" + _Q,
+        "all",
+    ),
+    (("redis-cli",), r"(?<![\w\-])redis-cli\b" + _LINE + r"-a[ \t]+" + _Q, "all"),
+    (("mongo",), r"(?<![\w\-])mongo(?:sh|dump|restore|import|export)?\b" + _LINE + r"-p[ \t]+" + _Q, "all"),
+    (("sqlcmd", "bcp", "isql"), r"(?<![\w\-])(?:sqlcmd|bcp|isql)\b" + _LINE + r"-P[ \t]*" + _Q, "all"),
+    (("curl",), r"(?<![\w\-])curl\b" + _LINES + r"(?:-u|--user|-U|--proxy-user)(?:[ \t]*|=)" + _Q, ":"),
+    (("curl",), r"(?<![\w\-])curl\b" + _LINES + r"(?:-b|--cookie)(?:[ \t]+|=)" + _Q, "="),
+    (("lftp",), r"(?<![\w\-])lftp\b" + _LINE + r"-u[ \t]+" + _Q, ","),
+    (
+        ("smbclient", "rpcclient", "net"),
+        r"(?<![\w\-])(?:smbclient|rpcclient|net)\b" + _LINE + r"(?:-U|--user)(?:[ \t]+|=)" + _Q,
+        "%",
+    ),
+    (("login",), r"(?<![\w\-])login[ \t]+\S+[ \t]+password[ \t]+" + _Q, "all"),  # .netrc
+    (("<add",), r"<add\s+key=\"(?:ClearText)?Password\"\s+value=" + _Q, "all"),  # NuGet.config
 ]
-_COMMAND_RES = [(re.compile(p), how) for p, how in _COMMANDS]
+_COMMAND_RES = [(words, re.compile(p), how) for words, p, how in _COMMANDS]
 _XML_SECRET = re.compile(
     r"(?i)<((?:[\w.\-]{0,40}[_\-.:])?(?:password|passwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret))>"
     r"(?!\[REDACTED\]<)([^<\n]{1,2000})</\1>"
@@ -309,20 +320,31 @@ def redact(text: str) -> str:
         return text or ""
     if not isinstance(text, str):
         text = str(text)
-    text = _PRIVATE_KEY.sub(REDACTED, text)
-    text = _PUTTY_KEY.sub(lambda m: m.group(1) + REDACTED + "\n", text)
-    text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{REDACTED}@", text)
-    text = _AUTH_HEADER.sub(_auth_header, text)
-    text = _COOKIE_HEADER.sub(_cookie_header, text)
-    text = _XML_SECRET.sub(lambda m: f"<{m.group(1)}>{REDACTED}</{m.group(1)}>", text)
-    for regex, how in _COMMAND_RES:
-        text = regex.sub(lambda m, how=how: _command(m, how), text)
+    low = text.lower()  # substitutions only ever insert REDACTED, so words found here stay valid
+    if "PRIVATE KEY" in text:
+        text = _PRIVATE_KEY.sub(REDACTED, text)
+    if "Private-Lines" in text:
+        text = _PUTTY_KEY.sub(lambda m: m.group(1) + REDACTED + "\n", text)
+    if "://" in text:
+        text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{REDACTED}@", text)
+    if "authorization" in low:
+        text = _AUTH_HEADER.sub(_auth_header, text)
+    if "cookie" in low:
+        text = _COOKIE_HEADER.sub(_cookie_header, text)
+    if "</" in text:
+        text = _XML_SECRET.sub(lambda m: f"<{m.group(1)}>{REDACTED}</{m.group(1)}>", text)
+    for words, regex, how in _COMMAND_RES:
+        if any(w in text for w in words):
+            text = regex.sub(lambda m, how=how: _command(m, how), text)
     text = _redact_keys(_STRONG_KEYS, text, _key_like)
     text = _redact_keys(_LOOSE_KEYS, text, looks_random)
     text = _redact_keys(_CLASS_KEYS, text, looks_random)
-    text = _redact_keys(_AZURE_AD, text, _key_like)
-    text = _BEARER.sub(_bearer, text)
-    text = _redact_values(_FLAG, text, named_only=True)
+    if "Q~" in text:
+        text = _redact_keys(_AZURE_AD, text, _key_like)
+    if any(w in text for w in ("Bearer", "Basic", "Token", "Bot")):
+        text = _BEARER.sub(_bearer, text)
+    if "--" in text:
+        text = _redact_values(_FLAG, text, named_only=True)
     text = _redact_values(_ASSIGN, text, named_only=False)
     return text
 
