@@ -337,5 +337,8 @@ def innocent_texts(seed: int = 7) -> list[str]:
         "https://github.com/NousResearch/hermes-agent", "http://localhost:8080/v1/chat?page=2&limit=50",
         "https://user@example.com/repo.git", "Error: token invalid", "secret: true", "password: required",
         "passwords: 3 rotated", "redis-cli -h cache ping", "pytest -k test_token_expired -q",
-        "The session was saved.", "see README#secrets for how to set OPENAI_API_KEY",
+        "The session was saved.", "    session: list[Message] | str | Path,",
+        "    on_pass: Callable[[PassRecord], object] | None = None,", "first_pass=first_pass",
+        "session = requests.Session()", "sig = inspect.signature(fn)", "token = tokenizer.encode(text)",
+        "credentials = service_account.Credentials.from_service_account_file(path)", "see README#secrets for how to set OPENAI_API_KEY",
     ]

@@ -185,6 +185,8 @@ LONG_LINES = {
     "telegram-like": "12345678:A" * 20_000,
     "at-signs": "x://a:" + "b@" * 100_000,
     "mixed": "a=b:c\"d'e " * 20_000,
+    "dotted-values": ("password=" + "Ab.c_" * 60 + " ") * 600,
+    "capitals": "token=" + "A" * 200_000,
 }
 
 

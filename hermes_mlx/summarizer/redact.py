@@ -14,11 +14,13 @@ are the guarantee. They work in three layers:
    `TOKEN=3f9a... ./deploy.sh` and unknown providers are covered while `commit 3f9a2b1`,
    `max_tokens=64` and `api_key_env: OPENAI_API_KEY` survive.
 
-Why not detect-secrets at run time: it scans per line through a plugin pipeline built for files
-and is far slower on a 50,000-character tool output than these compiled regexes (see
-benchmarks/bench_redact.py), and it would be a new runtime dependency. Its plugins and gitleaks'
-rules are used instead as the test corpus (tests/secrets_corpus.py). Every regex is anchored
-behind a lookbehind or a literal so no pattern backtracks over a long line.
+Why not detect-secrets as a second detector at run time: on a 50,000-character tool output
+(benchmarks/bench_redact.py) it took 180-700 ms against our ~20 ms on this shared machine, it
+flagged every one of the 714 innocent lines (its keyword and entropy plugins nominate candidates
+for a human to audit; they do not say which characters to cut), and it would be a new runtime
+dependency. Its plugins and gitleaks' rules serve instead as the test corpus
+(tests/secrets_corpus.py). Each regex is gated by a substring check and bounded or anchored
+behind a lookbehind, so none backtracks over a long line (tested on 200,000-character lines).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from .secret_patterns import (
     KEY_QUALIFIERS,
     LOOSE_RULES,
     NOT_SECRET_NAMES,
+    PASS_QUALIFIERS,
     PROVIDER_PATTERNS,
     SAFE_WORDS,
     SECRET_ENDINGS,
@@ -130,10 +133,13 @@ _FLAG = re.compile(r"(?<![A-Za-z0-9_.\-])(--[A-Za-z][A-Za-z0-9_\-]{0,60})([ \t]+
 _NAME_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _REFERENCE = re.compile(
     r"\$(?:[A-Z_]+|[a-z_]+|\{[^}]*\}|\([^)]*\)|\{\{.*\}\})|%[A-Za-z_]+%|\{\{.*\}\}|<[^<>]*>|\*+|x+|X+|•+|\.{3}|…"
-    r"|[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+(?:\[.*)?"  # args.token, os.environ[...]
-    r"|(?:Optional|Union|List|Dict|Secret\w*|typing\.\w+)\[.*"
+    r"|[A-Za-z_][\w.]*\[.*"  # list[str], Optional[str], os.environ["X"], ENV["X"]
     r"|(?:process\.env|ENV|env|getenv|os\.getenv|os\.environ)\b.*"
 )
+# Dotted names in code (args.token, requests.Session, service_account.Credentials); each part is
+# snake_case, CamelCase or CONSTANT, so `H4hZc6eIPd.t1i` is not one. Possessive: no backtracking.
+_PART = r"(?:[a-z_][a-z0-9_]*+|[A-Z]++[a-z]*+(?:[A-Z]++[a-z]++)*+\d*+|[A-Z_][A-Z0-9_]*+)"
+_DOTTED = re.compile(_PART + r"(?:\." + _PART + r")++")
 _PATH = re.compile(r"(?:~?/|\.{1,2}/|[A-Za-z]:\\)")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 _HEX = re.compile(r"[0-9a-fA-F]{32,}")
@@ -156,6 +162,8 @@ def is_secret_name(name: str) -> bool:
     if joined.endswith(SECRET_ENDINGS) or parts[-1] in SECRET_PARTS:
         return True
     if parts[-1] == "key" and len(parts) > 1 and parts[-2] in KEY_QUALIFIERS:
+        return True
+    if parts[-1] == "pass" and (len(parts) == 1 or parts[-2] in PASS_QUALIFIERS):  # not `on_pass`
         return True
     return parts[-1] in VALUE_PARTS and len(parts) > 1 and is_secret_name("_".join(parts[:-1]))
 
@@ -209,7 +217,7 @@ def _safe_value(bare: str, name: str) -> bool:
         or low in SAFE_WORDS
         or low == name.lstrip("-").lower()
         or _REFERENCE.fullmatch(bare) is not None
-        or (_PATH.match(bare) is not None and not looks_random(bare))
+        or ((_PATH.match(bare) or _DOTTED.fullmatch(bare)) is not None and not looks_random(bare))
     )
 
 
@@ -297,7 +305,11 @@ def _command(m: re.Match, how: str) -> str:
 
 def _auth_header(m: re.Match) -> str:
     value = m.group(3)
-    if value == REDACTED or _safe_value(value, "") or (not m.group(2) and not looks_random(value) and len(value) < 8):
+    if m.group(2):  # after a scheme (`Bearer x`) only a reference is not a credential
+        safe = value == REDACTED or _REFERENCE.fullmatch(value) is not None
+    else:
+        safe = value == REDACTED or _safe_value(value, "") or (not looks_random(value) and len(value) < 8)
+    if safe:
         return m.group(0)
     return f"{m.group(1)}{m.group(2) or ''}{REDACTED}"
 

@@ -124,7 +124,7 @@ SECRET_ENDINGS = (
     "secretkey", "privatekey", "authkey", "sshpass", "pgpass", "sessionid", "sessid",
 )
 SECRET_PARTS = frozenset({
-    "pwd", "pw", "pass", "auth", "credential", "credentials", "creds", "cookie", "session",
+    "pwd", "pw", "auth", "credential", "credentials", "creds", "cookie", "session",
     "sig", "signature", "dsn", "pin", "otp", "totp", "mfa", "salt",
 })
 KEY_QUALIFIERS = frozenset({
@@ -138,6 +138,12 @@ VALUE_PARTS = frozenset({
     "value", "val", "str", "string", "b64", "base64", "hex", "raw", "plain", "plaintext",
     "cleartext", "hash", "hashed", "enc", "encrypted", "data", "text", "old", "new", "prod",
     "dev", "test", "staging", "live", "base", "1", "2", "3", "v1", "v2",
+})
+# `pass` alone is too common in code (`on_pass`, `first_pass`): only `pass` or `<qualifier>_pass`.
+PASS_QUALIFIERS = frozenset({
+    "db", "database", "user", "admin", "root", "smtp", "ftp", "sftp", "mail", "email", "redis",
+    "mysql", "pg", "postgres", "mongo", "ldap", "proxy", "http", "ssh", "wifi", "vnc", "rdp", "app",
+    "api", "login", "basic", "sql", "keystore", "key", "store", "truststore", "master", "vault",
 })
 # Names that never hold a secret, whatever they end with.
 NOT_SECRET_NAMES = frozenset({"pwd", "oldpwd", "keypass_file"})
@@ -157,5 +163,6 @@ SAFE_WORDS = frozenset({
     "expired", "revoked", "set", "unset", "not", "empty", "provided", "present", "configured",
     "supplied", "hidden", "masked", "redacted", "enabled", "disabled", "ok", "valid", "found",
     "needed", "default", "is", "was", "the", "a", "an", "for", "of", "to", "and", "or", "in",
-    "with", "from", "your", "this", "that", "see",
+    "with", "from", "your", "this", "that", "see", "float", "dict", "list", "tuple", "path",
+    "callable", "sequence", "mapping", "secretstr", "lambda", "self", "cls",
 })
