@@ -16,7 +16,9 @@ from __future__ import annotations
 PROVIDER_PATTERNS: list[tuple[str, str]] = [
     # AI providers
     ("anthropic", r"sk-ant-[A-Za-z0-9_\-]{16,}"),
-    ("openai", r"sk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_\-]{20,}"),
+    # a distinctive prefix needs no random-looking body; plain `sk-` (a loose rule below) does
+    ("openai-scoped", r"sk-(?:proj|svcacct|admin|or-v1)-[A-Za-z0-9_\-]{20,}"),
+    ("openai", r"sk-[A-Za-z0-9_\-]{20,}"),
     ("groq", r"gsk_[A-Za-z0-9]{20,}"),
     ("replicate", r"r8_[A-Za-z0-9]{20,}"),
     ("huggingface", r"hf_[A-Za-z0-9]{30,}"),
