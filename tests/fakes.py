@@ -28,12 +28,13 @@ class ScriptedSummarizer:
         text = step if isinstance(step, str) else default_text
         return SummaryResult(ok=True, text=text, model=self.model, prompt_tokens=10, generation_tokens=5)
 
-    def merge(self, summary, exchange):
+    def merge(self, summary, exchange, budget_tokens=None):
         first = next((m.get("content") or "" for m in exchange if m.get("role") == "assistant" and m.get("content")), "")
         line = f"- absorbed: {first[:40]}"
-        return self._next("merge", f"{summary}\n{line}" if summary else line, summary=summary, exchange=exchange)
+        return self._next("merge", f"{summary}\n{line}" if summary else line, summary=summary, exchange=exchange,
+                          budget_tokens=budget_tokens)
 
-    def update(self, summary, turns, focus=None, budget_tokens=None):
+    def update(self, summary, turns, focus=None, budget_tokens=None, user_notes=None):
         text = f"## Goal\nbatch summary of {len(turns)} turns"
         if summary:
             text = f"{summary}\n(updated with {len(turns)} turns)"
@@ -41,8 +42,8 @@ class ScriptedSummarizer:
             text += f"\nfocus: {focus}"
         return self._next("update", text, summary=summary, turns=turns, focus=focus, budget_tokens=budget_tokens)
 
-    def defrag(self, summary):
-        return self._next("defrag", "- defragged summary", summary=summary)
+    def defrag(self, summary, budget_tokens=None):
+        return self._next("defrag", "- defragged summary", summary=summary, budget_tokens=budget_tokens)
 
     def count_tokens(self, text):
         return (len(text) + 3) // 4

@@ -25,6 +25,7 @@ from hermes_mlx.compactor.transcript import (
     transcript_tokens,
 )
 from hermes_mlx.summarizer.api import Message, Summarizer, SummaryResult
+from hermes_mlx.summarizer.budget import MICRO_LOW, hermes_tokens, micro_budget
 
 logger = logging.getLogger(telemetry.LOGGER_NAME)
 
@@ -166,7 +167,8 @@ class MicroCompactor:
         exchange_tokens = transcript_tokens(exchange, self.count)
         cumulative = bool(self.rolling_summary.strip())
         clipped = clip_for_summary(exchange, self.max_chars_per_message)
-        result = call_summarizer(lambda: self.summarizer.merge(self.rolling_summary or None, clipped))
+        budget = micro_budget(self.defrag_threshold_tokens, hermes_tokens(self.rolling_summary))
+        result = call_summarizer(lambda: self.summarizer.merge(self.rolling_summary or None, clipped, budget_tokens=budget))
         self._aux_model = result.model or self._aux_model
         if not result.ok:
             outcome = self._record_failure(first, end, result.error)
@@ -239,28 +241,29 @@ class MicroCompactor:
     def _needs_defrag(self) -> bool:
         if not self.rolling_summary.strip():
             return False
-        size = self.count(self.rolling_summary)
+        size = hermes_tokens(self.rolling_summary)  # Hermes's own count decides its defrag
         return size >= self.defrag_threshold_tokens and size > self._defrag_retry_above
 
     def _defrag(self, messages, prepared, tokens_before, started) -> PassResult:
         """Re-summarize the rolling summary itself; the transcript's structure is not touched."""
         old = self.rolling_summary
-        result = call_summarizer(lambda: self.summarizer.defrag(old))
+        budget = int(self.defrag_threshold_tokens * MICRO_LOW)
+        result = call_summarizer(lambda: self.summarizer.defrag(old, budget_tokens=budget))
         self._aux_model = result.model or self._aux_model
         if not result.ok:
             self._defrag_failures += 1
             if self._defrag_failures >= MAX_CONSECUTIVE_FAILURES:
                 # Stop retrying every turn: absorb again until the summary grows by another quarter.
-                self._defrag_retry_above = int(self.count(old) * 1.25)
+                self._defrag_retry_above = int(hermes_tokens(old) * 1.25)
                 self._defrag_failures = 0
             data = self._emit("defrag_failed", messages, messages, tokens_before, tokens_before, None, started)
             return PassResult(messages, "defrag_failed", telemetry=data, error=result.error)
         self.rolling_summary = result.text.strip()
         self._defrag_failures, self._defrag_retry_above = 0, 0
-        size = self.count(self.rolling_summary)
+        size = hermes_tokens(self.rolling_summary)
         if size >= self.defrag_threshold_tokens:
-            # The ledger never drops a fact, so a defrag may not get under the threshold; without
-            # this every later pass would defrag again and no exchange would be absorbed.
+            # A summarizer that ignores the budget may not get under the threshold; without this
+            # every later pass would defrag again and no exchange would be absorbed.
             self._defrag_retry_above = int(size * 1.25)
         self.failures, self._failure_at = 0, -1
         out = list(prepared)

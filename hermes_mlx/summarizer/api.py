@@ -29,8 +29,9 @@ class SummaryResult:
 
 
 class Summarizer(Protocol):
-    def merge(self, summary: str | None, exchange: list[Message]) -> SummaryResult:
-        """Fold one exchange (assistant turn with its tool results) into the rolling summary."""
+    def merge(self, summary: str | None, exchange: list[Message], budget_tokens: int | None = None) -> SummaryResult:
+        """Fold one exchange (assistant turn with its tool results) into the rolling summary; the
+        result stays within `budget_tokens` (Hermes's rough count) when given."""
 
     def update(
         self,
@@ -38,11 +39,14 @@ class Summarizer(Protocol):
         turns: list[Message],
         focus: str | None = None,
         budget_tokens: int | None = None,
+        user_notes: list[str] | None = None,
     ) -> SummaryResult:
-        """Batch compaction: summarize a span of turns, iteratively when `summary` is given."""
+        """Batch compaction: summarize a span of turns, iteratively when `summary` is given.
+        `user_notes` are user messages the caller knows of outside `turns`: kept verbatim."""
 
-    def defrag(self, summary: str) -> SummaryResult:
-        """Re-summarize an over-grown summary into a shorter one with the same facts."""
+    def defrag(self, summary: str, budget_tokens: int | None = None) -> SummaryResult:
+        """Re-summarize an over-grown summary into a shorter one, within `budget_tokens` when
+        given (the least useful facts go first; they stay in the archived messages)."""
 
     def count_tokens(self, text: str) -> int:
         """Token count in the summarizer model's tokenizer (for budgets and telemetry)."""

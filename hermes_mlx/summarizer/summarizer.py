@@ -14,6 +14,7 @@ import time
 from typing import Callable
 
 from .api import Message, SummaryResult
+from .budget import fit as fit_budget, hermes_tokens
 from .chunk import chunk_turns, fit
 from .faithful import directive_shaped, gate, goal_of, tally
 from .ledger import Ledger
@@ -61,6 +62,7 @@ class MLXSummarizer:
         # whole-job budget: once spent, remaining chunks get the code-written narrative, so a
         # slow machine still returns every fact in time (Hermes waits 300 s at least)
         self.deadline_s = deadline_s
+        self.on_chunk: Callable[[], None] | None = None  # hears each model call end (streams' progress)
 
     # ------------------------------------------------------------ engine access
 
@@ -103,6 +105,8 @@ class MLXSummarizer:
              turns: list[Turn] | None = None) -> list[str]:
         """One model call; returns the bullets that pass the faithfulness gate against what this
         call summarized (`turns`, else `sources`), dropped ones replaced by assistant statements."""
+        if self.on_chunk is not None:
+            self.on_chunk()
         timeout = self.timeout
         if self.deadline_s is not None:
             left = self.deadline_s - (time.perf_counter() - stats["started"])
@@ -138,8 +142,8 @@ class MLXSummarizer:
 
     # ------------------------------------------------------------ the three jobs
 
-    def merge(self, summary: str | None, exchange: list[Message]) -> SummaryResult:
-        return self._run(self._merge, summary, exchange)
+    def merge(self, summary: str | None, exchange: list[Message], budget_tokens: int | None = None) -> SummaryResult:
+        return self._run(self._merge, summary, exchange, budget_tokens)
 
     def update(
         self,
@@ -147,11 +151,12 @@ class MLXSummarizer:
         turns: list[Message],
         focus: str | None = None,
         budget_tokens: int | None = None,
+        user_notes: list[str] | None = None,
     ) -> SummaryResult:
-        return self._run(self._update, summary, turns, focus, budget_tokens)
+        return self._run(self._update, summary, turns, focus, budget_tokens, user_notes)
 
-    def defrag(self, summary: str) -> SummaryResult:
-        return self._run(self._defrag, summary)
+    def defrag(self, summary: str, budget_tokens: int | None = None) -> SummaryResult:
+        return self._run(self._defrag, summary, budget_tokens)
 
     def _run(self, job, *args) -> SummaryResult:
         started = time.perf_counter()
@@ -182,7 +187,7 @@ class MLXSummarizer:
             details=details,
         )
 
-    def _merge(self, stats: dict, summary: str | None, exchange: list[Message]):
+    def _merge(self, stats: dict, summary: str | None, exchange: list[Message], budget_tokens: int | None):
         summary = _summary_text(summary)
         prev = parse(summary)
         turns = normalize(exchange if isinstance(exchange, list) else [exchange] if isinstance(exchange, dict) else [])
@@ -202,9 +207,10 @@ class MLXSummarizer:
             notes = _fallback_notes(turns)
         _set_goal(prev, turns)
         prev.progress.extend(notes)
-        return self._finish(prev, sources, stats, details)
+        return self._finish(prev, sources, stats, details, budget_tokens)
 
-    def _update(self, stats: dict, summary: str | None, turns: list[Message], focus: str | None, budget_tokens: int | None):
+    def _update(self, stats: dict, summary: str | None, turns: list[Message], focus: str | None,
+                budget_tokens: int | None, user_notes: list[str] | None):
         summary = _summary_text(summary)
         prev = parse(summary)
         norm = normalize(turns if isinstance(turns, list) else [])
@@ -213,6 +219,8 @@ class MLXSummarizer:
         if not any(t.text.strip() or t.tool_calls for t in norm):
             return render(prev), {**details, "empty_input": True}
         prev.ledger.absorb(norm)
+        # user words that reached us only outside the turns (Hermes's focus block): verbatim
+        prev.ledger.add_list("constraints", [redact(n) for n in user_notes or [] if n.strip()])
         _set_goal(prev, norm)
         tpl = load_template("update", _lang(prev, norm))
         focus = redact(str(focus))[:200] if focus else None
@@ -230,13 +238,11 @@ class MLXSummarizer:
         if fallbacks:
             details["narrative"] = "fallback" if fallbacks == len(chunks) else "mixed"
             details["fallback_chunks"] = fallbacks
-        if budget_tokens and self.count_tokens(render(prev)) > budget_tokens:
+        if budget_tokens and hermes_tokens(render(prev)) > budget_tokens:
             self._condense(prev, sources, stats, details)
-            if self.count_tokens(render(prev)) > budget_tokens:
-                details["over_budget"] = True  # the ledger alone exceeds it; facts are never dropped
-        return self._finish(prev, sources, stats, details)
+        return self._finish(prev, sources, stats, details, budget_tokens)
 
-    def _defrag(self, stats: dict, summary: str):
+    def _defrag(self, stats: dict, summary: str, budget_tokens: int | None):
         summary = _summary_text(summary)
         if not summary.strip():
             raise ValueError("defrag needs a non-empty summary")
@@ -250,7 +256,7 @@ class MLXSummarizer:
                 prev.progress = [f"(earlier) {x}" for x in _paragraph_lines(body)] + prev.progress
                 prev.extras[i] = (title, "")
         self._condense(prev, summary, stats, details)
-        text, details = self._finish(prev, summary, stats, details)
+        text, details = self._finish(prev, summary, stats, details, budget_tokens)
         details["tokens_after"] = self.count_tokens(text)
         return text, details
 
@@ -277,8 +283,13 @@ class MLXSummarizer:
             details["condensed"] = "code"
         s.progress = short + recent
 
-    def _finish(self, s: Summary, sources: str, stats: dict, details: dict):
-        """Render, verify, repair by code where possible; raise when it cannot be made good."""
+    def _finish(self, s: Summary, sources: str, stats: dict, details: dict, budget_tokens: int | None = None):
+        """Fit the budget (Hermes's count), render, verify, repair by code where possible; raise
+        when it cannot be made good."""
+        if budget_tokens:
+            dropped = fit_budget(s, budget_tokens)
+            if dropped:
+                details["budget_dropped"] = dropped
         text = render(s)
         check = verify_summary(text, s.ledger, sources)
         if not check.ok:  # repair: drop narrative lines the verifier objects to
