@@ -9,6 +9,7 @@ from fakes import ScriptedSummarizer
 from test_adapter import EXCHANGE, hermes_serialize
 
 from hermes_mlx.integrations import adapter, provider
+from hermes_mlx.integrations.hermes_settings import PLANNING_CONTEXT_TOKENS
 from hermes_mlx.integrations.openai_shapes import RequestError
 
 HELLO = [{"role": "user", "content": "hello"}]
@@ -125,7 +126,9 @@ def test_registers_with_a_hermes_providers_package(tmp_path, monkeypatch, tiny_m
         assert os.environ[provider.KEY_ENV]  # Hermes's api-key route sees a key
         client = profile.create_client(api_key="local", base_url="http://x", command=None)
         assert client.HERMES_SKIP_TRANSPORT_WRAP and hasattr(client.chat.completions, "create")
-        assert profile.get_model_context_length(tiny_model) == 512
+        # Hermes plans with what the summarizer accepts (it folds), never the model's 512-token window:
+        # below 64,000 Hermes refuses the compression model at its first batch compaction.
+        assert profile.get_model_context_length(tiny_model) == PLANNING_CONTEXT_TOKENS >= 64_000
     finally:
         for k in [k for k in sys.modules if k == "providers" or k.startswith("providers.")]:
             del sys.modules[k]

@@ -10,18 +10,30 @@ recognise goes to the model as is, folded in chunks when it does not fit, never 
 from __future__ import annotations
 
 import logging
-from typing import Iterator
+import queue
+import threading
+from typing import Callable, Iterator
 
-from hermes_mlx.summarizer.api import Summarizer
+from hermes_mlx.summarizer.api import Summarizer, SummaryResult
+from hermes_mlx.summarizer.budget import MICRO_LOW, hermes_tokens, micro_budget
 
 from . import passthrough
-from .hermes_prompts import micro_prompt, parse_turns, recognise  # noqa: F401  (micro_prompt, parse_turns: re-exported)
+from .hermes_prompts import Prompt, micro_prompt, parse_turns, recognise  # noqa: F401  (micro_prompt, parse_turns: re-exported)
+from .hermes_settings import compaction_settings
 from .openai_shapes import ChatRequest
 from .passthrough import DEFAULT_MAX_TOKENS, Completion  # noqa: F401  (re-exported)
 
 logger = logging.getLogger("hermes_mlx.integrations")
 
 DEFAULT_NAMES = {"", "default", "mlx", "hermes-mlx", "hermes-mlx-default"}
+HERMES_TIMEOUT_S = 300.0  # Hermes's floor for a compression call
+DEADLINE_SHARE = 0.8  # of the caller's timeout, for the summarizer's whole job
+KEEPALIVE_S = 15.0  # Hermes's inter-chunk stream watchdog fires after 60 s
+KEEPALIVE = "\n"
+
+
+class StreamClosed(Exception):
+    """The consumer of a stream went away; the summarizer stops at its next chunk."""
 
 _FOREIGN: set[str] = set()  # names already found to be some other provider's model id
 
@@ -53,26 +65,43 @@ def model_name(requested: str | None, fallback: str | None = None) -> str | None
 def _summarizer(model: str | None, timeout: float | None) -> Summarizer:
     from hermes_mlx.summarizer import MLXSummarizer
 
-    return MLXSummarizer(model=model, timeout=timeout)
+    # Hermes waits 300 s at least; past the deadline the remaining chunks get code-written
+    # narrative, so an answer always comes back in time.
+    deadline = DEADLINE_SHARE * min(timeout or HERMES_TIMEOUT_S, HERMES_TIMEOUT_S)
+    return MLXSummarizer(model=model, timeout=timeout, deadline_s=deadline)
 
 
-def complete(request: ChatRequest, *, model: str | None = None, summarizer: Summarizer | None = None) -> Completion:
-    """Answer one chat request: through our summarizer when Hermes sent a compaction prompt."""
+def _run(prompt: Prompt, summarizer: Summarizer) -> SummaryResult:
+    """One summarizer job for a recognised prompt, within the budget Hermes will hold it to."""
+    settings = compaction_settings()
+    threshold = settings.defrag_threshold_tokens
+    if prompt.kind == "micro":
+        budget = micro_budget(threshold, hermes_tokens(prompt.summary or ""))
+        return summarizer.merge(prompt.summary, prompt.turns, budget_tokens=budget)
+    if prompt.kind == "micro_defrag":
+        return summarizer.defrag(prompt.text, budget_tokens=int(threshold * MICRO_LOW))
+    budget = prompt.budget_tokens
+    if settings.micro:  # Hermes reloads a batch summary as its rolling summary: the defrag bound holds
+        budget = min(budget or threshold, int(threshold * MICRO_LOW))
+    return summarizer.update(prompt.summary, prompt.turns, prompt.focus, budget, user_notes=prompt.user_notes or None)
+
+
+def complete(request: ChatRequest, *, model: str | None = None, summarizer: Summarizer | None = None,
+             on_chunk: Callable[[], None] | None = None) -> Completion:
+    """Answer one chat request: through our summarizer when Hermes sent a compaction prompt.
+    `on_chunk` hears each folded chunk finish (streams send progress with it)."""
     prompt = recognise(request.messages)
     if prompt.kind == "passthrough":
         return passthrough.complete(request, model)
     summarizer = summarizer or _summarizer(model, request.timeout)
-    if prompt.kind == "micro":
-        result = summarizer.merge(prompt.summary, prompt.turns)
-    elif prompt.kind == "micro_defrag":
-        result = summarizer.defrag(prompt.text)
-    else:
-        result = summarizer.update(prompt.summary, prompt.turns, prompt.focus, prompt.budget_tokens)
+    if on_chunk is not None:
+        summarizer.on_chunk = on_chunk
+    result = _run(prompt, summarizer)
     text = (result.text or "").strip() if result.ok else ""
     stats = [result]
-    if text and request.max_tokens and summarizer.count_tokens(text) > request.max_tokens:
-        # Over the caller's cap: shorten by code and model rather than hand back a cut summary.
-        shorter = summarizer.defrag(text)
+    if text and request.max_tokens and hermes_tokens(text) > request.max_tokens:
+        # Over the caller's cap: shorten by code rather than hand back a cut summary.
+        shorter = summarizer.defrag(text, budget_tokens=request.max_tokens)
         stats.append(shorter)
         if shorter.ok and shorter.text.strip():
             text = shorter.text.strip()
@@ -89,12 +118,48 @@ def complete(request: ChatRequest, *, model: str | None = None, summarizer: Summ
 def stream(request: ChatRequest, *, model: str | None = None,
            summarizer: Summarizer | None = None) -> Iterator[tuple[str, Completion | None]]:
     """(text piece, None)... then ("", Completion). Passthrough that fits streams token by token;
-    closing the generator stops the engine at once."""
+    closing the generator stops the engine at once.
+
+    A compaction prompt is answered whole at the end, but Hermes abandons a stream that sends no
+    content for a while (300 s before the first chunk, 60 s between chunks), and a large middle
+    folds for longer. So while the summarizer works, a newline goes out as each folded chunk
+    finishes and at least every KEEPALIVE_S seconds: content Hermes's watchdogs count, and
+    leading whitespace it strips from the final text, which therefore parses as before.
+    """
     prompt = recognise(request.messages)
     if prompt.kind == "passthrough":
         yield from passthrough.stream(request, model)
         return
-    done = complete(request, model=model, summarizer=summarizer)
-    if done.text:
-        yield done.text, None
-    yield "", done
+    events: queue.Queue = queue.Queue()
+    closed = threading.Event()
+
+    def chunk_done() -> None:
+        if closed.is_set():
+            raise StreamClosed("the client went away")
+        events.put(("chunk", None))
+
+    def work() -> None:
+        try:
+            events.put(("done", complete(request, model=model, summarizer=summarizer, on_chunk=chunk_done)))
+        except BaseException as exc:  # handed to the consumer's thread
+            events.put(("error", exc))
+
+    threading.Thread(target=work, name="hermes-mlx-summary", daemon=True).start()
+    try:
+        while True:
+            try:
+                kind, value = events.get(timeout=KEEPALIVE_S)
+            except queue.Empty:
+                yield KEEPALIVE, None
+                continue
+            if kind == "chunk":
+                yield KEEPALIVE, None
+            elif kind == "done":
+                if value.text:
+                    yield value.text, None
+                yield "", value
+                return
+            else:
+                raise value
+    finally:
+        closed.set()  # the worker stops at its next chunk boundary

@@ -26,9 +26,14 @@ BATCH_PREVIOUS = "PREVIOUS SUMMARY:\n"
 BATCH_NEW = "\n\nNEW TURNS TO INCORPORATE:\n"
 BATCH_UPDATE_END = "\n\nUpdate the summary using this exact structure."
 MEMORY = "\n\nMEMORY PROVIDER CONTEXT:\n"
-FOCUS = '\n\nFOCUS TOPIC: "'
-FOCUS_END = '"\nThis compaction should PRIORITISE'
+# The focus runs to the quote that ends its line, unless the next line is one of its own bullets
+# ("Recent user focus:\n- ..."); the sentence after it has changed wording before.
+FOCUS = re.compile(r'\n\nFOCUS TOPIC: "(.*?)"[ \t]*(?:\n(?!- )|\Z)', re.S)
+RECENT_FOCUS = "Recent user focus:"
 TARGET = re.compile(r"Target ~(\d+) tokens")
+# Hermes's "lean" mode adds its session-log allowance to the stated target
+# ("Spend up to ~4000 tokens here"); our summary has no such log, so that share is not ours.
+LEAN_LOG = re.compile(r"## Detailed Session Log[^\n]*\n(?:.*\n)*?.*Spend up to ~(\d+) tokens here")
 
 _TAG = re.compile(r"(?:^|\n\n)\[(USER|ASSISTANT|SYSTEM|DEVELOPER|TOOL|FUNCTION|UNKNOWN|TOOL RESULT(?: [^\]\n]*)?)\]: ", re.M)
 _CALL_LINE = re.compile(r"^  ([^\s()]+)\((.*)$")
@@ -45,6 +50,7 @@ class Prompt:
     focus: str | None = None
     budget_tokens: int | None = None
     text: str = ""  # micro_defrag: the summary to shorten
+    user_notes: list[str] = field(default_factory=list)  # batch: user words found only in the focus
 
 
 def _between(text: str, start: str, end: str | None) -> str | None:
@@ -64,18 +70,31 @@ def _drop_memory(turns_text: str) -> str:
 
 
 def _focus(text: str) -> str | None:
-    i = text.rfind(FOCUS)
-    if i < 0:
-        return None
-    rest = text[i + len(FOCUS):]
-    j = rest.find(FOCUS_END)
-    focus = rest[:j] if j >= 0 else rest.split('"', 1)[0]
-    return focus.strip() or None
+    matches = list(FOCUS.finditer(text))
+    return (matches[-1].group(1).strip() or None) if matches else None
+
+
+def user_notes(focus: str | None, turns: list[Message]) -> list[str]:
+    """User messages Hermes names in its "Recent user focus" block that are not among the turns:
+    Hermes dropped them from the span it summarizes, so the summary must carry them."""
+    if not focus or not focus.lstrip().startswith(RECENT_FOCUS):
+        return []
+    seen = " ".join(" ".join(str(m.get("content") or "").split()) for m in turns if m.get("role") == "user")
+    notes = []
+    for line in focus.splitlines()[1:]:
+        item = line[2:].strip() if line.startswith("- ") else ""
+        probe = item.rstrip("…").strip()
+        if probe and probe not in seen and item not in notes:
+            notes.append(item)
+    return notes
 
 
 def _budget(text: str) -> int | None:
     match = TARGET.search(text)
-    return int(match.group(1)) if match else None
+    if not match:
+        return None
+    lean = LEAN_LOG.search(text)
+    return max(1, int(match.group(1)) - (int(lean.group(1)) if lean else 0))
 
 
 def parse_turns(text: str) -> list[Message]:
@@ -144,7 +163,7 @@ def recognise(messages: list[dict]) -> Prompt:
     text = users[-1].get("content") if users else ""
     if not isinstance(text, str) or not text:
         return Prompt("passthrough")
-    if text.startswith(MICRO_HEAD) and MICRO_SUMMARY in text and MICRO_EXCHANGE in text:
+    if MICRO_SUMMARY in text and MICRO_EXCHANGE in text:  # by its two headings, whatever the wording above
         start = text.find(MICRO_SUMMARY) + len(MICRO_SUMMARY)
         middle = text[start:]
         tail = middle.rfind(MICRO_TAIL)
@@ -162,14 +181,36 @@ def recognise(messages: list[dict]) -> Prompt:
         summary = _between(text, BATCH_PREVIOUS, BATCH_NEW)
         turns_text = _between(text, BATCH_NEW, BATCH_UPDATE_END)
         if summary is not None and turns_text is not None:
-            return Prompt("batch_update", summary=summary.strip() or None, turns=parse_turns(_drop_memory(turns_text)),
-                          focus=_focus(text), budget_tokens=_budget(text))
+            turns, focus = parse_turns(_drop_memory(turns_text)), _focus(text)
+            return Prompt("batch_update", summary=summary.strip() or None, turns=turns, focus=focus,
+                          budget_tokens=_budget(text), user_notes=user_notes(focus, turns))
     if BATCH_FIRST in text and BATCH_TURNS in text:
         turns_text = _between(text, BATCH_TURNS, BATCH_FIRST_END)
         if turns_text is not None:
-            return Prompt("batch", turns=parse_turns(_drop_memory(turns_text)), focus=_focus(text),
-                          budget_tokens=_budget(text))
+            turns, focus = parse_turns(_drop_memory(turns_text)), _focus(text)
+            return Prompt("batch", turns=turns, focus=focus, budget_tokens=_budget(text),
+                          user_notes=user_notes(focus, turns))
+    body = _defrag_body(text)
+    if body:
+        return Prompt("micro_defrag", text=body)
     return Prompt("passthrough")
+
+
+_DEFRAG_ASK = re.compile(r"\b(?:defrag\w*|condense|shorten|compress|re-?summari[sz]e|rewrite)\b", re.I)
+_INSTRUCTION_TAIL = re.compile(r"\n\n(?:Return|Output|Write|Respond|Reply|Keep|Do not)\b[^\n]*\Z")
+
+
+def _defrag_body(text: str) -> str | None:
+    """A request to shorten a summary with a prompt of its own: instructions that ask to
+    condense a summary, then the summary (`##` sections), and no serialized turns."""
+    head = text[:800]
+    if _TAG.search(text) or "summary" not in head.lower() or not _DEFRAG_ASK.search(head):
+        return None
+    start = re.search(r"^#{1,3} \S", text, re.M)
+    if start is None or start.start() > 2000:
+        return None
+    body = _INSTRUCTION_TAIL.sub("", text[start.start():].rstrip()).strip()
+    return body or None
 
 
 def micro_prompt(summary: str | None, exchange_text: str) -> list[dict]:

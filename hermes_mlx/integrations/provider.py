@@ -10,12 +10,15 @@ Importing this module without Hermes installed is fine: only the client is defin
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
+import threading
 import time
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from . import adapter
+from .hermes_settings import PLANNING_CONTEXT_TOKENS
 from .openai_shapes import RequestError, chunk, completion, completion_id, parse_request, usage, wrap
 
 logger = logging.getLogger("hermes_mlx.integrations")
@@ -39,10 +42,95 @@ class _Completions:
         request = parse_request({k: v for k, v in body.items() if v is not None or k == "messages"})
         name = adapter.model_name(request.model, self._client.model)
         if request.stream:
-            return self._client._stream(request, name)
-        done = adapter.complete(request, model=name)
-        return wrap(completion(done.text, done.finish_reason, done.model or (name or "default"),
-                               usage(done.prompt_tokens, done.completion_tokens, done.cached_tokens)))
+            return Stream(self._client._stream(request, name))
+
+        def answer() -> Any:
+            done = adapter.complete(request, model=name)
+            return wrap(completion(done.text, done.finish_reason, done.model or (name or "default"),
+                                   usage(done.prompt_tokens, done.completion_tokens, done.cached_tokens)))
+
+        pending = Pending(answer)
+        if not _in_event_loop():
+            pending._get()  # a plain sync caller: answer now, errors included, like openai.OpenAI
+        return pending
+
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+        return True
+    except RuntimeError:
+        return False
+
+
+class Pending:
+    """A `create()` answer that serves both of Hermes's wires. Hermes hands this same client to
+    its async callers (the gateway's `async_call_llm`) because it declares HERMES_SKIP_ASYNC_WRAP,
+    and they `await` what `create()` returns; sync callers read `.choices` at once. The work runs
+    at once for a caller outside an event loop; inside one it waits for first use, on a worker
+    thread when awaited, so an event loop is never blocked for a whole summary."""
+
+    def __init__(self, compute: Callable[[], Any]):
+        self._compute = compute
+        self._lock = threading.Lock()
+        self._value: Any = None
+        self._done = False
+
+    def _get(self) -> Any:
+        with self._lock:
+            if not self._done:
+                self._value, self._done = self._compute(), True
+        return self._value
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._get(), name)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._get()[key]
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self._get()
+
+    def __await__(self):
+        return asyncio.to_thread(self._get).__await__()
+
+
+_END = object()
+
+
+class Stream:
+    """Chunks for `for` and for `async for` (each next chunk fetched on a worker thread);
+    awaiting it gives itself, as an awaited AsyncOpenAI stream does. `close()` stops the work."""
+
+    def __init__(self, chunks: Iterator[Any]):
+        self._chunks = chunks
+
+    def __iter__(self) -> Iterator[Any]:
+        return self._chunks
+
+    def __next__(self) -> Any:
+        return next(self._chunks)
+
+    def __aiter__(self) -> "Stream":
+        return self
+
+    async def __anext__(self) -> Any:
+        # StopIteration cannot cross a thread's future (asyncio would hang), so a sentinel does
+        chunk = await asyncio.to_thread(next, self._chunks, _END)
+        if chunk is _END:
+            raise StopAsyncIteration
+        return chunk
+
+    def __await__(self):
+        async def itself() -> "Stream":
+            return self
+
+        return itself().__await__()
+
+    def close(self) -> None:
+        self._chunks.close()
 
 
 class _Chat:
@@ -52,7 +140,8 @@ class _Chat:
 
 class MLXClient:
     """Stands where Hermes would put an `openai.OpenAI` client. The two flags tell Hermes not
-    to wrap it in its transport or async adapters (it is neither HTTP nor async)."""
+    to wrap it in its transport or async adapters (it is not HTTP; `Pending` and `Stream` make
+    its answers awaitable)."""
 
     HERMES_SKIP_TRANSPORT_WRAP = True
     HERMES_SKIP_ASYNC_WRAP = True
@@ -110,12 +199,9 @@ def _profile_class() -> Any:
                              base_url=client_kwargs.get("base_url"))
 
         def get_model_context_length(self, model: str) -> int | None:
-            try:
-                from hermes_mlx.engine.generate import model_info
-
-                return int(model_info(adapter.model_name(model)).context_window)
-            except Exception:
-                return None
+            """What Hermes should plan with: what the summarizer accepts (it folds its input in
+            chunks), not the model's own 8,192-token window, which Hermes would refuse."""
+            return PLANNING_CONTEXT_TOKENS
 
     return MLXProviderProfile
 

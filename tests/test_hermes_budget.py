@@ -1,0 +1,251 @@
+"""What keeps a real Hermes session going: the summary budget Hermes's defrag threshold implies,
+prompts recognised however Hermes words them, progress on long streams, and async callers."""
+
+import asyncio
+import json
+
+import pytest
+from fakes import ScriptedSummarizer, assistant, tool, user  # noqa: F401
+from summarizer_fakes import FakeModel, call, count
+
+from hermes_mlx.bench.baselines import hermes_serialize
+from hermes_mlx.compactor.micro import MicroCompactor
+from hermes_mlx.integrations import adapter, hermes_settings, provider
+from hermes_mlx.integrations.hermes_prompts import recognise
+from hermes_mlx.integrations.openai_shapes import parse_request
+from hermes_mlx.summarizer.budget import MICRO_HIGH, MICRO_LOW, fit, hermes_tokens, micro_budget
+from hermes_mlx.summarizer.ledger import Ledger
+from hermes_mlx.summarizer.summarizer import MLXSummarizer
+from hermes_mlx.summarizer.summary import Summary, parse, render
+from test_adapter import EXCHANGE, batch_prompt
+
+
+def test_hermes_token_count_matches_its_rough_estimate():
+    assert hermes_tokens("") == 0 and hermes_tokens("abc") == 1 and hermes_tokens("abcde") == 2
+    assert hermes_tokens("日本語") == 3  # dense CJK: one a codepoint
+    assert hermes_tokens("héllo") == 2  # other non-ASCII: UTF-8 bytes / 4, rounded up
+
+
+def test_micro_budget_has_hysteresis():
+    assert micro_budget(2000, 100) == int(2000 * MICRO_HIGH)
+    assert micro_budget(2000, 1900) == int(2000 * MICRO_LOW)
+
+
+def big_summary() -> Summary:
+    led = Ledger()
+    for i in range(60):
+        led.add_file(f"src/pkg/module_{i}.py", "mentioned")
+        led.add_file(f"src/pkg/edited_{i}.py", "edited")
+        led.add_command(f"pytest tests/test_{i}.py -q", 0)
+        led.add_list("ids", [f"step_{i}_helper"])
+        led.resolved.append(f"AssertionError: old failure {i}")
+    led.add_error("src/render.ts(41,7): error TS2345: Argument of type 'string' is not assignable", "npx tsc")
+    led.add_list("constraints", ["Don't touch the public API.", "Never run against the production database."])
+    return Summary(goal="Make the retry tests pass", progress=[f"step {i} done" for i in range(20)], ledger=led)
+
+
+def test_fit_drops_least_useful_first_and_keeps_what_matters():
+    s = big_summary()
+    assert hermes_tokens(render(s)) > 1200
+    dropped = fit(s, 1200)
+    text = render(s)
+    assert hermes_tokens(text) <= 1200
+    assert dropped["resolved_error"] == 60 and dropped.get("passed_command")
+    # the open error, the constraints and the goal survive; recent progress too
+    assert "error TS2345" in text and "Don't touch the public API." in text and "Make the retry tests pass" in text
+    assert "step 19 done" in text
+    assert parse(text).ledger.errors  # still parses back as a summary
+
+
+def test_fit_leaves_a_small_summary_alone():
+    s = Summary(goal="x", progress=["a"])
+    assert fit(s, 1000) == {} and render(s) == render(Summary(goal="x", progress=["a"]))
+
+
+def test_fit_always_reaches_the_budget_even_with_foreign_sections():
+    s = big_summary()
+    s.extras.append(("Detailed Session Log (oldest first)", "\n".join(f"- line {i} " * 8 for i in range(400))))
+    fit(s, 300)
+    assert hermes_tokens(render(s)) <= 300
+
+
+def exchange(i: int) -> list:
+    return [{"role": "assistant", "content": f"Checked src/module_{i}.py; the bound was off by one.",
+             "tool_calls": [call(f"c{i}", "terminal", command=f"pytest tests/test_{i}.py -q")]},
+            tool(f"c{i}", json.dumps({"output": f"FAILED tests/test_{i}.py::test_bound - AssertionError", "exit_code": 1})),
+            assistant(f"Fixed the bound in src/module_{i}.py and the test passes now.")]
+
+
+def test_merges_never_leave_the_rolling_summary_at_the_defrag_threshold():
+    """The stall Hermes users hit: a summary over the threshold is defragged every turn and no
+    exchange is absorbed again. Ours stays under it however many passes run."""
+    threshold = 400
+    s = MLXSummarizer(generate=FakeModel(*["Fixed a bound."] * 200), count_tokens=count)
+    summary = None
+    for i in range(40):
+        budget = micro_budget(threshold, hermes_tokens(summary or ""))
+        r = s.merge(summary, exchange(i), budget_tokens=budget)
+        assert r.ok, r.error
+        summary = r.text
+        assert hermes_tokens(summary) < threshold
+    assert "src/module_39.py" in summary  # the newest facts are there
+    r = s.defrag(summary, budget_tokens=int(threshold * MICRO_LOW))
+    assert r.ok and hermes_tokens(r.text) <= threshold * MICRO_LOW
+
+
+def test_our_compactor_absorbs_every_turn_once_the_summary_is_big():
+    threshold = 300
+    s = MLXSummarizer(generate=FakeModel(*["Fixed a bound."] * 400), count_tokens=count)
+    compactor = MicroCompactor(s, defrag_threshold_tokens=threshold, context_limit=4096, tail_tokens=200,
+                               protect_first_n=1, protect_last_n=2)
+    messages = [user("Fix the bounds, please.")]
+    outcomes = []
+    for i in range(25):
+        messages = messages + exchange(i) + [user(f"next {i}")]
+        result = compactor.compact(messages)
+        messages = result.messages
+        outcomes.append(result.outcome)
+        assert hermes_tokens(compactor.rolling_summary) < threshold
+    assert outcomes.count("absorbed") >= 0.9 * len([o for o in outcomes if o != "idle"])
+
+
+# --------------------------------------------------------------------- Hermes's prompts, drifted
+
+
+def test_focus_with_quotes_and_a_reworded_sentence_after_it():
+    messages = batch_prompt(EXCHANGE)
+    messages[0]["content"] += '\n\nFOCUS TOPIC: "the "CSV" export"\nKeep everything about it (rewritten line).'
+    assert recognise(messages).focus == 'the "CSV" export'
+
+
+def test_recent_user_focus_carries_user_words_missing_from_the_turns():
+    turns = [user("Please fix the export."), *EXCHANGE]
+    messages = batch_prompt(turns)
+    lost = "Also never email the customer list"
+    messages[0]["content"] += (f'\n\nFOCUS TOPIC: "Recent user focus:\n- Please fix the export.\n- {lost}"\n'
+                               "This compaction should PRIORITISE preserving all information.")
+    prompt = recognise(messages)
+    assert prompt.kind == "batch" and prompt.focus.startswith("Recent user focus:")
+    assert prompt.user_notes == [lost]
+    s = MLXSummarizer(generate=FakeModel("Fixed the export."), count_tokens=count)
+    done = adapter.complete(parse_request({"messages": messages}), summarizer=s)
+    assert lost in done.text  # verbatim, in the user's section
+    assert "## Constraints & Preferences" in done.text.split(lost)[0]
+
+
+def test_lean_session_log_allowance_is_not_our_budget():
+    messages = batch_prompt(EXCHANGE, budget=5276)
+    messages[0]["content"] = messages[0]["content"].replace(
+        "Target ~5276 tokens", "## Detailed Session Log (oldest first)\n[A dense log.\nSpend up to ~4000 tokens "
+        "here — this section is the detailed record.]\n\nTarget ~5276 tokens")
+    assert recognise(messages).budget_tokens == 1276
+
+
+def test_micro_prompt_recognised_by_its_headings_when_the_wording_changes():
+    messages = adapter.micro_prompt(None, hermes_serialize(EXCHANGE))
+    messages[1]["content"] = "Fold the next exchange into the record." + messages[1]["content"].split("open questions.", 1)[1]
+    assert recognise(messages).kind == "micro"
+
+
+def test_a_defrag_with_its_own_prompt():
+    summary = "## Goal\nFix export\n\n## Files\n- `a.py`"
+    messages = [{"role": "user", "content": f"Condense this running summary; keep every path.\n\n{summary}\n\n"
+                                            "Return ONLY the shorter summary."}]
+    prompt = recognise(messages)
+    assert prompt.kind == "micro_defrag" and prompt.text == summary
+
+
+def test_budgets_follow_hermes_config(monkeypatch):
+    monkeypatch.setattr(adapter, "compaction_settings",
+                        lambda: hermes_settings.CompactionSettings(micro=True, defrag_threshold_tokens=1000))
+    fake = ScriptedSummarizer()
+    adapter.complete(parse_request({"messages": adapter.micro_prompt(None, hermes_serialize(EXCHANGE))}), summarizer=fake)
+    adapter.complete(parse_request({"messages": batch_prompt(EXCHANGE, budget=3000)}), summarizer=fake)
+    merge, update = fake.calls[0][1], fake.calls[1][1]
+    assert merge["budget_tokens"] == 900 and update["budget_tokens"] == 600  # micro on: the defrag bound
+
+
+def test_settings_read_from_a_hermes_config():
+    settings = hermes_settings.from_config({"compression": {"micro_compact": True,
+                                                            "micro_compact_defrag_threshold_tokens": "3000"}})
+    assert settings.micro and settings.defrag_threshold_tokens == 3000
+    assert hermes_settings.from_config({"compression": {"micro_compact_defrag_threshold_tokens": -1}}) \
+        == hermes_settings.CompactionSettings(source="config.yaml")
+
+
+# --------------------------------------------------------------------- progress and async callers
+
+
+class SlowSummarizer(ScriptedSummarizer):
+    """Folds `chunks` chunks, each taking `pause` seconds, reporting each one."""
+
+    def __init__(self, chunks: int, pause: float):
+        super().__init__()
+        self.chunks, self.pause, self.on_chunk = chunks, pause, None
+
+    def update(self, summary, turns, focus=None, budget_tokens=None, user_notes=None):
+        import time
+
+        for _ in range(self.chunks):
+            time.sleep(self.pause)
+            if self.on_chunk:
+                self.on_chunk()
+        return super().update(summary, turns, focus, budget_tokens, user_notes)
+
+
+def test_stream_sends_progress_per_chunk_and_keepalives(monkeypatch):
+    monkeypatch.setattr(adapter, "KEEPALIVE_S", 0.05)
+    pieces = list(adapter.stream(parse_request({"messages": batch_prompt(EXCHANGE), "stream": True}),
+                                 summarizer=SlowSummarizer(chunks=4, pause=0.12)))
+    texts = [t for t, done in pieces if done is None]
+    assert texts.count(adapter.KEEPALIVE) >= 4 + 4  # a newline per chunk, and between them
+    final = "".join(texts)
+    assert final.strip().startswith("## Goal")  # Hermes strips the leading newlines
+    assert pieces[-1][1] is not None and pieces[-1][1].text == final.strip()
+
+
+def test_closing_a_stream_stops_the_summarizer_at_its_next_chunk(monkeypatch):
+    monkeypatch.setattr(adapter, "KEEPALIVE_S", 0.02)
+    slow = SlowSummarizer(chunks=50, pause=0.05)
+    gen = adapter.stream(parse_request({"messages": batch_prompt(EXCHANGE), "stream": True}), summarizer=slow)
+    next(gen)
+    gen.close()
+    import time
+
+    time.sleep(0.3)
+    assert slow.calls == []  # it never got to return a summary
+
+
+def test_async_callers_await_the_provider(monkeypatch):
+    """Hermes hands this client unwrapped to its async path (the gateway's async_call_llm):
+    `await create(...)` and `async for` over a stream must work and not block the loop."""
+    fake = ScriptedSummarizer(["## Goal\nFix rounding"] * 2)
+    monkeypatch.setattr(adapter, "_summarizer", lambda model, timeout: fake)
+    client = provider.MLXClient()
+    messages = adapter.micro_prompt(None, hermes_serialize(EXCHANGE))
+
+    async def main():
+        ticks = 0
+
+        async def ticker():
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.001)
+
+        t = asyncio.create_task(ticker())
+        response = await client.chat.completions.create(model="hermes-mlx-default", messages=messages)
+        stream = await client.chat.completions.create(model="hermes-mlx-default", messages=messages, stream=True)
+        text = ""
+        async for chunk in stream:
+            text += chunk.choices[0].delta.get("content") or "" if chunk.choices else ""
+        t.cancel()
+        return response, text, ticks
+
+    response, text, ticks = asyncio.run(main())
+    assert response.choices[0].message.content == "## Goal\nFix rounding"
+    assert text.strip() == "## Goal\nFix rounding" and ticks > 0
+
+
+def test_hermes_plans_with_the_folding_context_not_the_model_window():
+    assert hermes_settings.PLANNING_CONTEXT_TOKENS >= 64_000  # Hermes's floor for a compression model
