@@ -1,0 +1,120 @@
+"""Drive Hermes's own session loop (`AIAgent.run_conversation`, turn after turn, as its CLI does)
+against a stub main model on 127.0.0.1, with compaction routed to hermes-mlx.
+
+`run_session` starts the stub, writes config.yaml, runs the driver inside the Hermes venv and
+returns what the driver saw: every turn's messages, the micro telemetry lines Hermes logged,
+the rolling summary after each turn and the time each turn took.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from hermes_envs import write_driver
+
+HERE = Path(__file__).resolve().parent
+TELEMETRY = "micro compaction telemetry: "
+
+USER_TURNS = [
+    "Please look at the retry logic in src/module_1.py and make the tests pass.",
+    "Don't touch the public API; keep the function signatures as they are.",
+    "Now check the settings loader, the yaml one.",
+    "Run the slow tests too, but never against the production database.",
+    "What does step_3_2 do exactly?",
+    "Use tabs, not spaces, in the generated config files.",
+    "Good. Next, the logging: write to logs/run.log instead of stdout.",
+    "Why did the bound change in module 4?",
+    "Add a regression test for that.",
+    "Let's rename step_6_1 to load_budget.",
+    "Please keep the retry budget at 5 attempts.",
+    "Check module 10 the same way.",
+]
+
+# Runs inside the Hermes venv: argv = out.json, port, turns, reply-kind.
+SESSION_DRIVER = '''
+    import os, time
+    from run_agent import AIAgent
+
+    port, turns = int(sys.argv[2]), int(sys.argv[3])
+    users = json.loads(sys.argv[4])
+    records = []
+
+    class Tap(logging.Handler):
+        def emit(self, record):
+            msg = record.getMessage()
+            if "micro compaction telemetry: " in msg:
+                records.append(json.loads(msg.split("micro compaction telemetry: ", 1)[1]))
+
+    logging.getLogger("agent.context_compressor").addHandler(Tap())
+    agent = AIAgent(base_url=f"http://127.0.0.1:{port}/v1", api_key="stub-key", provider="custom",
+                    model="stub-main", enabled_toolsets=[], quiet_mode=True, platform="cli",
+                    skip_context_files=True, skip_memory=True, skip_background_review=True)
+    history, turns_out = [], []
+    for i in range(turns):
+        user = users[i % len(users)] + ("" if i < len(users) else f" (round {i // len(users) + 1})")
+        started = time.monotonic()
+        n_records = len(records)
+        error = None
+        try:
+            result = agent.run_conversation(user, conversation_history=history)
+            history = result.get("messages") or history
+            final = result.get("final_response")
+        except Exception as exc:
+            error, final = f"{type(exc).__name__}: {exc}", None
+        cc = agent.context_compressor
+        turns_out.append({
+            "user": user, "seconds": time.monotonic() - started, "error": error,
+            "final": (final or "")[:200], "completed": bool(final) and not error,
+            "telemetry": records[n_records:],
+            "rolling": getattr(cc, "_micro_compact_rolling_summary", ""),
+            "compressions": getattr(cc, "compression_count", None),
+            "messages": len(history),
+        })
+        if error:
+            break
+    emit({"turns": turns_out, "messages": history,
+          "threshold": getattr(agent.context_compressor, "_micro_compact_defrag_threshold_tokens", None)})
+'''
+
+
+def start_stub(reply_chars: int) -> tuple[subprocess.Popen, int]:
+    proc = subprocess.Popen([sys.executable, str(HERE / "stub_main_model.py"), str(reply_chars)],
+                            stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    if not line.startswith("listening on "):
+        proc.kill()
+        raise RuntimeError(f"stub main model did not start: {line!r}")
+    return proc, int(line.split()[-1])
+
+
+def write_config(home: Path, config: dict, port: int) -> None:
+    """The README's config plus the stub as the main model."""
+    full = {**config, "model": {"default": "stub-main", "provider": "custom",
+                                "base_url": f"http://127.0.0.1:{port}/v1", "context_length": 65536}}
+    (home / "config.yaml").write_text(yaml.safe_dump(full))
+
+
+def run_session(python: Path, tmp: Path, config: dict, *, turns: int, reply_chars: int,
+                timeout: float = 3000) -> tuple[dict, str]:
+    home = tmp / "hermes-home"
+    home.mkdir(exist_ok=True)
+    stub, port = start_stub(reply_chars)
+    try:
+        write_config(home, config, port)
+        driver = write_driver(tmp / "session_driver.py", SESSION_DRIVER)
+        out = tmp / "session.json"
+        env = {**os.environ, "HERMES_HOME": str(home), "PYTHONUNBUFFERED": "1", "HERMES_YOLO_MODE": "1"}
+        env.pop("PYTHONPATH", None)
+        done = subprocess.run([str(python), str(driver), str(out), str(port), str(turns), json.dumps(USER_TURNS)],
+                              capture_output=True, text=True, env=env, cwd=home, timeout=timeout)
+        if done.returncode != 0:
+            raise AssertionError(f"driver failed ({done.returncode}):\n{done.stderr[-6000:]}")
+        return json.loads(out.read_text()), done.stderr
+    finally:
+        stub.kill()
+        stub.wait(timeout=10)
