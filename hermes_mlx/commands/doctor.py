@@ -11,8 +11,10 @@ import sys
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("doctor", help="report device, BLAS, weights path, cache and models")
+    p = subparsers.add_parser("doctor", help="report device, BLAS, weights path, cache, models and what in "
+                              "Hermes's config will break compaction")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--hermes-home", default=None, help="Hermes's folder (default: $HERMES_HOME, else ~/.hermes)")
     p.set_defaults(func=run)
 
 
@@ -23,7 +25,23 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def facts() -> dict:
+def hermes_facts(hermes_home: str | None = None) -> dict:
+    """Which path Hermes will take, and what in its config.yaml will break a session."""
+    out: dict = {}
+    try:
+        from hermes_mlx.integrations.hermes_checks import doctor_report
+        from hermes_mlx.integrations.hermes_config import hermes_home as home_of
+        from hermes_mlx.integrations.hermes_config import hermes_info
+
+        info = hermes_info()
+        out["hermes_integration"] = info
+        out["hermes_config"] = doctor_report(home_of(hermes_home), info)
+    except Exception as exc:  # doctor reports, it does not fail
+        out["hermes_integration"] = f"could not inspect Hermes: {exc}"
+    return out
+
+
+def facts(hermes_home: str | None = None) -> dict:
     from hermes_mlx.engine.blas import blas_info
     from hermes_mlx.engine.paths import home
 
@@ -45,12 +63,7 @@ def facts() -> dict:
         ),
         "cache_folder": str(home()),
     }
-    try:
-        from hermes_mlx.integrations.hermes_config import hermes_info
-
-        out["hermes_integration"] = hermes_info()
-    except Exception as exc:  # doctor reports, it does not fail
-        out["hermes_integration"] = f"could not inspect Hermes: {exc}"
+    out.update(hermes_facts(hermes_home))
     try:
         from hermes_mlx.engine.models import list_models
 
@@ -64,13 +77,25 @@ def facts() -> dict:
     return out
 
 
+def print_hermes_config(report: dict) -> None:
+    print(f"hermes config: {report['config']} ({report['path']} path)")
+    if "feasibility" in report:
+        print(f"  {report['feasibility']['line']}")
+    for line in report.get("warnings", []):
+        print(f"warning: {line}")
+    if not report.get("warnings"):
+        print("  no config line found that would break compaction")
+
+
 def run(args: argparse.Namespace) -> int:
-    report = facts()
+    report = facts(getattr(args, "hermes_home", None))
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
     for key, value in report.items():
-        if key == "hermes_integration" and isinstance(value, dict):
+        if key == "hermes_config" and isinstance(value, dict):
+            print_hermes_config(value)
+        elif key == "hermes_integration" and isinstance(value, dict):
             print("hermes: " + ", ".join(f"{k}={v}" for k, v in value.items()))
         elif key == "models" and isinstance(value, list):
             print("models:")

