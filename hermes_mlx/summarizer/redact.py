@@ -123,6 +123,7 @@ _VALUE = (
     r"|[\"'`]?[^\s\"'`,;(){}<>&\\]{1,300})"  # widened on redaction (_VALUE_END)
 )
 _VALUE_END = re.compile(r"[^\s\"'`,;(){}<>&\\]*")
+_NEXT_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,100}:")
 # The value is only looked at (lookahead), so it can itself be the next name: `$env:NAME = "v"`.
 _ASSIGN = re.compile(
     r"(?<![A-Za-z0-9_.\-])(-{0,2}[A-Za-z_][A-Za-z0-9_.\-]{0,100})"
@@ -241,7 +242,20 @@ def _replace_value(value: str, name: str, sep: str, named_only: bool) -> str | N
         return None if not is_secret_name(name) or _safe_value(rest, name) else f"{opening}{REDACTED}{closing}"
     if not is_secret_name(name) and (named_only or not _high_entropy_value(bare, name, sep)):
         return None
-    return None if _safe_value(bare, name) else f"{opening}{REDACTED}{closing}"
+    core = bare.rstrip(".,!?)]`*")  # `SECRET_KEY=None.` ends a sentence
+    if _safe_value(bare, name) or core.lower() in SAFE_WORDS or _REFERENCE.fullmatch(core or "-"):
+        return None
+    return f"{opening}{REDACTED}{closing}"
+
+
+def _inner_cuts(text: str, at: int, named_only: bool) -> bool:
+    """Whether the assignment starting at `at` (a value that is itself `name:`) redacts its own
+    value, or holds one redacted already; then the outer name must leave it be."""
+    inner = _ASSIGN.match(text, at)
+    if inner is None or not is_secret_name(inner.group(1)):
+        return False
+    value = inner.group(3)
+    return _redacted_already(_unquote(value)[1]) or _replace_value(value, inner.group(1), inner.group(2), named_only) is not None
 
 
 def _redact_values(regex: re.Pattern, text: str, named_only: bool) -> str:
@@ -250,6 +264,8 @@ def _redact_values(regex: re.Pattern, text: str, named_only: bool) -> str:
         name, value = m.group(1), m.group(3)
         if m.start() < last or (not is_secret_name(name) and (named_only or len(value) < 20)):
             continue  # cheap exits first: most `word:` / `word=` in text are neither
+        if _NEXT_KEY.fullmatch(value) and _inner_cuts(text, m.start(3), named_only):
+            continue  # `auth: password: X` (YAML on one line): the inner name's own match cuts X
         out = _replace_value(value, name, m.group(2), named_only)
         if out is not None:
             end = _VALUE_END.match(text, m.end(3)).end()  # the rest of a long value, or glued on: `"pw"x`
@@ -288,6 +304,17 @@ def _redact_keys(regex: re.Pattern, text: str, check) -> str:
     return "".join(pieces)
 
 
+def _alnum(s: str) -> bool:
+    return any(c.isalnum() for c in s)
+
+
+def _redacted_already(value: str) -> bool:
+    """Our own mark, perhaps with closing punctuation glued on (`[REDACTED]`` in a summary's
+    code span): redacting it again would eat that punctuation, and a rerun must change nothing
+    (the verifier re-redacts whole summaries to find leaks)."""
+    return value.startswith(REDACTED) and not _alnum(value[len(REDACTED) :])
+
+
 def _command(m: re.Match, how: str) -> str:
     value = m.group(1)
     opening, bare, closing = _unquote(value)
@@ -298,24 +325,26 @@ def _command(m: re.Match, how: str) -> str:
         keep = "" if "=" in bare else None
     else:
         keep = bare.split(how, 1)[0] + how if how in bare else None
-    if keep is None or bare[len(keep) :] in ("", REDACTED) or bare.startswith("$"):
-        return m.group(0)
+    rest = bare[len(keep) :] if keep is not None else ""
+    if keep is None or _redacted_already(rest) or bare.startswith("$") or (len(rest) < 3 and not _alnum(rest)):
+        return m.group(0)  # `-p)` is punctuation after a prompt-for-password flag, not a password
     return f"{head}{opening}{keep}{REDACTED}{closing}"
 
 
 def _auth_header(m: re.Match) -> str:
     value = m.group(3)
     if m.group(2):  # after a scheme (`Bearer x`) only a reference is not a credential
-        safe = value == REDACTED or _REFERENCE.fullmatch(value) is not None
+        safe = _redacted_already(value) or _REFERENCE.fullmatch(value) is not None
     else:
-        safe = value == REDACTED or _safe_value(value, "") or (not looks_random(value) and len(value) < 8)
+        safe = _redacted_already(value) or _safe_value(value, "") or (not looks_random(value) and len(value) < 8)
     if safe:
         return m.group(0)
     return f"{m.group(1)}{m.group(2) or ''}{REDACTED}"
 
 
 def _cookie_header(m: re.Match) -> str:
-    if m.group(2).strip() in ("", REDACTED):
+    value = m.group(2).strip()
+    if not value or (value.startswith(REDACTED) and "=" not in value):  # ours, then prose: `Cookie: [REDACTED]` ...
         return m.group(0)
     return f"{m.group(1)}{REDACTED}"
 
