@@ -1,38 +1,51 @@
-"""A scripted stand-in for the engine's generate(): returns queued outputs, records requests."""
+"""A scripted stand-in for the engine's score(): queued "answers" pick sentences, requests recorded."""
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 
 @dataclass
-class FakeResult:
-    text: str
-    finish_reason: str = "stop"
+class FakeScore:
+    scores: list
     prompt_tokens: int = 0
     cached_tokens: int = 0
     generation_tokens: int = 0
     model: str = "fake"
 
 
+def _words(text: str) -> set:
+    return {w.lower() for w in re.findall(r"[\w./-]+", text or "")}
+
+
 class FakeModel:
+    """Each queued output scripts one model call: the numbered sentence of the prompt sharing
+    most words with it scores highest (none shared: all tie, and the summarizer's tie-break
+    decides). An exception instance in the queue is raised; `error` fails every call."""
+
     def __init__(self, *outputs, error: Exception | None = None):
         self.outputs = list(outputs)
         self.error = error
         self.requests: list = []
 
-    def __call__(self, request, *, model=None, max_tokens=256, temperature=0.0, stop=None, timeout=None):
-        self.requests.append({"request": request, "max_tokens": max_tokens, "stop": stop})
+    def score(self, candidates, prefix, *, model=None, timeout=None):
+        self.requests.append({"request": prefix, "candidates": list(candidates)})
         if self.error is not None:
             raise self.error
         out = self.outputs.pop(0) if self.outputs else ""
-        if isinstance(out, tuple):
-            text, reason = out
-        else:
-            text, reason = out, "stop"
-        prompt = json.dumps(request)
-        return FakeResult(text, reason, len(prompt) // 4, 0, max(1, len(text) // 4))
+        if isinstance(out, BaseException):
+            raise out
+        text = out[0] if isinstance(out, tuple) else out
+        listed = dict(re.findall(r"^(\d+)\. (.*)$", prefix[-1]["content"], flags=re.MULTILINE))
+        mine = _words(text)
+        scores = [len(mine & _words(listed.get(c, ""))) / (1 + len(_words(listed.get(c, "")))) - 1 for c in candidates]
+        return FakeScore(scores, len(json.dumps(prefix)) // 4)
+
+    def chosen(self, i: int = -1) -> list:
+        """The sentences listed in call i's prompt, by number."""
+        return re.findall(r"^\d+\. (.*)$", self.requests[i]["request"][-1]["content"], flags=re.MULTILINE)
 
 
 def count(text, model=None):

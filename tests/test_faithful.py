@@ -151,21 +151,25 @@ def test_statements_skip_code_instructions_and_user_reports():
 
 
 def test_merge_details_carry_gate_counts():
-    fake = FakeModel("The user asked to round each line.\nThe rounding test fails: ledgerly/export/csv_export.py rounds each line.")
-    s = MLXSummarizer(generate=fake, count_tokens=count, context_window=4096)
-    r = s.merge(None, failing_exchange())
+    """The model only chooses among the assistant's plain statements, so what it chooses passes
+    the gate; the gate still checks each chosen line and the details count them."""
+    fake = FakeModel("The user asked to round each line.")
+    s = MLXSummarizer(score=fake.score, count_tokens=count, context_window=4096)
+    exchange = failing_exchange()
+    exchange[-1] = {**exchange[-1], "content": "The user asked to round each line. " + exchange[-1]["content"]}
+    r = s.merge(None, exchange)
     assert r.ok, r.error
-    gate_counts = r.details["gate"]
-    assert gate_counts["kept"] == 1 and gate_counts["dropped"]["reports_user"] == 1
+    assert r.details["gate"]["kept"] == 1 and sum(r.details["gate"]["dropped"].values()) == 0
     assert "The user asked" not in r.text and r.details["narrative"] == "model"
 
 
-def test_merge_with_only_dropped_lines_is_fallback_with_verbatim_sentence():
-    s = MLXSummarizer(generate=FakeModel("A new rake command sets the rounding."), count_tokens=count, context_window=4096)
-    r = s.merge(None, fixing_exchange())
-    assert r.ok and r.details["narrative"] == "fallback"
-    assert "Rounding now happens once on the invoice total; all 5 export tests pass." in r.text
-    assert "rake" not in r.text
+def test_a_chosen_line_the_gate_drops_is_replaced_verbatim():
+    """Safety net: a sentence whose words the source lacks (here, a previous summary's line the
+    exchange does not support) never enters unchecked."""
+    turns = normalize(fixing_exchange())
+    result = gate(["A new rake command sets the rounding."], "\n".join(t.text for t in turns), turns)
+    assert result.lines == ["Rounding now happens once on the invoice total; all 5 export tests pass."]
+    assert result.counts()["dropped"]["unsupported"] == 1
 
 
 # ---------------------------------------------------------------- goal and constraints
@@ -191,7 +195,7 @@ def test_update_goal_and_constraints_sections():
     turns = [{"role": "user", "content": "Don't bump httpx; 0.28 changed proxy configuration."},
              {"role": "user", "content": "Make the uploader retry on 429 with the existing helper."},
              {"role": "assistant", "content": "Wired the uploader into retry_async; the 429 test passes."}]
-    s = MLXSummarizer(generate=FakeModel("Wired the uploader into retry_async."), count_tokens=count, context_window=4096)
+    s = MLXSummarizer(score=FakeModel("Wired the uploader into retry_async.").score, count_tokens=count, context_window=4096)
     r = s.update(None, turns)
     assert r.ok, r.error
     back = parse(r.text)
@@ -204,7 +208,7 @@ def test_update_goal_and_constraints_sections():
 
 def test_directive_goal_from_an_older_summary_moves_to_constraints():
     old = "## Goal\nDon't bump httpx.\n\n## User Constraints\n- Keep Python 3.9.\n"
-    s = MLXSummarizer(generate=FakeModel("Wired the uploader into retry_async."), count_tokens=count, context_window=4096)
+    s = MLXSummarizer(score=FakeModel("Wired the uploader into retry_async.").score, count_tokens=count, context_window=4096)
     r = s.update(old, [{"role": "user", "content": "Make the uploader retry on 429."},
                        {"role": "assistant", "content": "Wired the uploader into retry_async."}])
     back = parse(r.text)
@@ -216,7 +220,7 @@ def test_directive_goal_from_an_older_summary_moves_to_constraints():
 
 
 def _summarizer(*outputs):
-    return MLXSummarizer(generate=FakeModel(*outputs), count_tokens=count, context_window=4096)
+    return MLXSummarizer(score=FakeModel(*outputs).score, count_tokens=count, context_window=4096)
 
 
 def test_only_tool_output():
@@ -256,8 +260,9 @@ def test_exchange_whose_only_text_is_instruction_like():
 
 @pytest.mark.real_model
 def test_real_model_never_flips_a_negated_constraint():
-    """The embedded model on an exchange that states a negation: whatever it writes, no line of
-    the summary contradicts the negation, and the gate accounts for every model line."""
+    """The embedded model on an exchange that states a negation: whatever it chooses, every
+    progress line is the assistant's own sentence, none contradicts the negation, and the gate
+    accounts for every chosen line."""
     exchange = [
         {"role": "assistant", "content": "The default timeout stays at 5000 ms; I did not add axios, the client keeps the built-in fetch.",
          "tool_calls": [call("c1", "terminal", command="pnpm -C packages/client run check")]},
@@ -268,5 +273,6 @@ def test_real_model_never_flips_a_negated_constraint():
     assert r.ok, r.error
     gate_counts = r.details["gate"]
     assert gate_counts["kept"] + sum(gate_counts["dropped"].values()) >= 1
+    assert all(line in exchange[0]["content"] + exchange[2]["content"] for line in parse(r.text).progress)
     src = Source.of("\n".join(m["content"] for m in exchange))
     assert not any(polarity_flip(line, src) for line in parse(r.text).progress)

@@ -9,7 +9,6 @@ import pytest
 from summarizer_fakes import FakeModel, count
 
 from hermes_mlx.bench.fidelity import (
-    ADVERSARIAL_DIR,
     contradictions,
     default_sessions,
     invented,
@@ -18,13 +17,9 @@ from hermes_mlx.bench.fidelity import (
     table,
     unsupported_lines,
 )
+from hermes_mlx.bench.shipped import ADVERSARIAL_DIR, facts_path, load_facts, shipped_sessions
 from hermes_mlx.cli import main
-from hermes_mlx.compactor.sessions import (
-    facts_path,
-    load_facts,
-    load_session,
-    shipped_sessions,
-)
+from hermes_mlx.compactor.sessions import load_session
 from hermes_mlx.summarizer.faithful import Source
 from hermes_mlx.summarizer.summarizer import MLXSummarizer
 
@@ -77,11 +72,11 @@ def test_scoring_flags_contradiction_invention_and_unsupported():
 def test_run_and_score_a_session_with_the_scripted_model():
     path = ADVERSARIAL_DIR / "maven_rounding_npe.jsonl"
     model = FakeModel(*(["The user asked to use HALF_UP.", "Rounding is HALF_UP now and skipped tests with -DskipTests."] * 50))
-    run = run_session(load_session(path), MLXSummarizer(generate=model, count_tokens=count, context_window=4096),
+    run = run_session(load_session(path), MLXSummarizer(score=model.score, count_tokens=count, context_window=4096),
                       mode="micro", tail_tokens=256)
     s = score(path.stem, "micro", run, load_facts(facts_path(path)))
-    assert s.passes >= 1 and s.gate["dropped"]["reports_user"] >= 1
-    assert s.contradictions == [] and s.invented == []
+    assert s.passes >= 1 and model.requests and s.gate["kept"] >= 1 and s.gate_keep_pct == 100
+    assert s.contradictions == [] and s.invented == [] and s.unsupported == []
     assert s.facts_kept == s.facts_seen
     assert "maven_rounding_npe" in table([s])
 
@@ -91,7 +86,7 @@ def test_fidelity_command_json(capsys, monkeypatch):
 
     class Scripted(summ.MLXSummarizer):
         def __init__(self, model=None):
-            super().__init__(generate=FakeModel(*["Type check, lint and all 7 tests pass."] * 50), count_tokens=count,
+            super().__init__(score=FakeModel(*["Type check, lint and all 7 tests pass."] * 50).score, count_tokens=count,
                              context_window=4096)
 
     monkeypatch.setattr(summ, "MLXSummarizer", Scripted)

@@ -1,5 +1,6 @@
 """One merge pass with the embedded default model (SmolLM2-135M-Instruct): facts carried by
-code, a short generated delta, nothing invented. Slow; fetched once into the cache."""
+code, the narrative chosen among the assistant's own sentences (no decode), nothing invented.
+Slow; fetched once into the cache."""
 
 import pytest
 from summarizer_fakes import failing_exchange, fixing_exchange
@@ -15,14 +16,17 @@ def test_real_model_merge_pass():
     s = MLXSummarizer(timeout=600)
     first = s.merge(None, failing_exchange())
     assert first.ok, first.error
-    second = s.merge(first.text, fixing_exchange())
+    assert first.prompt_tokens > 0 and first.details["picks"]  # two sentences: the model chose
+    fixing = fixing_exchange()
+    fixing[-1] = {**fixing[-1], "content": "Patched the export to round the total. " + fixing[-1]["content"]}
+    second = s.merge(first.text, fixing)
     assert second.ok, second.error
-    assert second.generation_tokens <= 56 and second.prompt_tokens > 0
+    assert second.generation_tokens == 0 and second.prompt_tokens > 0
     assert second.cached_tokens > 0  # instructions reused from the first pass
     back = parse(second.text)
     assert back.ledger.files["ledgerly/export/csv_export.py"] == "edited"
     assert [c.statuses for c in back.ledger.commands] == [[1, 0]]
     assert any("test_rounding" in x for x in back.ledger.resolved)
-    assert back.progress  # model delta or the assistant's own sentence
-    sources = str(failing_exchange()) + str(fixing_exchange())
+    sources = str(failing_exchange()) + str(fixing)
+    assert len(back.progress) == 2 and all(p in sources for p in back.progress)  # verbatim
     assert all(p in sources for p in find_paths(second.text))

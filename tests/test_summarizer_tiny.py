@@ -1,6 +1,6 @@
 """Chunk folding through the real engine with tiny random-weight models (2K/512-token windows):
 a 40,000-character batch is split on exchange boundaries, every chunk fits the window, and the
-garbage the random model writes never reaches the summary."""
+random model's choices only ever copy the assistant's own sentences."""
 
 import json
 
@@ -26,26 +26,32 @@ def test_batch_bigger_than_window_folds_in_chunks(tiny2k):
     turns = []
     for i in range(24):
         turns.append({"role": "user", "content": f"Look at handler_{i}.py and tell me why case {i} fails. " * 12})
-        turns.append({"role": "assistant", "content": f"handler_{i}.py raises KeyError for case {i} because the map is empty. " * 16})
+        turns.append({"role": "assistant", "content": f"handler_{i}.py raises KeyError for case {i} because the map is empty. " * 8
+                      + f"The map for case {i} is filled at import time. " * 12})
     assert len(json.dumps(turns)) > 40_000
-    s = MLXSummarizer(model=tiny2k, max_tokens=12)
+    s = MLXSummarizer(model=tiny2k)
     assert s.context_window() == 2048
     r = s.update(None, turns)
     assert r.ok, r.error
     assert r.chunks > 5
-    assert r.chunks == len(r.details["finish_reasons"])
-    assert r.prompt_tokens > 0 and r.model
+    assert all(len(p) == 2 for p in r.details["picks"])  # a chunk of one exchange has nothing to choose
+    assert r.model and r.generation_tokens == 0
     text = r.text
     for i in range(24):
         assert f"handler_{i}.py" in text  # nothing dropped: every exchange's files are carried
-    assert all(reason in ("stop", "length") for reason in r.details["finish_reasons"])
+    sentences = {f"handler_{i}.py raises KeyError for case {i} because the map is empty." for i in range(24)}
+    sentences |= {f"The map for case {i} is filled at import time." for i in range(24)}
+    assert set(parse(text).progress) <= sentences
 
 
 def test_merge_passes_with_tiny_model(tiny):
-    s = MLXSummarizer(model=tiny, max_tokens=24)
+    s = MLXSummarizer(model=tiny)
     first = s.merge(None, failing_exchange())
     assert first.ok, first.error
-    second = s.merge(first.text, fixing_exchange())
+    assert first.details["picks"] and first.prompt_tokens > 0  # two sentences: the random model chose
+    fixing = fixing_exchange()
+    fixing[-1] = {**fixing[-1], "content": "Patched the export to round the total. " + fixing[-1]["content"]}
+    second = s.merge(first.text, fixing)
     assert second.ok, second.error
     back = parse(second.text)
     assert "pytest tests/test_export.py -q" in [c.cmd for c in back.ledger.commands]

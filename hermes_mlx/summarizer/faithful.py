@@ -239,6 +239,12 @@ def line_verdict(line: str, src: Source, script: str = "") -> str:
     return ""
 
 
+def _words(sentence: str) -> int:
+    """Words in a sentence; CJK text has no spaces, so two of its characters count as one."""
+    cjk = len(re.findall(r"[\u3040-\u30ff\u3400-\u9fff]", sentence))
+    return len(re.findall(r"[^\W\u3040-\u30ff\u3400-\u9fff]+", sentence)) + cjk // 2
+
+
 def statements(turns: list[Turn]) -> list[str]:
     """The assistant's own sentences, verbatim: what a dropped line may be replaced with."""
     out: list[str] = []
@@ -248,7 +254,7 @@ def statements(turns: list[Turn]) -> list[str]:
         body = re.sub(r"```.*?(?:```|$)", "\n", t.text, flags=re.DOTALL)
         for sentence in _SENTENCE.split(body):
             sentence = " ".join(sentence.strip(" -*>\t").split())
-            if (len(re.findall(r"\w+", sentence)) >= 3 and len(sentence) <= 300 and sentence not in out
+            if (_words(sentence) >= 3 and len(sentence) <= 300 and sentence not in out
                     and not instruction_like(sentence) and not reports_user(sentence)):
                 out.append(sentence)
     return out
