@@ -54,9 +54,11 @@ def test_summarizes_the_middle_and_reassembles_a_valid_list():
     (method, args), = fake.calls
     assert method == "update" and args["summary"] is None and args["focus"] is None
     assert args["budget_tokens"] >= 256
-    # Old tool output reached the summarizer pruned to one line; user turns came along as context.
+    # Old tool output reached the summarizer whole (its ledger reads every error line); user
+    # turns came along as context.
     sent_tools = [m["content"] for m in args["turns"] if m["role"] == "tool"]
-    assert sent_tools and all(c.startswith(PRUNED_TAG) for c in sent_tools)
+    assert sent_tools and not any(c.startswith(PRUNED_TAG) for c in sent_tools)
+    assert all(c in [m["content"] for m in messages] for c in sent_tools)
     out = result.messages
     assert out[:4] == messages[:4]
     found = [m for m in out if markers.is_marker(m)]
@@ -147,3 +149,24 @@ def test_batch_telemetry_line(caplog):
     assert payload["event"] == "batch_compaction" and payload["outcome"] == "compacted"
     assert payload["messages_after"] == len(result.messages) and payload["pruned_tool_results"] > 0
     assert "question" not in raw and "answer" not in raw
+
+
+def test_error_lines_in_long_tool_output_reach_the_batch_summary():
+    """Pruning shortens old tool output to its first line; the summary's ledger still reads the
+    whole (redacted) result, so an error deep in a long one is kept."""
+    from summarizer_fakes import FakeModel, count
+
+    from hermes_mlx.summarizer import MLXSummarizer
+
+    error = "src/render.ts(41,7): error TS2345: Argument of type 'string' is not assignable to parameter of type 'number'."
+    output = "\n".join(f"compiling module {i} of 80" for i in range(80)) + "\n" + error + "\nFound 1 error."
+    messages = session(6)
+    messages[5:5] = [assistant("Type-checking the renderer.", calls=[("tsc", "terminal")]),
+                     tool("tsc", json.dumps({"output": output, "exit_code": 2}), name="terminal")]
+    fake = FakeModel(*["type"] * 20)
+    summarizer = MLXSummarizer(score=fake.score, count_tokens=count, context_window=8192)
+    result = compactor(summarizer).compact(messages, force=True)
+    assert result.outcome == "compacted", result.error
+    summary = markers.parse(next(m for m in result.messages if markers.is_marker(m))["content"])
+    assert "error TS2345" in summary and "src/render.ts" in summary
+    assert all(error not in m.get("content", "") for m in result.messages if m["role"] == "tool")  # absorbed

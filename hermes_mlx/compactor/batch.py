@@ -1,9 +1,10 @@
 """Batch compaction: when the transcript crosses its threshold, rewrite the middle as one summary.
 
 Compaction here is state rewriting so the agent can carry on working, in four stages: prune old
-tool output (cheap, no model), choose boundaries that never split a tool call from its result,
-summarize the middle into the structured template (iteratively over the previous summary), and
-reassemble a valid message list. User messages are kept byte for byte (merged into one model-view
+tool output (cheap, no model; enough on its own when it gets well under the threshold), choose
+boundaries that never split a tool call from its result, summarize the middle into the
+structured template (iteratively over the previous summary; from the unpruned output, so no
+error line is lost to pruning), and reassemble a valid message list. User messages are kept byte for byte (merged into one model-view
 row), and the marker is the same one micro-compaction writes, so the two interoperate.
 """
 
@@ -165,10 +166,13 @@ class BatchCompactor:
                 data = self._emit("pruned", messages, candidate, tokens_before, tokens, middle_tokens, 0, None, started, counts)
                 return PassResult(candidate, "pruned", changed=True, telemetry=data, details=counts)
 
-        # Stage 3: summarize the middle, iteratively over the last summary found there.
-        last = markers.last_marker(pruned)
-        previous = markers.parse(pruned[last].get("content")) if last >= 0 else ""
-        turns = [m for m in markers.display_view(pruned) if not markers.is_marker(m)]
+        # Stage 3: summarize the middle, iteratively over the last summary found there. The
+        # summarizer gets the tool output unpruned: its ledger reads every error, path and
+        # command there (a pruned result kept only its first line), while the model never sees
+        # raw output beside prose anyway (one "Ran: cmd (exit N)" line and its first errors).
+        last = markers.last_marker(middle)
+        previous = markers.parse(middle[last].get("content")) if last >= 0 else ""
+        turns = [m for m in markers.display_view(middle) if not markers.is_marker(m)]
         budget = self.summary_budget_tokens or max(
             SUMMARY_MIN_TOKENS, min(SUMMARY_MAX_TOKENS, int(middle_tokens * SUMMARY_RATIO))
         )
