@@ -217,7 +217,7 @@ def test_client_hanging_up_mid_stream_frees_the_engine(served):
     assert status == 200 and body["usage"]["completion_tokens"] <= 4
 
 
-def test_api_key_sources(tmp_path, monkeypatch):
+def test_api_key_sources(tmp_path, monkeypatch, capsys):
     import argparse
 
     from hermes_mlx.commands import serve as serve_command
@@ -232,3 +232,6 @@ def test_api_key_sources(tmp_path, monkeypatch):
     key_file = tmp_path / "key"
     key_file.write_text(" spaced key \n")  # only the line ending goes: spaces are part of a key
     assert serve_command.api_key(parser.parse_args(["serve", "--api-key-file", str(key_file)])) == " spaced key "
+    capsys.readouterr()
+    assert serve_command.api_key(parser.parse_args(["serve", "--api-key", "k"])) == "k"
+    assert "visible to other users in `ps`" in capsys.readouterr().err  # the "key in ps"

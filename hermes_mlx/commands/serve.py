@@ -55,6 +55,10 @@ def api_key(args: argparse.Namespace) -> str | None:
     from hermes_mlx.integrations.server import API_KEY_ENV
 
     if args.api_key:
+        # Any user on this machine can read a command line (`ps`); the environment and a file
+        # stay the owner's. Said at every start, since the key is already out by then.
+        print(f"warning: --api-key is visible to other users in `ps`; prefer ${API_KEY_ENV} or --api-key-file",
+              file=sys.stderr)
         return args.api_key
     if args.api_key_file:
         with open(args.api_key_file, encoding="utf-8") as f:
