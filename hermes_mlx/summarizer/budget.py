@@ -107,9 +107,11 @@ def _steps(s: Summary) -> list[tuple[str, Callable[[], bool]]]:
         ("error", lambda: _drop_first(led.errors, keep_last=1)),
         ("changed_file", lambda: _drop_file(led.files, ("edited", "created", "deleted"))),
         ("progress", lambda: _drop_first(s.progress, keep_last=1)),
+        ("user_message", lambda: _drop_first(led.asks, keep_last=2)),
         ("constraint", lambda: _drop_first(led.constraints, keep_last=2)),
         ("goal", lambda: _clip_goal(s)),
         ("error", lambda: _drop_first(led.errors)),
+        ("user_message", lambda: _drop_first(led.asks)),
         ("constraint", lambda: _drop_first(led.constraints)),
         ("progress", lambda: _drop_first(s.progress)),
     ]

@@ -67,6 +67,7 @@ class Ledger:
     urls: list = field(default_factory=list)
     ids: list = field(default_factory=list)
     constraints: list = field(default_factory=list)
+    asks: list = field(default_factory=list)  # the user's own messages, whitespace folded (batch spans)
 
     # ---- adding
 
@@ -223,6 +224,7 @@ class Ledger:
                     self.add_command(m.group(1).strip(), None)
         if t.role == "user":
             self.add_list("constraints", user_constraints(text))
+            self.add_list("asks", [user_message(text)])
         if t.role == "assistant":
             self.add_list("ids", code_names(text, exclude=set(self.files) | {c.cmd for c in self.commands}))
 
@@ -251,10 +253,21 @@ class Ledger:
             + list(self.urls)
             + list(self.ids)
             + list(self.constraints)
+            + list(self.asks)
         )
 
     def is_empty(self) -> bool:
         return not self.items() and not self.resolved
+
+
+USER_MESSAGE_CHARS = 600
+
+
+def user_message(text: str) -> str:
+    """A user's message as the summary carries it: verbatim, on one line, clipped when long.
+    User messages are never summarized; a batch pass that folds them away keeps their words."""
+    one = " ".join(text.split())
+    return one if len(one) <= USER_MESSAGE_CHARS else one[: USER_MESSAGE_CHARS - 1].rstrip() + "…"
 
 
 def _is_command(call) -> bool:

@@ -21,7 +21,7 @@ from .budget import fit as fit_budget
 from .budget import hermes_tokens
 from .chunk import chunk_turns, fit
 from .faithful import directive_shaped, gate, goal_of, reports_user, statements, tally
-from .ledger import Ledger
+from .ledger import Ledger, user_message
 from .prompts import MAX_CHOICES, Template, labels, load_template
 from .redact import redact
 from .summary import EARLIER, Summary, parse, render
@@ -225,7 +225,7 @@ class MLXSummarizer:
             return render(prev), {**details, "empty_input": True}
         prev.ledger.absorb(norm)
         # user words that reached us only outside the turns (Hermes's focus block): verbatim
-        prev.ledger.add_list("constraints", [redact(n) for n in user_notes or [] if n.strip()])
+        prev.ledger.add_list("asks", [user_message(redact(n)) for n in user_notes or [] if n.strip()])
         _set_goal(prev, norm)
         tpl = load_template("update", _lang(prev, norm))
         focus = redact(str(focus))[:200] if focus else None

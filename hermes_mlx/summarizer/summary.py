@@ -21,6 +21,7 @@ GOAL, CONSTRAINTS, PROGRESS, DECISIONS, QUESTIONS, REMAINING = (
     "Goal", "Constraints & Preferences", "Progress", "Decisions", "Open Questions", "Remaining Work",
 )
 FILES, COMMANDS, ERRORS, RESOLVED, URLS, IDS = "Files", "Commands", "Errors", "Resolved Errors", "URLs", "Identifiers"
+USERS = "User Messages"  # the user's own words from the compacted span, verbatim
 EARLIER = "Earlier Summary"
 NARRATIVE = {PROGRESS: "progress", DECISIONS: "decisions", QUESTIONS: "questions", REMAINING: "remaining"}
 
@@ -28,7 +29,7 @@ NARRATIVE = {PROGRESS: "progress", DECISIONS: "decisions", QUESTIONS: "questions
 _ALIASES = {
     "goal": GOAL, "task context": GOAL, "task": GOAL, "objective": GOAL,
     "user constraints": CONSTRAINTS, "constraints & preferences": CONSTRAINTS, "constraints and preferences": CONSTRAINTS,
-    "constraints": CONSTRAINTS, "user decisions": CONSTRAINTS,
+    "constraints": CONSTRAINTS, "user decisions": CONSTRAINTS, "user messages": USERS,
     "progress": PROGRESS, "completed actions": PROGRESS, "active state": PROGRESS, "historical in-progress state": PROGRESS,
     "in-progress state": PROGRESS, "done": PROGRESS,
     "decisions": DECISIONS, "key decisions": DECISIONS, "key decisions resolved": DECISIONS, "resolved questions": DECISIONS,
@@ -72,6 +73,7 @@ def render(s: Summary) -> str:
     led = s.ledger
     section(GOAL, [s.goal] if s.goal else [])
     section(CONSTRAINTS, [f"- {c}" for c in led.constraints if c != s.goal])
+    section(USERS, [f"- {a}" for a in led.asks if a != s.goal and a not in led.constraints])
     for title, name in NARRATIVE.items():
         section(title, [f"- {x}" for x in getattr(s, name)])
     section(FILES, [f"- {code(p)}" + (f" ({a})" if a and a != "mentioned" else "") for p, a in led.files.items()])
@@ -209,4 +211,6 @@ def _parse_ledger(led: Ledger, kind: str, body: str) -> None:
             led.add_list("ids", [_uncode(x) for x in re.findall(r"``\s.+?\s``|`[^`]+`", line)] or [x.strip() for x in line.split(",")])
         elif kind == CONSTRAINTS:
             led.add_list("constraints", [line])
+        elif kind == USERS:
+            led.add_list("asks", [line])
 
