@@ -130,7 +130,7 @@ def test_recent_user_focus_carries_user_words_missing_from_the_turns():
     s = MLXSummarizer(generate=FakeModel("Fixed the export."), count_tokens=count)
     done = adapter.complete(parse_request({"messages": messages}), summarizer=s)
     assert lost in done.text  # verbatim, in the user's section
-    assert "## Constraints & Preferences" in done.text.split(lost)[0]
+    assert "## User Messages" in done.text.split(lost)[0]
 
 
 def test_lean_session_log_allowance_is_not_our_budget():
@@ -249,3 +249,30 @@ def test_async_callers_await_the_provider(monkeypatch):
 
 def test_hermes_plans_with_the_folding_context_not_the_model_window():
     assert hermes_settings.PLANNING_CONTEXT_TOKENS >= 64_000  # Hermes's floor for a compression model
+
+
+def test_batch_keeps_every_user_message_of_the_span_verbatim():
+    """Hermes folds user turns into a batch summary (0.19 with protect_first_n: 0 summarizes the
+    first ones too); user messages are never summarized, so their words stay in the summary."""
+    asks = ["Please fix the rounding in the export.", "What does step_3_2 do exactly?",
+            "Use tabs, not spaces,\n in the generated config files."]
+    turns = [user(asks[0]), *EXCHANGE, user(asks[1]), assistant("It reads the settings."), user(asks[2]),
+             assistant("Done.")]
+    s = MLXSummarizer(generate=FakeModel("Fixed the export."), count_tokens=count)
+    r = s.update(None, turns, budget_tokens=3000)
+    assert r.ok, r.error
+    again = render(parse(r.text))  # and they come back when the summary is continued
+    for ask in asks:
+        assert " ".join(ask.split()) in r.text and " ".join(ask.split()) in again
+
+
+def test_serve_holds_compaction_prompts_to_the_planning_context_not_the_passthrough_limit():
+    """Hermes 0.19 sent an 18,580-token batch prompt and got 413 from the 16,384-token passthrough
+    limit, so every compaction fell back to Hermes's deterministic summary."""
+    from hermes_mlx.integrations.server import Limits, prompt_limit
+
+    limits = Limits(max_prompt_tokens=16384)
+    batch = parse_request({"messages": batch_prompt(EXCHANGE)})
+    plain = parse_request({"messages": [{"role": "user", "content": "hello"}]})
+    assert prompt_limit(batch, limits) == hermes_settings.PLANNING_CONTEXT_TOKENS
+    assert prompt_limit(plain, limits) == 16384

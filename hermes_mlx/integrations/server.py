@@ -26,6 +26,8 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from . import adapter
+from .hermes_settings import PLANNING_CONTEXT_TOKENS
 from .http_guard import HostOriginGuard, ModelPolicy, bearer_ok
 from .inflight import JSON, State, answer, engine_error, error, sse
 from .openai_shapes import RequestError, parse_request
@@ -92,6 +94,15 @@ def check_prompt_size(messages: list[dict], model: str | None, limit: int) -> No
                                    "(--max-prompt-tokens)")
 
 
+def prompt_limit(req, limits: Limits) -> int:
+    """Hermes's compaction prompts go to the summarizer, which folds any input chunk by chunk
+    within its deadline (code carries the facts past it), so they are held to the context we
+    tell Hermes to plan with, not to the model-window limit that bounds a passthrough prompt."""
+    if adapter.recognise(req.messages).kind != "passthrough":
+        return max(limits.max_prompt_tokens, PLANNING_CONTEXT_TOKENS)
+    return limits.max_prompt_tokens
+
+
 def build_app(model: str | None = None, *, api_key: str | None = None, max_body_bytes: int = MAX_BODY_BYTES,
               request_timeout: float = DEFAULT_REQUEST_TIMEOUT, max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS,
               allowed_hosts: tuple[str, ...] = (), allowed_models: tuple[str, ...] = ()) -> Any:
@@ -142,7 +153,7 @@ def build_app(model: str | None = None, *, api_key: str | None = None, max_body_
                 req = parse_request(body)
                 deadline = started + min(limits.request_timeout, req.timeout or limits.request_timeout)
                 name = await run_in_threadpool(policy.pick, req.model)
-                await run_in_threadpool(check_prompt_size, req.messages, name, limits.max_prompt_tokens)
+                await run_in_threadpool(check_prompt_size, req.messages, name, prompt_limit(req, limits))
             except RequestError as exc:
                 return error(413 if isinstance(exc, TooLarge) else 400, str(exc), exc.field)
             except Exception as exc:
