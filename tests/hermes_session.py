@@ -37,7 +37,7 @@ USER_TURNS = [
 
 # Runs inside the Hermes venv: argv = out.json, port, turns, reply-kind.
 SESSION_DRIVER = '''
-    import os, time
+    import inspect, os, time
     from run_agent import AIAgent
 
     port, turns = int(sys.argv[2]), int(sys.argv[3])
@@ -51,9 +51,11 @@ SESSION_DRIVER = '''
                 records.append(json.loads(msg.split("micro compaction telemetry: ", 1)[1]))
 
     logging.getLogger("agent.context_compressor").addHandler(Tap())
-    agent = AIAgent(base_url=f"http://127.0.0.1:{port}/v1", api_key="stub-key", provider="custom",
-                    model="stub-main", enabled_toolsets=[], quiet_mode=True, platform="cli",
-                    skip_context_files=True, skip_memory=True, skip_background_review=True)
+    wanted = dict(base_url=f"http://127.0.0.1:{port}/v1", api_key="stub-key", provider="custom",
+                  model="stub-main", enabled_toolsets=[], quiet_mode=True, platform="cli",
+                  skip_context_files=True, skip_memory=True, skip_background_review=True)
+    accepted = inspect.signature(AIAgent.__init__).parameters  # 0.19 lacks some of these
+    agent = AIAgent(**{k: v for k, v in wanted.items() if k in accepted})
     history, turns_out = [], []
     for i in range(turns):
         user = users[i % len(users)] + ("" if i < len(users) else f" (round {i // len(users) + 1})")
@@ -74,6 +76,8 @@ SESSION_DRIVER = '''
             "rolling": getattr(cc, "_micro_compact_rolling_summary", ""),
             "compressions": getattr(cc, "compression_count", None),
             "messages": len(history),
+            "markers": [m.get("content") for m in history
+                        if isinstance(m.get("content"), str) and m["content"].startswith("[CONTEXT COMPACTION")],
         })
         if error:
             break
