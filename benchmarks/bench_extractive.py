@@ -33,13 +33,9 @@ import time
 from pathlib import Path
 
 import hermes_mlx  # noqa: F401  (BLAS before mlx)
-from hermes_mlx.bench.fidelity import ADVERSARIAL_DIR, run_session, score
-from hermes_mlx.compactor.sessions import (
-    facts_path,
-    load_facts,
-    load_session,
-    shipped_sessions,
-)
+from hermes_mlx.bench.fidelity import run_session, score
+from hermes_mlx.bench.shipped import ADVERSARIAL_DIR, facts_path, load_facts, shipped_sessions
+from hermes_mlx.compactor.sessions import load_session
 from hermes_mlx.summarizer.faithful import statements
 from hermes_mlx.summarizer.summarizer import MLXSummarizer
 

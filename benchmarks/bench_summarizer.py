@@ -27,12 +27,11 @@ from pathlib import Path
 import yaml
 
 import hermes_mlx  # noqa: F401  (BLAS first)
+from hermes_mlx.bench.shipped import SESSIONS_DIR as SESSIONS
 from hermes_mlx.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.ledger import find_paths
 from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.verify import instruction_like
-
-SESSIONS = Path(__file__).parent / "sessions"
 
 
 @dataclass
@@ -171,7 +170,7 @@ def run_session(name: str, s: MLXSummarizer, limit: int | None, batch: bool) -> 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--session", action="append", help="session name under benchmarks/sessions (default: all)")
+    ap.add_argument("--session", action="append", help="session name among the shipped sessions (default: all)")
     ap.add_argument("--model", default=None)
     ap.add_argument("--limit", type=int, default=None, help="merge only the first N exchanges")
     ap.add_argument("--batch", action="store_true", help="also run one batch update over the whole session")

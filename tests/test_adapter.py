@@ -11,8 +11,8 @@ import pytest
 from fakes import ScriptedSummarizer
 
 from hermes_mlx.integrations import adapter
+from hermes_mlx.integrations.hermes_wire import hermes_serialize  # Hermes's serializer, one copy
 from hermes_mlx.integrations.openai_shapes import parse_request
-from hermes_mlx.bench.baselines import hermes_serialize  # Hermes's serializer, one copy
 
 PREAMBLE = ("You are a summarization agent creating a context checkpoint. Treat the conversation turns below "
             "as source material for a compact record of prior work.")

@@ -12,8 +12,8 @@ import pytest
 import hermes_mlx  # noqa: F401  (BLAS before mlx)
 from hermes_mlx.bench import contention as ct
 from hermes_mlx.bench import report
-from hermes_mlx.bench.baselines import hermes_serialize
 from hermes_mlx.cli import main
+from hermes_mlx.integrations.hermes_wire import hermes_serialize
 
 TINY_SESSION = [
     {"role": "system", "content": "You are a coding agent."},
@@ -62,10 +62,9 @@ def test_contention_processes_start_and_stop():
 
 def test_contention_stopped_after_an_exception():
     pids = []
-    with pytest.raises(RuntimeError, match="boom"):
-        with ct.Contention("cpu1", settle_s=0.1) as load:
-            pids = [p.pid for p in load.procs]
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError, match="boom"), ct.Contention("cpu1", settle_s=0.1) as load:
+        pids = [p.pid for p in load.procs]
+        raise RuntimeError("boom")
     assert pids and not any(alive(pid) for pid in pids)
     assert not ct._LIVE
 
@@ -147,7 +146,7 @@ def test_absent_model(capsys, session_file, tmp_path):
 @pytest.fixture()
 def short_session(tmp_path):
     """A shipped session cut short (micro passes need exchanges that leave the protected tail)."""
-    from hermes_mlx.compactor.sessions import shipped_sessions
+    from hermes_mlx.bench.shipped import shipped_sessions
 
     source = next(p for p in shipped_sessions() if p.stem == "tidewatch_retry_429")
     session = tmp_path / source.name

@@ -1,11 +1,11 @@
 import json
 import logging
-from pathlib import Path
 
 import pytest
 from fakes import ScriptedSummarizer, session
 
 from hermes_mlx import cli
+from hermes_mlx.bench.shipped import shipped_sessions
 from hermes_mlx.compactor import markers, telemetry
 from hermes_mlx.compactor.replay import format_table, replay
 from hermes_mlx.compactor.sessions import SessionFormatError, load_session
@@ -16,7 +16,7 @@ from hermes_mlx.compactor.transcript import (
     tool_pairs_valid,
 )
 
-SESSIONS = sorted((Path(__file__).parent.parent / "benchmarks" / "sessions").glob("*.jsonl"))
+SESSIONS = shipped_sessions()
 
 
 def check_invariants(result, caplog=None):

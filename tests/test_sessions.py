@@ -7,15 +7,12 @@ import sqlite3
 
 import pytest
 
+from hermes_mlx.bench.shipped import SessionFacts, facts_path, load_facts, shipped_sessions
 from hermes_mlx.compactor.sessions import (
-    SessionFacts,
     SessionFormatError,
-    facts_path,
     list_state_db_sessions,
-    load_facts,
     load_session,
     save_jsonl,
-    shipped_sessions,
 )
 
 SESSIONS = shipped_sessions()

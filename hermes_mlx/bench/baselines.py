@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import http.client
 import json
-import signal
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from hermes_mlx.bench.harness import Pass, session_turns
 from hermes_mlx.engine.cache import CPU_PREFILL_STEP, on_cpu
 from hermes_mlx.integrations.hermes_prompts import micro_prompt
+from hermes_mlx.integrations.hermes_wire import hermes_serialize
 from hermes_mlx.summarizer.api import Message
-from hermes_mlx.summarizer.redact import redact
 
 # mlx_lm.server's own main(), with its loader wrapped so the weights take the form ours take
 SERVER_MAIN = """
@@ -46,29 +46,6 @@ HERMES_MAX_TOKENS = 1500  # Hermes's cap on a micro-pass reply
 HERMES_TEMPERATURE = 0.1
 
 
-def hermes_serialize(messages: list[Message], redact_secrets: bool = False) -> str:
-    """Hermes's _serialize_for_summary, minus truncation; the adapter tests use it too. Hermes
-    redacts every content with its own patterns; `redact_secrets` stands ours in for them."""
-    clean = redact if redact_secrets else str
-    parts = []
-    for m in messages:
-        content = m.get("content") or ""
-        if not isinstance(content, str):
-            content = json.dumps(content)
-        content = clean(content)
-        if m.get("role") == "tool":
-            parts.append(f"[TOOL RESULT {m.get('tool_call_id', '')}]: {content}")
-        elif m.get("role") == "assistant":
-            calls = m.get("tool_calls") or []
-            if calls:
-                content += "\n[Tool calls:\n" + "\n".join(
-                    f"  {c['function']['name']}({clean(c['function']['arguments'])})" for c in calls) + "\n]"
-            parts.append(f"[ASSISTANT]: {content}")
-        else:
-            parts.append(f"[{str(m.get('role', '')).upper()}]: {content}")
-    return "\n\n".join(parts)
-
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -81,7 +58,7 @@ class MlxLmServer:
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen | None = None
 
-    def start(self, timeout: float = 300.0) -> "MlxLmServer":
+    def start(self, timeout: float = 300.0) -> MlxLmServer:
         argv = ["mlx_lm.server", "--model", self.model_path, "--host", "127.0.0.1", "--port", str(self.port),
                 "--log-level", "WARNING"]
         if on_cpu():
@@ -128,7 +105,7 @@ class MlxLmServer:
             if self.proc.stderr:
                 self.proc.stderr.close()
 
-    def __enter__(self) -> "MlxLmServer":
+    def __enter__(self) -> MlxLmServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:

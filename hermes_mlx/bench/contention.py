@@ -33,7 +33,7 @@ GPU_LOOP = (
 )
 
 SCENARIOS = ("none", "cpu2", "membw", "main-model", "gpu")
-_LIVE: list["Contention"] = []
+_LIVE: list[Contention] = []
 
 
 def has_metal() -> bool:
@@ -73,7 +73,7 @@ class Contention:
     procs: list[subprocess.Popen] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    def start(self) -> "Contention":
+    def start(self) -> Contention:
         _install_handlers()
         _LIVE.append(self)
         for cmd in commands(self.scenario, self.model):
@@ -122,7 +122,7 @@ class Contention:
     def alive(self) -> int:
         return sum(p.poll() is None for p in self.procs)
 
-    def __enter__(self) -> "Contention":
+    def __enter__(self) -> Contention:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
+from hermes_mlx.bench.harness import last_summary
 from hermes_mlx.bench.report import fidelity as context_fidelity
-from hermes_mlx.compactor import markers
+from hermes_mlx.bench.shipped import ADVERSARIAL_DIR, shipped_sessions
 from hermes_mlx.compactor.batch import BatchCompactor
 from hermes_mlx.compactor.replay import replay
-from hermes_mlx.compactor.sessions import SESSIONS_DIR, shipped_sessions
 from hermes_mlx.summarizer.api import Message
 from hermes_mlx.summarizer.faithful import (
     REASONS,
@@ -38,7 +38,6 @@ from hermes_mlx.summarizer.redact import redact
 from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.text import normalize, source_text
 
-ADVERSARIAL_DIR = SESSIONS_DIR / "adversarial"
 # what render() writes around verbatim entries: counts and exit statuses are ours, not claims
 _FORMATTING = re.compile(r"\(\+\d+ more (?:lines|tool calls)\)|\(\d+ more earlier steps condensed\)|"
                          r"\bexit [\d?→ -]+|^#+ .*$|\[REDACTED[^\]]*\]", re.MULTILINE)
@@ -78,11 +77,6 @@ class Recording:
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
-
-
-def last_summary(messages: list[Message]) -> str:
-    i = markers.last_marker(messages)
-    return markers.parse(messages[i].get("content")) if i >= 0 else ""
 
 
 def run_session(messages: list[Message], summarizer, *, mode: str = "micro", context_limit: int = 32768,

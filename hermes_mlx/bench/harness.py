@@ -1,18 +1,19 @@
 """Run micro-compaction passes over a recorded session, one agent turn at a time, and time them.
 
-The loop mirrors compactor.replay (a pass after each turn) but owns the clock: it stops after N
-passes and wraps the engine's generate so each pass carries the engine's own figures (prefill
-and decode tokens and rates, time to first token, load time, BLAS threads). Idle gaps are
+The passes are compactor.replay's (a pass after each turn, stopping after N passes); the harness
+wraps the engine's generate so each pass carries the engine's own figures (prefill and decode
+tokens and rates, time to first token, load time, BLAS threads). Idle gaps are
 measured apart, on one repeated engine call, so the work after each gap is the same.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable
 
-from hermes_mlx.compactor.micro import MicroCompactor
+from hermes_mlx.compactor import markers
+from hermes_mlx.compactor.replay import PassRecord, replay
 from hermes_mlx.compactor.transcript import repair, split_turns
 from hermes_mlx.summarizer.api import Message
 
@@ -108,6 +109,12 @@ def session_turns(messages: list[Message]) -> list[list[Message]]:
     return split_turns(original)
 
 
+def last_summary(messages: list[Message]) -> str:
+    """The summary in the conversation's last marker ("" before any pass)."""
+    i = markers.last_marker(messages)
+    return markers.parse(messages[i].get("content")) if i >= 0 else ""
+
+
 def run_passes(
     messages: list[Message],
     *,
@@ -120,43 +127,44 @@ def run_passes(
     on_pass: Callable[[Pass], None] | None = None,
     context_limit: int = 32768,
 ) -> Replay:
-    """Passes for one scenario. `before_pass` runs outside the timed region (the load-per-pass
-    baseline unloads the model there)."""
+    """Passes for one scenario: compactor.replay in micro mode, with the engine's figures added
+    to each pass. `before_pass` runs outside the timed region (the load-per-pass baseline
+    unloads the model there)."""
     from hermes_mlx.summarizer.summarizer import MLXSummarizer
 
     recorder = Recorder(model)
-    summarizer = MLXSummarizer(model=model, generate=recorder)
-    micro = MicroCompactor(summarizer, context_limit=context_limit, session_id=session)
     passes: list[Pass] = []
-    live: list[Message] = []
-    seen: list[Message] = []
+    turns = session_turns(messages)
+    done = 0  # turns replayed
     probe = None
-    for turn_no, turn in enumerate(session_turns(messages), 1):
-        if max_passes is not None and len(passes) >= max_passes:
-            break
-        live, seen = live + turn, seen + turn
+
+    def before() -> None:
         if before_pass is not None:
             before_pass()
-        recorder.take()
-        started = time.monotonic()
-        result = micro.compact(live)
-        duration = time.monotonic() - started
+        recorder.take()  # calls before this pass are not its own
+
+    def on_turn(number: int, _total: int) -> None:
+        nonlocal done
+        done = number
+
+    def record(rec: PassRecord) -> None:
+        nonlocal probe
         requests = recorder.requests
         calls = recorder.take()
-        live = result.messages
-        if result.telemetry is None:
-            continue  # cadence skip or nothing to absorb: not a pass
-        data = result.telemetry
         if calls:
             probe = requests[max(range(len(calls)), key=lambda i: calls[i].prompt_tokens)]
-        p = fill(Pass(scenario=scenario, variant=variant, session=session, number=len(passes) + 1, turn=turn_no,
-                      idle_before_s=0.0, duration_s=round(duration, 4), outcome=result.outcome,
-                      tokens_delta=data.get("tokens_delta"), occupancy_pct=data.get("occupancy_pct"),
-                      error=result.error), calls)
+        p = fill(Pass(scenario=scenario, variant=variant, session=session, number=len(passes) + 1, turn=rec.turn,
+                      idle_before_s=0.0, duration_s=round(rec.duration_s, 4), outcome=rec.outcome,
+                      tokens_delta=rec.telemetry.get("tokens_delta"), occupancy_pct=rec.telemetry.get("occupancy_pct"),
+                      error=rec.error), calls)
         passes.append(p)
         if on_pass is not None:
             on_pass(p)
-    return Replay(passes, micro.rolling_summary, live, seen, probe)
+
+    result = replay(messages, MLXSummarizer(model=model, generate=recorder), context_limit=context_limit,
+                    session_id=session, before_pass=before, max_passes=max_passes, on_pass=record, on_turn=on_turn)
+    seen = [m for turn in turns[:done] for m in turn]
+    return Replay(passes, last_summary(result.messages), result.messages, seen, probe)
 
 
 def stamped(request, i: int):

@@ -1,4 +1,5 @@
-"""Results: machine facts, fidelity, a JSON file with every pass, a markdown table, PNG plots.
+"""Results: machine facts, fidelity, a JSON file with every pass, a markdown table, PNG plots
+(when matplotlib, the `bench` extra, is installed).
 
 Medians and p95 are over passes, per (scenario, variant); ratios compare ours with the
 baselines and each contended scenario with `none`, so one run answers "how much faster, how
@@ -7,6 +8,7 @@ much less output, how much does a busy machine hurt".
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import platform
@@ -14,6 +16,7 @@ import statistics
 from importlib import metadata
 from pathlib import Path
 
+from hermes_mlx.compactor.report import percentile
 from hermes_mlx.summarizer.extract import find_paths
 
 
@@ -43,8 +46,9 @@ def machine_facts() -> dict:
         except metadata.PackageNotFoundError:
             facts[dist] = None
     try:
-        import hermes_mlx  # noqa: F401
         import mlx.core as mx
+
+        import hermes_mlx  # noqa: F401
 
         facts["device"] = str(mx.default_device())
     except Exception as exc:  # the report still gets written
@@ -83,8 +87,8 @@ def fidelity(replay, facts) -> dict:
     """Ours after the last pass: `summary_fidelity`, plus `context`: facts of the session so far
     still in what the agent sees (summary plus live messages; "nothing lost"), and `absorbed`:
     facts whose every message was folded away, so only the summary can carry them."""
-    from hermes_mlx.bench.baselines import hermes_serialize
     from hermes_mlx.compactor.markers import is_marker
+    from hermes_mlx.integrations.hermes_wire import hermes_serialize
 
     seen, summary = hermes_serialize(replay.seen), replay.summary
     row = summary_fidelity(summary, seen, facts)
@@ -102,15 +106,6 @@ def fidelity(replay, facts) -> dict:
     }
 
 
-def pct(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    k = (len(ordered) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
-
-
 def groups(passes: list[dict]) -> dict[tuple[str, str], dict]:
     out: dict[tuple[str, str], dict] = {}
     for p in passes:
@@ -118,12 +113,12 @@ def groups(passes: list[dict]) -> dict[tuple[str, str], dict]:
     for g in out.values():
         ps = g["passes"]
         durations = [p["duration_s"] for p in ps if not p.get("error")]
-        g.update(n=len(ps), p50=pct(durations, 0.5), p95=pct(durations, 0.95),
+        g.update(n=len(ps), p50=percentile(durations, 50), p95=percentile(durations, 95),
                  gen=statistics.median([p["generation_tokens"] for p in ps]) if ps else None,
                  prompt=statistics.median([p["prompt_tokens"] for p in ps]) if ps else None,
-                 ttft=pct([p["ttft_s"] for p in ps if p.get("ttft_s") is not None], 0.5),
-                 prompt_tps=pct([p["prompt_tps"] for p in ps if p.get("prompt_tps")], 0.5),
-                 generation_tps=pct([p["generation_tps"] for p in ps if p.get("generation_tps")], 0.5))
+                 ttft=percentile([p["ttft_s"] for p in ps if p.get("ttft_s") is not None], 50),
+                 prompt_tps=percentile([p["prompt_tps"] for p in ps if p.get("prompt_tps")], 50),
+                 generation_tps=percentile([p["generation_tps"] for p in ps if p.get("generation_tps")], 50))
     return out
 
 
@@ -187,8 +182,8 @@ def summary_table(passes: list[dict]) -> tuple[str, dict]:
         matched = matched_ratios(passes, variant)
         if matched:
             gen = [m["gen_tokens"] for m in matched if m["gen_tokens"] is not None]
-            ratios[f"duration_ours_vs_{key}_same_turns_p50"] = round(pct([m["duration"] for m in matched], 0.5), 3)
-            ratios[f"gen_tokens_ours_vs_{key}_same_turns_p50"] = round(pct(gen, 0.5), 3) if gen else None
+            ratios[f"duration_ours_vs_{key}_same_turns_p50"] = round(percentile([m["duration"] for m in matched], 50), 3)
+            ratios[f"gen_tokens_ours_vs_{key}_same_turns_p50"] = round(percentile(gen, 50), 3) if gen else None
             ratios[f"ours_vs_{key}_per_pass"] = matched
         elif base.get("p50") and g.get(("none", variant), {}).get("p50"):  # no common turns: medians
             other = g[("none", variant)]
@@ -206,9 +201,9 @@ def summary_table(passes: list[dict]) -> tuple[str, dict]:
         by_gap: dict[float, list[float]] = {}
         for p in probes:
             by_gap.setdefault(p["idle_before_s"], []).append(evened(p, ref))
-        base_s = pct(by_gap[0.0], 0.5)
-        ratios["idle_probe_s_by_gap"] = {str(k): round(pct(v, 0.5), 3) for k, v in sorted(by_gap.items())}
-        ratios["idle_penalty_s_by_gap"] = {str(k): round(pct(v, 0.5) - base_s, 3) for k, v in sorted(by_gap.items())
+        base_s = percentile(by_gap[0.0], 50)
+        ratios["idle_probe_s_by_gap"] = {str(k): round(percentile(v, 50), 3) for k, v in sorted(by_gap.items())}
+        ratios["idle_penalty_s_by_gap"] = {str(k): round(percentile(v, 50) - base_s, 3) for k, v in sorted(by_gap.items())
                                            if k}
     cold = g.get(("none", "ours-cold"))
     if cold and cold.get("p50"):
@@ -221,6 +216,8 @@ def plots(passes: list[dict], out: Path) -> list[str]:
     passes after an early Ctrl-C, a broken matplotlib) must not cost the results."""
     if not passes:
         return ["no passes: no plots"]
+    if importlib.util.find_spec("matplotlib") is None:
+        return ["plots skipped: matplotlib is not installed (pip install 'hermes-mlx[bench]')"]
     try:
         draw(passes, out)
     except Exception as exc:

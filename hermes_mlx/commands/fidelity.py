@@ -31,12 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hermes_mlx.bench.fidelity import default_sessions, run_session, score, table
-    from hermes_mlx.compactor.sessions import (
-        SessionFormatError,
-        facts_path,
-        load_facts,
-        load_session,
-    )
+    from hermes_mlx.bench.shipped import facts_path, load_facts
+    from hermes_mlx.compactor.sessions import SessionFormatError, load_session
     from hermes_mlx.compactor.transcript import TranscriptError
     from hermes_mlx.summarizer.summarizer import MLXSummarizer
 

@@ -126,6 +126,8 @@ def replay(
     on_pass: Callable[[PassRecord], object] | None = None,
     on_turn: Callable[[int, int], object] | None = None,
     on_compacted: Callable[[list[Message]], object] | None = None,
+    before_pass: Callable[[], object] | None = None,
+    max_passes: int | None = None,
     store: SessionStore | None = None,
     resume: bool = True,
     **compactor_options,
@@ -141,6 +143,10 @@ def replay(
     how many source messages the stored transcript holds (and a digest of them), so a run that
     was killed resumes (`resume=True`) from the store where it stopped instead of starting over;
     a store whose record was made from a different transcript raises ResumeMismatch.
+
+    `before_pass` runs before each compactor call, outside its timing (the bench unloads the
+    model there, or checks its load processes); after `max_passes` passes the replay stops at
+    the next turn, so the result holds the session only that far.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -196,14 +202,24 @@ def replay(
         if on_pass is not None:
             on_pass(rec)
 
+    def may_pass() -> bool:
+        """False once `max_passes` passes ran; otherwise runs the `before_pass` hook first."""
+        if max_passes is not None and len(records) >= max_passes:
+            return False
+        if before_pass is not None:
+            before_pass()
+        return True
+
     def passes(number: int) -> None:
         nonlocal live
-        if micro is not None:
+        if micro is not None and may_pass():
             started = time.monotonic()
             result = micro.compact(live)
             if result.telemetry is not None:
                 record(number, "micro", result, live, started)
             live = result.messages
+        if not may_pass():
+            return
         started = time.monotonic()
         result = batch.compact(live, focus=focus)
         if result.telemetry is not None:
@@ -222,6 +238,8 @@ def replay(
         passes(done)
         checkpoint(done, digest, False)
     for number in range(done + 1, len(turns) + 1):
+        if max_passes is not None and len(records) >= max_passes:
+            break
         turn = turns[number - 1]
         live = live + turn
         consumed += len(turn)

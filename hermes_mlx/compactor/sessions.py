@@ -1,4 +1,4 @@
-"""Load recorded sessions (JSONL transcripts, Hermes `state.db`) and their planted-facts files.
+"""Load recorded sessions: JSONL transcripts and Hermes `state.db` files.
 
 A recorded session is the input of `hermes-mlx compact`, the benchmarks and the tests, so a bad
 file must fail here with its line number rather than somewhere deep inside a compaction pass.
@@ -12,10 +12,8 @@ import json
 import os
 import sqlite3
 import tempfile
-from dataclasses import dataclass, field, fields
+from contextlib import closing
 from pathlib import Path
-
-import yaml
 
 from hermes_mlx.compactor.store_rows import encodable, row_to_message
 from hermes_mlx.errors import UsageError
@@ -23,7 +21,6 @@ from hermes_mlx.errors import UsageError
 Message = dict
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-SESSIONS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "sessions"
 MAX_DEPTH = 100  # no chat message nests deeper; far deeper would overflow Python's stack later
 
 
@@ -229,7 +226,9 @@ def _query(path: Path | str, conn: sqlite3.Connection, sql: str, args: tuple = (
         raise SessionFormatError(f"{path}: cannot read as a state.db: {exc}") from exc
 
 
-def _open_ro(path: str | Path) -> _Closing:
+def _open_ro(path: str | Path) -> closing[sqlite3.Connection]:
+    """A read-only connection that closes on leaving `with` (sqlite3's own context manager
+    commits but never closes)."""
     path = Path(path)
     if not path.is_file():
         raise SessionFormatError(f"{path}: no such state.db")
@@ -241,20 +240,7 @@ def _open_ro(path: str | Path) -> _Closing:
         if conn is not None:
             conn.close()
         raise SessionFormatError(f"{path}: cannot open as SQLite: {exc}") from exc
-    return _Closing(conn)
-
-
-class _Closing:
-    """sqlite3's own context manager commits but never closes; this one closes."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-
-    def __enter__(self) -> sqlite3.Connection:
-        return self.conn
-
-    def __exit__(self, *exc) -> None:
-        self.conn.close()
+    return closing(conn)
 
 
 def _text(path: Path, rowid: int, column: str, value: object, required: bool = False) -> str | None:
@@ -309,67 +295,3 @@ def _row_to_message(path: Path, row: tuple, extra: list[str]) -> Message:
             except (TypeError, ValueError, RecursionError):
                 msg["display_metadata"] = value
     return msg
-
-
-# ---------------------------------------------------------------------------------------------
-# Planted facts
-
-
-@dataclass
-class SessionFacts:
-    """What a compaction of a recorded session must keep, and what it must never repeat."""
-
-    paths: list[str] = field(default_factory=list)
-    commands: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    urls: list[str] = field(default_factory=list)
-    identifiers: list[str] = field(default_factory=list)
-    decisions: list[str] = field(default_factory=list)
-    secrets: list[str] = field(default_factory=list)  # must NOT appear in any summary
-    injections: list[str] = field(default_factory=list)  # planted instructions, never to follow
-
-    KEEP = ("paths", "commands", "errors", "urls", "identifiers", "decisions")
-
-    def must_keep(self) -> list[tuple[str, str]]:
-        """(category, fact) pairs that should survive compaction."""
-        return [(cat, fact) for cat in self.KEEP for fact in getattr(self, cat)]
-
-    def all_facts(self) -> list[tuple[str, str]]:
-        return [(f.name, fact) for f in fields(self) for fact in getattr(self, f.name)]
-
-
-def load_facts(path: str | Path) -> SessionFacts:
-    """Read `NAME.facts.yaml`: a mapping of category -> list of exact strings."""
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SessionFormatError(f"{path}: cannot read facts file: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise SessionFormatError(f"{path}: invalid YAML: {exc}") from exc
-    if not isinstance(data, dict):
-        raise SessionFormatError(f"{path}: expected a mapping of category -> list of strings")
-    known = {f.name for f in fields(SessionFacts)}
-    values: dict[str, list[str]] = {}
-    for key, items in data.items():
-        if key not in known:
-            raise SessionFormatError(f"{path}: unknown category {key!r} (known: {', '.join(sorted(known))})")
-        if items is None:
-            items = []
-        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-            raise SessionFormatError(f"{path}: {key!r} must be a list of strings")
-        values[key] = items
-    return SessionFacts(**values)
-
-
-def facts_path(session_path: str | Path) -> Path:
-    """`x/NAME.jsonl` -> `x/NAME.facts.yaml`."""
-    p = Path(session_path)
-    stem = p.name[: -len(".jsonl")] if p.name.endswith(".jsonl") else p.stem
-    return p.with_name(stem + ".facts.yaml")
-
-
-def shipped_sessions(directory: str | Path | None = None) -> list[Path]:
-    """The recorded sessions in `benchmarks/sessions/` of a source checkout (empty if absent)."""
-    d = Path(directory) if directory is not None else SESSIONS_DIR
-    return sorted(d.glob("*.jsonl")) if d.is_dir() else []

@@ -1,0 +1,233 @@
+"""`hermes-mlx bench` from start to end: the plan, the sessions, every scenario, the report.
+
+The command only parses arguments; this module decides what runs (passes per scenario, idle
+gaps, which sessions) and runs it, so the same benchmark can be driven from Python.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from hermes_mlx.bench import contention as ct
+from hermes_mlx.bench.shipped import SessionFacts, facts_path, load_facts, shipped_sessions
+from hermes_mlx.errors import HermesMLXError, UsageError
+from hermes_mlx.summarizer.api import Message
+
+# --quick runs one mlx_lm.server pass: uncapped, the small default model runs to Hermes's
+# 1500-token cap, ~4 minutes a pass on a 2-core x86 machine
+QUICK = dict(max_passes=4, gaps=[0.0, 1.0, 5.0, 30.0], hermes_passes=1, naive_passes=1, hermes_cap=1500)
+DEFAULT_SCENARIOS = "none,cpu2,membw,main-model,gpu"
+QUICK_SCENARIOS = ["none", "cpu2"]
+FULL = dict(max_passes=12, gaps=[0.0, 1.0, 5.0, 30.0], hermes_passes=4, naive_passes=3, hermes_cap=1500)
+
+
+@dataclass
+class Options:
+    """What the user chose beyond the plan."""
+
+    model: str | None = None  # manifest name or mlx-lm folder; None: the embedded model
+    out: Path = Path("bench-results")
+    quick: bool = False
+    baselines: bool = True
+    progress: bool = True
+
+
+@dataclass
+class Session:
+    path: Path
+    messages: list[Message]
+    facts: SessionFacts | None
+
+
+def make_plan(quick: bool, max_passes: int | None = None, idle_gaps: str | None = None) -> dict:
+    """Passes per scenario, idle gaps and baseline passes; UsageError for a bad value."""
+    plan = dict(QUICK if quick else FULL)
+    if max_passes is not None:
+        if max_passes < 1:
+            raise UsageError("--max-passes must be at least 1")
+        plan["max_passes"] = max_passes
+        plan["hermes_passes"] = min(plan["hermes_passes"], max_passes)
+        plan["naive_passes"] = min(plan["naive_passes"], max_passes)
+    if idle_gaps is not None:
+        try:
+            gaps = [float(g) for g in idle_gaps.split(",") if g.strip()]
+        except ValueError:
+            raise UsageError(f"--idle-gaps must be seconds separated by commas, got {idle_gaps!r}") from None
+        if any(g < 0 for g in gaps):
+            raise UsageError("--idle-gaps must not be negative")
+        plan["gaps"] = [0.0] + [g for g in gaps if g > 0]
+    return plan
+
+
+def choose_scenarios(chosen: str | None, quick: bool) -> list[str]:
+    """The scenarios to run, `none` always first; UsageError names an unknown one."""
+    chosen = chosen or (",".join(QUICK_SCENARIOS) if quick else DEFAULT_SCENARIOS)
+    scenarios = [s.strip() for s in chosen.split(",") if s.strip()]
+    try:
+        for s in scenarios:
+            ct.check_scenario(s)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if "none" not in scenarios:
+        scenarios.insert(0, "none")
+    return scenarios
+
+
+def load_sessions(paths: list[Path], session_id: str | None = None, quick: bool = False) -> list[Session]:
+    """The sessions to replay (default: the shipped ones; with `quick`, the first of them), each
+    checked to be a transcript with assistant turns, with its facts file when one sits beside it."""
+    from hermes_mlx.bench.harness import session_turns
+    from hermes_mlx.compactor.sessions import load_session
+    from hermes_mlx.compactor.transcript import TranscriptError
+
+    given = bool(paths)
+    paths = paths or shipped_sessions()
+    if not paths:
+        raise UsageError("no SESSION given and no shipped sessions found")
+    if quick and not given:
+        paths = paths[:1]
+    sessions = []
+    for path in paths:
+        messages = load_session(path, session_id)  # SessionFormatError names the file and the fault
+        try:
+            turns = session_turns(messages)
+        except TranscriptError as exc:
+            raise UsageError(f"{path}: not a transcript: {exc}") from None
+        if not any(m.get("role") == "assistant" for t in turns for m in t):
+            raise UsageError(f"{path}: not a transcript: no assistant turns to compact")
+        fp = facts_path(path)
+        sessions.append(Session(path, messages, load_facts(fp) if fp.is_file() else None))
+    return sessions
+
+
+def describe(plan: dict, scenarios: list[str], sessions: list[Session], options: Options) -> str:
+    """What a run would do, for --dry-run: no model is resolved or loaded."""
+    lines = [f"sessions: {len(sessions)}"]
+    lines += [f"  {s.path} ({len(s.messages)} messages, facts: {'yes' if s.facts else 'no'})" for s in sessions]
+    lines.append(f"scenarios: {', '.join(scenarios)}")
+    lines.append(f"passes a scenario: {plan['max_passes']}; idle gaps: {', '.join(f'{g:g}' for g in plan['gaps'])} s")
+    if options.baselines:
+        lines.append(f"baselines: {plan['hermes_passes']} mlx_lm.server pass(es), capped at {plan['hermes_cap']} "
+                     f"tokens; {plan['naive_passes']} load-per-pass pass(es)")
+    else:
+        lines.append("baselines: none")
+    lines.append(f"model: {options.model or '(default)'}; output: {options.out}")
+    return "\n".join(lines)
+
+
+def resolve(model: str | None) -> str:
+    """The model's local folder; HermesMLXError (exit 1) when it cannot be had."""
+    from hermes_mlx.engine.errors import EngineError
+    from hermes_mlx.engine.models import resolve_model
+
+    try:
+        return str(resolve_model(model))
+    except EngineError as exc:
+        raise HermesMLXError(f"model {model or '(default)'}: {exc}") from exc
+
+
+def run(options: Options, plan: dict, scenarios: list[str], sessions: list[Session], model_path: str) -> int:
+    """Every session through every scenario and the baselines; writes bench.json and bench.md."""
+    from tqdm import tqdm
+
+    from hermes_mlx.bench import report
+
+    notes: list[str] = []
+    if "gpu" in scenarios and not ct.has_metal():
+        scenarios = [s for s in scenarios if s != "gpu"]
+        notes.append("gpu scenario skipped: no Metal GPU on this machine")
+    if plan["hermes_cap"] != 1500:
+        notes.append(f"mlx_lm.server baseline capped at {plan['hermes_cap']} tokens (Hermes uses 1500)")
+    if options.quick:
+        notes.append(f"--quick: {plan['max_passes']} passes a scenario, idle gaps {plan['gaps']} s, "
+                     f"{plan['hermes_passes']} mlx_lm.server pass(es), {plan['naive_passes']} load-per-pass pass(es)")
+    machine = report.machine_facts()
+    per_session = 1 + len(scenarios) * plan["max_passes"] + len(plan["gaps"])
+    if options.baselines:
+        per_session += plan["hermes_passes"] + plan["naive_passes"]
+    bar = tqdm(total=per_session * len(sessions), unit="pass", disable=not options.progress, file=sys.stderr)
+    passes: list[dict] = []
+    fidelity: dict = {}
+
+    def on_pass(p) -> None:
+        passes.append(p.to_dict())
+        bar.set_postfix_str(f"{p.scenario}/{p.variant} {p.duration_s:.1f}s")
+        bar.update(1)
+
+    started = time.monotonic()
+    names: list[str] = []
+    for s in sessions:  # rows and per-turn matches are keyed by name: keep names apart
+        names.append(s.path.stem if s.path.stem not in names else f"{s.path.stem}-{len(names) + 1}")
+    try:
+        for name, s in zip(names, sessions):
+            bench_session(options, plan, scenarios, name, s, model_path, bar, on_pass, notes,
+                          fidelity.setdefault(name, {}))
+    except KeyboardInterrupt:
+        notes.append("interrupted: partial results")
+        print("interrupted; writing partial results", file=sys.stderr)
+    finally:
+        ct.stop_all()
+        bar.close()
+    settings = {"model": options.model or "(default)", "model_path": model_path,
+                "sessions": [str(s.path) for s in sessions], "scenarios": scenarios, "quick": options.quick, **plan,
+                "wall_s": round(time.monotonic() - started, 1)}
+    json_path, md_path, md = report.write(Path(options.out), passes=passes, machine=machine, settings=settings,
+                                          fidelity_rows=fidelity, notes=notes)
+    print(md)
+    print(f"wrote {json_path} and {md_path}")
+    return 0
+
+
+def bench_session(options: Options, plan: dict, scenarios: list[str], name: str, session: Session,
+                  model_path: str, bar, on_pass, notes: list[str], row: dict) -> None:
+    """Cold pass, every scenario, idle probes, then the baselines, for one session. Fills its
+    fidelity `row` as it goes (ours from the uncontended replay, mlx_lm.server's from its own
+    summary), so an interrupted run keeps what was measured."""
+    from hermes_mlx.bench import baselines, harness, report
+    from hermes_mlx.engine.generate import unload
+
+    model, messages, facts, base = options.model, session.messages, session.facts, None
+    unload()
+    bar.set_description(f"{name} cold")
+    harness.run_passes(messages, model=model, scenario="none", session=name, variant="ours-cold", max_passes=1,
+                       on_pass=on_pass)
+    for scenario in scenarios:
+        bar.set_description(f"{name} {scenario}")
+        try:
+            load = ct.Contention(scenario, model=model_path).start()
+        except RuntimeError as exc:
+            notes.append(str(exc))
+            continue
+        try:
+            replay = harness.run_passes(messages, model=model, scenario=scenario, session=name,
+                                        max_passes=plan["max_passes"], on_pass=on_pass, before_pass=load.check)
+            load.check()
+        finally:
+            load.stop()
+        notes += [f"{scenario}: contention process died mid-run: {n}" for n in load.notes]
+        if scenario == "none" and replay.passes:
+            base = replay
+            row.update(report.fidelity(replay, facts))
+            if replay.probe is None:
+                notes.append(f"{name}: no pass called the model, so there was no call to repeat after idle gaps")
+            else:
+                bar.set_description(f"{name} idle gaps")
+                harness.idle_probes(replay.probe, gaps=plan["gaps"], session=name, on_pass=on_pass)
+    if not options.baselines:
+        return
+    bar.set_description(f"{name} mlx_lm.server")
+    ours_turns = {p.turn for p in base.passes} if base else None
+    try:
+        _, hsummary, folded = baselines.run_hermes_passes(messages, model_path=model_path, session=name,
+                                                          max_passes=plan["hermes_passes"],
+                                                          max_tokens=plan["hermes_cap"], on_pass=on_pass,
+                                                          only_turns=ours_turns)
+        row["mlx_lm_server"] = report.summary_fidelity(hsummary, folded, facts)
+    except Exception as exc:  # a baseline that fails (server gone, bad answer) is a note, not a lost run
+        notes.append(f"mlx_lm.server baseline: {type(exc).__name__}: {exc}")
+    bar.set_description(f"{name} load-per-pass")
+    harness.run_passes(messages, model=model, scenario="none", session=name, variant="load-per-pass",
+                       max_passes=plan["naive_passes"], before_pass=unload, on_pass=on_pass)
