@@ -51,7 +51,7 @@ def test_line_written_by_a_real_logger_parses(caplog):
     with caplog.at_level(logging.INFO, logger="agent.context_compressor"):
         log.info("micro compaction telemetry: %s", json.dumps(payload(), sort_keys=True, separators=(",", ":")))
     line = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s").format(caplog.records[0])
-    rec = report.parse_line(line)
+    rec = report.parse_record(line)
     assert rec.kind == "micro" and rec.outcome == "absorbed" and rec.session_id == "sess-a"
     assert (rec.tokens_before, rec.tokens_after, rec.tokens_delta) == (1000, 900, -100)
     assert rec.exchange_tokens == 868 and rec.occupancy_pct == 2.6 and rec.duration_ms == 1500
@@ -63,30 +63,30 @@ def test_line_written_by_a_real_logger_parses(caplog):
     ["", "[INFO] ", "Nov 29 10:00:00 host hermes[123]: WARNING agent.context_compressor - ", "\ufeffx | "],
 )
 def test_any_prefix(prefix):
-    assert report.parse_line(hermes_line(payload(), prefix)).outcome == "absorbed"
+    assert report.parse_record(hermes_line(payload(), prefix)).outcome == "absorbed"
 
 
 def test_batch_lines_and_non_telemetry():
     batch = 'INFO agent.context_compressor: compaction telemetry: {"event":"compaction","outcome":"compressed",' \
             '"session_id":"s","tokens_before":30000,"tokens_after":9000,"duration_ms":41000}'
-    rec = report.parse_line(batch)
+    rec = report.parse_record(batch)
     assert rec.kind == "batch" and rec.outcome == "compressed" and rec.tokens_delta == -21000
-    assert report.parse_line("INFO Micro-compaction: 37 -> 36 messages") is None
-    assert report.parse_line("DEBUG failed to emit micro-compaction telemetry: boom") is None
+    assert report.parse_record("INFO Micro-compaction: 37 -> 36 messages") is None
+    assert report.parse_record("DEBUG failed to emit micro-compaction telemetry: boom") is None
     with pytest.raises(ValueError):
-        report.parse_line('micro compaction telemetry: {"event": "micro_compaction", ')
+        report.parse_record('micro compaction telemetry: {"event": "micro_compaction", ')
     with pytest.raises(ValueError):
-        report.parse_line("micro compaction telemetry: {}}}".replace("{}}}", "{]"))
+        report.parse_record("micro compaction telemetry: {}}}".replace("{}}}", "{]"))
 
 
 def test_nulls_and_odd_values():
     p = payload(tb=None, ta=None, occ=None, ms=None)
     p["exchange_tokens"] = "lots"
-    rec = report.parse_line(hermes_line(p))
+    rec = report.parse_record(hermes_line(p))
     assert rec.tokens_delta is None and rec.occupancy_pct is None and rec.exchange_tokens is None
     s = report.summarize([rec])
     assert s.tokens_saved == 0 and s.duration_p50_ms is None and s.mean_absorbed_exchange_tokens is None
-    assert "?" in report.format_table([rec]) and "p50 -" in report.format_summary(s)
+    assert "?" in report.telemetry_table([rec]) and "p50 -" in report.format_summary(s)
 
 
 def test_bad_lines_are_counted_and_skipped():
@@ -120,7 +120,7 @@ def test_percentile():
 
 
 def test_table_matches_the_seed_layout():
-    table = report.format_table(report.parse_lines(seed_lines()).records)
+    table = report.telemetry_table(report.parse_lines(seed_lines()).records)
     rows = table.splitlines()
     assert rows[0].split() == ["pass", "outcome", "messages", "tokens", "delta", "occupancy", "duration"]
     assert rows[1].split() == ["1", "absorbed", "40", "->", "39", "27,479", "->", "27,778", "+299", "8.7%", "2.2s"]
@@ -212,7 +212,7 @@ def test_lines_from_our_own_telemetry_module_parse():
                               messages_after=7, tokens_before=5000, tokens_after=4200, exchange_tokens=900,
                               duration_ms=1200, threshold_tokens=8000, context_limit=10000)
     line = "2026-11-29 10:00:00 INFO agent.context_compressor: " + telemetry.format_line(micro)
-    rec = report.parse_line(line)
+    rec = report.parse_record(line)
     assert rec.kind == "micro" and rec.tokens_delta == -800 and rec.occupancy_pct == 52.5
     batch = dict(micro, event="batch_compaction", outcome="compressed")
-    assert report.parse_line(telemetry.format_line(batch)).kind == "batch"
+    assert report.parse_record(telemetry.format_line(batch)).kind == "batch"

@@ -309,7 +309,7 @@ def test_a_client_that_hangs_up_stops_the_work(live, submits, stream):
     until(lambda h: not h["busy"] and h[counter] == 1, port)
     stopped_at = submits[0]
     worker = engine.engine_state()[1]
-    assert worker.pending() == 0 and worker._current is None  # the engine let go
+    assert worker._queue.qsize() == 0 and worker._current is None  # the engine let go
     status, body = post(port, HELLO)
     assert status == 200 and body["usage"]["completion_tokens"] <= 4
     assert submits[0] == stopped_at + 1  # no fold chunk ran after the hang-up

@@ -10,7 +10,6 @@ well under its threshold is working even when the net tokens saved look small.
 from __future__ import annotations
 
 import gzip
-import json
 import os
 import sys
 from collections import Counter
@@ -18,12 +17,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MARKER = "compaction telemetry:"
-_DECODER = json.JSONDecoder()
+from hermes_mlx.compactor import telemetry
 
 
 @dataclass
-class PassRecord:
+class TelemetryRecord:
     """One telemetry line. Numbers are None where the line had null or no value."""
 
     kind: str  # "micro" or "batch"
@@ -45,7 +43,7 @@ class PassRecord:
 
 @dataclass
 class ParseResult:
-    records: list[PassRecord] = field(default_factory=list)
+    records: list[TelemetryRecord] = field(default_factory=list)
     bad_lines: int = 0  # lines with the marker and a payload that did not parse
     lines_read: int = 0
 
@@ -71,26 +69,18 @@ class ReportSummary:
 # parsing
 
 
-def parse_line(line: str, source: str = "") -> PassRecord | None:
+def parse_record(line: str, source: str = "") -> TelemetryRecord | None:
     """The record in one log line; None when the line carries no telemetry.
 
     Raises ValueError when the marker is followed by a payload that is not a JSON object.
     """
-    at = line.find(MARKER)
-    if at < 0:
+    payload = telemetry.parse_line(line, strict=True)
+    if payload is None:
         return None
-    rest = line[at + len(MARKER) :].lstrip()
-    if not rest.startswith(("{", "[")):
-        return None  # e.g. "failed to emit micro-compaction telemetry: <error>"
-    try:
-        payload, _ = _DECODER.raw_decode(rest)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"telemetry payload is not valid JSON: {exc.msg}") from exc
-    if not isinstance(payload, dict):
-        raise ValueError("telemetry payload is not a JSON object")
+    at = line.find(telemetry.MARKER)
     event = str(payload.get("event") or "")
     micro = event.startswith("micro") or line[:at].rstrip().lower().endswith("micro")
-    rec = PassRecord(
+    rec = TelemetryRecord(
         kind="micro" if micro else "batch",
         outcome=str(payload.get("outcome") or "unknown"),
         session_id=str(payload.get("session_id") or ""),
@@ -119,7 +109,7 @@ def parse_lines(lines: Iterable[str], source: str = "") -> ParseResult:
     for lineno, line in enumerate(lines, start=1):
         result.lines_read += 1
         try:
-            rec = parse_line(line, f"{source}:{lineno}")
+            rec = parse_record(line, f"{source}:{lineno}")
         except ValueError:
             result.bad_lines += 1
             continue
@@ -169,7 +159,7 @@ def percentile(values: list[float], pct: float) -> float | None:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (rank - lo)
 
 
-def summarize(records: list[PassRecord]) -> ReportSummary:
+def summarize(records: list[TelemetryRecord]) -> ReportSummary:
     absorbed = [r.exchange_tokens for r in records if r.outcome == "absorbed" and r.exchange_tokens is not None]
     durations = [r.duration_ms for r in records if r.duration_ms is not None]
     occupancy = [r.occupancy_pct for r in records if r.occupancy_pct is not None]
@@ -195,8 +185,8 @@ def summarize(records: list[PassRecord]) -> ReportSummary:
     )
 
 
-def group_by_session(records: list[PassRecord]) -> dict[str, list[PassRecord]]:
-    groups: dict[str, list[PassRecord]] = {}
+def group_by_session(records: list[TelemetryRecord]) -> dict[str, list[TelemetryRecord]]:
+    groups: dict[str, list[TelemetryRecord]] = {}
     for r in records:
         groups.setdefault(r.session_id, []).append(r)
     return groups
@@ -238,7 +228,7 @@ def format_summary(s: ReportSummary, bad_lines: int = 0) -> str:
     return "\n".join(lines)
 
 
-def format_table(records: list[PassRecord], show_session: bool = False) -> str:
+def telemetry_table(records: list[TelemetryRecord], show_session: bool = False) -> str:
     """Occupancy over passes, one row per pass, in log order."""
     header = ["pass", "outcome", "messages", "tokens", "delta", "occupancy", "duration"]
     if show_session:
@@ -276,11 +266,11 @@ def format_report(result: ParseResult, per_session: bool = False) -> str:
         return msg + (f" (skipped bad lines: {result.bad_lines})" if result.bad_lines else "")
     if not per_session:
         s = summarize(result.records)
-        return format_summary(s, result.bad_lines) + "\n\n" + format_table(result.records, len(s.sessions) > 1)
+        return format_summary(s, result.bad_lines) + "\n\n" + telemetry_table(result.records, len(s.sessions) > 1)
     blocks = []
     for sid, recs in group_by_session(result.records).items():
         blocks.append(f"== session {sid or '(none)'} ==\n" + format_summary(summarize(recs)) + "\n\n"
-                      + format_table(recs))
+                      + telemetry_table(recs))
     if len(blocks) > 1:
         blocks.append("== all sessions ==\n" + format_summary(summarize(result.records)))
     if result.bad_lines:

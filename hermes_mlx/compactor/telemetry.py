@@ -17,6 +17,8 @@ logger = logging.getLogger(LOGGER_NAME)
 
 MICRO_PREFIX = "micro compaction telemetry: "
 BATCH_PREFIX = "batch compaction telemetry: "
+MARKER = "compaction telemetry:"  # in both prefixes, and in Hermes's batch line
+_DECODER = json.JSONDecoder()
 
 # Exactly the fields Hermes's micro-compaction emits.
 MICRO_FIELDS = (
@@ -140,14 +142,24 @@ def emit(data: dict) -> None:
         logger.debug("failed to emit compaction telemetry: %s", exc)
 
 
-def parse_line(line: str) -> dict | None:
-    """The payload of a telemetry line (ours or Hermes's agent.log), or None for other lines."""
-    for prefix in (MICRO_PREFIX, BATCH_PREFIX):
-        at = line.find(prefix)
-        if at != -1:
-            try:
-                data = json.loads(line[at + len(prefix):].strip())
-            except ValueError:
-                return None
-            return data if isinstance(data, dict) else None
-    return None
+def parse_line(line: str, strict: bool = False) -> dict | None:
+    """The payload of a telemetry line, ours or Hermes's (found by its marker inside whatever
+    prefix a log formatter adds), or None for other lines. A marker followed by a payload that
+    is not a JSON object gives None, or ValueError when `strict` (a report counts those)."""
+    at = line.find(MARKER)
+    if at < 0:
+        return None
+    rest = line[at + len(MARKER) :].lstrip()
+    if not rest.startswith(("{", "[")):
+        return None  # e.g. "failed to emit micro-compaction telemetry: <error>"
+    try:
+        payload, _ = _DECODER.raw_decode(rest)
+    except json.JSONDecodeError as exc:
+        if strict:
+            raise ValueError(f"telemetry payload is not valid JSON: {exc.msg}") from exc
+        return None
+    if not isinstance(payload, dict):
+        if strict:
+            raise ValueError("telemetry payload is not a JSON object")
+        return None
+    return payload

@@ -11,10 +11,11 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
 from concurrent import futures
 from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from hermes_mlx.engine.errors import Cancelled, DeadlineExceeded
 
@@ -23,7 +24,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Job:
-    fn: Callable[["Job"], Any]
+    fn: Callable[[Job], Any]
     deadline: float | None = None  # time.monotonic() value
     future: Future = field(default_factory=Future)
     cancelled: threading.Event = field(default_factory=threading.Event)
@@ -58,9 +59,6 @@ class Worker:
         self._ensure_started()
         self._queue.put(job)
         return job
-
-    def pending(self) -> int:
-        return self._queue.qsize()
 
     def _ensure_started(self) -> None:
         with self._start_lock:

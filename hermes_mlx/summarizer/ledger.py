@@ -256,9 +256,6 @@ class Ledger:
             + list(self.asks)
         )
 
-    def is_empty(self) -> bool:
-        return not self.items() and not self.resolved
-
 
 USER_MESSAGE_CHARS = 600
 
