@@ -9,6 +9,7 @@ import json
 
 import pytest
 from fakes import ScriptedSummarizer
+from tiny import HeldDecode
 
 from hermes_mlx.integrations import adapter
 from hermes_mlx.integrations.hermes_wire import hermes_serialize  # Hermes's serializer, one copy
@@ -207,11 +208,17 @@ def test_passthrough_stream_yields_then_finishes(tiny_model):
     assert done.completion_tokens <= 6
 
 
-def test_stream_closed_early_stops(tiny_model):
-    req = parse_request({"messages": [{"role": "user", "content": "hello"}], "max_tokens": 200, "stream": True})
-    gen = adapter.stream(req, model=tiny_model)
+def test_stream_closed_early_stops(tiny_model, monkeypatch):
+    hello = {"messages": [{"role": "user", "content": "hello"}], "max_tokens": 200}
+    full = adapter.complete(parse_request(hello), model=tiny_model)  # what the stream would decode if never stopped
+    held = HeldDecode(monkeypatch)
+    gen = adapter.stream(parse_request({**hello, "stream": True}), model=tiny_model)
     next(gen)
-    gen.close()  # must return promptly and leave the engine usable
+    gen.close()  # must stop the engine and leave it usable
+    held.closed.set()
     again = adapter.complete(parse_request({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}),
                              model=tiny_model)
     assert again.completion_tokens <= 2
+    stopped = held.calls[0]
+    assert stopped["before"] + 2 <= full.completion_tokens  # an engine ignoring close() would decode on
+    assert stopped["after"] <= 1

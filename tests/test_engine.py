@@ -17,7 +17,7 @@ from hermes_mlx.engine.generate import (
     stream_generate,
     unload,
 )
-from tiny import build_tiny_model
+from tiny import HeldDecode, build_tiny_model
 
 PROMPT = [{"role": "user", "content": "The quick brown fox jumps over the lazy dog."}]
 
@@ -138,15 +138,21 @@ def test_stop_strings_cut_the_text(tiny_model):
     assert cut.text == full[: full.find(stop)]
 
 
-def test_streaming_matches_generate_and_closing_frees_the_engine(tiny_model):
+def test_streaming_matches_generate_and_closing_frees_the_engine(tiny_model, monkeypatch):
     whole = generate(PROMPT, model=tiny_model, max_tokens=20)
     chunks = list(stream_generate(PROMPT, model=tiny_model, max_tokens=20))
     assert "".join(c.text for c in chunks) == whole.text
     assert chunks[-1].result is not None and chunks[-1].result.text == whole.text
+    full = generate(PROMPT, model=tiny_model, max_tokens=400)  # what the stream would decode if never stopped
+    held = HeldDecode(monkeypatch)
     stream = stream_generate(PROMPT, model=tiny_model, max_tokens=400)
     next(stream)
     stream.close()  # a client that disconnects mid-stream
-    assert generate(PROMPT, model=tiny_model, max_tokens=3).generation_tokens >= 1
+    held.closed.set()
+    assert generate(PROMPT, model=tiny_model, max_tokens=3).generation_tokens >= 1  # runs after the stream's job
+    stopped = held.calls[0]
+    assert stopped["before"] + 2 <= full.generation_tokens  # an engine ignoring close() would decode on
+    assert stopped["after"] <= 1  # this one stopped at its next token
 
 
 def test_deadline_before_start_is_a_clear_error_and_the_engine_keeps_serving(tiny_model):

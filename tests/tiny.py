@@ -94,3 +94,45 @@ def build_tiny_model(
     mx.save_safetensors(str(folder / "model.safetensors"), weights, metadata={"format": "mlx"})
     (folder / "config.json").write_text(json.dumps(config))
     return folder
+
+
+class HeldDecode:
+    """Proves that closing a stream stops the engine, rather than only that the next call returns.
+
+    Installed over mlx-lm's generate_step, it holds the decode loop once the engine has emitted
+    its first chunk, until the test sets `closed` (after closing the stream), and then counts
+    the tokens each engine call decodes after that. An engine that honours close() decodes at
+    most one more token; one that ignores it runs on to max_tokens or EOS.
+    """
+
+    def __init__(self, monkeypatch) -> None:
+        import importlib
+        import threading
+
+        from hermes_mlx.engine import generate as engine
+
+        mlx_generate = importlib.import_module("mlx_lm.generate")  # the module: mlx_lm.generate is also a function
+
+        self.emitted, self.closed = threading.Event(), threading.Event()
+        self.calls: list[dict[str, int]] = []  # per engine call: tokens decoded before/after `closed`
+        real_step, real_chunk = mlx_generate.generate_step, engine.GenerationChunk
+
+        def chunk(*args, **kwargs):
+            self.emitted.set()
+            return real_chunk(*args, **kwargs)
+
+        def step(*args, **kwargs):
+            counts = {"before": 0, "after": 0}
+            self.calls.append(counts)
+            inner = real_step(*args, **kwargs)
+            try:
+                for item in inner:
+                    if self.emitted.is_set():
+                        self.closed.wait(120)  # a bound on waiting, not a timing assertion
+                    counts["after" if self.closed.is_set() else "before"] += 1
+                    yield item
+            finally:
+                inner.close()
+
+        monkeypatch.setattr(mlx_generate, "generate_step", step)
+        monkeypatch.setattr(engine, "GenerationChunk", chunk)
