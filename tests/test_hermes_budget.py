@@ -276,3 +276,23 @@ def test_serve_holds_compaction_prompts_to_the_planning_context_not_the_passthro
     plain = parse_request({"messages": [{"role": "user", "content": "hello"}]})
     assert prompt_limit(batch, limits) == hermes_settings.PLANNING_CONTEXT_TOKENS
     assert prompt_limit(plain, limits) == 16384
+
+
+def test_no_fact_from_hermes_019_cut_shapes():
+    """Hermes 0.19 also cuts with "text ...[truncated]" and text[:420] + " ... " + text[-160:];
+    a session over loopback had `logs/run_` and `gs/run_8.log` in its Files section."""
+    from hermes_mlx.summarizer.extract import find_paths
+
+    head = "Detail 8.1: the helper reads config/settings_8.yaml and logs the outcome to logs/run_8.log. " * 5
+    tail = " checks the retry budget and logs the outcome to logs/run_9.log. Detail 9.2 reads config/settings_9.yaml."
+    paths = find_paths(head + "logs/run_ ...[truncated]") + find_paths(head[:-1] + " ... " + "gs/run_8.log." + tail * 2)
+    assert "logs/run_" not in paths and "gs/run_8.log" not in paths
+    assert "logs/run_8.log" in paths and "logs/run_9.log" in paths
+
+
+def test_a_question_is_not_a_constraint():
+    from hermes_mlx.summarizer.extract import user_constraints
+
+    assert user_constraints("What does step_3_2 do exactly?") == []
+    assert user_constraints("Don't touch the public API; keep the signatures.") == [
+        "Don't touch the public API; keep the signatures."]

@@ -62,7 +62,8 @@ INJECTION = re.compile(
 
 
 CUT = re.compile(
-    r"\.{3} ?\[truncated\] ?\.{3}"  # Hermes: head + "\n...[truncated]...\n" + tail
+    r"\.{3} ?\[truncated\](?: ?\.{3})?"  # Hermes: head + "\n...[truncated]...\n" + tail; "text ...[truncated]"
+    r"|(?<=[^\n]{100}) \.{3} (?=[^\n]{100})"  # Hermes: text[:420] + " ... " + text[-160:], one long line
     r"|\[(?:\.{3}|…)[^\[\]\n]{0,80}\]"  # ours: [... 1,234 characters, 12 lines cut ...], [...]
     r"|[\[(<][^\[\]()<>\n]{0,30}\b(?:truncated|omitted|elided|snipped|more lines)\b[^\[\]()<>\n]{0,60}[\])>]"  # [truncated]
     r"|(?:\.{3}|…)[ \t]*[(\[]?(?:and )?\+?[\d,]{1,12} (?:more |additional )?(?:lines?|rows?|items?|entries|results|matches|files)\b[^\n]{0,40}"
@@ -80,7 +81,7 @@ def has_cut(text: str) -> bool:
         return False
     if "…" not in text:  # plain string tests first: the marker regex is slow on long text
         low = text.lower()
-        if not any(w in low for w in _CUT_WORDS) and not ("..." in text and _CUT_COUNT.search(text)):
+        if not any(w in low for w in _CUT_WORDS) and not ("..." in text and (" ... " in text or _CUT_COUNT.search(text))):
             return False
     return bool(CUT.search(text))
 
@@ -243,16 +244,21 @@ def code_names(text: str, exclude: set = frozenset(), limit: int = 8) -> list[st
     return out[:limit]
 
 
+def _question(sentence: str) -> bool:
+    return sentence.rstrip().endswith(("?", "？"))
+
+
 def user_constraints(text: str, limit: int = 6) -> list[str]:
-    """What the user said that directs or constrains the work, verbatim: a short message whole
-    (user turns are the source of truth), else its directive sentences."""
+    """What the user said that directs or constrains the work, verbatim: a short directive
+    message whole, else its directive sentences. Questions are not directives (the user's
+    messages travel whole in their own section)."""
     folded = " ".join(text.split())
-    if 8 <= len(folded) <= 400 and not has_cut(text):
+    if 8 <= len(folded) <= 400 and not has_cut(text) and _DIRECTIVE.search(folded) and not _question(folded):
         return [folded]
     out = []
     for sentence in re.split(r"(?<=[.!?])\s+|(?<=[。！？])|\n+", uncut(text, "line")):
         sentence = sentence.strip(" -*>\t")
-        if 8 <= len(sentence) <= 400 and _DIRECTIVE.search(sentence):
+        if 8 <= len(sentence) <= 400 and _DIRECTIVE.search(sentence) and not _question(sentence):
             sentence = _clip(sentence, 300)
             if sentence not in out:
                 out.append(sentence)
