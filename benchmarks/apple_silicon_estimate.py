@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+from pathlib import Path
 
 # (chip, model, prompt tok/s, decode tok/s, source). "scaled" rows derive one figure from
 # another published one, as said in the row.
@@ -47,7 +48,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("bench_json", help="bench.json written by hermes-mlx bench")
     args = parser.parse_args()
-    counts = token_counts(json.loads(open(args.bench_json).read()))
+    counts = token_counts(json.loads(Path(args.bench_json).read_text()))
     print("token counts per pass (median): " + ", ".join(
         f"{v}: {p:.0f} new prompt + {g:.0f} generated" for v, (p, g) in counts.items()))
     print()

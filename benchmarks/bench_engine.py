@@ -62,7 +62,8 @@ def main() -> None:
     from hermes_mlx.engine.generate import count_tokens, engine_state, generate, resolve
 
     figures: dict = {"cold_start_s": cold_start(args.model)}
-    count = lambda text: count_tokens(text, model=args.model)
+    def count(text: str) -> int:
+        return count_tokens(text, model=args.model)
 
     # 1. Prompt and decode speed: a 1,600-token prompt, 200 tokens decoded (EOS ignored by
     # asking for a continuation of raw text, which this model rarely ends early).
@@ -101,7 +102,7 @@ def main() -> None:
         n = max(res.generation_tokens, 1)
         # On the worker thread too: the model's arrays belong to its stream.
         t = time.perf_counter()
-        worker.submit(lambda job: bare_loop_s(loaded.model, tokens[res.cached_tokens:], n)).future.result()
+        worker.submit(lambda job, rest=tokens[res.cached_tokens:], n=n: bare_loop_s(loaded.model, rest, n)).future.result()
         bare_ms.append((time.perf_counter() - t) * 1000)
     figures["warm_call_overhead_ms"] = {
         "median": statistics.median(engine_ms) - statistics.median(bare_ms),

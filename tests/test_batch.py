@@ -3,6 +3,7 @@ import json
 import logging
 
 from fakes import ScriptedSummarizer, assistant, session, tool, turn, user
+
 from hermes_mlx.compactor import markers, telemetry
 from hermes_mlx.compactor.batch import DUPLICATE_TAG, PRUNED_TAG, BatchCompactor, prune_tool_results
 from hermes_mlx.compactor.micro import MicroCompactor
@@ -63,7 +64,7 @@ def test_summarizes_the_middle_and_reassembles_a_valid_list():
     assert out[:4] == messages[:4]
     found = [m for m in out if markers.is_marker(m)]
     assert len(found) == 1 and not markers.is_micro_marker(found[0])
-    assert markers.parse(found[0]["content"]) == "## Goal\nbatch summary of %d turns" % len(args["turns"])
+    assert markers.parse(found[0]["content"]) == f"## Goal\nbatch summary of {len(args['turns'])} turns"
     assert tool_pairs_valid(out)
     assert markers.user_messages(out) == markers.user_messages(messages)
     assert transcript_tokens(out) < transcript_tokens(messages)

@@ -235,6 +235,25 @@ def test_plots_never_cost_the_results(tmp_path):
     assert json.loads(json_path.read_text())["passes"] == [] and md_path.is_file()
 
 
+def test_plots_are_skipped_with_a_note_without_matplotlib(tmp_path, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    passes = [{"scenario": "none", "variant": "ours", "duration_s": 1.0, "turn": 1}]
+    assert report.plots(passes, tmp_path) == ["plots skipped: matplotlib is not installed (pip install 'hermes-mlx[bench]')"]
+    assert not list(tmp_path.iterdir())
+
+
+def test_dry_run_prints_the_plan_and_loads_no_model(capsys, session_file, monkeypatch):
+    from hermes_mlx.bench import run as bench_run
+
+    monkeypatch.setattr(bench_run, "resolve", lambda model: pytest.fail("--dry-run resolved a model"))
+    assert main(["bench", str(session_file), "--dry-run", "--scenarios", "cpu2"]) == 0
+    out = capsys.readouterr().out
+    assert str(session_file) in out and "scenarios: none, cpu2" in out
+
+
 def test_idle_probe_failures_are_rows_and_replies_are_evened(monkeypatch):
     from hermes_mlx.bench import harness
 

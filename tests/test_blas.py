@@ -4,7 +4,6 @@ import platform
 import subprocess
 import sys
 import time
-
 from pathlib import Path
 
 import pytest

@@ -5,6 +5,7 @@ import threading
 import time
 
 import pytest
+from tiny import HeldDecode, build_tiny_model
 
 import hermes_mlx  # noqa: F401  (puts the BLAS in place before MLX loads)
 from hermes_mlx.engine import cache as cache_mod
@@ -17,7 +18,6 @@ from hermes_mlx.engine.generate import (
     stream_generate,
     unload,
 )
-from tiny import HeldDecode, build_tiny_model
 
 PROMPT = [{"role": "user", "content": "The quick brown fox jumps over the lazy dog."}]
 
@@ -106,10 +106,11 @@ def test_idle_models_are_unloaded(tmp_path, monkeypatch):
 
 
 def test_quantized_weights_become_dense_float32_on_cpu(tmp_path):
+    import shutil
+
     import mlx.core as mx
     from mlx_lm import convert  # noqa: F401  (quantize through mlx-lm's own path)
     from mlx_lm.utils import load_model, quantize_model, save_model
-    import shutil
 
     src = build_tiny_model(tmp_path / "dense", seed=5)
     model, config = load_model(src)

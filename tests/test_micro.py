@@ -3,8 +3,8 @@ import json
 import logging
 
 import pytest
-
 from fakes import ScriptedSummarizer, assistant, session, tool, turn, user
+
 from hermes_mlx.compactor import markers, telemetry
 from hermes_mlx.compactor.micro import MicroCompactor
 from hermes_mlx.compactor.transcript import tool_pairs_valid

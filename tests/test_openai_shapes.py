@@ -5,7 +5,13 @@ import logging
 import pytest
 
 from hermes_mlx.integrations.openai_shapes import (
-    RequestError, chunk, completion, finish_reason, parse_request, usage, wrap,
+    RequestError,
+    chunk,
+    completion,
+    finish_reason,
+    parse_request,
+    usage,
+    wrap,
 )
 
 MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello"}]
@@ -75,7 +81,7 @@ def test_completion_shape_reads_as_dict_and_attributes():
     assert obj.usage.total_tokens == 13
     assert obj.model_dump() == body
     with pytest.raises(AttributeError):
-        obj.nope
+        _ = obj.nope
 
 
 def test_chunks():

@@ -202,7 +202,7 @@ def in_child(work) -> tuple[str, int]:
 
 def test_kill_at_a_random_sqlite_statement_in_process(workdir, clean_run):
     rng = random.Random(SEED + 1)
-    for case in range(250):
+    for _case in range(250):
         db = new_db(workdir, "kill-stmt")
         at = rng.randint(1, clean_run["statements"])
 
@@ -220,7 +220,7 @@ def test_kill_at_a_random_sqlite_statement_in_process(workdir, clean_run):
 
 def test_kill_at_a_random_summarizer_call_in_process(workdir, clean_run):
     rng = random.Random(SEED + 2)
-    for case in range(120):
+    for _case in range(120):
         db = new_db(workdir, "kill-pass")
         at = rng.randint(0, clean_run["summarizer_calls"] - 1)
         store = SessionStore(db)
@@ -234,7 +234,7 @@ def test_kill_at_a_random_summarizer_call_in_process(workdir, clean_run):
 def test_sigkill_in_the_middle_of_a_write(workdir, clean_run):
     """A real SIGKILL at a random statement: uncommitted WAL frames left behind on disk."""
     rng = random.Random(SEED + 3)
-    for case in range(150):
+    for _case in range(150):
         db = new_db(workdir, "sigkill")
         at = rng.randint(1, clean_run["statements"])
 
@@ -252,7 +252,7 @@ def test_sigkill_in_the_middle_of_a_write(workdir, clean_run):
 
 def test_sigkill_after_a_random_delay(workdir):
     rng = random.Random(SEED + 4)
-    for case in range(30):
+    for _case in range(30):
         db = new_db(workdir, "sigkill-timer")
         delay = rng.uniform(0.0, 0.06)
 
@@ -278,7 +278,7 @@ def test_disk_full(workdir):
     """RLIMIT_FSIZE in a child: every write past the limit fails with EFBIG (SIGXFSZ ignored)."""
     rng = random.Random(SEED + 5)
     reported = 0
-    for case in range(100):
+    for _case in range(100):
         db = new_db(workdir, "disk-full")
         limit = rng.randint(4096, 160 * 1024)
 
@@ -304,7 +304,7 @@ def test_disk_full(workdir):
 
 def test_store_becomes_read_only_mid_run(workdir, clean_run):
     rng = random.Random(SEED + 6)
-    for case in range(100):
+    for _case in range(100):
         db = new_db(workdir, "read-only")
         at = rng.randint(1, clean_run["begins"])
         begins: list[int] = []
@@ -371,7 +371,7 @@ def test_read_only_or_immutable_files_at_open(workdir):
 def test_locked_database(workdir, clean_run):
     """Another connection holds BEGIN EXCLUSIVE over a random stretch of the run's writes."""
     rng = random.Random(SEED + 8)
-    for case in range(100):
+    for _case in range(100):
         db = new_db(workdir, "locked")
         start = rng.randint(1, clean_run["begins"])
         span = rng.randint(1, 6)
@@ -451,7 +451,7 @@ def test_summarizer_faults(kind, workdir):
 def test_scripted_summarizer_failures_and_exceptions(workdir):
     """The protocol level: False results, empty text and exceptions from the summarizer itself."""
     rng = random.Random(SEED + 9)
-    for case in range(60):
+    for _case in range(60):
         db = new_db(workdir, "scripted")
         script = [rng.choice([True, False, "", "  ", RuntimeError("boom"), ValueError("bad")]) for _ in range(30)]
         store = SessionStore(db)

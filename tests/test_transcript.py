@@ -1,8 +1,8 @@
 import copy
 
 import pytest
-
 from fakes import assistant, session, tool, user
+
 from hermes_mlx.compactor import markers
 from hermes_mlx.compactor.transcript import (
     MISSING_RESULT_TEXT,

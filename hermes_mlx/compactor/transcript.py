@@ -10,8 +10,8 @@ are never rewritten by any function here.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from hermes_mlx.summarizer.api import Message
 

@@ -76,7 +76,9 @@ def fit_for_device(model: Any, budget_bytes: float) -> str:
         return "as stored (Metal)"
     quantized = any(isinstance(m, (nn.QuantizedLinear, nn.QuantizedEmbedding)) for m in model.modules())
     n_params = sum(v.size for k, v in tree_flatten(model.parameters()) if not k.endswith(("scales", "biases")))
-    to32 = lambda x: x.astype(mx.float32) if x.dtype in (mx.float16, mx.bfloat16) else x
+    def to32(x):
+        return x.astype(mx.float32) if x.dtype in (mx.float16, mx.bfloat16) else x
+
     model.update(tree_map(to32, model.parameters()))  # float32 scales first: dequantizes faster too
     if quantized:
         bits = {getattr(m, "bits", 4) for m in model.modules() if hasattr(m, "bits")}

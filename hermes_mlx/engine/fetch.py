@@ -16,9 +16,10 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from hermes_mlx.engine.errors import ChecksumMismatch, CorruptModel, FetchError
 from hermes_mlx.engine.paths import home, models_dir

@@ -8,8 +8,9 @@ the usage reported is what was really generated.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from .openai_shapes import ChatRequest, finish_reason
 

@@ -12,7 +12,7 @@ findable in the session store (Hermes searches its archive); the counts say what
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from .summary import Summary, render
 

@@ -8,7 +8,7 @@ and the ledger has already read the full text before any of this happens.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .text import Turn, card, trim_middle
 

@@ -132,9 +132,8 @@ def command_of(name: str, args: dict) -> str:
     """The shell command of a tool call, or "" for tools that are not shells."""
     for key in _COMMAND_KEYS:
         value = args.get(key)
-        if isinstance(value, str) and value.strip():
-            if name.lower() in _SHELL_TOOLS or key in ("command", "cmd"):
-                return " ".join(value.strip().split()) if "\n" not in value.strip() else value.strip()
+        if isinstance(value, str) and value.strip() and (name.lower() in _SHELL_TOOLS or key in ("command", "cmd")):
+            return " ".join(value.strip().split()) if "\n" not in value.strip() else value.strip()
     return ""
 
 
