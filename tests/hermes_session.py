@@ -56,6 +56,16 @@ SESSION_DRIVER = '''
                   skip_context_files=True, skip_memory=True, skip_background_review=True)
     accepted = inspect.signature(AIAgent.__init__).parameters  # 0.19 lacks some of these
     agent = AIAgent(**{k: v for k, v in wanted.items() if k in accepted})
+    budgets = []  # the "Target ~N tokens" of each batch prompt Hermes built
+    compressor = agent.context_compressor
+    if hasattr(compressor, "_compute_summary_budget"):
+        _budget = compressor._compute_summary_budget
+
+        def _record(turns, *args, **kwargs):
+            budgets.append(_budget(turns, *args, **kwargs))
+            return budgets[-1]
+
+        compressor._compute_summary_budget = _record
     history, turns_out = [], []
     for i in range(turns):
         user = users[i % len(users)] + ("" if i < len(users) else f" (round {i // len(users) + 1})")
@@ -81,8 +91,12 @@ SESSION_DRIVER = '''
         })
         if error:
             break
-    emit({"turns": turns_out, "messages": history,
+    emit({"turns": turns_out, "messages": history, "budgets": budgets,
           "threshold": getattr(agent.context_compressor, "_micro_compact_defrag_threshold_tokens", None)})
+    # MLX can abort the process at interpreter teardown ("terminate called without an active
+    # exception") after all the work is done; the results are written, so end here.
+    sys.stdout.flush(); sys.stderr.flush()
+    os._exit(0)
 '''
 
 

