@@ -296,3 +296,14 @@ def test_a_question_is_not_a_constraint():
     assert user_constraints("What does step_3_2 do exactly?") == []
     assert user_constraints("Don't touch the public API; keep the signatures.") == [
         "Don't touch the public API; keep the signatures."]
+
+
+def test_no_fact_from_hermes_022_elision_markers():
+    from hermes_mlx.summarizer.extract import find_paths
+
+    text = ("and logs the outcome to logs/run_3.lo⟪HERMES-CONTEXT-COMPRESSION: 1,234 of 5,678 chars omitted here "
+            "by Hermes's context compressor.⟫g. Then src/module_4.py was fixed.\n\n...[summary input truncated: omitted 91,234 "
+            "chars from the middle to keep compression prompt bounded]...\n\nun_5.log and logs/run_6.log")
+    paths = find_paths(text)
+    assert "logs/run_3.lo" not in paths and "un_5.log" not in paths
+    assert "src/module_4.py" in paths and "logs/run_6.log" in paths

@@ -65,12 +65,14 @@ CUT = re.compile(
     r"\.{3} ?\[truncated\](?: ?\.{3})?"  # Hermes: head + "\n...[truncated]...\n" + tail; "text ...[truncated]"
     r"|(?<=[^\n]{100}) \.{3} (?=[^\n]{100})"  # Hermes: text[:420] + " ... " + text[-160:], one long line
     r"|\[(?:\.{3}|…)[^\[\]\n]{0,80}\]"  # ours: [... 1,234 characters, 12 lines cut ...], [...]
-    r"|[\[(<][^\[\]()<>\n]{0,30}\b(?:truncated|omitted|elided|snipped|more lines)\b[^\[\]()<>\n]{0,60}[\])>]"  # [truncated]
+    r"|[\[(<][^\[\]()<>\n]{0,30}\b(?:truncated|omitted|elided|snipped|more lines)\b[^\[\]()<>\n]{0,100}[\])>]"  # [truncated]
+    r"|\.{3}\[summary input truncated[^\]\n]{0,200}\]\.{3}"  # Hermes 0.22 bounding its summary input
+    r"|⟪HERMES-CONTEXT-COMPRESSION:[^⟫\n]{0,200}⟫?"  # Hermes 0.22: "⟪HERMES-CONTEXT-COMPRESSION: 1,234 of 5,678 chars omitted …⟫"
     r"|(?:\.{3}|…)[ \t]*[(\[]?(?:and )?\+?[\d,]{1,12} (?:more |additional )?(?:lines?|rows?|items?|entries|results|matches|files)\b[^\n]{0,40}"
     r"|^[ \t]*…|…[ \t]*$|(?<=[A-Za-z0-9_./\-])…(?=[A-Za-z0-9_./\-])",  # clipped: "line…", "\n…\n", "migrat…ion_2.py"
     re.I | re.M,
 )
-_CUT_WORDS = ("truncated", "omitted", "elided", "snipped", "more lines", "[...", "[…")
+_CUT_WORDS = ("truncated", "omitted", "elided", "snipped", "more lines", "[...", "[…", "hermes-context-compression")
 _CUT_COUNT = re.compile(r"(?:\.{3}|…)[ \t]*[(\[]?(?:and )?\+?\d")
 _LINE_CUT = re.compile(r"\b(?:lines?|rows?|items?|entries|results|matches|files)\b", re.I)
 
@@ -100,9 +102,9 @@ def cut_pieces(text: str, unit: str = "token") -> list[str]:
     for m in CUT.finditer(text):
         start, end = m.span()
         if not (_LINE_CUT.search(m.group(0)) and not re.search(r"char|byte", m.group(0), re.I)):
-            if start > pos and text[start - 1] in " \n":
-                start -= 1
-            if end < len(text) and text[end] in " \n":
+            while start > pos and text[start - 1] in " \n":  # the cut took the whitespace with it:
+                start -= 1  # the words on either side are fragments, however many blanks the
+            while end < len(text) and text[end] in " \n":  # marker was framed with
                 end += 1
         pieces.append(_drop_edges(text[pos:start], cut_before, True, sep))
         pos, cut_before = end, True
