@@ -12,6 +12,7 @@ becomes `SummaryResult(ok=False)`: the caller keeps its previous summary.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from typing import Callable
@@ -28,6 +29,7 @@ from .summary import EARLIER, Summary, parse, render
 from .text import Turn, concluding_sentence, normalize, source_text, split_exchanges, to_text
 from .verify import check_lines, instruction_like, main_script, verify_summary
 
+logger = logging.getLogger("hermes_mlx.summarizer")
 DEFAULT_WINDOW = 8192
 LISTING_TOKENS = 640  # room kept in each prompt for the numbered sentences
 
@@ -303,6 +305,8 @@ class MLXSummarizer:
             dropped = fit_budget(s, budget_tokens)
             if dropped:
                 details["budget_dropped"] = dropped
+                logger.info("hermes-mlx: summary budget %d tokens: dropped %s", budget_tokens,
+                            ", ".join(f"{n} {kind}" for kind, n in dropped.items()))
         text = render(s)
         check = verify_summary(text, s.ledger, sources)
         if not check.ok:  # repair: drop narrative lines the verifier objects to
