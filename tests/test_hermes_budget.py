@@ -307,3 +307,19 @@ def test_no_fact_from_hermes_022_elision_markers():
     paths = find_paths(text)
     assert "logs/run_3.lo" not in paths and "un_5.log" not in paths
     assert "src/module_4.py" in paths and "logs/run_6.log" in paths
+
+
+def test_v1_models_reports_no_context_length_on_purpose(tiny_model):
+    """Hermes 0.19 finds no window in /v1/models and assumes 256,000, so its 64,000-token floor
+    for a compression model passes. Were the model's own window reported under the name Hermes
+    asks for (the default, or its main model's id), 0.19 would refuse the summarizer at its
+    first compaction."""
+    from starlette.testclient import TestClient
+
+    from hermes_mlx.integrations.server import build_app
+
+    with TestClient(build_app(tiny_model), base_url="http://127.0.0.1") as c:
+        body = c.get("/v1/models").json()
+    text = json.dumps(body).lower()
+    for key in ("context_length", "context_window", "max_model_len", "max_context", "n_ctx", "max_tokens"):
+        assert key not in text, key
