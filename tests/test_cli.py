@@ -331,3 +331,67 @@ def test_compact_state_db_with_non_text_content_is_a_clear_error(content, tmp_pa
     conn.close()
     assert compact(db) == 2
     one_line_error(capsys, "row 1: content is")
+
+
+# ---------------------------------------------------------------------------------------------
+# The process ends with the command's status, not MLX's teardown abort.
+
+
+def test_the_process_ends_with_the_command_status_once_mlx_is_loaded(monkeypatch, capsys):
+    # MLX can abort the interpreter's teardown ("terminate called without an active exception",
+    # exit 134) after a thread other than the engine's used it: seen on Ctrl-C to `serve`. So
+    # cli.main() with no argv (the `hermes-mlx` process) runs the exit handlers, flushes, and
+    # ends with os._exit; called with an argv (in process, as these tests do) it just returns.
+    import atexit
+
+    import mlx.core  # noqa: F401  (what makes the teardown risky)
+
+    from hermes_mlx import cli
+
+    events = []
+
+    class Exited(BaseException):
+        pass
+
+    def fake_exit(code):
+        events.append(("os._exit", code))
+        raise Exited
+
+    monkeypatch.setattr(cli.os, "_exit", fake_exit)
+    monkeypatch.setattr(atexit, "_run_exitfuncs", lambda: events.append(("exit handlers", None)))
+    monkeypatch.setattr(cli.logging, "shutdown", lambda: events.append(("logging flushed", None)))
+    monkeypatch.setattr(sys, "argv", ["hermes-mlx", "models", "list"])
+    with pytest.raises(Exited):
+        cli.main()
+    assert events == [("exit handlers", None), ("logging flushed", None), ("os._exit", 0)]
+    assert "smollm2-135m-instruct" in capsys.readouterr().out
+    events.clear()
+    assert cli.main(["models", "list"]) == 0 and events == []
+
+
+def test_the_process_prints_everything_before_it_ends(tiny_model):
+    # os._exit skips the interpreter's own flushing: what the command printed must still arrive.
+    code = (
+        "import sys, threading, hermes_mlx;"
+        "from hermes_mlx.engine.generate import count_tokens;"
+        f"t = threading.Thread(target=count_tokens, args=([{{'role': 'user', 'content': 'hi'}}],), kwargs={{'model': {tiny_model!r}}});"
+        "t.start(); t.join();"
+        f"sys.argv = ['hermes-mlx', 'generate', '--model', {tiny_model!r}, '--max-tokens', '2', '--json', 'hi'];"
+        "from hermes_mlx.cli import main; sys.exit(main())"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "terminate called" not in proc.stderr
+    assert json.loads(proc.stdout)["generation_tokens"] >= 1
+
+
+def test_a_bug_still_shows_its_traceback_and_exits_1(tmp_path):
+    code = (
+        "import sys, mlx.core; from hermes_mlx.commands import report;"
+        "report.run = lambda args: 1 / 0;"
+        "sys.argv = ['hermes-mlx', 'report', 'x.log'];"
+        "from hermes_mlx.cli import main; sys.exit(main())"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert proc.returncode == 1 and "ZeroDivisionError" in proc.stderr and "Traceback" in proc.stderr
