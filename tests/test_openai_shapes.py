@@ -10,6 +10,7 @@ from hermes_mlx.integrations.openai_shapes import (
     completion,
     finish_reason,
     parse_request,
+    stream_chunks,
     usage,
     wrap,
 )
@@ -91,6 +92,23 @@ def test_chunks():
     assert last["choices"][0]["finish_reason"] == "length" and last["usage"]["completion_tokens"] == 2
     tail = chunk("id", "m", 1, usage_dict=usage(1, 2), empty_choices=True)
     assert tail["choices"] == [] and tail["object"] == "chat.completion.chunk"
+
+
+def _pieces():
+    from hermes_mlx.integrations.passthrough import Completion
+
+    done = Completion(text="ab", finish_reason="stop", prompt_tokens=7, completion_tokens=2, model="tiny")
+    return iter([("a", None), ("b", None), ("", done)])
+
+
+def test_stream_chunks_put_usage_in_the_finish_chunk_unless_asked_for_the_usage_chunk():
+    plain = list(stream_chunks(_pieces(), "id", "label", 1, include_usage=False))
+    assert [c["choices"][0]["delta"].get("content") for c in plain] == ["a", "b", None]
+    assert plain[-1]["choices"][0]["finish_reason"] == "stop" and plain[-1]["usage"]["total_tokens"] == 9
+    assert plain[-1]["model"] == "tiny" and plain[0]["model"] == "label"
+    asked = list(stream_chunks(_pieces(), "id", "label", 1, include_usage=True))
+    assert len(asked) == 4 and "usage" not in asked[2] and asked[2]["choices"][0]["finish_reason"] == "stop"
+    assert asked[-1]["choices"] == [] and asked[-1]["usage"]["completion_tokens"] == 2
 
 
 def test_finish_reasons_map_to_openai_words():

@@ -43,6 +43,15 @@ def test_stream_yields_chunks_and_a_final_one(tiny_model):
     assert last.choices[0].finish_reason in ("stop", "length") and last.usage.completion_tokens <= 5
 
 
+def test_stream_asked_for_usage_ends_with_the_usage_chunk_as_the_server_does(tiny_model):
+    client = provider.MLXClient(model=tiny_model)
+    chunks = list(client.chat.completions.create(messages=HELLO, max_tokens=5, stream=True,
+                                                 stream_options={"include_usage": True}))
+    finals = [c for c in chunks if c.choices and c.choices[0].finish_reason]
+    assert len(finals) == 1 and "usage" not in finals[0]
+    assert chunks[-1].choices == [] and 0 < chunks[-1].usage.completion_tokens <= 5
+
+
 def test_stream_closed_early_frees_the_engine(tiny_model):
     client = provider.MLXClient(model=tiny_model)
     stream = client.chat.completions.create(messages=HELLO, max_tokens=300, stream=True)

@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from . import adapter
-from .openai_shapes import chunk, completion, completion_id, error_body, usage
+from .openai_shapes import chunk, completion, completion_id, error_body, stream_chunks, usage
 
 logger = logging.getLogger("hermes_mlx.integrations")
 
@@ -167,7 +167,7 @@ async def sse(req: Any, name: str | None, label: str, lock: asyncio.Lock, state:
         with request_scope(stop, deadline):
             pieces = adapter.stream(req, model=name)
             try:
-                for item in pieces:
+                for item in stream_chunks(pieces, id, label, created, req.include_usage):
                     put(("item", item))
                     if stop.is_set():
                         break
@@ -206,15 +206,7 @@ async def sse(req: Any, name: str | None, label: str, lock: asyncio.Lock, state:
                     response = engine_error(value, state)
                     yield _sse_line(json.loads(response.body))
                     break
-                text, done = value
-                if done is None:
-                    yield _sse_line(chunk(id, label, created, content=text))
-                    continue
-                u = usage(done.prompt_tokens, done.completion_tokens, done.cached_tokens)
-                yield _sse_line(chunk(id, done.model or label, created, finish_reason=done.finish_reason,
-                                      usage_dict=None if req.include_usage else u))
-                if req.include_usage:
-                    yield _sse_line(chunk(id, done.model or label, created, usage_dict=u, empty_choices=True))
+                yield _sse_line(value)
             yield _sse_line("[DONE]")
             finished = not stop.is_set()
         finally:

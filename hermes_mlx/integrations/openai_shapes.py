@@ -10,6 +10,7 @@ import logging
 import math
 import time
 import uuid
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -240,6 +241,24 @@ def chunk(id: str, model: str, created: int, *, content: str | None = None, role
     if usage_dict is not None:
         out["usage"] = usage_dict
     return out
+
+
+def stream_chunks(pieces: Iterable[tuple[str, Any]], id: str, label: str, created: int,
+                  include_usage: bool) -> Iterator[dict]:
+    """The `chat.completion.chunk`s after the role chunk, for the adapter's (text, None)... then
+    ("", Completion) pieces. The server and the in-process client both stream through here, so
+    usage goes out the same way on both: in the finish chunk, or, when the caller asked for
+    `stream_options.include_usage` (Hermes does), in the trailing usage-only chunk OpenAI sends.
+    The caller owns `pieces` and closes it."""
+    for text, done in pieces:
+        if done is None:
+            yield chunk(id, label, created, content=text)
+            continue
+        model = done.model or label
+        u = usage(done.prompt_tokens, done.completion_tokens, done.cached_tokens)
+        yield chunk(id, model, created, finish_reason=done.finish_reason, usage_dict=None if include_usage else u)
+        if include_usage:
+            yield chunk(id, model, created, usage_dict=u, empty_choices=True)
 
 
 def error_body(message: str, field_name: str | None = None, kind: str = "invalid_request_error") -> dict:

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 
 from . import adapter
 from .hermes_settings import PLANNING_CONTEXT_TOKENS
-from .openai_shapes import RequestError, chunk, completion, completion_id, parse_request, usage, wrap
+from .openai_shapes import RequestError, chunk, completion, completion_id, parse_request, stream_chunks, usage, wrap
 
 logger = logging.getLogger("hermes_mlx.integrations")
 
@@ -160,12 +160,8 @@ class MLXClient:
             pieces = adapter.stream(request, model=name)
             try:
                 yield wrap(chunk(id, label, created, role="assistant", content=""))
-                for text, done in pieces:
-                    if done is None:
-                        yield wrap(chunk(id, label, created, content=text))
-                        continue
-                    u = usage(done.prompt_tokens, done.completion_tokens, done.cached_tokens)
-                    yield wrap(chunk(id, label, created, finish_reason=done.finish_reason, usage_dict=u))
+                for out in stream_chunks(pieces, id, label, created, request.include_usage):
+                    yield wrap(out)
             finally:
                 pieces.close()  # a consumer that stops early frees the engine at once
 
