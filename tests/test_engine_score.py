@@ -70,3 +70,15 @@ def test_bad_candidates_and_cancelled_scope(tiny_model):
     with request_scope(cancel), pytest.raises(errors.Cancelled):
         score(["1"], MESSAGES, model=tiny_model)
     assert score(["1"], MESSAGES, model=tiny_model).scores  # the engine keeps serving
+
+
+def test_bench_recorder_records_score_calls_and_replays_them_as_probes(tiny_model):
+    from hermes_mlx.bench.harness import Recorder, idle_probes
+
+    rec = Recorder(tiny_model)
+    r = rec.score(["1", "2"], MESSAGES)
+    assert rec.take() == [r] and r.prompt_tokens > 0
+    rec.score(["1", "2"], MESSAGES)
+    probe = rec.requests[0]
+    (p,) = idle_probes(probe, gaps=[0.0], session="s")
+    assert p.error is None and p.calls == 1 and p.prompt_tokens > 0 and p.generation_tokens == 0

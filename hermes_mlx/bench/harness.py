@@ -69,7 +69,8 @@ class Replay:
 
 @dataclass
 class Recorder:
-    """Wraps engine.generate; `take()` hands over the calls made since the last take."""
+    """Wraps engine.generate and engine.score (the summarizer's narrative calls); `take()`
+    hands over the calls made since the last take."""
 
     model: str | None
     calls: list = field(default_factory=list)
@@ -78,10 +79,22 @@ class Recorder:
     def __call__(self, request, **kw):
         from hermes_mlx.engine.generate import generate
 
+        if "candidates" in kw:  # a probe repeating a score() call
+            kw = dict(kw)
+            return self.score(kw.pop("candidates"), request, **kw)
         kw.setdefault("model", self.model)
         result = generate(request, **kw)
         self.calls.append(result)
         self.requests.append((request, kw))
+        return result
+
+    def score(self, candidates, prefix, **kw):
+        from hermes_mlx.engine.score import score
+
+        kw.setdefault("model", self.model)
+        result = score(candidates, prefix, **kw)
+        self.calls.append(result)
+        self.requests.append((prefix, {**kw, "candidates": candidates}))
         return result
 
     def take(self) -> list:

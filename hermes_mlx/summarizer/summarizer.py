@@ -112,6 +112,9 @@ class MLXSummarizer:
         if self.on_chunk is not None:
             self.on_chunk()
         cands = pool[-MAX_CHOICES:]
+        window = self.context_window()
+        while len(cands) > tpl.pick and self.count_tokens(tpl.messages("", cands, focus)) > window * 3 // 4:
+            cands = cands[1:]  # a small window: fewer sentences to choose from, the latest kept
         chosen = cands
         if len(cands) > tpl.pick:
             timeout = self.timeout
@@ -121,9 +124,11 @@ class MLXSummarizer:
                     stats["skipped"] += 1
                     return []
                 timeout = min(timeout, left) if timeout else left
-            room = self.context_window() - self.count_tokens(tpl.messages("", cands, focus)) - 16
+            room = window - self.count_tokens(tpl.messages("", cands, focus)) - 16
             if self.count_tokens(content) > room:
-                content = fit(content, max(64, room), self.count_tokens)
+                content = fit(content, room, self.count_tokens) if room >= 64 else ""
+                if self.count_tokens(tpl.messages(content, cands, focus)) > window - 8:
+                    content = ""  # trimming could not make it fit: the sentences alone
             try:
                 result = self._engine_score()(labels(len(cands)), tpl.messages(content, cands, focus),
                                               model=self.model, timeout=timeout)
