@@ -149,6 +149,17 @@ def test_yaml_keys_on_one_line_do_not_shield_the_value():
     assert redact("auth: type: basic") == redact(redact("auth: type: basic"))
 
 
+def test_url_key_parameter_and_a_mark_cut_at_its_bracket():
+    # `?key=` is an API key even when a truncation left too little of it for its provider's pattern.
+    assert redact("https://api.example.com/v1/items?key=glptt-90d5b549bec471786 ...") == (
+        "https://api.example.com/v1/items?key=[REDACTED] ...")
+    assert redact("https://x.dev/a?q=1&key=dapid9e3e2dc170f63&page=2") == "https://x.dev/a?q=1&key=[REDACTED]&page=2"
+    assert redact("sort_key=name, key: app.kubernetes.io/name") == "sort_key=name, key: app.kubernetes.io/name"
+    # The ledger's URLs end at `]`; a rerun must leave `?token=[REDACTED` alone (it failed the pass).
+    for url in ("https://x.com/a?token=[REDACTED", "https://x.com/b?q=1&sig=[REDACTED", "https://x.com/c?key=[REDACTED"):
+        assert not has_secret(url), redact(url)
+
+
 def test_partial_match_takes_the_whole_run():
     g = Gen(5)
     for value in provider_keys(g).values():

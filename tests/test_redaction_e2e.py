@@ -9,7 +9,9 @@ through would come back out), through:
     transcript, the store's summary rows and other tables, the telemetry lines, the log file and
     what the command printed;
 (b) `serve` (the ASGI app, in process): Hermes's micro prompt and batch prompt, streamed and not,
-    every SSE chunk and the body, and the server's log records.
+    every SSE chunk and the body, and the server's log records;
+(c) `serve` again with each secret cut in two by one of Hermes's truncation markers: neither half
+    may reach the summary.
 
 A secret counts as leaked when any 8-character run of it appears: a partial match that leaves a
 tail behind is a leak. User and tool messages the transcript keeps verbatim hold the secrets by
@@ -293,3 +295,41 @@ def test_serve_answers_hermes_prompts_without_planted_secrets(stream, served, ca
     texts["model requests"] = echo.seen()
     assert any("[REDACTED]" in t for t in texts.values())
     assert_clean(texts, f"serve stream={stream}")
+
+
+# Hermes cuts long text before we see it ("...[truncated]...", " ... ", 0.22's elision marker); it
+# redacts first, but what its patterns miss can arrive cut in two, too short for any pattern.
+CUTS = ["\n...[truncated]...\n", " ...[truncated]", "⟪HERMES-CONTEXT-COMPRESSION: 1,234 of 5,678 chars omitted …⟫", " ... "]
+
+
+def cut_session(cases: list[Case]) -> tuple[list[dict], Leaks]:
+    """Each secret cut in its middle by one of Hermes's markers; the Leaks of both halves."""
+    messages, halves = [{"role": "user", "content": "Deploy the service."}], []
+    for n, case in enumerate(cases):
+        secret = case.secrets[0]
+        at = case.text.find(secret)
+        if at < 0 or len(secret) < 20:
+            continue
+        k = len(secret) // 2
+        text = case.text[: at + k] + CUTS[n % len(CUTS)] + case.text[at + len(secret) - k + 4 :]
+        halves.append(Case(case.rule, text, (secret[:k], secret[len(secret) - k + 4 :])))
+        cid = f"c{n}"
+        messages += [
+            {"role": "assistant", "content": f"Checking step {n}.", "tool_calls": [call(cid, "terminal", command=f"cat cfg{n}.env")]},
+            {"role": "tool", "tool_call_id": cid, "content": f"line one\n{text}\nexit 0"},
+            {"role": "assistant", "content": f"Step {n} config read."},
+        ]
+    return messages, Leaks(halves)
+
+
+def test_serve_keeps_halves_of_cut_secrets_out_of_the_summary(served):
+    client, _ = served
+    messages, halves = cut_session(SAMPLE)
+    prompts_ = {"micro": _micro(None, hermes_serialize(messages[1:])), "batch": batch_prompt(messages)}
+    for name, prompt in prompts_.items():
+        r = client.post("/v1/chat/completions", json={"model": "mlx", "messages": prompt, "max_tokens": 4000})
+        content = r.json()["choices"][0]["message"]["content"]
+        assert content.strip(), name
+        found = halves.find(content)
+        print(f"\ncut secrets, {name}: {len(halves.runs)} runs of {len(messages) // 3} halved secrets, {len(found)} leaked")
+        assert not found, found

@@ -235,7 +235,7 @@ def _unquote(value: str) -> tuple[str, str, str]:
 def _replace_value(value: str, name: str, sep: str, named_only: bool) -> str | None:
     """The redacted form of an assigned value, or None to keep it."""
     opening, bare, closing = _unquote(value)
-    if bare == REDACTED:
+    if bare in (REDACTED, REDACTED[:-1]):  # the ledger's URLs end at `]`: `?token=[REDACTED`
         return None
     if REDACTED in bare:  # a secret inside was already cut out: judge what is left, as a rerun would
         rest = bare.replace(REDACTED, "")
@@ -262,6 +262,8 @@ def _redact_values(regex: re.Pattern, text: str, named_only: bool) -> str:
     pieces, last = [], 0
     for m in regex.finditer(text):
         name, value = m.group(1), m.group(3)
+        if name == "key" and text[m.start() - 1 : m.start()] in ("?", "&"):
+            name = "api_key"  # `?key=` in a URL is an API key, whole or cut short by a truncation
         if m.start() < last or (not is_secret_name(name) and (named_only or len(value) < 20)):
             continue  # cheap exits first: most `word:` / `word=` in text are neither
         if _NEXT_KEY.fullmatch(value) and _inner_cuts(text, m.start(3), named_only):
