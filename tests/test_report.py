@@ -11,6 +11,7 @@ import pytest
 
 from hermes_mlx.commands import report as report_cmd
 from hermes_mlx.compactor import report
+from hermes_mlx.integrations.hermes_config import agent_log_path
 
 # The seed's five-pass session: (messages, tokens, occupancy %, duration ms).
 SEED = [
@@ -142,10 +143,10 @@ def test_per_session_grouping():
 
 def test_default_log_path(monkeypatch, tmp_path):
     monkeypatch.setenv("HERMES_HOME", str(tmp_path))
-    assert report.default_log_path() == tmp_path / "logs" / "agent.log"
+    assert agent_log_path() == tmp_path / "logs" / "agent.log"
     monkeypatch.delenv("HERMES_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert report.default_log_path() == tmp_path / "home" / ".hermes" / "logs" / "agent.log"
+    assert agent_log_path() == tmp_path / "home" / ".hermes" / "logs" / "agent.log"
 
 
 # ---------------------------------------------------------------------------------------------

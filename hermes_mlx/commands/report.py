@@ -9,6 +9,7 @@ import os
 import sys
 
 from hermes_mlx.compactor import report
+from hermes_mlx.integrations.hermes_config import agent_log_path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    paths = args.logs or [str(report.default_log_path())]
+    paths = args.logs or [str(agent_log_path())]
     try:
         result = report.read_logs(paths)
     except OSError as exc:

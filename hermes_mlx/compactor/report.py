@@ -10,7 +10,6 @@ well under its threshold is working even when the net tokens saved look small.
 from __future__ import annotations
 
 import gzip
-import os
 import sys
 from collections import Counter
 from collections.abc import Iterable
@@ -136,12 +135,6 @@ def read_logs(paths: Iterable[str | Path]) -> ParseResult:
         total.bad_lines += part.bad_lines
         total.lines_read += part.lines_read
     return total
-
-
-def default_log_path() -> Path:
-    """Where Hermes logs: `$HERMES_HOME/logs/agent.log`, HERMES_HOME defaulting to ~/.hermes."""
-    home = os.environ.get("HERMES_HOME") or str(Path.home() / ".hermes")
-    return Path(home).expanduser() / "logs" / "agent.log"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -36,7 +36,14 @@ SELF_CHECK_EXCHANGE = (
 
 
 def hermes_home(path: str | os.PathLike | None = None) -> Path:
+    """Hermes's folder: `path` when given, else `$HERMES_HOME`, else ~/.hermes (as Hermes finds it).
+    The one place hermes-mlx looks it up, for the config and for the log alike."""
     return Path(path or os.environ.get("HERMES_HOME") or Path.home() / ".hermes").expanduser()
+
+
+def agent_log_path(home: str | os.PathLike | None = None) -> Path:
+    """Where Hermes logs, and so where `report` finds the compaction telemetry by default."""
+    return hermes_home(home) / "logs" / "agent.log"
 
 
 def _source(module: str) -> str:
