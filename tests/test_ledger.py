@@ -39,6 +39,17 @@ def test_exit_status_forms():
     assert exit_status("no status here") is None
 
 
+def test_json_tool_results_unwrap_one_way_for_the_ledger_and_the_models_view():
+    from hermes_mlx.summarizer.extract import tool_output
+    from hermes_mlx.summarizer.text import _tool_view
+
+    result = json.dumps({"output": "  collected 3\n", "stderr": None, "error": "boom: bad", "exit_code": 1})
+    assert tool_output(result) == "collected 3\nboom: bad"
+    assert _tool_view(result) == "[exit 1] collected 3\nboom: bad"
+    assert tool_output('{"exit_code": 0}') == '{"exit_code": 0}' and _tool_view('{"exit_code": 0}') == "[exit 0] "
+    assert tool_output("[1, 2]") == "[1, 2]" and tool_output("{not json") == "{not json"
+
+
 def test_error_lines_pytest_and_compilers():
     out = (
         "============ FAILURES ============\n"

@@ -203,20 +203,43 @@ def find_ids(text: str, *, strict: bool = False) -> list[str]:
     return out
 
 
+OUTPUT_KEYS = ("output", "stdout", "stderr", "error", "content", "result")  # what a JSON tool result printed
+
+
+def json_result(result: str) -> dict | None:
+    """A tool result that is a JSON object (Hermes's terminal tool answers {"output": ..., "exit_code": N}),
+    else None. The one place such results are unwrapped, so the ledger and the model's view agree."""
+    stripped = (result or "").strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def output_parts(data: dict) -> list[str]:
+    """The non-empty output fields of a JSON tool result, in OUTPUT_KEYS order, each stripped."""
+    return [str(data[k]).strip() for k in OUTPUT_KEYS if data.get(k)]
+
+
+def tool_output(result: str) -> str:
+    """What a tool printed: a JSON result's output fields, one after another; any other text as is."""
+    data = json_result(result)
+    return "\n".join(output_parts(data) if data else []) or result
+
+
 def exit_status(result: str) -> int | None:
     """Exit status reported in a tool result, JSON or text; None when it says nothing."""
     stripped = (result or "").strip()
     if not stripped.startswith("{"):
         stripped = uncut(stripped, "line")
-    if stripped.startswith("{"):
-        try:
-            data = json.loads(stripped)
-        except ValueError:
-            data = None
-        if isinstance(data, dict):
-            for key in ("exit_code", "exitCode", "returncode", "return_code", "exit_status", "status_code"):
-                if isinstance(data.get(key), int) and not isinstance(data.get(key), bool):
-                    return data[key]
+    data = json_result(stripped)
+    if data is not None:
+        for key in ("exit_code", "exitCode", "returncode", "return_code", "exit_status", "status_code"):
+            if isinstance(data.get(key), int) and not isinstance(data.get(key), bool):
+                return data[key]
     m = _EXIT_TEXT.search(stripped[-4000:]) or _EXIT_TEXT.search(stripped[:4000])
     return int(m.group(1)) if m else None
 

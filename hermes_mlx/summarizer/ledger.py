@@ -9,7 +9,6 @@ cut (Hermes, our own clipping, the tool) yields no fact from the fragment beside
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
@@ -26,6 +25,7 @@ from .extract import (  # noqa: F401  (also re-exported for callers of the ledge
     has_cut,
     is_error_line,
     strip_injections,
+    tool_output,
     uncut,
     user_constraints,
     whole_head,
@@ -180,16 +180,7 @@ class Ledger:
 
     def _absorb_result(self, call, text: str) -> None:
         status = exit_status(text)
-        output = text
-        if text.strip().startswith("{"):
-            try:
-                data = json.loads(text)
-                if isinstance(data, dict):
-                    output = "\n".join(str(data.get(k) or "") for k in ("output", "stdout", "stderr", "error", "content", "result"))
-                    output = output.strip() or text
-            except ValueError:
-                pass
-        output = strip_injections(output)
+        output = strip_injections(tool_output(text))
         cmd = whole_head(call.text) if call is not None and _is_command(call) else ""
         if cmd:
             self.add_command(cmd, status)

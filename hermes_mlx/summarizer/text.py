@@ -12,6 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from .extract import json_result, output_parts
 from .redact import redact
 
 MAX_CONTENT_CHARS = 2_000_000  # beyond this a single message is cut before any regex runs
@@ -211,16 +212,12 @@ def card(turns: list[Turn], *, prose_chars: int = 700, tool_head: int = 300, too
 def _tool_view(text: str) -> str:
     """A JSON tool result ({"output": ..., "exit_code": N}) as plain text the model can read."""
     text = text.strip()
-    if text.startswith("{") and text.endswith("}"):
-        try:
-            data = json.loads(text)
-        except ValueError:
-            return text
-        if isinstance(data, dict):
-            parts = [str(data[k]).strip() for k in ("output", "stdout", "stderr", "error", "content", "result") if data.get(k)]
-            code = next((data[k] for k in ("exit_code", "returncode", "exit_status") if isinstance(data.get(k), int)), None)
-            if parts or code is not None:
-                return ("" if code is None else f"[exit {code}] ") + "\n".join(parts)
+    data = json_result(text)
+    if data is not None:
+        parts = output_parts(data)
+        code = next((data[k] for k in ("exit_code", "returncode", "exit_status") if isinstance(data.get(k), int)), None)
+        if parts or code is not None:
+            return ("" if code is None else f"[exit {code}] ") + "\n".join(parts)
     return text
 
 
