@@ -118,7 +118,7 @@ def test_five_megabyte_message_is_accepted_and_clipped_only_for_the_summarizer()
     messages = [user("run it"), assistant(None, calls=[("c", "sh")]), tool("c", big), assistant("done")]
     assert repair(messages)[0] is messages
     clipped = clip_for_summary(messages, 24_000)
-    assert len(clipped[2]["content"]) < 25_000 and "characters omitted" in clipped[2]["content"]
+    assert len(clipped[2]["content"]) < 25_000 and "lines cut ...]" in clipped[2]["content"]
     assert messages[2]["content"] is big  # the transcript keeps it
 
 

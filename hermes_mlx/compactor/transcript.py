@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from hermes_mlx.summarizer.api import Message
+from hermes_mlx.summarizer.text import trim_middle
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 REPAIRED_KEY = "_repaired"  # set on every message this module synthesizes or rewrites
@@ -278,16 +279,6 @@ def tool_pairs_valid(messages: list[Message]) -> bool:
         return False
 
 
-def clip_text(text: str, max_chars: int) -> str:
-    """Keep the head and tail of an over-long text, saying how much was left out."""
-    if len(text) <= max_chars:
-        return text
-    head = max_chars * 2 // 3
-    tail = max_chars - head
-    omitted = len(text) - head - tail
-    return f"{text[:head]}\n[... {omitted:,} characters omitted ...]\n{text[-tail:]}"
-
-
 def clip_for_summary(messages: list[Message], max_chars: int) -> list[Message]:
     """Copies whose content fits the summarizer: a 5 MB tool log must not become a 5 MB prompt.
 
@@ -297,7 +288,8 @@ def clip_for_summary(messages: list[Message], max_chars: int) -> list[Message]:
     for message in messages:
         text = content_text(message)
         if len(text) > max_chars:
-            message = {**message, "content": clip_text(text, max_chars)}
+            head = max_chars * 2 // 3
+            message = {**message, "content": trim_middle(text, head, max_chars - head)}
         clipped.append(message)
     return clipped
 
