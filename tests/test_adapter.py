@@ -170,14 +170,14 @@ def test_over_the_callers_cap_is_shortened_not_cut():
     assert s.methods() == ["merge", "defrag"] and done.text == "## Goal\nshort" and done.finish_reason == "stop"
 
 
-def test_model_names():
-    assert adapter.model_name(None) is None
-    assert adapter.model_name("hermes-mlx-default", "fallback") == "fallback"
-    assert adapter.model_name("gpt-4o-mini", None) is None  # Hermes's main model id: our default instead
+def test_engine_model_for_a_requested_name():
+    assert adapter.engine_model(None) is None
+    assert adapter.engine_model("hermes-mlx-default", "fallback") == "fallback"
+    assert adapter.engine_model("gpt-4o-mini", None) is None  # Hermes's main model id: our default instead
     from hermes_mlx.engine.errors import ModelNotFound
 
     with pytest.raises(ModelNotFound):
-        adapter.model_name("./no/such/folder")
+        adapter.engine_model("./no/such/folder")
 
 
 # ------------------------------------------------------------------ passthrough on the tiny model

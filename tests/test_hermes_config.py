@@ -135,8 +135,8 @@ def test_the_model_we_write_is_the_embedded_default_for_the_provider():
 
     assert hc.DEFAULT_AUX_MODEL == provider.DEFAULT_AUX_MODEL
     assert hc.DEFAULT_AUX_MODEL in adapter.DEFAULT_NAMES
-    assert adapter.model_name(hc.DEFAULT_AUX_MODEL) is None  # None = the embedded default
-    assert adapter.model_name(hc.DEFAULT_AUX_MODEL, "from-plugin-settings") == "from-plugin-settings"
+    assert adapter.engine_model(hc.DEFAULT_AUX_MODEL) is None  # None = the embedded default
+    assert adapter.engine_model(hc.DEFAULT_AUX_MODEL, "from-plugin-settings") == "from-plugin-settings"
 
 
 def test_loopback_for_hermes_019_protects_the_first_turns(tmp_path):

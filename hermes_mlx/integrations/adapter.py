@@ -38,7 +38,7 @@ class StreamClosed(Exception):
 _FOREIGN: set[str] = set()  # names already found to be some other provider's model id
 
 
-def model_name(requested: str | None, fallback: str | None = None) -> str | None:
+def engine_model(requested: str | None, fallback: str | None = None) -> str | None:
     """The engine model for a request: our default names mean the embedded default; a name that
     is neither a model folder nor one of our manifests (Hermes filling in its main model's id)
     falls back to `fallback` rather than failing the compaction."""

@@ -40,7 +40,7 @@ class _Completions:
         body = {**extra, "model": model, "messages": messages, "max_tokens": max_tokens,
                 "temperature": temperature, "stream": stream, "timeout": timeout}
         request = parse_request({k: v for k, v in body.items() if v is not None or k == "messages"})
-        name = adapter.model_name(request.model, self._client.model)
+        name = adapter.engine_model(request.model, self._client.model)
         if request.stream:
             return Stream(self._client._stream(request, name))
 
@@ -147,7 +147,7 @@ class MLXClient:
     HERMES_SKIP_ASYNC_WRAP = True
 
     def __init__(self, model: str | None = None, **client_kwargs: Any):
-        self.model = adapter.model_name(model) if model else None
+        self.model = adapter.engine_model(model) if model else None
         self.api_key = client_kwargs.get("api_key") or "local"
         self.base_url = client_kwargs.get("base_url") or "mlx://local"
         self.chat = _Chat(self)
