@@ -51,8 +51,6 @@ def scripts(text: str) -> dict:
                 name = unicodedata.name(ch).split()[0].lower()
             except ValueError:
                 name = "other"
-            if name == "latin":
-                name = "latin"
         counts[name] = counts.get(name, 0) + 1
     return counts
 
