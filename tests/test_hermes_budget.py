@@ -4,20 +4,19 @@ prompts recognised however Hermes words them, progress on long streams, and asyn
 import asyncio
 import json
 
-import pytest
 from fakes import ScriptedSummarizer, assistant, tool, user  # noqa: F401
 from summarizer_fakes import FakeModel, call, count
+from test_adapter import EXCHANGE, batch_prompt
 
-from hermes_mlx.bench.baselines import hermes_serialize
 from hermes_mlx.compactor.micro import MicroCompactor
 from hermes_mlx.integrations import adapter, hermes_settings, provider
 from hermes_mlx.integrations.hermes_prompts import recognise
+from hermes_mlx.integrations.hermes_wire import hermes_serialize
 from hermes_mlx.integrations.openai_shapes import parse_request
 from hermes_mlx.summarizer.budget import MICRO_HIGH, MICRO_LOW, fit, hermes_tokens, micro_budget
 from hermes_mlx.summarizer.ledger import Ledger
 from hermes_mlx.summarizer.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.summary import Summary, parse, render
-from test_adapter import EXCHANGE, batch_prompt
 
 
 def test_hermes_token_count_matches_its_rough_estimate():

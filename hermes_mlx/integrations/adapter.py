@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from hermes_mlx.summarizer.api import Summarizer, SummaryResult
 from hermes_mlx.summarizer.budget import MICRO_LOW, hermes_tokens, micro_budget

@@ -15,7 +15,8 @@ import logging
 import os
 import threading
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from . import adapter
 from .hermes_settings import PLANNING_CONTEXT_TOKENS
@@ -31,7 +32,7 @@ DEFAULT_AUX_MODEL = "hermes-mlx-default"
 
 
 class _Completions:
-    def __init__(self, client: "MLXClient"):
+    def __init__(self, client: MLXClient):
         self._client = client
 
     def create(self, model: str | None = None, messages: list | None = None, max_tokens: int | None = None,
@@ -113,7 +114,7 @@ class Stream:
     def __next__(self) -> Any:
         return next(self._chunks)
 
-    def __aiter__(self) -> "Stream":
+    def __aiter__(self) -> Stream:
         return self
 
     async def __anext__(self) -> Any:
@@ -124,7 +125,7 @@ class Stream:
         return chunk
 
     def __await__(self):
-        async def itself() -> "Stream":
+        async def itself() -> Stream:
             return self
 
         return itself().__await__()
@@ -134,7 +135,7 @@ class Stream:
 
 
 class _Chat:
-    def __init__(self, client: "MLXClient"):
+    def __init__(self, client: MLXClient):
         self.completions = _Completions(client)
 
 

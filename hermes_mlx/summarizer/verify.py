@@ -19,7 +19,6 @@ from .redact import has_secret
 from .summary import parse
 
 
-
 @dataclass
 class Check:
     ok: bool
