@@ -67,6 +67,7 @@ def test_scoring_flags_contradiction_invention_and_unsupported():
     assert contradictions(["Bumped httpx to 0.28."], ["Don't bump httpx."], "Bumped httpx to 0.28. It works.") == []
     assert invented("## Progress\n- UPLOAD_POLICYY caps it at 31.\n\n## Commands\n- `pytest` exit 1 → 0", src.text) == \
         ["UPLOAD_POLICYY", "31"]
+    assert invented("## Errors\n- after `ruff check`:\n  - `… and 94 more error lines`", src.text) == []  # our count
 
 
 def test_run_and_score_a_session_with_the_scripted_model():

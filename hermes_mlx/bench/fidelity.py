@@ -39,7 +39,7 @@ from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.text import normalize, source_text
 
 # what render() writes around verbatim entries: counts and exit statuses are ours, not claims
-_FORMATTING = re.compile(r"\(\+\d+ more (?:lines|tool calls)\)|\(\d+ more earlier steps condensed\)|"
+_FORMATTING = re.compile(r"\(\+\d+ more (?:lines|tool calls)\)|\(\d+ more earlier steps condensed\)|… and \d+ more error lines?|"
                          r"\bexit [\d?→ -]+|^#+ .*$|\[REDACTED[^\]]*\]", re.MULTILINE)
 _NAME_OR_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w])|\b[A-Za-z][\w]*(?:[_.][\w]+)+\b|\b[A-Z][A-Z0-9]{2,}(?:_[A-Z0-9]+)*\b"
                              r"|\b[a-z]+[A-Z]\w*\b")

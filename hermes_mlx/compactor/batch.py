@@ -36,7 +36,7 @@ DUPLICATE_TAG = "[duplicate tool output:"
 PRUNE_MIN_CHARS = 400  # shorter results cost less than their one-line summary saves
 PRUNE_TARGET_RATIO = 0.75  # pruning alone must reach this share of the threshold to suffice
 SUMMARY_RATIO = 0.2
-SUMMARY_MIN_TOKENS = 256
+SUMMARY_MIN_TOKENS = 512  # a forced pass over a short span: 256 made the budget drop its errors
 SUMMARY_MAX_TOKENS = 4000
 
 
