@@ -86,8 +86,9 @@ SESSION_DRIVER = '''
             "rolling": getattr(cc, "_micro_compact_rolling_summary", ""),
             "compressions": getattr(cc, "compression_count", None),
             "messages": len(history),
-            "markers": [m.get("content") for m in history
-                        if isinstance(m.get("content"), str) and m["content"].startswith("[CONTEXT COMPACTION")],
+            # 0.19 may fold its summary into a neighbouring message ("[PRIOR CONTEXT ...]" first)
+            "markers": [m["content"][m["content"].find("[CONTEXT COMPACTION"):] for m in history
+                        if isinstance(m.get("content"), str) and "[CONTEXT COMPACTION" in m["content"]],
         })
         if error:
             break
@@ -130,6 +131,7 @@ def run_session(python: Path, tmp: Path, config: dict, *, turns: int, reply_char
         env.pop("PYTHONPATH", None)
         done = subprocess.run([str(python), str(driver), str(out), str(port), str(turns), json.dumps(USER_TURNS)],
                               capture_output=True, text=True, env=env, cwd=home, timeout=timeout)
+        (tmp / "driver.log").write_text(done.stderr)  # kept beside the test's other files
         if done.returncode != 0:
             raise AssertionError(f"driver failed ({done.returncode}):\n{done.stderr[-6000:]}")
         return json.loads(out.read_text()), done.stderr

@@ -322,3 +322,9 @@ def test_v1_models_reports_no_context_length_on_purpose(tiny_model):
     text = json.dumps(body).lower()
     for key in ("context_length", "context_window", "max_model_len", "max_context", "n_ctx", "max_tokens"):
         assert key not in text, key
+
+
+def test_paths_cut_short_in_a_summary_we_did_not_write_are_dropped():
+    summary = "## Relevant Files\n- logs/run_\n- logs/run_2\n- logs/run_2.log\n- src/app/\n- src/app/main.py\n- Makefile"
+    files = list(parse(summary).ledger.files)
+    assert files == ["logs/run_2.log", "src/app/", "src/app/main.py", "Makefile"]

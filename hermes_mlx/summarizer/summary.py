@@ -167,7 +167,18 @@ def parse(text: str | None) -> Summary:
                     items.append(item)
         else:
             _parse_ledger(s.ledger, kind, body)
+    _drop_cut_files(s.ledger)
     return s
+
+
+def _drop_cut_files(led: Ledger) -> None:
+    """A summary we did not write may list paths cut short (Hermes's own fallback summary
+    collects them from truncated text: `logs/run_` beside `logs/run_2.log`): a path with no
+    extension that only begins another listed path is such a fragment."""
+    paths = list(led.files)
+    for p in paths:
+        if not re.search(r"\.\w{1,10}$|/$", p) and any(q != p and q.startswith(p) for q in paths):
+            del led.files[p]
 
 
 def _parse_ledger(led: Ledger, kind: str, body: str) -> None:
