@@ -328,3 +328,21 @@ def test_paths_cut_short_in_a_summary_we_did_not_write_are_dropped():
     summary = "## Relevant Files\n- logs/run_\n- logs/run_2\n- logs/run_2.log\n- src/app/\n- src/app/main.py\n- Makefile"
     files = list(parse(summary).ledger.files)
     assert files == ["logs/run_2.log", "src/app/", "src/app/main.py", "Makefile"]
+
+
+def test_a_019_batch_prompt_of_long_truncated_replies_summarizes():
+    """What Hermes 0.19 sends at its first compaction: six turns of ~50,000-character replies,
+    each cut to head + '...[truncated]...' + tail. The summary must verify (a parse-back check
+    once rejected it, and Hermes fell back to its deterministic summary)."""
+    from hermes_session import USER_TURNS
+    from stub_main_model import reply_for
+
+    turns = []
+    for ask in USER_TURNS[:6]:
+        turns.append(user(ask))
+        reply = reply_for(turns, 50000)
+        turns.append(assistant(reply[:4000] + "\n...[truncated]...\n" + reply[-1500:]))
+    s = MLXSummarizer(generate=FakeModel(*["Fixed the bound."] * 20), count_tokens=count)
+    done = adapter.complete(parse_request({"messages": batch_prompt(turns, budget=3276)}), summarizer=s)
+    assert done.error is None and done.text
+    assert all(" ".join(ask.split()) in done.text for ask in USER_TURNS[:6])

@@ -166,18 +166,19 @@ def parse(text: str | None) -> Summary:
                 if item and item not in items:
                     items.append(item)
         else:
+            before = set(s.ledger.files)
             _parse_ledger(s.ledger, kind, body)
-    _drop_cut_files(s.ledger)
+            if kind == FILES and heading != FILES:  # another writer's list (Hermes's "Relevant Files")
+                _drop_cut_files(s.ledger, set(s.ledger.files) - before)
     return s
 
 
-def _drop_cut_files(led: Ledger) -> None:
-    """A summary we did not write may list paths cut short (Hermes's own fallback summary
-    collects them from truncated text: `logs/run_` beside `logs/run_2.log`): a path with no
-    extension that only begins another listed path is such a fragment."""
-    paths = list(led.files)
-    for p in paths:
-        if not re.search(r"\.\w{1,10}$|/$", p) and any(q != p and q.startswith(p) for q in paths):
+def _drop_cut_files(led: Ledger, theirs: set) -> None:
+    """A summary we did not write may list paths cut short (Hermes 0.19's fallback summary
+    collects them from truncated text: `logs/run_` beside `logs/run_2.log`): a path of theirs
+    with no extension that only begins another listed path is such a fragment."""
+    for p in theirs:
+        if not re.search(r"\.\w{1,10}$|/$", p) and any(q != p and q.startswith(p) for q in led.files):
             del led.files[p]
 
 
