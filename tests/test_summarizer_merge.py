@@ -275,3 +275,12 @@ def test_deadline_skips_model_but_keeps_every_fact():
     s0, fake = make("unused", deadline_s=0)
     r0 = s0.merge(None, failing_exchange())
     assert r0.ok and not fake.requests
+
+
+def test_sentences_without_a_fact_are_not_offered():
+    exchange = failing_exchange()
+    exchange[-1] = {**exchange[-1], "content": "Running the tests again. " + exchange[-1]["content"]}
+    s, fake = make("Running the tests again")
+    r = s.merge(None, exchange)
+    assert "Running the tests again." not in fake.chosen() and r.details["gate"] == {
+        "kept": 1, "replaced": 0, "dropped": {"unsupported": 0, "polarity": 0, "reports_user": 0, "empty": 0, "filtered": 0}}

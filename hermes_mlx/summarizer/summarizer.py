@@ -24,7 +24,7 @@ from .api import Message, SummaryResult
 from .budget import fit as fit_budget
 from .budget import hermes_tokens
 from .chunk import chunk_turns, fit
-from .faithful import directive_shaped, gate, goal_of, reports_user, statements, tally
+from .faithful import Source, directive_shaped, gate, goal_of, line_verdict, reports_user, statements, tally
 from .ledger import Ledger, user_message
 from .prompts import MAX_CHOICES, Template, labels, load_template
 from .redact import redact
@@ -114,6 +114,9 @@ class MLXSummarizer:
         `turns`). A pool no bigger than the pick needs no model call."""
         if self.on_chunk is not None:
             self.on_chunk()
+        # offer only sentences the gate would keep ("Running the tests again." carries no fact)
+        src, script = Source.of(source), main_script(source)
+        pool = [c for c in pool if not line_verdict(c, src, script)] or pool
         cands = pool[-MAX_CHOICES:]
         window = self.context_window()
         while len(cands) > tpl.pick and self.count_tokens(tpl.messages("", cands, focus)) > window * 3 // 4:
@@ -145,7 +148,7 @@ class MLXSummarizer:
             ranked = sorted(range(len(cands)), key=lambda i: (scores[i], i), reverse=True)[: tpl.pick]
             chosen = [cands[i] for i in sorted(ranked)]
             stats["picks"].append(sorted(i + 1 for i in ranked))
-        checked = gate(chosen, source, turns, script=main_script(source))
+        checked = gate(chosen, source, turns, script=script)
         tally(stats["gate"], checked)
         stats["rejected"].extend(f"{why}: {line[:80]}" for line, why in checked.dropped)
         return checked.lines
