@@ -36,7 +36,9 @@ def reply_for(messages: list, chars: int) -> str:
             f"Detail {turn}.{i}: the helper `step_{turn}_{i}` reads config/settings_{turn}.yaml, "
             f"checks the retry budget of {turn + i} attempts and logs the outcome to logs/run_{turn}.log. "
         )
-    return (head + "".join(filler))[:chars].rstrip() + f"\n\nDone with turn {turn}."
+    body = (head + "".join(filler))[:chars]
+    body = body[: body.rfind(". ") + 1] if ". " in body else body  # whole sentences: no half path
+    return body.rstrip() + f"\n\nDone with turn {turn}."
 
 
 class Handler(BaseHTTPRequestHandler):

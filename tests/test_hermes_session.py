@@ -120,8 +120,9 @@ def test_hermes_022_batch_compaction_in_a_session(envs, tmp_path):
 def our_summary(marker: str) -> str:
     """Our part of a batch marker: Hermes's preamble and its own appended sections left out."""
     body = marker.split(END_MARKER)[0]
-    body = body[body.find("## "):] if "## " in body else body
-    return body.split("## Historical Task Snapshot")[0]
+    first = re.search(r"^## ", body, re.M)  # a heading at a line start (the preamble quotes some)
+    body = body[first.start():] if first else ""
+    return re.split(r"^## Historical Task Snapshot", body, flags=re.M)[0].strip()
 
 
 STUB_PATH = re.compile(r"(?:src/module_\d+\.py|tests/test_module_\d+\.py|config/settings_\d+\.yaml|logs/run(?:_\d+)?\.log)")
@@ -150,6 +151,7 @@ def test_hermes_019_session_over_loopback(envs, tmp_path):
     for marker, target in zip(summaries, result["budgets"][-len(summaries):]):
         assert "deterministic fallback" not in marker  # our answer, not Hermes's fallback
         ours = our_summary(marker)
+        assert ours.startswith("## ") and len(ours) > 200, marker[:400]
         # no ledger fact is a fragment of a cut: every path is one the stub really wrote
         for path in find_paths(ours):
             assert STUB_PATH.fullmatch(path), path
