@@ -171,3 +171,16 @@ def test_error_lines_in_long_tool_output_reach_the_batch_summary():
     summary = markers.parse(next(m for m in result.messages if markers.is_marker(m))["content"])
     assert "error TS2345" in summary and "src/render.ts" in summary
     assert all(error not in m.get("content", "") for m in result.messages if m["role"] == "tool")  # absorbed
+
+
+def test_an_iterative_pass_budgets_the_previous_summary_whole():
+    fake = ScriptedSummarizer()
+    first = compactor(fake).compact(session(10), force=True)
+    assert first.outcome == "compacted"
+    previous = fake.calls[0][1]
+    messages = first.messages + session(6, system=False)
+    second = compactor(fake).compact(messages, force=True)
+    assert second.outcome == "compacted"
+    (_, args) = fake.calls[-1]
+    assert args["summary"] and args["budget_tokens"] >= max(512, len(args["summary"]) // 4)
+    assert previous["budget_tokens"] >= 512

@@ -173,8 +173,12 @@ class BatchCompactor:
         last = markers.last_marker(middle)
         previous = markers.parse(middle[last].get("content")) if last >= 0 else ""
         turns = [m for m in markers.display_view(middle) if not markers.is_marker(m)]
+        # the ratio applies to what is new: an iterative summary carries its predecessor whole
+        # (20% of old summary + new turns made the budget drop the old summary's commands)
+        carried = self.count(previous) if previous else 0
         budget = self.summary_budget_tokens or max(
-            SUMMARY_MIN_TOKENS, min(SUMMARY_MAX_TOKENS, int(middle_tokens * SUMMARY_RATIO))
+            SUMMARY_MIN_TOKENS,
+            min(SUMMARY_MAX_TOKENS, carried + int(max(middle_tokens - carried, 0) * SUMMARY_RATIO)),
         )
         clipped = clip_for_summary(turns, self.max_chars_per_message)
         result = call_summarizer(
