@@ -122,7 +122,8 @@ def our_summary(marker: str) -> str:
     body = marker.split(END_MARKER)[0]
     first = re.search(r"^## ", body, re.M)  # a heading at a line start (the preamble quotes some)
     body = body[first.start():] if first else ""
-    return re.split(r"^## Historical Task Snapshot", body, flags=re.M)[0].strip()
+    # Hermes adds its own "Historical Task Snapshot" section, first or last
+    return re.sub(r"^## Historical Task Snapshot\n(?:(?!## ).*\n?)*", "", body, flags=re.M).strip()
 
 
 STUB_PATH = re.compile(r"(?:src/module_\d+\.py|tests/test_module_\d+\.py|config/settings_\d+\.yaml|logs/run(?:_\d+)?\.log)")
