@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from hermes_mlx.compactor import markers, telemetry
-from hermes_mlx.compactor.micro import THRESHOLD_RATIO, TAIL_RATIO, call_summarizer, model_name, notify
+from hermes_mlx.compactor.micro import TAIL_RATIO, THRESHOLD_RATIO, call_summarizer, model_name, notify
 from hermes_mlx.compactor.telemetry import PassResult, Totals
 from hermes_mlx.compactor.transcript import (
     TranscriptError,

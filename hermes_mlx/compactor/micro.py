@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from hermes_mlx.compactor import markers, telemetry
 from hermes_mlx.compactor.telemetry import PassResult, Totals

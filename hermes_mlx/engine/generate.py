@@ -12,10 +12,11 @@ import contextvars
 import queue
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from hermes_mlx.engine import errors
 from hermes_mlx.engine.blas import fit_threads

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from .api import Message, SummaryResult
 from .budget import fit as fit_budget
