@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 from secrets_corpus import Case, build_corpus
-from summarizer_fakes import count
+from summarizer_fakes import FakeScore, count
 from test_adapter import batch_prompt, hermes_serialize
 
 from hermes_mlx.cli import main
@@ -94,15 +94,6 @@ class Leaks:
 LEAKS = Leaks(SAMPLE)
 
 
-@dataclass
-class Scores:
-    scores: list
-    prompt_tokens: int = 0
-    cached_tokens: int = 0
-    generation_tokens: int = 0
-    model: str = "echo"
-
-
 class EchoModel:
     """The worst summarizer model. Asked to write (`generate`), it repeats every line it was
     shown; asked to choose among numbered sentences (`score`), it prefers the one holding most
@@ -121,7 +112,7 @@ class EchoModel:
         self.requests.append(prefix)
         listed = dict(re.findall(r"^(\d+)\. (.*)$", prefix[-1]["content"], flags=re.MULTILINE))
         scores = [len(LEAKS.find(listed.get(c, ""))) * 1000.0 + len(listed.get(c, "")) for c in candidates]
-        return Scores(scores, len(json.dumps(prefix)) // 4)
+        return FakeScore(scores, len(json.dumps(prefix)) // 4, model="echo")
 
     def seen(self) -> str:
         return "\n".join(m["content"] for request in self.requests for m in request)
