@@ -22,11 +22,31 @@ REASONS = ("unsupported", "polarity", "reports_user", "empty", "filtered")
 
 # words that carry no fact: a line may use them freely
 FUNCTION_WORDS = frozenset(
-    ["a", "an", "the", "and", "or", "but", "nor", "so", "yet", "of", "to", "in", "on", "at", "for", "with", "from", "by", "as", "into", "onto", "over", "under", "after", "before", "about", "against", "between", "through", "during", "above", "below", "up", "down", "out", "off", "again", "further", "then", "once", "here", "there", "when", "where", "why", "how", "all", "any", "both", "each", "few", "more", "most", "other", "some", "such", "only", "own", "same", "than", "too", "very", "just", "also", "now", "still", "already", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "doing", "done", "has", "have", "had", "having", "will", "would", "shall", "should", "can", "could", "may", "might", "must", "it", "its", "it's", "this", "that", "these", "those", "i", "me", "my", "we", "us", "our", "you", "your", "he", "him", "his", "she", "her", "they", "them", "their", "what", "which", "who", "whom", "whose", "if", "because", "while", "until", "since", "though", "although", "whether", "either", "neither", "not", "no", "never", "none", "nothing", "without", "instead", "rather", "avoid", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "can't", "cannot", "shouldn't", "mustn't", "haven't", "hasn't", "hadn't", "let", "let's", "via", "per", "etc", "e.g", "i.e", "one", "two", "something", "anything", "everything", "new", "old", "first", "last", "next", "yes", "ok", "okay", "well"]
+    """
+    a an the and or but nor so yet of to in on at for with from by as into onto over under after before about
+    against between through during above below up down out off again further then once here there when where why
+    how all any both each few more most other some such only own same than too very just also now still already is
+    are was were be been being am do does did doing done has have had having will would shall should can could may
+    might must it its it's this that these those i me my we us our you your he him his she her they them their
+    what which who whom whose if because while until since though although whether either neither not no never
+    none nothing without instead rather avoid don't doesn't didn't isn't aren't wasn't weren't won't can't cannot
+    shouldn't mustn't haven't hasn't hadn't let let's via per etc e.g i.e one two something anything everything
+    new old first last next yes ok okay well
+    """.split()
 )
 # the summary's own vocabulary: allowed when the line also carries a supported fact
 STOCK_WORDS = frozenset(
-    ["fix", "fixed", "fixes", "fixing", "add", "added", "adds", "adding", "ran", "run", "runs", "running", "update", "updated", "updates", "updating", "edit", "edited", "edits", "change", "changed", "changes", "changing", "create", "created", "creates", "remove", "removed", "delete", "deleted", "read", "reads", "wrote", "write", "writes", "check", "checked", "checks", "find", "found", "make", "made", "use", "used", "uses", "using", "apply", "applied", "open", "opened", "inspect", "inspected", "look", "looked", "looking", "replace", "replaced", "move", "moved", "rename", "renamed", "install", "installed", "review", "reviewed", "confirm", "confirmed", "verify", "verified", "test", "tested", "tests", "testing", "step", "steps", "result", "results", "issue", "issues", "problem", "problems", "code", "file", "files", "command", "commands", "output", "function", "functions", "change", "successfully", "successful", "now", "again", "work", "worked", "working", "done", "finished", "completed", "complete", "started", "start", "tried", "try", "attempt", "attempted", "get", "got", "set", "modified", "modify", "implemented", "implement", "resolved", "resolve", "investigated", "investigate", "identified", "identify", "caused", "cause", "because", "due", "reason", "version", "line", "lines"]
+    """
+    fix fixed fixes fixing add added adds adding ran run runs running update updated updates updating edit edited
+    edits change changed changes changing create created creates remove removed delete deleted read reads wrote
+    write writes check checked checks find found make made use used uses using apply applied open opened inspect
+    inspected look looked looking replace replaced move moved rename renamed install installed review reviewed
+    confirm confirmed verify verified test tested tests testing step steps result results issue issues problem
+    problems code file files command commands output function functions change successfully successful now again
+    work worked working done finished completed complete started start tried try attempt attempted get got set
+    modified modify implemented implement resolved resolve investigated investigate identified identify caused
+    cause because due reason version line lines
+    """.split()
 )
 
 _NEG_EN = re.compile(r"\b(?:not|no|never|none|nothing|nor|cannot|without|avoid(?:s|ed|ing)?|instead\s+of|rather\s+than)\b"
