@@ -24,13 +24,14 @@ from .api import Message, SummaryResult
 from .budget import fit as fit_budget
 from .budget import hermes_tokens
 from .chunk import chunk_turns, fit
-from .faithful import Source, directive_shaped, gate, goal_of, line_verdict, reports_user, statements, tally
-from .ledger import Ledger, user_message
+from .faithful import Source, directive_shaped, gate, goal_of, line_verdict, statements, tally
+from .ledger import user_message
+from .narrative import fallback_notes, shortlist, turns_in
 from .prompts import MAX_CHOICES, Template, labels, load_template
 from .redact import redact
 from .summary import EARLIER, Summary, parse, render
-from .text import Turn, concluding_sentence, normalize, source_text, split_exchanges, to_text
-from .verify import check_lines, instruction_like, main_script, verify_summary
+from .text import Turn, normalize, source_text, split_exchanges, to_text
+from .verify import check_lines, main_script, verify_summary
 
 logger = logging.getLogger("hermes_mlx.summarizer")
 DEFAULT_WINDOW = 8192
@@ -222,7 +223,7 @@ class MLXSummarizer:
         # fallback: no sentence to copy (or no time left): the last command tells it
         details = {"narrative": "model" if stats["picks"] else "verbatim" if notes else "fallback"}
         if not notes:
-            notes = _fallback_notes(turns)
+            notes = fallback_notes(turns)
         _set_goal(prev, turns)
         prev.progress.extend(notes)
         return self._finish(prev, sources, stats, details, budget_tokens)
@@ -247,13 +248,13 @@ class MLXSummarizer:
         fallbacks = 0
         for chunk in chunks:
             stats["chunks"] += 1
-            mine = _turns_in(chunk, norm)
+            mine = turns_in(chunk, norm)
             pool = [x for x in shortlist(mine) if x not in prev.progress]
             notes = [n for n in self._choose(tpl, chunk, pool, source_text(mine), stats, focus, turns=mine)
                      if n not in prev.progress]
             if not notes:  # no sentence to copy (or no time left): the chunk's last command
                 fallbacks += 1
-                notes = [n for n in _fallback_notes(mine) if n not in prev.progress]
+                notes = [n for n in fallback_notes(mine) if n not in prev.progress]
             prev.progress.extend(notes)
         if stats["picks"]:
             details["narrative"] = "model"
@@ -361,38 +362,6 @@ def _set_goal(s: Summary, turns: list[Turn]) -> None:
     s.goal = goal_of(turns)
 
 
-def shortlist(turns: list[Turn], n: int = MAX_CHOICES) -> list[str]:
-    """At most `n` assistant sentences for the model to choose from, in source order: each
-    assistant turn's last sentence (its conclusion) first, latest turns first, then the other
-    sentences of the latest turns. A chunk of many exchanges thus offers each one's outcome."""
-    per_turn = [statements([t]) for t in turns if t.role == "assistant"]
-    order = [x for sents in reversed(per_turn) for x in sents[-1:]]
-    order += [x for sents in reversed(per_turn) for x in reversed(sents[:-1])]
-    keep: list[str] = []
-    for x in order:
-        if x not in keep and len(keep) < n:
-            keep.append(x)
-    everything = [x for sents in per_turn for x in sents]
-    return sorted(keep, key=everything.index)
-
-
-def _fallback_notes(turns: list[Turn]) -> list[str]:
-    """Code-written narrative: the assistant's concluding sentence (never one that reports the
-    user or reads as an instruction: the gate's rules), else the last command."""
-    sentence = concluding_sentence(turns)
-    if sentence and not reports_user(sentence) and not instruction_like(sentence):
-        return [sentence]
-    calls = [c for t in turns for c in t.tool_calls]
-    if calls:
-        return [f"Ran {calls[-1].name}: `{calls[-1].text[:150]}`" + (f" (+{len(calls) - 1} more tool calls)" if len(calls) > 1 else "")]
-    return []
-
-
-def _turns_in(chunk: str, turns: list[Turn]) -> list[Turn]:
-    """The turns whose text went into a chunk (for its fallback sentence)."""
-    return [t for t in turns if t.text.strip() and t.text.strip()[:60] in chunk] or turns
-
-
 def _paragraph_lines(body: str) -> list[str]:
     lines = [re.sub(r"^\s*(?:[-*+•]|\d+[.)])\s+", "", ln).strip() for ln in body.splitlines()]
     return [ln for ln in lines if ln and not ln.startswith("#")]
@@ -406,5 +375,3 @@ def _dedupe(s: Summary) -> None:
                 seen.append(x)
         setattr(s, name, seen)
 
-
-__all__ = ["MLXSummarizer", "Ledger"]
