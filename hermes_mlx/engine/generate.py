@@ -96,19 +96,24 @@ def check_scope() -> float | None:
 
 
 def resolve(model: str | None) -> tuple[str, Path]:
-    """(cache key, local folder) for a manifest name, a local mlx-lm folder, or None (the default)."""
+    """(cache key, local folder) for a manifest name, a local mlx-lm folder, or None (the default).
+
+    Only the lookup holds the lock: a first use that downloads must not stall token counting
+    for other models. A remembered folder that has since vanished is resolved afresh."""
     key = model or "default"
     with _resolve_lock:
         path = _resolved.get(key)
-        if path is None:
-            candidate = Path(model).expanduser() if model else None
-            if candidate is not None and (candidate / "config.json").is_file():
-                path = candidate.resolve()
-            else:
-                from hermes_mlx.engine.models import resolve_model
+    if path is not None and (path / "config.json").is_file():
+        return key, path
+    candidate = Path(model).expanduser() if model else None
+    if candidate is not None and (candidate / "config.json").is_file():
+        path = candidate.resolve()
+    else:
+        from hermes_mlx.engine.models import resolve_model
 
-                path = Path(resolve_model(model))
-            _resolved[key] = path
+        path = Path(resolve_model(model))
+    with _resolve_lock:
+        _resolved[key] = path
     return key, path
 
 
