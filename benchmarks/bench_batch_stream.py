@@ -31,7 +31,9 @@ def turns_text(tokens: int) -> str:
             f"[USER]: Check module {i}, please.\n\n[ASSISTANT]: I read src/module_{i}.py and ran "
             f"`pytest tests/test_module_{i}.py -q`; it failed with AssertionError: expected {i} got {i + 1} "
             f"at src/module_{i}.py:{i % 90 + 10}. I fixed the bound. "
-            + " ".join(f"Detail {i}.{k}: step_{i}_{k} reads config/settings_{i}.yaml." for k in range(25)) + "\n\n")
+            + " ".join(f"Detail {i}.{k}: step_{i}_{k} reads config/settings_{i}.yaml." for k in range(25))
+            + "\n\n"
+        )
         parts.append(part)
         size += len(part)
     return "".join(parts)
@@ -63,13 +65,19 @@ def main() -> None:
             text += piece
     total = time.monotonic() - started
     gaps = [b - a for a, b in zip([0.0] + stamps, stamps)]
-    print(json.dumps({
-        "middle_tokens_hermes_count": hermes_tokens(messages[0]["content"]),
-        "first_content_chunk_s": round(stamps[0], 2) if stamps else None,
-        "longest_gap_s": round(max(gaps), 2) if gaps else None,
-        "content_chunks": len(stamps), "total_s": round(total, 1),
-        "summary_chars": len(text.strip()),
-    }, indent=1))
+    print(
+        json.dumps(
+            {
+                "middle_tokens_hermes_count": hermes_tokens(messages[0]["content"]),
+                "first_content_chunk_s": round(stamps[0], 2) if stamps else None,
+                "longest_gap_s": round(max(gaps), 2) if gaps else None,
+                "content_chunks": len(stamps),
+                "total_s": round(total, 1),
+                "summary_chars": len(text.strip()),
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

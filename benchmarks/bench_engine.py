@@ -62,6 +62,7 @@ def main() -> None:
     from hermes_mlx.engine.generate import count_tokens, engine_state, generate, resolve
 
     figures: dict = {"cold_start_s": cold_start(args.model)}
+
     def count(text: str) -> int:
         return count_tokens(text, model=args.model)
 
@@ -70,9 +71,20 @@ def main() -> None:
     prompt = words_to_tokens(count, args.prompt_tokens)
     generate("warm up", model=args.model, max_tokens=2)
     r = generate(prompt, model=args.model, max_tokens=args.decode_tokens)
-    figures["speed"] = {k: getattr(r, k) for k in (
-        "prompt_tokens", "cached_tokens", "generation_tokens", "prompt_tps", "generation_tps",
-        "ttft_s", "total_s", "peak_memory_mb", "finish_reason")}
+    figures["speed"] = {
+        k: getattr(r, k)
+        for k in (
+            "prompt_tokens",
+            "cached_tokens",
+            "generation_tokens",
+            "prompt_tps",
+            "generation_tps",
+            "ttft_s",
+            "total_s",
+            "peak_memory_mb",
+            "finish_reason",
+        )
+    }
 
     # 2. Prefix reuse: two requests sharing a 500-token instruction prefix.
     shared = words_to_tokens(count, args.prefix_tokens, prefix="Instructions: summarize. ")
@@ -102,7 +114,9 @@ def main() -> None:
         n = max(res.generation_tokens, 1)
         # On the worker thread too: the model's arrays belong to its stream.
         t = time.perf_counter()
-        worker.submit(lambda job, rest=tokens[res.cached_tokens:], n=n: bare_loop_s(loaded.model, rest, n)).future.result()
+        worker.submit(
+            lambda job, rest=tokens[res.cached_tokens :], n=n: bare_loop_s(loaded.model, rest, n)
+        ).future.result()
         bare_ms.append((time.perf_counter() - t) * 1000)
     figures["warm_call_overhead_ms"] = {
         "median": statistics.median(engine_ms) - statistics.median(bare_ms),

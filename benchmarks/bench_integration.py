@@ -33,8 +33,10 @@ from hermes_mlx.bench.shipped import SESSIONS_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
 SESSION = SESSIONS_DIR / "ledgerly_export_v2.jsonl"
-REQUEST = [{"role": "system", "content": "You are a concise assistant."},
-           {"role": "user", "content": "In one sentence: the agent ran `pytest tests/test_export.py -q` and 3 tests failed."}]
+REQUEST = [
+    {"role": "system", "content": "You are a concise assistant."},
+    {"role": "user", "content": "In one sentence: the agent ran `pytest tests/test_export.py -q` and 3 tests failed."},
+]
 MAX_TOKENS = 16
 
 
@@ -51,22 +53,26 @@ def overheads(model: str | None, repeat: int) -> dict:
 
     sock = bind("127.0.0.1", 0)
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(build_app(model), log_level="error", access_log=False, lifespan="off",
-                                           timeout_keep_alive=600))
+    server = uvicorn.Server(
+        uvicorn.Config(build_app(model), log_level="error", access_log=False, lifespan="off", timeout_keep_alive=600)
+    )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not server.started:
         time.sleep(0.01)
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-    body = json.dumps({"model": model or "hermes-mlx-default", "messages": REQUEST, "max_tokens": MAX_TOKENS,
-                       "temperature": 0.0})
+    body = json.dumps(
+        {"model": model or "hermes-mlx-default", "messages": REQUEST, "max_tokens": MAX_TOKENS, "temperature": 0.0}
+    )
     client = MLXClient(model=model)
 
     def direct():
         return generate(REQUEST, model=model, max_tokens=MAX_TOKENS, temperature=0.0).generation_tokens
 
     def in_process():
-        return client.chat.completions.create(messages=REQUEST, max_tokens=MAX_TOKENS, temperature=0.0).usage.completion_tokens
+        return client.chat.completions.create(
+            messages=REQUEST, max_tokens=MAX_TOKENS, temperature=0.0
+        ).usage.completion_tokens
 
     def loopback():
         conn.request("POST", "/v1/chat/completions", body=body, headers={"Content-Type": "application/json"})
@@ -86,7 +92,8 @@ def overheads(model: str | None, repeat: int) -> dict:
     thread.join(timeout=10)
     base = median_ms(times["direct"])
     return {
-        "repeat": repeat, "max_tokens": MAX_TOKENS,
+        "repeat": repeat,
+        "max_tokens": MAX_TOKENS,
         "median_ms": {k: median_ms(v) for k, v in times.items()},
         "in_process_overhead_ms": round(median_ms(times["in_process"]) - base, 2),
         "loopback_overhead_ms": round(median_ms(times["loopback"]) - base, 2),
@@ -94,7 +101,7 @@ def overheads(model: str | None, repeat: int) -> dict:
     }
 
 
-HERMES_MICRO = '''
+HERMES_MICRO = """
     import importlib, json as _json
     messages = [json.loads(line) for line in open(sys.argv[2]) if line.strip()]
     first, end = int(sys.argv[3]), int(sys.argv[4])
@@ -112,7 +119,7 @@ HERMES_MICRO = '''
     text = compressor._serialize_for_summary(messages[first:end])
     summary = compressor._micro_summarize_one(text)
     emit({"calls": seen, "summary": summary, "exchange_chars": len(text)})
-'''
+"""
 
 
 def micro_comparison(model: str | None) -> dict:
@@ -135,19 +142,26 @@ def micro_comparison(model: str | None) -> dict:
         home = Path(tmp)
         (home / "config.yaml").write_text(
             "plugins:\n  enabled: [hermes-mlx]\nauxiliary:\n  compression:\n    provider: mlx\n"
-            + (f"    model: {model}\n" if model else ""))
+            + (f"    model: {model}\n" if model else "")
+        )
         driver = write_driver(home / "driver.py", HERMES_MICRO)
         out = home / "out.json"
         env = {**os.environ, "HERMES_HOME": str(home)}
-        done = subprocess.run([str(python), str(driver), str(out), str(SESSION), str(first), str(end)],
-                              capture_output=True, text=True, env=env, timeout=1800)
+        done = subprocess.run(
+            [str(python), str(driver), str(out), str(SESSION), str(first), str(end)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=1800,
+        )
         if done.returncode != 0:
             return {"error": done.stderr[-2000:]}
         hermes = json.loads(out.read_text())
     theirs = sum(c["completion_tokens"] for c in hermes["calls"])
     mine = result.generation_tokens
     return {
-        "exchange": [first, end], "exchange_chars_hermes": hermes["exchange_chars"],
+        "exchange": [first, end],
+        "exchange_chars_hermes": hermes["exchange_chars"],
         "ours": {"generation_tokens": mine, "prompt_tokens": result.prompt_tokens, "chars": len(result.text)},
         "hermes": {"generation_tokens": theirs, "calls": hermes["calls"]},
         "difference_pct": round(abs(theirs - mine) / max(mine, 1) * 100, 1),

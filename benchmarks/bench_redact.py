@@ -31,10 +31,10 @@ def tool_output(chars: int) -> str:
     filler = [
         "Collecting numpy>=2.0 (from hermes-mlx==0.3.0)\n  Using cached numpy-2.1.3-cp311-cp311-manylinux_2_17_x86_64.whl (16.3 MB)",
         '{"id": "run_8f1c", "status": "ok", "tokens": 1532, "max_tokens": 4096, "path": "/home/u/proj/src/app.py"}',
-        "src/app.py:42: error: Argument 1 to \"load\" has incompatible type \"str\"; expected \"Path\"  [arg-type]",
+        'src/app.py:42: error: Argument 1 to "load" has incompatible type "str"; expected "Path"  [arg-type]',
         "commit 3f9a2b1c4d5e6f708192a3b4c5d6e7f8091a2b3c\nAuthor: Dev <dev@example.com>\n    fix: token expiry check",
         "PATH=/usr/local/bin:/usr/bin HOME=/home/u LANG=C.UTF-8 PWD=/home/u/proj SHLVL=1",
-        "  File \"/usr/lib/python3.11/site-packages/requests/adapters.py\", line 519, in send",
+        '  File "/usr/lib/python3.11/site-packages/requests/adapters.py", line 519, in send',
         "test_redact.py::test_every_planted_credential_is_gone PASSED                     [ 42%]",
     ]
     lines, i = [], 0

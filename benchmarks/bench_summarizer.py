@@ -69,7 +69,11 @@ def check_facts(summary: str, messages: list[dict], facts: dict, *, micro: bool)
     for kind in ("paths", "commands", "errors", "urls", "identifiers", "decisions"):
         items = facts.get(kind) or []
         present = [f for f in items if f in summary or (micro and f in users)]
-        report[kind] = {"planted": len(items), "present": len(present), "missing": [f for f in items if f not in present]}
+        report[kind] = {
+            "planted": len(items),
+            "present": len(present),
+            "missing": [f for f in items if f not in present],
+        }
     invented = [p for p in find_paths(summary) if p not in session_text and p not in raw]
     report["invented_paths"] = invented
     report["secrets_leaked"] = [s for s in facts.get("secrets") or [] if s in summary]
@@ -186,13 +190,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}:", file=sys.stderr)
         report.append(run_session(name, s, args.limit, args.batch))
         r = report[-1]
-        print(json.dumps({k: v for k, v in r.items() if k not in ("passes", "final_summary")}, indent=1), file=sys.stderr)
+        print(
+            json.dumps({k: v for k, v in r.items() if k not in ("passes", "final_summary")}, indent=1), file=sys.stderr
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))
     ok = all(
         not r["micro_facts"]["invented_paths"]
         and not r["micro_facts"]["secrets_leaked"]
-        and all(r["micro_facts"][k]["present"] == r["micro_facts"][k]["planted"] for k in ("paths", "commands", "errors"))
+        and all(
+            r["micro_facts"][k]["present"] == r["micro_facts"][k]["planted"] for k in ("paths", "commands", "errors")
+        )
         for r in report
     )
     return 0 if ok else 1

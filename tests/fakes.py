@@ -29,10 +29,17 @@ class ScriptedSummarizer:
         return SummaryResult(ok=True, text=text, model=self.model, prompt_tokens=10, generation_tokens=5)
 
     def merge(self, summary, exchange, budget_tokens=None):
-        first = next((m.get("content") or "" for m in exchange if m.get("role") == "assistant" and m.get("content")), "")
+        first = next(
+            (m.get("content") or "" for m in exchange if m.get("role") == "assistant" and m.get("content")), ""
+        )
         line = f"- absorbed: {first[:40]}"
-        return self._next("merge", f"{summary}\n{line}" if summary else line, summary=summary, exchange=exchange,
-                          budget_tokens=budget_tokens)
+        return self._next(
+            "merge",
+            f"{summary}\n{line}" if summary else line,
+            summary=summary,
+            exchange=exchange,
+            budget_tokens=budget_tokens,
+        )
 
     def update(self, summary, turns, focus=None, budget_tokens=None, user_notes=None):
         text = f"## Goal\nbatch summary of {len(turns)} turns"

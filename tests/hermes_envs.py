@@ -52,12 +52,18 @@ def _run(cmd: list, log: Path, timeout: float) -> None:
 def _plugin_shim(python: Path) -> None:
     """Until pyproject.toml declares our `hermes_agent.plugins` entry point, a metadata-only
     distribution declares it, so Hermes's provider scan finds the plugin exactly as it would."""
-    probe = ("import importlib.metadata as md, sys; "
-             f"sys.exit(0 if any(e.value.startswith('hermes_mlx') for e in md.entry_points(group='{ENTRY_POINT_GROUP}')) else 1)")
+    probe = (
+        "import importlib.metadata as md, sys; "
+        f"sys.exit(0 if any(e.value.startswith('hermes_mlx') for e in md.entry_points(group='{ENTRY_POINT_GROUP}')) else 1)"
+    )
     if subprocess.run([str(python), "-c", probe]).returncode == 0:
         return
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     info = Path(site) / "hermes_mlx_e2e_plugin-0.0.0.dist-info"
     info.mkdir(exist_ok=True)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hermes-mlx-e2e-plugin\nVersion: 0.0.0\n")
@@ -83,7 +89,11 @@ def ensure_env(dist: str, version: str, timeout: float = 1200) -> Path:
         # ready.json is written last: a half-built folder is removed above and built again.
         _run([sys.executable, "-m", "venv", str(folder)], log, 300)
         python = _python(folder)
-        _run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", f"{dist}=={version}"], log, timeout)
+        _run(
+            [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", f"{dist}=={version}"],
+            log,
+            timeout,
+        )
         _run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-e", str(ROOT)], log, timeout)
         _plugin_shim(python)
         (folder / "ready.json").write_text(json.dumps({"dist": dist, "version": version}))
@@ -111,7 +121,7 @@ def ensure_envs(specs: list[tuple[str, str]]) -> dict[tuple[str, str], Path | En
 
 
 # Prepended to every driver: loopback only, logs to stderr, output as JSON to argv[1].
-PREAMBLE = textwrap.dedent('''
+PREAMBLE = textwrap.dedent("""
     import ipaddress, json, logging, socket, sys
 
     def _loopback(address):
@@ -138,7 +148,7 @@ PREAMBLE = textwrap.dedent('''
     def emit(result):
         with open(sys.argv[1], "w") as out:
             json.dump(result, out, default=str)
-''')
+""")
 
 
 def write_driver(path: Path, body: str) -> Path:

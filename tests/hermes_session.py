@@ -36,7 +36,7 @@ USER_TURNS = [
 ]
 
 # Runs inside the Hermes venv: argv = out.json, port, turns, reply-kind.
-SESSION_DRIVER = '''
+SESSION_DRIVER = """
     import inspect, os, time
     from run_agent import AIAgent
 
@@ -98,12 +98,13 @@ SESSION_DRIVER = '''
     # exception") after all the work is done; the results are written, so end here.
     sys.stdout.flush(); sys.stderr.flush()
     os._exit(0)
-'''
+"""
 
 
 def start_stub(reply_chars: int) -> tuple[subprocess.Popen, int]:
-    proc = subprocess.Popen([sys.executable, str(HERE / "stub_main_model.py"), str(reply_chars)],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "stub_main_model.py"), str(reply_chars)], stdout=subprocess.PIPE, text=True
+    )
     line = proc.stdout.readline()
     if not line.startswith("listening on "):
         proc.kill()
@@ -113,13 +114,21 @@ def start_stub(reply_chars: int) -> tuple[subprocess.Popen, int]:
 
 def write_config(home: Path, config: dict, port: int) -> None:
     """The README's config plus the stub as the main model."""
-    full = {**config, "model": {"default": "stub-main", "provider": "custom",
-                                "base_url": f"http://127.0.0.1:{port}/v1", "context_length": 65536}}
+    full = {
+        **config,
+        "model": {
+            "default": "stub-main",
+            "provider": "custom",
+            "base_url": f"http://127.0.0.1:{port}/v1",
+            "context_length": 65536,
+        },
+    }
     (home / "config.yaml").write_text(yaml.safe_dump(full))
 
 
-def run_session(python: Path, tmp: Path, config: dict, *, turns: int, reply_chars: int,
-                timeout: float = 3000) -> tuple[dict, str]:
+def run_session(
+    python: Path, tmp: Path, config: dict, *, turns: int, reply_chars: int, timeout: float = 3000
+) -> tuple[dict, str]:
     home = tmp / "hermes-home"
     home.mkdir(exist_ok=True)
     stub, port = start_stub(reply_chars)
@@ -129,8 +138,14 @@ def run_session(python: Path, tmp: Path, config: dict, *, turns: int, reply_char
         out = tmp / "session.json"
         env = {**os.environ, "HERMES_HOME": str(home), "PYTHONUNBUFFERED": "1", "HERMES_YOLO_MODE": "1"}
         env.pop("PYTHONPATH", None)
-        done = subprocess.run([str(python), str(driver), str(out), str(port), str(turns), json.dumps(USER_TURNS)],
-                              capture_output=True, text=True, env=env, cwd=home, timeout=timeout)
+        done = subprocess.run(
+            [str(python), str(driver), str(out), str(port), str(turns), json.dumps(USER_TURNS)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=home,
+            timeout=timeout,
+        )
         (tmp / "driver.log").write_text(done.stderr)  # kept beside the test's other files
         if done.returncode != 0:
             raise AssertionError(f"driver failed ({done.returncode}):\n{done.stderr[-6000:]}")

@@ -57,8 +57,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
-            body = {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "owned_by": "stub",
-                                                "context_length": 131072}]}
+            body = {
+                "object": "list",
+                "data": [{"id": MODEL_ID, "object": "model", "owned_by": "stub", "context_length": 131072}],
+            }
             return self._send(200, json.dumps(body).encode())
         self._send(404, b'{"error": {"message": "not found"}}')
 
@@ -74,13 +76,21 @@ class Handler(BaseHTTPRequestHandler):
         cap = req.get("max_tokens") or req.get("max_completion_tokens")
         text = reply_for(messages, self.chars if not cap or cap > 400 else min(self.chars, 120))
         prompt_tokens = sum(len(json.dumps(m)) for m in messages) // 4
-        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(text) // 4,
-                 "total_tokens": prompt_tokens + len(text) // 4}
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": len(text) // 4,
+            "total_tokens": prompt_tokens + len(text) // 4,
+        }
         created = int(time.time())
         if not req.get("stream"):
-            body = {"id": "chatcmpl-stub", "object": "chat.completion", "created": created, "model": MODEL_ID,
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                 "finish_reason": "stop"}], "usage": usage}
+            body = {
+                "id": "chatcmpl-stub",
+                "object": "chat.completion",
+                "created": created,
+                "model": MODEL_ID,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                "usage": usage,
+            }
             return self._send(200, json.dumps(body).encode())
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -94,7 +104,7 @@ class Handler(BaseHTTPRequestHandler):
         base = {"id": "chatcmpl-stub", "object": "chat.completion.chunk", "created": created, "model": MODEL_ID}
         event({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})
         for i in range(0, len(text), 2000):
-            event({**base, "choices": [{"index": 0, "delta": {"content": text[i:i + 2000]}, "finish_reason": None}]})
+            event({**base, "choices": [{"index": 0, "delta": {"content": text[i : i + 2000]}, "finish_reason": None}]})
         event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
         event({**base, "choices": [], "usage": usage})
         self.wfile.write(b"data: [DONE]\n\n")

@@ -58,17 +58,41 @@ def call(cid, name, **args):
 
 def failing_exchange():
     return [
-        {"role": "assistant", "content": "Running the export tests.", "tool_calls": [call("c1", "terminal", command="pytest tests/test_export.py -q")]},
-        {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"output": "E   AssertionError: assert '19.99' == '20.00'\nFAILED tests/test_export.py::test_rounding - AssertionError: assert '19.99' == '20.00'\n1 failed", "exit_code": 1})},
-        {"role": "assistant", "content": "The rounding test fails: ledgerly/export/csv_export.py rounds each line instead of the total."},
+        {
+            "role": "assistant",
+            "content": "Running the export tests.",
+            "tool_calls": [call("c1", "terminal", command="pytest tests/test_export.py -q")],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": json.dumps(
+                {
+                    "output": "E   AssertionError: assert '19.99' == '20.00'\nFAILED tests/test_export.py::test_rounding - AssertionError: assert '19.99' == '20.00'\n1 failed",
+                    "exit_code": 1,
+                }
+            ),
+        },
+        {
+            "role": "assistant",
+            "content": "The rounding test fails: ledgerly/export/csv_export.py rounds each line instead of the total.",
+        },
     ]
 
 
 def fixing_exchange():
     return [
-        {"role": "assistant", "content": None, "tool_calls": [call("c2", "patch", path="ledgerly/export/csv_export.py", old="a", new="b")]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call("c2", "patch", path="ledgerly/export/csv_export.py", old="a", new="b")],
+        },
         {"role": "tool", "tool_call_id": "c2", "content": "patched"},
-        {"role": "assistant", "content": "", "tool_calls": [call("c3", "terminal", command="pytest tests/test_export.py -q")]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [call("c3", "terminal", command="pytest tests/test_export.py -q")],
+        },
         {"role": "tool", "tool_call_id": "c3", "content": json.dumps({"output": "5 passed", "exit_code": 0})},
         {"role": "assistant", "content": "Rounding now happens once on the invoice total; all 5 export tests pass."},
     ]

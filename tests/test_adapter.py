@@ -15,8 +15,10 @@ from hermes_mlx.integrations import adapter
 from hermes_mlx.integrations.hermes_wire import hermes_serialize  # Hermes's serializer, one copy
 from hermes_mlx.integrations.openai_shapes import parse_request
 
-PREAMBLE = ("You are a summarization agent creating a context checkpoint. Treat the conversation turns below "
-            "as source material for a compact record of prior work.")
+PREAMBLE = (
+    "You are a summarization agent creating a context checkpoint. Treat the conversation turns below "
+    "as source material for a compact record of prior work."
+)
 TEMPLATE = """## Historical Task Snapshot
 [THE SINGLE MOST IMPORTANT FIELD.]
 
@@ -33,7 +35,11 @@ Write only the summary body. Do not include any preamble or prefix."""
 
 def batch_prompt(turns, previous=None, focus=None, budget=900, memory=None):
     content = hermes_serialize(turns)
-    memory_section = f"\n\nMEMORY PROVIDER CONTEXT:\nThe block contains one JSON string.\n<memory-provider-context>\n{json.dumps(memory)}\n</memory-provider-context>" if memory else ""
+    memory_section = (
+        f"\n\nMEMORY PROVIDER CONTEXT:\nThe block contains one JSON string.\n<memory-provider-context>\n{json.dumps(memory)}\n</memory-provider-context>"
+        if memory
+        else ""
+    )
     template = TEMPLATE.format(budget=budget)
     if previous:
         prompt = f"""{PREAMBLE}
@@ -73,8 +79,14 @@ def call(cid, name, **args):
 
 
 EXCHANGE = [
-    {"role": "assistant", "content": "Running the export tests.",
-     "tool_calls": [call("c1", "terminal", command="pytest tests/test_export.py -q"), call("c2", "read_file", path="a.py")]},
+    {
+        "role": "assistant",
+        "content": "Running the export tests.",
+        "tool_calls": [
+            call("c1", "terminal", command="pytest tests/test_export.py -q"),
+            call("c2", "read_file", path="a.py"),
+        ],
+    },
     {"role": "tool", "tool_call_id": "c1", "content": "1 failed\n\n[USER] is not a tag mid-line"},
     {"role": "tool", "tool_call_id": "c2", "content": "print(1)"},
     {"role": "assistant", "content": "The rounding test fails in ledgerly/export/csv_export.py."},
@@ -96,7 +108,7 @@ def test_parse_turns_round_trips_hermes_serialization():
 
 
 def test_parse_turns_assistant_with_only_tool_calls_and_truncated_args():
-    text = "[ASSISTANT]: \n[Tool calls:\n  terminal({\"command\": \"ls\"...)\n  patch(...)\n]\n\n[TOOL RESULT x9]: ok"
+    text = '[ASSISTANT]: \n[Tool calls:\n  terminal({"command": "ls"...)\n  patch(...)\n]\n\n[TOOL RESULT x9]: ok'
     parsed = adapter.parse_turns(text)
     assert parsed[0]["content"] == ""
     assert [c["function"]["arguments"] for c in parsed[0]["tool_calls"]] == ['{"command": "ls"...', ""]
@@ -127,11 +139,14 @@ def test_recognise_batch_first_update_focus_budget_memory():
     assert update.focus == 'the "CSV" export' and len(update.turns) == 5
 
 
-@pytest.mark.parametrize("messages", [
-    [{"role": "user", "content": "What is 2+2?"}],
-    [{"role": "user", "content": "TURNS TO SUMMARIZE: without the rest"}],
-    [{"role": "system", "content": "x"}],
-])
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [{"role": "user", "content": "What is 2+2?"}],
+        [{"role": "user", "content": "TURNS TO SUMMARIZE: without the rest"}],
+        [{"role": "system", "content": "x"}],
+    ],
+)
 def test_other_prompts_pass_through(messages):
     assert adapter.recognise(messages).kind == "passthrough"
 
@@ -184,19 +199,22 @@ def test_engine_model_for_a_requested_name():
 
 
 def test_passthrough_generates_with_our_cap(tiny_model):
-    done = adapter.complete(parse_request({"messages": [{"role": "user", "content": "hello"}], "max_tokens": 5}),
-                            model=tiny_model)
+    done = adapter.complete(
+        parse_request({"messages": [{"role": "user", "content": "hello"}], "max_tokens": 5}), model=tiny_model
+    )
     assert done.kind == "passthrough" and done.completion_tokens <= 5 and done.prompt_tokens > 0
     assert done.finish_reason in ("stop", "length")
 
 
 def test_passthrough_too_long_is_folded_not_rejected(tiny_model):
     long = "pytest tests/test_engine.py -q failed with AssertionError at line 42. " * 200  # far over 512
-    done = adapter.complete(parse_request({"messages": [{"role": "user", "content": long}], "max_tokens": 600}),
-                            model=tiny_model)
+    done = adapter.complete(
+        parse_request({"messages": [{"role": "user", "content": long}], "max_tokens": 600}), model=tiny_model
+    )
     assert done.folded > 1 and done.completion_tokens <= 600  # the fold notes count against max_tokens
-    small = adapter.complete(parse_request({"messages": [{"role": "user", "content": long}], "max_tokens": 8}),
-                             model=tiny_model)
+    small = adapter.complete(
+        parse_request({"messages": [{"role": "user", "content": long}], "max_tokens": 8}), model=tiny_model
+    )
     assert small.folded == 0 and small.completion_tokens <= 8  # too small a budget to fold: cut instead
 
 
@@ -216,8 +234,9 @@ def test_stream_closed_early_stops(tiny_model, monkeypatch):
     next(gen)
     gen.close()  # must stop the engine and leave it usable
     held.closed.set()
-    again = adapter.complete(parse_request({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}),
-                             model=tiny_model)
+    again = adapter.complete(
+        parse_request({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}), model=tiny_model
+    )
     assert again.completion_tokens <= 2
     stopped = held.calls[0]
     assert stopped["before"] + 2 <= full.completion_tokens  # an engine ignoring close() would decode on

@@ -37,8 +37,12 @@ def test_pruning_alone_can_suffice_without_a_model_call():
 
 
 def test_prune_replaces_duplicates_and_leaves_small_results():
-    middle = [assistant(None, calls=[("a", "cat"), ("b", "cat"), ("c", "ls")]),
-              tool("a", "same output " * 50), tool("b", "same output " * 50), tool("c", "tiny")]
+    middle = [
+        assistant(None, calls=[("a", "cat"), ("b", "cat"), ("c", "ls")]),
+        tool("a", "same output " * 50),
+        tool("b", "same output " * 50),
+        tool("c", "tiny"),
+    ]
     out, pruned, dups = prune_tool_results(middle)
     assert dups == 1 and out[1]["content"].startswith(DUPLICATE_TAG)
     assert pruned == 1 and out[2]["content"].startswith(PRUNED_TAG)
@@ -52,7 +56,7 @@ def test_summarizes_the_middle_and_reassembles_a_valid_list():
     before = copy.deepcopy(messages)
     result = compactor(fake).compact(messages)
     assert result.outcome == "compacted" and messages == before
-    (method, args), = fake.calls
+    ((method, args),) = fake.calls
     assert method == "update" and args["summary"] is None and args["focus"] is None
     assert args["budget_tokens"] >= 512
     # Old tool output reached the summarizer whole (its ledger reads every error line); user
@@ -69,20 +73,25 @@ def test_summarizes_the_middle_and_reassembles_a_valid_list():
     assert markers.user_messages(out) == markers.user_messages(messages)
     assert transcript_tokens(out) < transcript_tokens(messages)
     # Tail verbatim, and the cut never separates a call from its result.
-    tail = out[out.index(found[0]) + 1:]
-    assert tail == messages[-len(tail):] and tail[0]["role"] != "tool"
+    tail = out[out.index(found[0]) + 1 :]
+    assert tail == messages[-len(tail) :] and tail[0]["role"] != "tool"
 
 
 def test_boundary_never_splits_a_call_from_its_results():
     messages = session(3)
-    messages += [user("go"), assistant(None, calls=[("p", "sh"), ("q", "sh")]),
-                 tool("p", "p" * 800), tool("q", "q" * 800), assistant("done")]
+    messages += [
+        user("go"),
+        assistant(None, calls=[("p", "sh"), ("q", "sh")]),
+        tool("p", "p" * 800),
+        tool("q", "q" * 800),
+        assistant("done"),
+    ]
     # A tail budget that would cut between the two results moves back to the call.
     result = compactor(tail_tokens=250, threshold_tokens=300).compact(messages)
     assert result.outcome == "compacted"
     out = result.messages
     idx = next(i for i, m in enumerate(out) if m.get("tool_calls") and m["tool_calls"][0]["id"] == "p")
-    assert [m.get("tool_call_id") for m in out[idx + 1:idx + 3]] == ["p", "q"]
+    assert [m.get("tool_call_id") for m in out[idx + 1 : idx + 3]] == ["p", "q"]
     assert tool_pairs_valid(out)
 
 
@@ -159,11 +168,15 @@ def test_error_lines_in_long_tool_output_reach_the_batch_summary():
 
     from hermes_mlx.summarizer import MLXSummarizer
 
-    error = "src/render.ts(41,7): error TS2345: Argument of type 'string' is not assignable to parameter of type 'number'."
+    error = (
+        "src/render.ts(41,7): error TS2345: Argument of type 'string' is not assignable to parameter of type 'number'."
+    )
     output = "\n".join(f"compiling module {i} of 80" for i in range(80)) + "\n" + error + "\nFound 1 error."
     messages = session(6)
-    messages[5:5] = [assistant("Type-checking the renderer.", calls=[("tsc", "terminal")]),
-                     tool("tsc", json.dumps({"output": output, "exit_code": 2}), name="terminal")]
+    messages[5:5] = [
+        assistant("Type-checking the renderer.", calls=[("tsc", "terminal")]),
+        tool("tsc", json.dumps({"output": output, "exit_code": 2}), name="terminal"),
+    ]
     fake = FakeModel(*["type"] * 20)
     summarizer = MLXSummarizer(score=fake.score, count_tokens=count, context_window=8192)
     result = compactor(summarizer).compact(messages, force=True)

@@ -18,13 +18,23 @@ from hermes_mlx.integrations.hermes_wire import hermes_serialize
 TINY_SESSION = [
     {"role": "system", "content": "You are a coding agent."},
     {"role": "user", "content": "Fix the failing export test in src/export/writer.py."},
-    {"role": "assistant", "content": "Running the tests.", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": "{\"cmd\": \"pytest -q\"}"}}]},
+    {
+        "role": "assistant",
+        "content": "Running the tests.",
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": '{"cmd": "pytest -q"}'}}
+        ],
+    },
     {"role": "tool", "tool_call_id": "c1", "content": "FAILED tests/test_export.py::test_csv - KeyError: 'amount'"},
     {"role": "assistant", "content": "The writer reads `amount` but the row has `total`."},
     {"role": "user", "content": "Rename it in src/export/writer.py then."},
-    {"role": "assistant", "content": "Renamed; tests pass now.", "tool_calls": [
-        {"id": "c2", "type": "function", "function": {"name": "terminal", "arguments": "{\"cmd\": \"pytest -q\"}"}}]},
+    {
+        "role": "assistant",
+        "content": "Renamed; tests pass now.",
+        "tool_calls": [
+            {"id": "c2", "type": "function", "function": {"name": "terminal", "arguments": '{"cmd": "pytest -q"}'}}
+        ],
+    },
     {"role": "tool", "tool_call_id": "c2", "content": "3 passed in 0.4s"},
     {"role": "assistant", "content": "Done."},
     {"role": "user", "content": "Thanks. Now update docs/export.md."},
@@ -91,9 +101,11 @@ def test_contention_that_cannot_start_is_an_error(monkeypatch):
 def test_signal_stops_contention(tmp_path):
     """A bench process killed with SIGTERM takes its contention processes with it."""
     pidfile = tmp_path / "pids"
-    code = ("import time, sys\nfrom hermes_mlx.bench import contention as ct\n"
-            "c = ct.Contention('cpu1', settle_s=0.1).start()\n"
-            f"open({str(pidfile)!r}, 'w').write(str(c.procs[0].pid))\ntime.sleep(60)\n")
+    code = (
+        "import time, sys\nfrom hermes_mlx.bench import contention as ct\n"
+        "c = ct.Contention('cpu1', settle_s=0.1).start()\n"
+        f"open({str(pidfile)!r}, 'w').write(str(c.procs[0].pid))\ntime.sleep(60)\n"
+    )
     proc = subprocess.Popen([sys.executable, "-c", code])
     for _ in range(100):
         if pidfile.exists() and pidfile.read_text():
@@ -157,9 +169,25 @@ def short_session(tmp_path):
 def test_bench_end_to_end_on_the_tiny_model(tiny_model, short_session, tmp_path, capsys):
     session = short_session
     out = tmp_path / "out"
-    code = main(["bench", str(session), "--model", tiny_model, "--scenarios", "none,cpu1,gpu",
-                 "--max-passes", "2", "--quick", "--out", str(out), "--no-progress", "--no-baselines",
-                 "--idle-gaps", "0.1,0.2"])
+    code = main(
+        [
+            "bench",
+            str(session),
+            "--model",
+            tiny_model,
+            "--scenarios",
+            "none,cpu1,gpu",
+            "--max-passes",
+            "2",
+            "--quick",
+            "--out",
+            str(out),
+            "--no-progress",
+            "--no-baselines",
+            "--idle-gaps",
+            "0.1,0.2",
+        ]
+    )
     assert code == 0
     data = json.loads((out / "bench.json").read_text())
     assert {"machine", "settings", "ratios", "fidelity", "notes", "passes"} <= set(data)
@@ -167,8 +195,18 @@ def test_bench_end_to_end_on_the_tiny_model(tiny_model, short_session, tmp_path,
     variants = {(p["scenario"], p["variant"]) for p in data["passes"]}
     assert {("none", "ours"), ("none", "ours-cold"), ("cpu1", "ours")} <= variants
     for p in data["passes"]:
-        assert {"duration_s", "prompt_tokens", "cached_tokens", "generation_tokens", "ttft_s", "prompt_tps",
-                "generation_tps", "tokens_delta", "occupancy_pct", "outcome"} <= set(p)
+        assert {
+            "duration_s",
+            "prompt_tokens",
+            "cached_tokens",
+            "generation_tokens",
+            "ttft_s",
+            "prompt_tps",
+            "generation_tps",
+            "tokens_delta",
+            "occupancy_pct",
+            "outcome",
+        } <= set(p)
     if sys.platform != "darwin":
         assert any("gpu scenario skipped" in n for n in data["notes"])
     md = (out / "bench.md").read_text()
@@ -180,22 +218,44 @@ def test_bench_end_to_end_on_the_tiny_model(tiny_model, short_session, tmp_path,
     assert len({p["prompt_tokens"] for p in probes}) == 1  # the same work after every gap
     assert set(data["ratios"]["idle_penalty_s_by_gap"]) == {"0.1", "0.2"}
     assert {"facts_seen", "context_survival_pct", "facts_absorbed", "absorbed_kept_in_summary"} <= set(
-        data["fidelity"][session.stem])
+        data["fidelity"][session.stem]
+    )
     assert not ct._LIVE
 
 
 def test_report_ratios_match_turns():
     passes = [
-        {"scenario": "none", "variant": "ours", "session": "s", "turn": 1, "number": 1, "duration_s": 1.0,
-         "generation_tokens": 50, "prompt_tokens": 100, "ttft_s": 0.1, "idle_before_s": 0.0},
-        {"scenario": "none", "variant": "mlx_lm.server", "session": "s", "turn": 1, "number": 1, "duration_s": 4.0,
-         "generation_tokens": 400, "prompt_tokens": 300, "ttft_s": None, "idle_before_s": 0.0},
+        {
+            "scenario": "none",
+            "variant": "ours",
+            "session": "s",
+            "turn": 1,
+            "number": 1,
+            "duration_s": 1.0,
+            "generation_tokens": 50,
+            "prompt_tokens": 100,
+            "ttft_s": 0.1,
+            "idle_before_s": 0.0,
+        },
+        {
+            "scenario": "none",
+            "variant": "mlx_lm.server",
+            "session": "s",
+            "turn": 1,
+            "number": 1,
+            "duration_s": 4.0,
+            "generation_tokens": 400,
+            "prompt_tokens": 300,
+            "ttft_s": None,
+            "idle_before_s": 0.0,
+        },
     ]
     table, ratios = report.summary_table(passes)
     assert ratios["duration_ours_vs_mlx_lm_server_same_turns_p50"] == 0.25
     assert ratios["gen_tokens_ours_vs_mlx_lm_server_same_turns_p50"] == 0.125
-    assert ratios["ours_vs_mlx_lm_server_per_pass"] == [{"session": "s", "turn": 1, "duration": 0.25,
-                                                         "gen_tokens": 0.125}]
+    assert ratios["ours_vs_mlx_lm_server_per_pass"] == [
+        {"session": "s", "turn": 1, "duration": 0.25, "gen_tokens": 0.125}
+    ]
     assert table.count("\n") == 3
 
 
@@ -209,8 +269,9 @@ def test_mlx_lm_server_baseline_on_the_tiny_model(tiny_model):
     """Baseline (b) end to end over loopback: Hermes's prompt, the server stopped afterwards."""
     from hermes_mlx.bench.baselines import run_hermes_passes
 
-    passes, summary, folded = run_hermes_passes(TINY_SESSION, model_path=tiny_model, session="tiny", max_passes=2,
-                                        max_tokens=4)
+    passes, summary, folded = run_hermes_passes(
+        TINY_SESSION, model_path=tiny_model, session="tiny", max_passes=2, max_tokens=4
+    )
     assert [p.turn for p in passes] == [1, 2]
     for p in passes:
         assert p.variant == "mlx_lm.server" and p.error is None, p.error
@@ -220,9 +281,19 @@ def test_mlx_lm_server_baseline_on_the_tiny_model(tiny_model):
 
 def test_baseline_input_is_redacted_like_hermes_and_partial_leaks_count():
     secret = "wJalrFAKEtidewatchSECRET/K7MDENG/bPxRfiCY9q"
-    msgs = [{"role": "assistant", "content": f"export AWS_SECRET_ACCESS_KEY={secret}", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "terminal",
-                                                      "arguments": f"{{\"cmd\": \"aws_secret_access_key={secret}\"}}"}}]}]
+    msgs = [
+        {
+            "role": "assistant",
+            "content": f"export AWS_SECRET_ACCESS_KEY={secret}",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "terminal", "arguments": f'{{"cmd": "aws_secret_access_key={secret}"}}'},
+                }
+            ],
+        }
+    ]
     assert secret not in hermes_serialize(msgs, redact_secrets=True)
     assert secret in hermes_serialize(msgs)
     assert report.leaked(secret, "the key is wJalrFAKEtidewatchSECRET/K7MDENG/bPxRfiY")
@@ -241,7 +312,9 @@ def test_plots_are_skipped_with_a_note_without_matplotlib(tmp_path, monkeypatch)
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
     passes = [{"scenario": "none", "variant": "ours", "duration_s": 1.0, "turn": 1}]
-    assert report.plots(passes, tmp_path) == ["plots skipped: matplotlib is not installed (pip install 'hermes-mlx[bench]')"]
+    assert report.plots(passes, tmp_path) == [
+        "plots skipped: matplotlib is not installed (pip install 'hermes-mlx[bench]')"
+    ]
     assert not list(tmp_path.iterdir())
 
 
@@ -285,8 +358,21 @@ def test_no_probe_and_a_failing_baseline_are_notes(tiny_model, short_session, tm
     monkeypatch.setattr(harness, "run_passes", no_model_calls)
     monkeypatch.setattr(baselines, "run_hermes_passes", server_gone)
     out = tmp_path / "out"
-    code = main(["bench", str(short_session), "--model", tiny_model, "--scenarios", "none", "--max-passes", "1",
-                 "--out", str(out), "--no-progress"])
+    code = main(
+        [
+            "bench",
+            str(short_session),
+            "--model",
+            tiny_model,
+            "--scenarios",
+            "none",
+            "--max-passes",
+            "1",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     notes = json.loads((out / "bench.json").read_text())["notes"]
     assert any("no pass called the model" in n for n in notes)

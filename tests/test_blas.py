@@ -12,8 +12,10 @@ import hermes_mlx  # noqa: F401  (puts the BLAS in place before MLX loads)
 from hermes_mlx.engine import blas
 from hermes_mlx.engine.generate import generate
 
-linux_x86 = pytest.mark.skipif(not (sys.platform == "linux" and platform.machine() == "x86_64"),
-                               reason="ngsolve-openblas is installed on Linux x86_64 only")
+linux_x86 = pytest.mark.skipif(
+    not (sys.platform == "linux" and platform.machine() == "x86_64"),
+    reason="ngsolve-openblas is installed on Linux x86_64 only",
+)
 
 
 class FakeOpenBlas:

@@ -19,8 +19,17 @@ from hermes_mlx.compactor.store_rows import encode
 def test_generate_json_names_stats_as_mlx_lm_does(tiny_model, capsys):
     assert main(["generate", "--model", tiny_model, "--max-tokens", "4", "--json", "hello"]) == 0
     out = json.loads(capsys.readouterr().out)
-    for key in ("text", "prompt_tokens", "cached_tokens", "generation_tokens", "prompt_tps",
-                "generation_tps", "peak_memory_mb", "load_s", "finish_reason"):
+    for key in (
+        "text",
+        "prompt_tokens",
+        "cached_tokens",
+        "generation_tokens",
+        "prompt_tps",
+        "generation_tps",
+        "peak_memory_mb",
+        "load_s",
+        "finish_reason",
+    ):
         assert key in out
     assert 1 <= out["generation_tokens"] <= 4
 
@@ -225,7 +234,9 @@ def test_compact_immutable_shm_is_an_error_not_sigbus(src, tmp_path):
             "from hermes_mlx.cli import main;"
             f"sys.exit(main(['compact', {str(src)!r}, '--store', {str(db)!r}, '--no-progress']))"
         )
-        proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+        )
     finally:
         mutable(shm)
     assert proc.returncode == 2, proc.stderr  # not -SIGBUS
@@ -248,8 +259,10 @@ def test_compact_locked_store_is_an_error(src, tmp_path, fake, capsys, monkeypat
 def test_compact_hermes_state_db_as_store_is_rejected_untouched(src, tmp_path, fake, capsys):
     db = tmp_path / "hermes-state.db"
     conn = sqlite3.connect(db)
-    conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, role TEXT NOT NULL,"
-                 " content TEXT, timestamp REAL NOT NULL)")
+    conn.execute(
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, role TEXT NOT NULL,"
+        " content TEXT, timestamp REAL NOT NULL)"
+    )
     conn.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('a', 'user', 'hi', 1.0)")
     conn.commit()
     conn.close()
@@ -379,7 +392,9 @@ def test_the_process_prints_everything_before_it_ends(tiny_model):
         f"sys.argv = ['hermes-mlx', 'generate', '--model', {tiny_model!r}, '--max-tokens', '2', '--json', 'hi'];"
         "from hermes_mlx.cli import main; sys.exit(main())"
     )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "terminate called" not in proc.stderr
     assert json.loads(proc.stdout)["generation_tokens"] >= 1
@@ -392,6 +407,7 @@ def test_a_bug_still_shows_its_traceback_and_exits_1(tmp_path):
         "sys.argv = ['hermes-mlx', 'report', 'x.log'];"
         "from hermes_mlx.cli import main; sys.exit(main())"
     )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False
+    )
     assert proc.returncode == 1 and "ZeroDivisionError" in proc.stderr and "Traceback" in proc.stderr

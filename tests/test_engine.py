@@ -29,8 +29,15 @@ def test_generate_returns_text_and_stats(tiny_model):
     assert 0 < result.generation_tokens <= 12
     assert result.peak_memory_mb > 0 and result.total_s >= result.ttft_s > 0
     assert set(result.to_dict()) >= {
-        "text", "prompt_tokens", "cached_tokens", "generation_tokens", "prompt_tps",
-        "generation_tps", "peak_memory_mb", "load_s", "finish_reason",
+        "text",
+        "prompt_tokens",
+        "cached_tokens",
+        "generation_tokens",
+        "prompt_tps",
+        "generation_tps",
+        "peak_memory_mb",
+        "load_s",
+        "finish_reason",
     }
 
 
@@ -80,7 +87,9 @@ def test_model_loads_once_for_eight_threads(tmp_path):
 def test_all_mlx_work_runs_on_the_worker_thread(tmp_path, monkeypatch):
     seen = []
     real = cache_mod.fit_for_device
-    monkeypatch.setattr(cache_mod, "fit_for_device", lambda *a: (seen.append(threading.current_thread().name), real(*a))[1])
+    monkeypatch.setattr(
+        cache_mod, "fit_for_device", lambda *a: (seen.append(threading.current_thread().name), real(*a))[1]
+    )
     generate("hello", model=str(build_tiny_model(tmp_path / "w", seed=3)), max_tokens=2)
     assert seen == ["hermes-mlx-worker"]
 

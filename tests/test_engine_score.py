@@ -16,8 +16,10 @@ from hermes_mlx.engine.generate import (
 )
 from hermes_mlx.engine.score import score
 
-MESSAGES = [{"role": "system", "content": "Pick the sentence that states the result."},
-            {"role": "user", "content": "1. pytest failed\n2. the fox jumps\nWhich one? Answer with its number."}]
+MESSAGES = [
+    {"role": "system", "content": "Pick the sentence that states the result."},
+    {"role": "user", "content": "1. pytest failed\n2. the fox jumps\nWhich one? Answer with its number."},
+]
 
 
 def reference(model: str, candidates: list[str]) -> list[float]:

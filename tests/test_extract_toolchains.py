@@ -30,7 +30,9 @@ SAMPLES = {
         "src/render.ts(41,7): error TS2345: Argument of type 'string' is not assignable to parameter of type 'number'.\n"
         "src/render.ts(58,3): error TS2322: Type 'undefined' is not assignable to type 'Node'.\n\n"
         "Found 2 errors in the same file, starting at: src/render.ts:41\n",
-        ["src/render.ts(41,7): error TS2345: Argument of type 'string' is not assignable to parameter of type 'number'."],
+        [
+            "src/render.ts(41,7): error TS2345: Argument of type 'string' is not assignable to parameter of type 'number'."
+        ],
     ),
     "msvc": (
         "Microsoft (R) C/C++ Optimizing Compiler Version 19.38.33133 for x64\n"
@@ -46,10 +48,10 @@ SAMPLES = {
         "  |\n"
         "3 | fn two() -> i32 {\n"
         "  |             --- expected `i32` because of return type\n"
-        "4 |     \"2\"\n"
+        '4 |     "2"\n'
         "  |     ^^^ expected `i32`, found `&str`\n\n"
         "For more information about this error, try `rustc --explain E0308`.\n"
-        "error: could not compile `demo` (bin \"demo\") due to 1 previous error\n",
+        'error: could not compile `demo` (bin "demo") due to 1 previous error\n',
         ["error[E0308]: mismatched types [at src/main.rs:4:5]"],
     ),
     "javac": (
@@ -79,7 +81,10 @@ SAMPLES = {
         "> Compilation failed; see the compiler error output for details.\n\n"
         "* Try:\n> Run with --stacktrace option to get the stack trace.\n\n"
         "BUILD FAILED in 3s\n",
-        ["FAILURE: Build failed with an exception.", "* What went wrong: Execution failed for task ':app:compileJava'."],
+        [
+            "FAILURE: Build failed with an exception.",
+            "* What went wrong: Execution failed for task ':app:compileJava'.",
+        ],
     ),
     "eslint": (
         "\n/work/web/src/app.js\n"
@@ -99,7 +104,7 @@ SAMPLES = {
         ["F401 [*] `os` imported but unused [at src/app/cli.py:3:8]"],
     ),
     "mypy": (
-        "src/app/cli.py:3: error: Argument 1 to \"run\" has incompatible type \"str\"; expected \"int\"  [arg-type]\n"
+        'src/app/cli.py:3: error: Argument 1 to "run" has incompatible type "str"; expected "int"  [arg-type]\n'
         "Found 1 error in 1 file (checked 12 source files)\n",
         ['src/app/cli.py:3: error: Argument 1 to "run" has incompatible type "str"; expected "int" [arg-type]'],
     ),
@@ -133,7 +138,9 @@ SAMPLES = {
     "java_trace": (
         'Exception in thread "main" java.lang.NullPointerException: Cannot invoke "String.length()" because "s" is null\n'
         "\tat com.acme.Text.len(Text.java:10)\n\tat com.acme.Main.main(Main.java:4)\n",
-        ['Exception in thread "main" java.lang.NullPointerException: Cannot invoke "String.length()" because "s" is null [at com.acme.Text.len(Text.java:10)]'],
+        [
+            'Exception in thread "main" java.lang.NullPointerException: Cannot invoke "String.length()" because "s" is null [at com.acme.Text.len(Text.java:10)]'
+        ],
     ),
     "python": (
         "Traceback (most recent call last):\n"
@@ -161,18 +168,24 @@ SAMPLES = {
         "---- tests::subtracts stdout ----\nthread 'tests::subtracts' panicked at src/lib.rs:12:9:\n"
         "assertion `left == right` failed\n  left: 1\n right: 2\n\n"
         "test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out\n",
-        ["test tests::subtracts ... FAILED", "thread 'tests::subtracts' panicked at src/lib.rs:12:9: assertion `left == right` failed"],
+        [
+            "test tests::subtracts ... FAILED",
+            "thread 'tests::subtracts' panicked at src/lib.rs:12:9: assertion `left == right` failed",
+        ],
     ),
     "curl": (
         "curl: (7) Failed to connect to localhost port 8080 after 0 ms: Couldn't connect to server\n",
         ["curl: (7) Failed to connect to localhost port 8080 after 0 ms: Couldn't connect to server"],
     ),
     "http_client": (
-        "Traceback (most recent call last):\n  File \"/work/app/sync.py\", line 19, in fetch\n    r.raise_for_status()\n"
+        'Traceback (most recent call last):\n  File "/work/app/sync.py", line 19, in fetch\n    r.raise_for_status()\n'
         "requests.exceptions.HTTPError: 404 Client Error: Not Found for url: https://api.example.dev/v1/items\n",
         ["requests.exceptions.HTTPError: 404 Client Error: Not Found for url: https://api.example.dev/v1/items"],
     ),
-    "http_status": ("GET /v1/items -> status 503 (Service Unavailable), retrying in 2s\n", ["GET /v1/items -> status 503 (Service Unavailable), retrying in 2s"]),
+    "http_status": (
+        "GET /v1/items -> status 503 (Service Unavailable), retrying in 2s\n",
+        ["GET /v1/items -> status 503 (Service Unavailable), retrying in 2s"],
+    ),
     "shell": ("bash: foo: command not found\n", ["bash: foo: command not found"]),
     "make": ("cc -O2 -c x.c\nmake: *** [Makefile:12: build] Error 1\n", ["make: *** [Makefile:12: build] Error 1"]),
 }
@@ -294,8 +307,16 @@ def test_fact_whole_elsewhere_is_kept():
 
 def test_each_kind_of_marker_cuts():
     markers = [
-        HERMES_CUT, " ...[truncated]... ", "...[TRUNCATED]...", "[truncated]", "(output truncated)",
-        "\n[... 1,234 characters, 12 lines cut ...]\n", "\n[... 99 characters omitted ...]\n", "[... 500 chars ...]", "…", "\n…\n",
+        HERMES_CUT,
+        " ...[truncated]... ",
+        "...[TRUNCATED]...",
+        "[truncated]",
+        "(output truncated)",
+        "\n[... 1,234 characters, 12 lines cut ...]\n",
+        "\n[... 99 characters omitted ...]\n",
+        "[... 500 chars ...]",
+        "…",
+        "\n…\n",
     ]
     for marker in markers:
         text = "see src/app/migrat" + marker + "ion_2.py then src/ok.py"
@@ -314,10 +335,18 @@ def test_line_count_markers_keep_whole_lines():
 
 
 def test_cut_error_line_and_cut_tool_command_are_dropped():
-    out = "ok\nsrc/render.ts(41,7): error TS2345: Argument of ty" + HERMES_CUT + "pe 'number'.\nsrc/x.ts(1,1): error TS1005: ';' expected.\n"
+    out = (
+        "ok\nsrc/render.ts(41,7): error TS2345: Argument of ty"
+        + HERMES_CUT
+        + "pe 'number'.\nsrc/x.ts(1,1): error TS1005: ';' expected.\n"
+    )
     assert error_lines(out) == ["src/x.ts(1,1): error TS1005: ';' expected."]
     msgs = [
-        {"role": "assistant", "content": "", "tool_calls": [_call("a", "terminal", command="cd app && npm ci\nnpm run bui" + HERMES_CUT + "ld")]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [_call("a", "terminal", command="cd app && npm ci\nnpm run bui" + HERMES_CUT + "ld")],
+        },
         {"role": "tool", "tool_call_id": "a", "content": out + "exit code: 2"},
     ]
     led = Ledger()

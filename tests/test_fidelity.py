@@ -47,8 +47,15 @@ def test_adversarial_session_is_well_formed_and_planted(path):
     assert not open_calls
     facts = load_facts(facts_path(path))
     text = json.dumps(messages, ensure_ascii=False)
-    blob = "\n".join([m.get("content") or "" for m in messages] + [
-        str(v) for m in messages for c in m.get("tool_calls") or [] for v in json.loads(c["function"]["arguments"]).values()])
+    blob = "\n".join(
+        [m.get("content") or "" for m in messages]
+        + [
+            str(v)
+            for m in messages
+            for c in m.get("tool_calls") or []
+            for v in json.loads(c["function"]["arguments"]).values()
+        ]
+    )
     assert all(f in blob for _, f in facts.all_facts()), [f for _, f in facts.all_facts() if f not in blob]
     users = "\n".join(m["content"] for m in messages if m["role"] == "user")
     assert facts.decisions and all(d in users for d in facts.decisions)
@@ -58,23 +65,34 @@ def test_adversarial_session_is_well_formed_and_planted(path):
 
 
 def test_scoring_flags_contradiction_invention_and_unsupported():
-    src = Source.of("Don't bump httpx; 0.28 changed proxy configuration. Ran pytest: 5 passed. UPLOAD_POLICY caps it at 30.")
+    src = Source.of(
+        "Don't bump httpx; 0.28 changed proxy configuration. Ran pytest: 5 passed. UPLOAD_POLICY caps it at 30."
+    )
     lines = ["Bumped httpx to 0.28.", "Ran pytest: 5 passed.", "UPLOAD_POLICYY caps it at 31."]
     assert unsupported_lines(lines, src) == ["Bumped httpx to 0.28.", "UPLOAD_POLICYY caps it at 31."]
-    assert contradictions(lines, ["Don't bump httpx; 0.28 changed proxy configuration."]) == \
-        [("Bumped httpx to 0.28.", "Don't bump httpx; 0.28 changed proxy configuration.")]
+    assert contradictions(lines, ["Don't bump httpx; 0.28 changed proxy configuration."]) == [
+        ("Bumped httpx to 0.28.", "Don't bump httpx; 0.28 changed proxy configuration.")
+    ]
     # a verbatim sentence of the session is what someone said there, not the summary's claim
     assert contradictions(["Bumped httpx to 0.28."], ["Don't bump httpx."], "Bumped httpx to 0.28. It works.") == []
-    assert invented("## Progress\n- UPLOAD_POLICYY caps it at 31.\n\n## Commands\n- `pytest` exit 1 → 0", src.text) == \
-        ["UPLOAD_POLICYY", "31"]
+    assert invented("## Progress\n- UPLOAD_POLICYY caps it at 31.\n\n## Commands\n- `pytest` exit 1 → 0", src.text) == [
+        "UPLOAD_POLICYY",
+        "31",
+    ]
     assert invented("## Errors\n- after `ruff check`:\n  - `… and 94 more error lines`", src.text) == []  # our count
 
 
 def test_run_and_score_a_session_with_the_scripted_model():
     path = ADVERSARIAL_DIR / "maven_rounding_npe.jsonl"
-    model = FakeModel(*(["The user asked to use HALF_UP.", "Rounding is HALF_UP now and skipped tests with -DskipTests."] * 50))
-    run = run_session(load_session(path), MLXSummarizer(score=model.score, count_tokens=count, context_window=4096),
-                      mode="micro", tail_tokens=256)
+    model = FakeModel(
+        *(["The user asked to use HALF_UP.", "Rounding is HALF_UP now and skipped tests with -DskipTests."] * 50)
+    )
+    run = run_session(
+        load_session(path),
+        MLXSummarizer(score=model.score, count_tokens=count, context_window=4096),
+        mode="micro",
+        tail_tokens=256,
+    )
     s = score(path.stem, "micro", run, load_facts(facts_path(path)))
     assert s.passes >= 1 and model.requests and s.gate["kept"] >= 1 and s.gate_keep_pct == 100
     assert s.contradictions == [] and s.invented == [] and s.unsupported == []
@@ -87,8 +105,11 @@ def test_fidelity_command_json(capsys, monkeypatch):
 
     class Scripted(summ.MLXSummarizer):
         def __init__(self, model=None):
-            super().__init__(score=FakeModel(*["Type check, lint and all 7 tests pass."] * 50).score, count_tokens=count,
-                             context_window=4096)
+            super().__init__(
+                score=FakeModel(*["Type check, lint and all 7 tests pass."] * 50).score,
+                count_tokens=count,
+                context_window=4096,
+            )
 
     monkeypatch.setattr(summ, "MLXSummarizer", Scripted)
     path = ADVERSARIAL_DIR / "ts_fetch_retry.jsonl"
@@ -109,5 +130,6 @@ def test_fidelity_command_bad_session(tmp_path, capsys):
 def test_a_shared_word_alone_is_no_contradiction():
     constraint = "The 50 ms budget is a hard requirement, don't touch the latency test."
     assert contradictions(["The race is fixed, but a latency test now fails."], [constraint]) == []
-    assert contradictions(["Touched the latency test to relax it."], [constraint]) == \
-        [("Touched the latency test to relax it.", constraint)]
+    assert contradictions(["Touched the latency test to relax it."], [constraint]) == [
+        ("Touched the latency test to relax it.", constraint)
+    ]

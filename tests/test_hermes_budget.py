@@ -69,10 +69,15 @@ def test_fit_always_reaches_the_budget_even_with_foreign_sections():
 
 
 def exchange(i: int) -> list:
-    return [{"role": "assistant", "content": f"Checked src/module_{i}.py; the bound was off by one.",
-             "tool_calls": [call(f"c{i}", "terminal", command=f"pytest tests/test_{i}.py -q")]},
-            tool(f"c{i}", json.dumps({"output": f"FAILED tests/test_{i}.py::test_bound - AssertionError", "exit_code": 1})),
-            assistant(f"Fixed the bound in src/module_{i}.py and the test passes now.")]
+    return [
+        {
+            "role": "assistant",
+            "content": f"Checked src/module_{i}.py; the bound was off by one.",
+            "tool_calls": [call(f"c{i}", "terminal", command=f"pytest tests/test_{i}.py -q")],
+        },
+        tool(f"c{i}", json.dumps({"output": f"FAILED tests/test_{i}.py::test_bound - AssertionError", "exit_code": 1})),
+        assistant(f"Fixed the bound in src/module_{i}.py and the test passes now."),
+    ]
 
 
 def test_merges_never_leave_the_rolling_summary_at_the_defrag_threshold():
@@ -95,8 +100,9 @@ def test_merges_never_leave_the_rolling_summary_at_the_defrag_threshold():
 def test_our_compactor_absorbs_every_turn_once_the_summary_is_big():
     threshold = 300
     s = MLXSummarizer(generate=FakeModel(*["Fixed a bound."] * 400), count_tokens=count)
-    compactor = MicroCompactor(s, defrag_threshold_tokens=threshold, context_limit=4096, tail_tokens=200,
-                               protect_first_n=1, protect_last_n=2)
+    compactor = MicroCompactor(
+        s, defrag_threshold_tokens=threshold, context_limit=4096, tail_tokens=200, protect_first_n=1, protect_last_n=2
+    )
     messages = [user("Fix the bounds, please.")]
     outcomes = []
     for i in range(25):
@@ -121,8 +127,10 @@ def test_recent_user_focus_carries_user_words_missing_from_the_turns():
     turns = [user("Please fix the export."), *EXCHANGE]
     messages = batch_prompt(turns)
     lost = "Also never email the customer list"
-    messages[0]["content"] += (f'\n\nFOCUS TOPIC: "Recent user focus:\n- Please fix the export.\n- {lost}"\n'
-                               "This compaction should PRIORITISE preserving all information.")
+    messages[0]["content"] += (
+        f'\n\nFOCUS TOPIC: "Recent user focus:\n- Please fix the export.\n- {lost}"\n'
+        "This compaction should PRIORITISE preserving all information."
+    )
     prompt = recognise(messages)
     assert prompt.kind == "batch" and prompt.focus.startswith("Recent user focus:")
     assert prompt.user_notes == [lost]
@@ -135,41 +143,57 @@ def test_recent_user_focus_carries_user_words_missing_from_the_turns():
 def test_lean_session_log_allowance_is_not_our_budget():
     messages = batch_prompt(EXCHANGE, budget=5276)
     messages[0]["content"] = messages[0]["content"].replace(
-        "Target ~5276 tokens", "## Detailed Session Log (oldest first)\n[A dense log.\nSpend up to ~4000 tokens "
-        "here — this section is the detailed record.]\n\nTarget ~5276 tokens")
+        "Target ~5276 tokens",
+        "## Detailed Session Log (oldest first)\n[A dense log.\nSpend up to ~4000 tokens "
+        "here — this section is the detailed record.]\n\nTarget ~5276 tokens",
+    )
     assert recognise(messages).budget_tokens == 1276
 
 
 def test_micro_prompt_recognised_by_its_headings_when_the_wording_changes():
     messages = adapter.micro_prompt(None, hermes_serialize(EXCHANGE))
-    messages[1]["content"] = "Fold the next exchange into the record." + messages[1]["content"].split("open questions.", 1)[1]
+    messages[1]["content"] = (
+        "Fold the next exchange into the record." + messages[1]["content"].split("open questions.", 1)[1]
+    )
     assert recognise(messages).kind == "micro"
 
 
 def test_a_defrag_with_its_own_prompt():
     summary = "## Goal\nFix export\n\n## Files\n- `a.py`"
-    messages = [{"role": "user", "content": f"Condense this running summary; keep every path.\n\n{summary}\n\n"
-                                            "Return ONLY the shorter summary."}]
+    messages = [
+        {
+            "role": "user",
+            "content": f"Condense this running summary; keep every path.\n\n{summary}\n\n"
+            "Return ONLY the shorter summary.",
+        }
+    ]
     prompt = recognise(messages)
     assert prompt.kind == "micro_defrag" and prompt.text == summary
 
 
 def test_budgets_follow_hermes_config(monkeypatch):
-    monkeypatch.setattr(adapter, "compaction_settings",
-                        lambda: hermes_settings.CompactionSettings(micro=True, defrag_threshold_tokens=1000))
+    monkeypatch.setattr(
+        adapter,
+        "compaction_settings",
+        lambda: hermes_settings.CompactionSettings(micro=True, defrag_threshold_tokens=1000),
+    )
     fake = ScriptedSummarizer()
-    adapter.complete(parse_request({"messages": adapter.micro_prompt(None, hermes_serialize(EXCHANGE))}), summarizer=fake)
+    adapter.complete(
+        parse_request({"messages": adapter.micro_prompt(None, hermes_serialize(EXCHANGE))}), summarizer=fake
+    )
     adapter.complete(parse_request({"messages": batch_prompt(EXCHANGE, budget=3000)}), summarizer=fake)
     merge, update = fake.calls[0][1], fake.calls[1][1]
     assert merge["budget_tokens"] == 900 and update["budget_tokens"] == 600  # micro on: the defrag bound
 
 
 def test_settings_read_from_a_hermes_config():
-    settings = hermes_settings.from_config({"compression": {"micro_compact": True,
-                                                            "micro_compact_defrag_threshold_tokens": "3000"}})
+    settings = hermes_settings.from_config(
+        {"compression": {"micro_compact": True, "micro_compact_defrag_threshold_tokens": "3000"}}
+    )
     assert settings.micro and settings.defrag_threshold_tokens == 3000
-    assert hermes_settings.from_config({"compression": {"micro_compact_defrag_threshold_tokens": -1}}) \
-        == hermes_settings.CompactionSettings(source="config.yaml")
+    assert hermes_settings.from_config(
+        {"compression": {"micro_compact_defrag_threshold_tokens": -1}}
+    ) == hermes_settings.CompactionSettings(source="config.yaml")
 
 
 # --------------------------------------------------------------------- progress and async callers
@@ -194,8 +218,12 @@ class SlowSummarizer(ScriptedSummarizer):
 
 def test_stream_sends_progress_per_chunk_and_keepalives(monkeypatch):
     monkeypatch.setattr(adapter, "KEEPALIVE_S", 0.05)
-    pieces = list(adapter.stream(parse_request({"messages": batch_prompt(EXCHANGE), "stream": True}),
-                                 summarizer=SlowSummarizer(chunks=4, pause=0.12)))
+    pieces = list(
+        adapter.stream(
+            parse_request({"messages": batch_prompt(EXCHANGE), "stream": True}),
+            summarizer=SlowSummarizer(chunks=4, pause=0.12),
+        )
+    )
     texts = [t for t, done in pieces if done is None]
     assert texts.count(adapter.KEEPALIVE) >= 4 + 4  # a newline per chunk, and between them
     final = "".join(texts)
@@ -253,10 +281,19 @@ def test_hermes_plans_with_the_folding_context_not_the_model_window():
 def test_batch_keeps_every_user_message_of_the_span_verbatim():
     """Hermes folds user turns into a batch summary (0.19 with protect_first_n: 0 summarizes the
     first ones too); user messages are never summarized, so their words stay in the summary."""
-    asks = ["Please fix the rounding in the export.", "What does step_3_2 do exactly?",
-            "Use tabs, not spaces,\n in the generated config files."]
-    turns = [user(asks[0]), *EXCHANGE, user(asks[1]), assistant("It reads the settings."), user(asks[2]),
-             assistant("Done.")]
+    asks = [
+        "Please fix the rounding in the export.",
+        "What does step_3_2 do exactly?",
+        "Use tabs, not spaces,\n in the generated config files.",
+    ]
+    turns = [
+        user(asks[0]),
+        *EXCHANGE,
+        user(asks[1]),
+        assistant("It reads the settings."),
+        user(asks[2]),
+        assistant("Done."),
+    ]
     s = MLXSummarizer(generate=FakeModel("Fixed the export."), count_tokens=count)
     r = s.update(None, turns, budget_tokens=3000)
     assert r.ok, r.error
@@ -294,15 +331,18 @@ def test_a_question_is_not_a_constraint():
 
     assert user_constraints("What does step_3_2 do exactly?") == []
     assert user_constraints("Don't touch the public API; keep the signatures.") == [
-        "Don't touch the public API; keep the signatures."]
+        "Don't touch the public API; keep the signatures."
+    ]
 
 
 def test_no_fact_from_hermes_022_elision_markers():
     from hermes_mlx.summarizer.extract import find_paths
 
-    text = ("and logs the outcome to logs/run_3.lo⟪HERMES-CONTEXT-COMPRESSION: 1,234 of 5,678 chars omitted here "
-            "by Hermes's context compressor.⟫g. Then src/module_4.py was fixed.\n\n...[summary input truncated: omitted 91,234 "
-            "chars from the middle to keep compression prompt bounded]...\n\nun_5.log and logs/run_6.log")
+    text = (
+        "and logs the outcome to logs/run_3.lo⟪HERMES-CONTEXT-COMPRESSION: 1,234 of 5,678 chars omitted here "
+        "by Hermes's context compressor.⟫g. Then src/module_4.py was fixed.\n\n...[summary input truncated: omitted 91,234 "
+        "chars from the middle to keep compression prompt bounded]...\n\nun_5.log and logs/run_6.log"
+    )
     paths = find_paths(text)
     assert "logs/run_3.lo" not in paths and "un_5.log" not in paths
     assert "src/module_4.py" in paths and "logs/run_6.log" in paths
@@ -325,7 +365,9 @@ def test_v1_models_reports_no_context_length_on_purpose(tiny_model):
 
 
 def test_paths_cut_short_in_a_summary_we_did_not_write_are_dropped():
-    summary = "## Relevant Files\n- logs/run_\n- logs/run_2\n- logs/run_2.log\n- src/app/\n- src/app/main.py\n- Makefile"
+    summary = (
+        "## Relevant Files\n- logs/run_\n- logs/run_2\n- logs/run_2.log\n- src/app/\n- src/app/main.py\n- Makefile"
+    )
     files = list(parse(summary).ledger.files)
     assert files == ["logs/run_2.log", "src/app/", "src/app/main.py", "Makefile"]
 

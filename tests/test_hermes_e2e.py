@@ -45,8 +45,14 @@ def python_for(envs, spec) -> Path:
 def run_driver(python: Path, driver: Path, home: Path, out: Path, *args) -> tuple[dict, str]:
     env = {**os.environ, "HERMES_HOME": str(home), "PYTHONUNBUFFERED": "1"}
     env.pop("PYTHONPATH", None)
-    done = subprocess.run([str(python), str(driver), str(out), *map(str, args)], capture_output=True, text=True,
-                          env=env, cwd=home, timeout=DRIVER_TIMEOUT)
+    done = subprocess.run(
+        [str(python), str(driver), str(out), *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=home,
+        timeout=DRIVER_TIMEOUT,
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(out.read_text()), done.stderr
 
@@ -70,7 +76,7 @@ def check_tool_pairs(messages: list[dict]) -> None:
             assert not open_calls, f"calls without results: {open_calls}"
 
 
-BATCH_DRIVER = '''
+BATCH_DRIVER = """
     import time
     from agent.context_compressor import ContextCompressor
 
@@ -79,7 +85,7 @@ BATCH_DRIVER = '''
     started = time.time()
     out = compressor.compress(messages, force=True)
     emit({"seconds": time.time() - started, "messages": out})
-'''
+"""
 
 
 def test_hermes_019_batch_compaction_over_loopback(envs, tmp_path):
@@ -88,10 +94,14 @@ def test_hermes_019_batch_compaction_over_loopback(envs, tmp_path):
     try:
         home = tmp_path / "hermes-home"
         home.mkdir()
-        (home / "config.yaml").write_text(yaml.safe_dump({
-            "providers": {"mlx": {"base_url": f"http://127.0.0.1:{port}/v1"}},
-            "auxiliary": {"compression": {"provider": "mlx"}},
-        }))
+        (home / "config.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    "providers": {"mlx": {"base_url": f"http://127.0.0.1:{port}/v1"}},
+                    "auxiliary": {"compression": {"provider": "mlx"}},
+                }
+            )
+        )
         driver = write_driver(tmp_path / "batch_driver.py", BATCH_DRIVER)
         messages = load_session()
         assert len(messages) >= 100
@@ -128,8 +138,14 @@ def start_server_with_args(*args):
     from test_server import LAUNCH
 
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-c", LAUNCH, "serve", "--port", "0", *args],
-                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", LAUNCH, "serve", "--port", "0", *args],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
     line = proc.stderr.readline()
     if "serving" not in line:
         proc.kill()
@@ -145,7 +161,7 @@ def _health(port: int) -> dict:
     return json.loads(conn.getresponse().read())
 
 
-MICRO_DRIVER = '''
+MICRO_DRIVER = """
     import time, types
     from agent import turn_finalizer
     from agent.context_compressor import ContextCompressor
@@ -165,24 +181,31 @@ MICRO_DRIVER = '''
     emit({"seconds": time.time() - started, "before": before, "after": messages,
           "rolling": compressor._micro_compact_rolling_summary,
           "profile": type(profile).__module__ if profile is not None else None})
-'''
+"""
 
 
 def test_hermes_iot_022_micro_compaction_in_process(envs, tmp_path):
     python = python_for(envs, H22)
     home = tmp_path / "hermes-home"
     home.mkdir()
-    (home / "config.yaml").write_text(yaml.safe_dump({
-        "plugins": {"enabled": ["hermes-mlx"]},
-        "auxiliary": {"compression": {"provider": "mlx"}},
-        "compression": {"micro_compact": True},
-    }))
+    (home / "config.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "plugins": {"enabled": ["hermes-mlx"]},
+                "auxiliary": {"compression": {"provider": "mlx"}},
+                "compression": {"micro_compact": True},
+            }
+        )
+    )
     driver = write_driver(tmp_path / "micro_driver.py", MICRO_DRIVER)
     result, log = run_driver(python, driver, home, tmp_path / "out.json", SESSION, 16000, 39)
     assert result["profile"] == "hermes_mlx.integrations.provider"  # found through the entry point
     assert "HTTP Request" not in log  # in process: no HTTP anywhere
-    lines = [line.split("micro compaction telemetry: ", 1)[1] for line in log.splitlines()
-             if "micro compaction telemetry: " in line]
+    lines = [
+        line.split("micro compaction telemetry: ", 1)[1]
+        for line in log.splitlines()
+        if "micro compaction telemetry: " in line
+    ]
     assert len(lines) == 1, log[-3000:]
     telemetry = json.loads(lines[0])
     assert telemetry["outcome"] == "absorbed" and telemetry["event"] == "micro_compaction"

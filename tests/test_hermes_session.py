@@ -69,10 +69,13 @@ def check_micro(result: dict) -> dict:
     absorbed = [r for r in eligible if r["outcome"] == "absorbed"]
     assert eligible and len(absorbed) >= 0.9 * len(eligible), [r["outcome"] for r in eligible]
     assert all(r["rolling_summary_tokens"] < threshold for r in records), [r["rolling_summary_tokens"] for r in records]
-    return {"absorbed": len(absorbed), "eligible": len(eligible),
-            "summary_tokens": [r["rolling_summary_tokens"] for r in records],
-            "occupancy": [r.get("occupancy_pct") for r in records],
-            "seconds": sum(r["duration_ms"] for r in records) / 1000}
+    return {
+        "absorbed": len(absorbed),
+        "eligible": len(eligible),
+        "summary_tokens": [r["rolling_summary_tokens"] for r in records],
+        "occupancy": [r.get("occupancy_pct") for r in records],
+        "seconds": sum(r["duration_ms"] for r in records) / 1000,
+    }
 
 
 def report(name: str, figures: dict) -> None:
@@ -121,12 +124,14 @@ def our_summary(marker: str) -> str:
     """Our part of a batch marker: Hermes's preamble and its own appended sections left out."""
     body = marker.split(END_MARKER)[0]
     first = re.search(r"^## ", body, re.M)  # a heading at a line start (the preamble quotes some)
-    body = body[first.start():] if first else ""
+    body = body[first.start() :] if first else ""
     # Hermes adds its own "Historical Task Snapshot" section, first or last
     return re.sub(r"^## Historical Task Snapshot\n(?:(?!## ).*\n?)*", "", body, flags=re.M).strip()
 
 
-STUB_PATH = re.compile(r"(?:src/module_\d+\.py|tests/test_module_\d+\.py|config/settings_\d+\.yaml|logs/run(?:_\d+)?\.log)")
+STUB_PATH = re.compile(
+    r"(?:src/module_\d+\.py|tests/test_module_\d+\.py|config/settings_\d+\.yaml|logs/run(?:_\d+)?\.log)"
+)
 
 
 def test_hermes_019_session_over_loopback(envs, tmp_path):
@@ -135,9 +140,11 @@ def test_hermes_019_session_over_loopback(envs, tmp_path):
     python = python_for(envs, H19)
     server, port = start_server_default()
     try:
-        config = {"providers": {"mlx": {"base_url": f"http://127.0.0.1:{port}/v1", "api_key": "local"}},
-                  "auxiliary": {"compression": {"provider": "mlx"}},
-                  "compression": {"protect_first_n": 0}}
+        config = {
+            "providers": {"mlx": {"base_url": f"http://127.0.0.1:{port}/v1", "api_key": "local"}},
+            "auxiliary": {"compression": {"provider": "mlx"}},
+            "compression": {"protect_first_n": 0},
+        }
         result, log = run_session(python, tmp_path, config, turns=10, reply_chars=50000)
         health = _health(port)
     finally:
@@ -149,7 +156,7 @@ def test_hermes_019_session_over_loopback(envs, tmp_path):
     assert compactions >= 3 and health["served"] >= compactions, (compactions, health)
     summaries = list(dict.fromkeys(t["markers"][-1] for t in turns if t["markers"]))
     assert summaries
-    for marker, target in zip(summaries, result["budgets"][-len(summaries):]):
+    for marker, target in zip(summaries, result["budgets"][-len(summaries) :]):
         assert "deterministic fallback" not in marker  # our answer, not Hermes's fallback
         ours = our_summary(marker)
         assert ours.startswith("## ") and len(ours) > 200, marker[:400]
@@ -158,8 +165,14 @@ def test_hermes_019_session_over_loopback(envs, tmp_path):
             assert STUB_PATH.fullmatch(path), path
         assert hermes_tokens(ours) <= target  # within the budget Hermes stated
     check_transcript(result, micro=False)
-    report("0.19 session over loopback", {"compactions": compactions, "targets": result["budgets"],
-                                          "summary_chars": [len(our_summary(s)) for s in summaries]})
+    report(
+        "0.19 session over loopback",
+        {
+            "compactions": compactions,
+            "targets": result["budgets"],
+            "summary_chars": [len(our_summary(s)) for s in summaries],
+        },
+    )
 
 
 def test_user_turns_in_the_session_are_distinct():

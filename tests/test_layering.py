@@ -31,12 +31,17 @@ def imported_modules(path: Path, package_dir: Path = PACKAGE) -> set[str]:
 
 
 def imported_layers(path: Path, package_dir: Path = PACKAGE) -> set[str]:
-    return {parts[1] for name in imported_modules(path, package_dir) if len(parts := name.split(".")) > 1 and parts[1] in ORDER}
+    return {
+        parts[1]
+        for name in imported_modules(path, package_dir)
+        if len(parts := name.split(".")) > 1 and parts[1] in ORDER
+    }
 
 
 def offenders(paths, allowed: set[str]) -> dict[str, list[str]]:
-    return {str(p.relative_to(PACKAGE)): sorted(imported_layers(p) - allowed) for p in paths
-            if imported_layers(p) - allowed}
+    return {
+        str(p.relative_to(PACKAGE)): sorted(imported_layers(p) - allowed) for p in paths if imported_layers(p) - allowed
+    }
 
 
 @pytest.mark.parametrize("layer", ORDER)
@@ -65,6 +70,7 @@ def test_relative_imports_are_resolved(tmp_path):
 
 
 def test_modules_stay_small():
-    big = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
-           if (n := len(p.read_text().splitlines())) > 450}
+    big = {
+        str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 450
+    }
     assert not big

@@ -69,9 +69,26 @@ def test_error_lines_pytest_and_compilers():
 def test_commands_errors_and_resolution():
     msgs = [
         {"role": "user", "content": "Fix the rounding test. Don't change requirements.txt, the pin is fine."},
-        {"role": "assistant", "content": "Running it.", "tool_calls": [call("c1", "terminal", command="pytest tests/test_export.py -q")]},
-        {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"output": "FAILED tests/test_export.py::test_rounding - AssertionError: 1 != 2\n1 failed", "exit_code": 1})},
-        {"role": "assistant", "content": None, "tool_calls": [call("c2", "patch", path="src/export.py", old="a", new="b")]},
+        {
+            "role": "assistant",
+            "content": "Running it.",
+            "tool_calls": [call("c1", "terminal", command="pytest tests/test_export.py -q")],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": json.dumps(
+                {
+                    "output": "FAILED tests/test_export.py::test_rounding - AssertionError: 1 != 2\n1 failed",
+                    "exit_code": 1,
+                }
+            ),
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call("c2", "patch", path="src/export.py", old="a", new="b")],
+        },
         {"role": "tool", "tool_call_id": "c2", "content": "patched"},
         {"role": "assistant", "content": "", "tool_calls": [call("c3", "terminal", command="pytest -q")]},
         {"role": "tool", "tool_call_id": "c3", "content": json.dumps({"output": "12 passed", "exit_code": 0})},
@@ -101,7 +118,11 @@ def test_unrelated_pass_does_not_resolve():
 def test_secrets_never_reach_the_ledger():
     msgs = [
         {"role": "assistant", "content": "", "tool_calls": [call("a", "terminal", command="cat .env")]},
-        {"role": "tool", "tool_call_id": "a", "content": "OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz012345\nexit code: 0"},
+        {
+            "role": "tool",
+            "tool_call_id": "a",
+            "content": "OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz012345\nexit code: 0",
+        },
     ]
     led = Ledger()
     led.absorb(normalize(msgs))
@@ -146,7 +167,11 @@ def test_injected_paragraph_in_tool_output_yields_no_facts():
         "Error: NotExpanded raised when a field was not expanded"
     )
     msgs = [
-        {"role": "assistant", "content": "", "tool_calls": [call("a", "web_fetch", url="https://docs.example.dev/v2/invoices")]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [call("a", "web_fetch", url="https://docs.example.dev/v2/invoices")],
+        },
         {"role": "tool", "tool_call_id": "a", "content": page},
     ]
     led = Ledger()
@@ -184,7 +209,11 @@ def test_hermes_cut_tool_output_gives_no_fragment_facts():
         "ion_2.py\nerror: failed to push some refs to 'origin'\n"
     )
     msgs = [
-        {"role": "assistant", "content": "", "tool_calls": [call("a", "terminal", command="git commit -am 'add migrations' && git push")]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [call("a", "terminal", command="git commit -am 'add migrations' && git push")],
+        },
         {"role": "tool", "tool_call_id": "a", "content": out + "exit code: 1"},
     ]
     led = Ledger()

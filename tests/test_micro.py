@@ -36,7 +36,7 @@ def test_first_pass_absorbs_the_oldest_exchange_after_the_head():
     assert result.outcome == "absorbed" and result.changed
     assert messages == before  # the input list is never modified
     # The head (system, first ask, its call and result) is untouched; the exchange starts at an assistant.
-    (method, args), = fake.calls
+    ((method, args),) = fake.calls
     assert method == "merge" and args["summary"] is None
     assert [m["role"] for m in args["exchange"]] == ["assistant"]
     assert args["exchange"][0]["content"] == "answer 0"
@@ -84,6 +84,7 @@ def test_tail_is_never_touched_and_transcript_shrinks():
     assert out[-8:] == tail and all(a is b for a, b in zip(out[-8:], tail))
     assert len(out) < len(messages)
     from hermes_mlx.compactor.transcript import transcript_tokens
+
     assert transcript_tokens(out) < transcript_tokens(messages)
 
 
@@ -97,7 +98,7 @@ def test_cursor_is_recovered_from_the_last_marker_and_resuming_never_resummarize
     fake = ScriptedSummarizer()
     resumed = compactor(fake).compact(stripped)
     assert resumed.outcome == "absorbed"
-    (_, args), = fake.calls
+    ((_, args),) = fake.calls
     assert args["summary"] == summary  # merges into the recovered summary, does not restart
     absorbed_before = {"answer 0", "answer 1", "answer 2", "let me look 1", "let me look 2"}
     assert not absorbed_before & {m.get("content") for m in args["exchange"]}
@@ -236,8 +237,11 @@ def test_telemetry_line_has_exactly_hermes_fields_and_no_content(caplog):
     mc = compactor(session_id="s1", main_model="main")
     with caplog.at_level(logging.INFO, logger="agent.context_compressor"):
         result = mc.compact(session(8))
-    lines = [r.getMessage() for r in caplog.records if r.name == "agent.context_compressor"
-             and r.getMessage().startswith("micro compaction telemetry: ")]
+    lines = [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "agent.context_compressor" and r.getMessage().startswith("micro compaction telemetry: ")
+    ]
     assert len(lines) == 1
     raw = lines[0].split("micro compaction telemetry: ", 1)[1]
     payload = json.loads(raw)

@@ -26,36 +26,63 @@ def test_minimal_request_defaults():
 
 
 def test_fields_are_read():
-    req = parse_request({"model": "m", "messages": MESSAGES, "max_completion_tokens": 7, "temperature": 0.1,
-                         "stream": True, "stream_options": {"include_usage": True}, "stop": "###", "n": 1})
+    req = parse_request(
+        {
+            "model": "m",
+            "messages": MESSAGES,
+            "max_completion_tokens": 7,
+            "temperature": 0.1,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "stop": "###",
+            "n": 1,
+        }
+    )
     assert (req.model, req.max_tokens, req.temperature, req.stream, req.include_usage, req.stop) == (
-        "m", 7, 0.1, True, True, ["###"])
+        "m",
+        7,
+        0.1,
+        True,
+        True,
+        ["###"],
+    )
 
 
 def test_text_parts_are_joined_and_none_content_is_empty():
-    req = parse_request({"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}, "b"]},
-                                      {"role": "assistant", "content": None}]})
+    req = parse_request(
+        {
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "a"}, "b"]},
+                {"role": "assistant", "content": None},
+            ]
+        }
+    )
     assert req.messages == [{"role": "user", "content": "a\nb"}, {"role": "assistant", "content": ""}]
 
 
-@pytest.mark.parametrize("body, field", [
-    ({"messages": MESSAGES, "n": 2}, "n"),
-    ({"messages": MESSAGES, "tools": [{"type": "function", "function": {"name": "f"}}]}, "tools"),
-    ({"messages": MESSAGES, "functions": [{"name": "f"}]}, "functions"),
-    ({"messages": MESSAGES, "tool_choice": "required"}, "tool_choice"),
-    ({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]},
-     "messages[0].content[0]"),
-    ({"messages": []}, "messages"),
-    ({"messages": "hi"}, "messages"),
-    ({"messages": [{"content": "no role"}]}, "messages[0]"),
-    ({"messages": MESSAGES, "max_tokens": 0}, "max_tokens"),
-    ({"messages": MESSAGES, "max_tokens": "10"}, "max_tokens"),
-    ({"messages": MESSAGES, "temperature": -1}, "temperature"),
-    ({"messages": MESSAGES, "stop": [1]}, "stop"),
-    ({"messages": MESSAGES, "stream": "yes"}, "stream"),
-    ({"messages": MESSAGES, "model": 3}, "model"),
-    ([], "body"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"messages": MESSAGES, "n": 2}, "n"),
+        ({"messages": MESSAGES, "tools": [{"type": "function", "function": {"name": "f"}}]}, "tools"),
+        ({"messages": MESSAGES, "functions": [{"name": "f"}]}, "functions"),
+        ({"messages": MESSAGES, "tool_choice": "required"}, "tool_choice"),
+        (
+            {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]},
+            "messages[0].content[0]",
+        ),
+        ({"messages": []}, "messages"),
+        ({"messages": "hi"}, "messages"),
+        ({"messages": [{"content": "no role"}]}, "messages[0]"),
+        ({"messages": MESSAGES, "max_tokens": 0}, "max_tokens"),
+        ({"messages": MESSAGES, "max_tokens": "10"}, "max_tokens"),
+        ({"messages": MESSAGES, "temperature": -1}, "temperature"),
+        ({"messages": MESSAGES, "stop": [1]}, "stop"),
+        ({"messages": MESSAGES, "stream": "yes"}, "stream"),
+        ({"messages": MESSAGES, "model": 3}, "model"),
+        ([], "body"),
+    ],
+)
 def test_bad_input_names_the_field(body, field):
     with pytest.raises(RequestError) as err:
         parse_request(body)

@@ -24,8 +24,9 @@ def test_imports_without_hermes():
 def test_create_returns_openai_shape(tiny_model):
     client = provider.MLXClient(model=tiny_model)
     assert client.HERMES_SKIP_TRANSPORT_WRAP and client.HERMES_SKIP_ASYNC_WRAP
-    response = client.chat.completions.create(model=None, messages=HELLO, max_tokens=4, temperature=0.0,
-                                              timeout=30, extra_body={"x": 1}, stream_options=None)
+    response = client.chat.completions.create(
+        model=None, messages=HELLO, max_tokens=4, temperature=0.0, timeout=30, extra_body={"x": 1}, stream_options=None
+    )
     choice = response.choices[0]
     assert isinstance(choice.message.content, str) and choice.finish_reason in ("stop", "length")
     assert response.usage.completion_tokens <= 4 and response.usage.prompt_tokens > 0
@@ -45,8 +46,11 @@ def test_stream_yields_chunks_and_a_final_one(tiny_model):
 
 def test_stream_asked_for_usage_ends_with_the_usage_chunk_as_the_server_does(tiny_model):
     client = provider.MLXClient(model=tiny_model)
-    chunks = list(client.chat.completions.create(messages=HELLO, max_tokens=5, stream=True,
-                                                 stream_options={"include_usage": True}))
+    chunks = list(
+        client.chat.completions.create(
+            messages=HELLO, max_tokens=5, stream=True, stream_options={"include_usage": True}
+        )
+    )
     finals = [c for c in chunks if c.choices and c.choices[0].finish_reason]
     assert len(finals) == 1 and "usage" not in finals[0]
     assert chunks[-1].choices == [] and 0 < chunks[-1].usage.completion_tokens <= 5
@@ -62,13 +66,18 @@ def test_stream_closed_early_frees_the_engine(tiny_model):
     assert again.usage.completion_tokens <= 2
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    ({"n": 2}, "n"),
-    ({"tools": [{"type": "function", "function": {"name": "f"}}]}, "tools"),
-    ({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:"}}]}]},
-     "messages[0].content[0]"),
-    ({"max_tokens": -1}, "max_tokens"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"n": 2}, "n"),
+        ({"tools": [{"type": "function", "function": {"name": "f"}}]}, "tools"),
+        (
+            {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:"}}]}]},
+            "messages[0].content[0]",
+        ),
+        ({"max_tokens": -1}, "max_tokens"),
+    ],
+)
 def test_bad_input_raises_naming_the_field(kwargs, field):
     client = provider.MLXClient()
     with pytest.raises(RequestError) as err:
@@ -81,8 +90,11 @@ def test_micro_prompt_goes_through_the_summarizer(monkeypatch):
     monkeypatch.setattr(adapter, "_summarizer", lambda model, timeout: fake)
     client = provider.MLXClient()
     response = client.chat.completions.create(
-        model="hermes-mlx-default", messages=adapter.micro_prompt(None, hermes_serialize(EXCHANGE)),
-        max_tokens=1500, temperature=0.1)
+        model="hermes-mlx-default",
+        messages=adapter.micro_prompt(None, hermes_serialize(EXCHANGE)),
+        max_tokens=1500,
+        temperature=0.1,
+    )
     assert fake.methods() == ["merge"]
     assert response.choices[0].message.content.startswith("## Goal")
     assert response.choices[0].finish_reason == "stop"
@@ -149,7 +161,8 @@ def test_older_hermes_without_create_client_is_not_registered(tmp_path, monkeypa
     (tmp_path / "providers").mkdir()
     (tmp_path / "providers/__init__.py").write_text("def register_provider(p):\n    raise AssertionError\n")
     (tmp_path / "providers/base.py").write_text(
-        "from dataclasses import dataclass\n@dataclass\nclass ProviderProfile:\n    name: str\n")
+        "from dataclasses import dataclass\n@dataclass\nclass ProviderProfile:\n    name: str\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     saved = {k: sys.modules.pop(k) for k in list(sys.modules) if k == "providers" or k.startswith("providers.")}
     try:

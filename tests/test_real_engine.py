@@ -16,9 +16,20 @@ SYSTEM = ("You are a careful assistant. Answer in one short sentence. " * 12).st
 
 def test_cli_generate_end_to_end():
     out = subprocess.run(
-        [sys.executable, "-m", "hermes_mlx.cli", "generate", "--json", "--max-tokens", "24",
-         "What is the capital of France?"],
-        capture_output=True, text=True, timeout=600, env=os.environ.copy(),
+        [
+            sys.executable,
+            "-m",
+            "hermes_mlx.cli",
+            "generate",
+            "--json",
+            "--max-tokens",
+            "24",
+            "What is the capital of France?",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=os.environ.copy(),
     )
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
@@ -29,8 +40,7 @@ def test_cli_generate_end_to_end():
 
 def test_shared_system_prompt_is_reused_and_does_not_change_the_answer():
     def ask(question):
-        return generate([{"role": "system", "content": SYSTEM}, {"role": "user", "content": question}],
-                        max_tokens=16)
+        return generate([{"role": "system", "content": SYSTEM}, {"role": "user", "content": question}], max_tokens=16)
 
     ask("What is 2 + 2?")
     reused = ask("What is the capital of France?")

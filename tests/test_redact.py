@@ -67,7 +67,11 @@ def test_env_assignments():
 
 def test_the_reported_leaks_are_closed():
     g = Gen(99)
-    account_key, hex64, npm = g.b64(64), g.s("0123456789abcdef", 64), "npm_" + g.s(string.ascii_letters + string.digits, 36)
+    account_key, hex64, npm = (
+        g.b64(64),
+        g.s("0123456789abcdef", 64),
+        "npm_" + g.s(string.ascii_letters + string.digits, 36),
+    )
     cases = {
         f"DefaultEndpointsProtocol=https;AccountName=x;AccountKey={account_key};EndpointSuffix=core.windows.net": account_key,
         f"TOKEN={hex64} ./deploy.sh": hex64,
@@ -92,14 +96,44 @@ CORPUS = build_corpus()
 def test_corpus_is_broad():
     rules = {c.rule.split("#")[0] for c in CORPUS}
     assert len(CORPUS) > 1000 and len(rules) > 150
-    for rule in ("aws-access-token", "gcp-service-account", "azure-storage-connection-string", "github-fine-grained-pat",
-                 "gitlab-rrt", "slack-webhook-url", "stripe-access-token", "twilio-api-key", "sendgrid-api-token",
-                 "mailgun-private-api-token", "shopify-shared-secret", "heroku-api-key-v2", "digitalocean-pat",
-                 "npm-access-token", "pypi-upload-token", "docker-config-auths", "jwt", "private-key-openssh",
-                 "private-key-pgp", "databricks-api-token", "doppler-api-token", "discord-bot-token",
-                 "telegram-bot-api-token", "openai-api-key", "anthropic-api-key", "huggingface-access-token",
-                 "groq", "replicate", "url-userinfo", "authorization-basic", "curl-auth-user", "curl-api-key-header",
-                 "cookie-header", "yaml-secret", "json-password", "ini-password"):
+    for rule in (
+        "aws-access-token",
+        "gcp-service-account",
+        "azure-storage-connection-string",
+        "github-fine-grained-pat",
+        "gitlab-rrt",
+        "slack-webhook-url",
+        "stripe-access-token",
+        "twilio-api-key",
+        "sendgrid-api-token",
+        "mailgun-private-api-token",
+        "shopify-shared-secret",
+        "heroku-api-key-v2",
+        "digitalocean-pat",
+        "npm-access-token",
+        "pypi-upload-token",
+        "docker-config-auths",
+        "jwt",
+        "private-key-openssh",
+        "private-key-pgp",
+        "databricks-api-token",
+        "doppler-api-token",
+        "discord-bot-token",
+        "telegram-bot-api-token",
+        "openai-api-key",
+        "anthropic-api-key",
+        "huggingface-access-token",
+        "groq",
+        "replicate",
+        "url-userinfo",
+        "authorization-basic",
+        "curl-auth-user",
+        "curl-api-key-header",
+        "cookie-header",
+        "yaml-secret",
+        "json-password",
+        "ini-password",
+    ):
         assert rule in rules, rule
 
 
@@ -113,8 +147,20 @@ def test_every_planted_credential_is_gone():
     assert not failures, f"{len(failures)} of {len(CORPUS)} leak:\n" + "\n".join(failures[:30])
 
 
-WRAPS = ["`{}`", "({})", "'{}'", "[{}]", "<{}>", "**{}**", "{}.", "{};", "{}`.", "- `{}` exit 1 → 0",
-         "`{}` (2 times)", "{}\n- next line"]
+WRAPS = [
+    "`{}`",
+    "({})",
+    "'{}'",
+    "[{}]",
+    "<{}>",
+    "**{}**",
+    "{}.",
+    "{};",
+    "{}`.",
+    "- `{}` exit 1 → 0",
+    "`{}` (2 times)",
+    "{}\n- next line",
+]
 
 
 def test_redacted_text_stays_put_inside_a_summary_line():
@@ -152,11 +198,16 @@ def test_yaml_keys_on_one_line_do_not_shield_the_value():
 def test_url_key_parameter_and_a_mark_cut_at_its_bracket():
     # `?key=` is an API key even when a truncation left too little of it for its provider's pattern.
     assert redact("https://api.example.com/v1/items?key=glptt-90d5b549bec471786 ...") == (
-        "https://api.example.com/v1/items?key=[REDACTED] ...")
+        "https://api.example.com/v1/items?key=[REDACTED] ..."
+    )
     assert redact("https://x.dev/a?q=1&key=dapid9e3e2dc170f63&page=2") == "https://x.dev/a?q=1&key=[REDACTED]&page=2"
     assert redact("sort_key=name, key: app.kubernetes.io/name") == "sort_key=name, key: app.kubernetes.io/name"
     # The ledger's URLs end at `]`; a rerun must leave `?token=[REDACTED` alone (it failed the pass).
-    for url in ("https://x.com/a?token=[REDACTED", "https://x.com/b?q=1&sig=[REDACTED", "https://x.com/c?key=[REDACTED"):
+    for url in (
+        "https://x.com/a?token=[REDACTED",
+        "https://x.com/b?q=1&sig=[REDACTED",
+        "https://x.com/c?key=[REDACTED",
+    ):
         assert not has_secret(url), redact(url)
 
 
@@ -182,23 +233,68 @@ def test_hex_values_redacted_when_assigned_kept_in_prose():
     assert redact(f"X={h32} make") == "X=[REDACTED] make"
     assert redact(f"deploy --token {h40}") == "deploy --token [REDACTED]"
     assert redact(f"--build-arg CACHE_KEY={h40}") == "--build-arg CACHE_KEY=[REDACTED]"
-    for kept in (f"commit {h40}", f"git show {h40[:7]}", f"GIT_COMMIT={h40}", f"--commit {h40}", f'"sha": "{h40}"', f"sha256:{h32}{h32}"):
+    for kept in (
+        f"commit {h40}",
+        f"git show {h40[:7]}",
+        f"GIT_COMMIT={h40}",
+        f"--commit {h40}",
+        f'"sha": "{h40}"',
+        f"sha256:{h32}{h32}",
+    ):
         assert redact(kept) == kept
 
 
 def test_names_that_hold_secrets():
-    for name in ("TOKEN", "GITHUB_TOKEN", "api_key", "apiKey", "X-Api-Key", "AccountKey", "client_secret", "PGPASSWORD",
-                 "MYSQL_PWD", "SSHPASS", "_authToken", "identitytoken", "password_hash", "sig", "JSESSIONID", "session_id"):
+    for name in (
+        "TOKEN",
+        "GITHUB_TOKEN",
+        "api_key",
+        "apiKey",
+        "X-Api-Key",
+        "AccountKey",
+        "client_secret",
+        "PGPASSWORD",
+        "MYSQL_PWD",
+        "SSHPASS",
+        "_authToken",
+        "identitytoken",
+        "password_hash",
+        "sig",
+        "JSESSIONID",
+        "session_id",
+    ):
         assert is_secret_name(name), name
-    for name in ("max_tokens", "token_count", "token_type", "api_key_env", "secret_name", "PWD", "OLDPWD", "tokenizer",
-                 "password_reset", "sort_key", "private_key_id", "passwords", "key"):
+    for name in (
+        "max_tokens",
+        "token_count",
+        "token_type",
+        "api_key_env",
+        "secret_name",
+        "PWD",
+        "OLDPWD",
+        "tokenizer",
+        "password_reset",
+        "sort_key",
+        "private_key_id",
+        "passwords",
+        "key",
+    ):
         assert not is_secret_name(name), name
 
 
 def test_references_types_and_placeholders_survive():
-    for text in ('password: "${DB_PASSWORD}"', "token: ${{ secrets.GITHUB_TOKEN }}", "api_key=$OPENAI_API_KEY",
-                 "API_KEY=<your-key-here>", "password = getenv('PW')", "secret: ****", "token=os.environ.get('T')",
-                 "client_secret: %CLIENT_SECRET%", "password=password", "api_key=self.api_key"):
+    for text in (
+        'password: "${DB_PASSWORD}"',
+        "token: ${{ secrets.GITHUB_TOKEN }}",
+        "api_key=$OPENAI_API_KEY",
+        "API_KEY=<your-key-here>",
+        "password = getenv('PW')",
+        "secret: ****",
+        "token=os.environ.get('T')",
+        "client_secret: %CLIENT_SECRET%",
+        "password=password",
+        "api_key=self.api_key",
+    ):
         assert redact(text) == text, text
 
 
@@ -252,11 +348,57 @@ except ImportError:  # pragma: no cover - hypothesis is in the test extras
 
 if given is not None:
     FRAGMENTS = [
-        "password", "TOKEN", "api_key", "=", ":", ": ", " = ", '"', "'", "\\\"", "`", "[REDACTED]", "ghp_", "npm_",
-        "sk-", "AKIA", "xoxb-", "eyJ", ".", "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----",
-        "://", "@", " ", "\n", "\t", "\ud800", "\udfff", "Bearer ", "Authorization: ", "Cookie: ", "curl -u ",
-        "mysql -p", "sshpass -p ", "--token ", "--password=", "$", "{", "}", "(", ")", ";", ",", "&", "<password>",
-        "</password>", "login x password ", "commit ", "https://", "0123456789abcdef" * 3, "Zq8T4fakeKEY9XvB2mL7pR3sW6yH1c",
+        "password",
+        "TOKEN",
+        "api_key",
+        "=",
+        ":",
+        ": ",
+        " = ",
+        '"',
+        "'",
+        '\\"',
+        "`",
+        "[REDACTED]",
+        "ghp_",
+        "npm_",
+        "sk-",
+        "AKIA",
+        "xoxb-",
+        "eyJ",
+        ".",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----END RSA PRIVATE KEY-----",
+        "://",
+        "@",
+        " ",
+        "\n",
+        "\t",
+        "\ud800",
+        "\udfff",
+        "Bearer ",
+        "Authorization: ",
+        "Cookie: ",
+        "curl -u ",
+        "mysql -p",
+        "sshpass -p ",
+        "--token ",
+        "--password=",
+        "$",
+        "{",
+        "}",
+        "(",
+        ")",
+        ";",
+        ",",
+        "&",
+        "<password>",
+        "</password>",
+        "login x password ",
+        "commit ",
+        "https://",
+        "0123456789abcdef" * 3,
+        "Zq8T4fakeKEY9XvB2mL7pR3sW6yH1c",
     ]
     TEXT = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=12)), max_size=40).map("".join)
 
@@ -268,7 +410,9 @@ if given is not None:
         assert redact(once) == once
 
     @settings(max_examples=200, deadline=None)
-    @given(st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=()), max_size=300))
+    @given(
+        st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=()), max_size=300)
+    )
     def test_redact_handles_any_code_point(text):
         once = redact(text)
         assert redact(once) == once

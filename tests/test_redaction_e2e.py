@@ -79,15 +79,15 @@ class Leaks:
         for case in cases:
             for secret in case.secrets:
                 for i in range(len(secret) - RUN + 1):
-                    self.runs.setdefault(secret[i:i + RUN], case.rule)
+                    self.runs.setdefault(secret[i : i + RUN], case.rule)
 
     def find(self, text: str) -> dict[str, str]:
         """rule -> the first run of one of its secrets found in `text`."""
         found: dict[str, str] = {}
         for i in range(len(text) - RUN + 1):
-            rule = self.runs.get(text[i:i + RUN])
+            rule = self.runs.get(text[i : i + RUN])
             if rule is not None:
-                found.setdefault(rule, text[i:i + RUN])
+                found.setdefault(rule, text[i : i + RUN])
         return found
 
 
@@ -135,10 +135,16 @@ def planted_session(cases: list[Case]) -> list[dict]:
         cid = f"call_{n}"
         messages += [
             {"role": "user", "content": f"Deploy step {n}: use this and keep it out of git.\n{a}"},
-            {"role": "assistant", "content": f"Running step {n}.",
-             "tool_calls": [call(cid, "terminal", command=b.replace("\n", " "))]},
-            {"role": "tool", "tool_call_id": cid,
-             "content": json.dumps({"output": f"config for step {n}:\n{c}\nexit 0", "exit_code": 0})},
+            {
+                "role": "assistant",
+                "content": f"Running step {n}.",
+                "tool_calls": [call(cid, "terminal", command=b.replace("\n", " "))],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": cid,
+                "content": json.dumps({"output": f"config for step {n}:\n{c}\nexit 0", "exit_code": 0}),
+            },
             {"role": "assistant", "content": f"Step {n} is configured with {d} and the tests pass."},
         ]
     return messages
@@ -148,8 +154,10 @@ def assert_clean(where: dict[str, str], label: str) -> int:
     """Fail naming every leak; returns how many texts were checked (printed for `pytest -s`)."""
     leaks = {name: found for name, text in where.items() if (found := LEAKS.find(text))}
     marks = sum(text.count("[REDACTED]") for text in where.values())
-    print(f"\n{label}: {len(SAMPLE)} planted cases ({len(RULES)} rules, {len(LEAKS.runs)} secret runs) checked in "
-          f"{len(where)} texts, {sum(map(len, where.values())):,} chars, {marks} [REDACTED] marks, {len(leaks)} with a leak")
+    print(
+        f"\n{label}: {len(SAMPLE)} planted cases ({len(RULES)} rules, {len(LEAKS.runs)} secret runs) checked in "
+        f"{len(where)} texts, {sum(map(len, where.values())):,} chars, {marks} [REDACTED] marks, {len(leaks)} with a leak"
+    )
     assert not leaks, json.dumps(leaks, indent=1)[:4000]
     return len(where)
 
@@ -191,8 +199,21 @@ def test_compact_writes_no_planted_secret(mode, tmp_path, echo, capsys):
     src, out, log, db = (tmp_path / name for name in ("s.jsonl", "out.jsonl", "c.log", "state.db"))
     messages = planted_session(SAMPLE)
     save_jsonl(messages, src)
-    args = ["compact", str(src), "--mode", mode, "--context-limit", "4096", "--no-progress",
-            "--out", str(out), "--log", str(log), "--store", str(db)]
+    args = [
+        "compact",
+        str(src),
+        "--mode",
+        mode,
+        "--context-limit",
+        "4096",
+        "--no-progress",
+        "--out",
+        str(out),
+        "--log",
+        str(log),
+        "--store",
+        str(db),
+    ]
     assert main(args) == 0
     printed = capsys.readouterr()
 
@@ -207,15 +228,18 @@ def test_compact_writes_no_planted_secret(mode, tmp_path, echo, capsys):
 
     # The echo model did its worst: what it saw (redacted input) is in the summaries.
     assert any("[REDACTED]" in s for s in summaries.values())
-    checked = assert_clean({
-        **summaries,
-        **{f"telemetry[{i}]": json.dumps(d) for i, d in enumerate(telemetry)},
-        "log": log_text,
-        "stdout": printed.out,
-        "stderr": printed.err,
-        **stored,
-        "model requests": echo.seen(),
-    }, f"compact --mode {mode}")
+    checked = assert_clean(
+        {
+            **summaries,
+            **{f"telemetry[{i}]": json.dumps(d) for i, d in enumerate(telemetry)},
+            "log": log_text,
+            "stdout": printed.out,
+            "stderr": printed.err,
+            **stored,
+            "model requests": echo.seen(),
+        },
+        f"compact --mode {mode}",
+    )
     assert checked >= 5
     # The transcript still holds the originals verbatim (the check above would see them).
     verbatim = "\n".join(json.dumps(m) for m in compacted if not markers.is_marker(m))
@@ -270,8 +294,11 @@ def test_serve_answers_hermes_prompts_without_planted_secrets(stream, served, ca
             with client.stream("POST", "/v1/chat/completions", json={**body, "stream": True}) as r:
                 assert r.status_code == 200
                 lines = [line for line in r.iter_lines() if line]
-            content = "".join(json.loads(x[6:])["choices"][0]["delta"].get("content") or ""
-                              for x in lines if x.startswith("data: {") and json.loads(x[6:])["choices"])
+            content = "".join(
+                json.loads(x[6:])["choices"][0]["delta"].get("content") or ""
+                for x in lines
+                if x.startswith("data: {") and json.loads(x[6:])["choices"]
+            )
             for i, line in enumerate(lines):
                 texts[f"{name} chunk {i}"] = line
         else:
@@ -281,8 +308,9 @@ def test_serve_answers_hermes_prompts_without_planted_secrets(stream, served, ca
             texts[f"{name} body"] = r.text
         assert content.strip(), name  # the summarizer answered (an empty answer would prove nothing)
         texts[f"{name} content"] = content
-    texts["log"] = "\n".join(f"{rec.name} {rec.levelname} {rec.getMessage()} {rec.exc_text or ''}"
-                             for rec in caplog.records)
+    texts["log"] = "\n".join(
+        f"{rec.name} {rec.levelname} {rec.getMessage()} {rec.exc_text or ''}" for rec in caplog.records
+    )
     texts["model requests"] = echo.seen()
     assert any("[REDACTED]" in t for t in texts.values())
     assert_clean(texts, f"serve stream={stream}")
@@ -290,7 +318,12 @@ def test_serve_answers_hermes_prompts_without_planted_secrets(stream, served, ca
 
 # Hermes cuts long text before we see it ("...[truncated]...", " ... ", 0.22's elision marker); it
 # redacts first, but what its patterns miss can arrive cut in two, too short for any pattern.
-CUTS = ["\n...[truncated]...\n", " ...[truncated]", "⟪HERMES-CONTEXT-COMPRESSION: 1,234 of 5,678 chars omitted …⟫", " ... "]
+CUTS = [
+    "\n...[truncated]...\n",
+    " ...[truncated]",
+    "⟪HERMES-CONTEXT-COMPRESSION: 1,234 of 5,678 chars omitted …⟫",
+    " ... ",
+]
 
 
 def cut_session(cases: list[Case]) -> tuple[list[dict], Leaks]:
@@ -306,7 +339,11 @@ def cut_session(cases: list[Case]) -> tuple[list[dict], Leaks]:
         halves.append(Case(case.rule, text, (secret[:k], secret[len(secret) - k + 4 :])))
         cid = f"c{n}"
         messages += [
-            {"role": "assistant", "content": f"Checking step {n}.", "tool_calls": [call(cid, "terminal", command=f"cat cfg{n}.env")]},
+            {
+                "role": "assistant",
+                "content": f"Checking step {n}.",
+                "tool_calls": [call(cid, "terminal", command=f"cat cfg{n}.env")],
+            },
             {"role": "tool", "tool_call_id": cid, "content": f"line one\n{text}\nexit 0"},
             {"role": "assistant", "content": f"Step {n} config read."},
         ]
@@ -322,5 +359,7 @@ def test_serve_keeps_halves_of_cut_secrets_out_of_the_summary(served):
         content = r.json()["choices"][0]["message"]["content"]
         assert content.strip(), name
         found = halves.find(content)
-        print(f"\ncut secrets, {name}: {len(halves.runs)} runs of {len(messages) // 3} halved secrets, {len(found)} leaked")
+        print(
+            f"\ncut secrets, {name}: {len(halves.runs)} runs of {len(messages) // 3} halved secrets, {len(found)} leaked"
+        )
         assert not found, found

@@ -33,8 +33,14 @@ def check_invariants(result, caplog=None):
 def test_micro_replay_compacts_turn_by_turn(caplog):
     passes, turns = [], []
     with caplog.at_level(logging.INFO, logger="agent.context_compressor"):
-        result = replay(session(20), ScriptedSummarizer(), context_limit=4000, tail_tokens=300,
-                        on_pass=passes.append, on_turn=lambda done, total: turns.append((done, total)))
+        result = replay(
+            session(20),
+            ScriptedSummarizer(),
+            context_limit=4000,
+            tail_tokens=300,
+            on_pass=passes.append,
+            on_turn=lambda done, total: turns.append((done, total)),
+        )
     assert result.turns == 20 and turns[-1] == (20, 20)
     assert passes == result.records and result.records
     assert {r.mode for r in result.records} == {"micro"}
@@ -115,7 +121,17 @@ def test_format_table():
     result = replay(session(20), ScriptedSummarizer(), context_limit=4000, tail_tokens=300)
     table = format_table(result.records)
     lines = table.splitlines()
-    assert lines[0].split() == ["pass", "turn", "mode", "outcome", "messages", "tokens", "delta", "occupancy", "duration"]
+    assert lines[0].split() == [
+        "pass",
+        "turn",
+        "mode",
+        "outcome",
+        "messages",
+        "tokens",
+        "delta",
+        "occupancy",
+        "duration",
+    ]
     assert len(lines) == len(result.records) + 2
     first = result.records[0]
     assert f"{first.messages_before} -> {first.messages_after}" in lines[2]
@@ -163,7 +179,9 @@ def test_compact_command(tmp_path, fake_cli, capsys):
 def test_compact_command_batch_mode_with_focus(tmp_path, fake_cli, capsys):
     src = tmp_path / "s.jsonl"
     save_session(session(20), src)
-    code = cli.main(["compact", str(src), "--mode", "batch", "--context-limit", "2000", "--focus", "auth", "--no-progress"])
+    code = cli.main(
+        ["compact", str(src), "--mode", "batch", "--context-limit", "2000", "--focus", "auth", "--no-progress"]
+    )
     assert code == 0
     assert any(args.get("focus") == "auth" for name, args in fake_cli.calls if name == "update")
 
@@ -198,8 +216,9 @@ def test_replay_keeps_a_session_store_in_step(tmp_path):
     from hermes_mlx.compactor.store import SessionStore
 
     with SessionStore(tmp_path / "state.db") as store:
-        result = replay(session(12), ScriptedSummarizer(), context_limit=4000, tail_tokens=300,
-                        session_id="s1", store=store)
+        result = replay(
+            session(12), ScriptedSummarizer(), context_limit=4000, tail_tokens=300, session_id="s1", store=store
+        )
         assert any(r.outcome == "absorbed" for r in result.records)
         assert store.load_active("s1") == result.messages  # resume sees only the compacted set
         archived = [row for row in store.history("s1") if not row.active]
@@ -235,8 +254,14 @@ def test_an_interrupted_replay_resumes_where_the_store_stopped(tmp_path):
     messages = session(12)
     db = tmp_path / "state.db"
     with SessionStore(db) as store, pytest.raises(Killed):
-        replay(messages, ScriptedSummarizer([True] * 4 + [Killed()]), context_limit=4000, tail_tokens=300,
-               session_id="s1", store=store)
+        replay(
+            messages,
+            ScriptedSummarizer([True] * 4 + [Killed()]),
+            context_limit=4000,
+            tail_tokens=300,
+            session_id="s1",
+            store=store,
+        )
     with SessionStore(db) as store:
         state = store.progress("s1")
         assert state.pending  # killed during the passes of turn `state.turns`
@@ -258,14 +283,17 @@ def test_a_grown_transcript_continues_and_a_different_one_is_refused(tmp_path):
 
     with SessionStore(tmp_path / "state.db") as store:
         replay(session(6), ScriptedSummarizer(), context_limit=4000, tail_tokens=300, session_id="s1", store=store)
-        grown = replay(session(9), ScriptedSummarizer(), context_limit=4000, tail_tokens=300, session_id="s1", store=store)
+        grown = replay(
+            session(9), ScriptedSummarizer(), context_limit=4000, tail_tokens=300, session_id="s1", store=store
+        )
         assert grown.resumed_at_turn == 6 and grown.turns == 9
         other = session(9)
         other[1] = {"role": "user", "content": "something else entirely"}
         with pytest.raises(ResumeMismatch, match="--restart"):
             replay(other, ScriptedSummarizer(), session_id="s1", store=store)
-        fresh = replay(other, ScriptedSummarizer(), context_limit=4000, tail_tokens=300, session_id="s1", store=store,
-                       resume=False)
+        fresh = replay(
+            other, ScriptedSummarizer(), context_limit=4000, tail_tokens=300, session_id="s1", store=store, resume=False
+        )
         assert fresh.resumed_at_turn is None and store.load_active("s1") == fresh.messages
 
 
@@ -274,8 +302,15 @@ def test_store_failures_are_counted_and_the_replay_gives_up_writing(tmp_path):
 
     with SessionStore(tmp_path / "state.db") as store:
         store._conn.close()  # every write now fails
-        result = replay(session(6), ScriptedSummarizer(), context_limit=4000, tail_tokens=300, session_id="s1",
-                        store=store, resume=False)
+        result = replay(
+            session(6),
+            ScriptedSummarizer(),
+            context_limit=4000,
+            tail_tokens=300,
+            session_id="s1",
+            store=store,
+            resume=False,
+        )
     assert result.turns == 6 and result.messages  # the replay itself completed
     reasons = result.store_failures
     assert sum(n for r, n in reasons.items() if "closed database" in r) == 3

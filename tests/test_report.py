@@ -26,12 +26,25 @@ SEED = [
 def payload(n=1, session="sess-a", outcome="absorbed", mb=40, ma=39, tb=1000, ta=900, occ=2.6, ms=1500, ex=868):
     """Exactly the fields Hermes's micro-compaction telemetry carries."""
     return {
-        "event": "micro_compaction", "session_id": session, "outcome": outcome,
-        "messages_before": mb, "messages_after": ma, "tokens_before": tb, "tokens_after": ta,
-        "tokens_delta": None if tb is None or ta is None else ta - tb, "exchange_tokens": ex,
-        "rolling_summary_tokens": 31, "cursor": 12, "passes_total": n, "tokens_saved_total": 0,
-        "duration_ms": ms, "threshold_tokens": 34816, "context_limit": 40960, "occupancy_pct": occ,
-        "main_model": "main", "aux_model": "mlx/tiny",
+        "event": "micro_compaction",
+        "session_id": session,
+        "outcome": outcome,
+        "messages_before": mb,
+        "messages_after": ma,
+        "tokens_before": tb,
+        "tokens_after": ta,
+        "tokens_delta": None if tb is None or ta is None else ta - tb,
+        "exchange_tokens": ex,
+        "rolling_summary_tokens": 31,
+        "cursor": 12,
+        "passes_total": n,
+        "tokens_saved_total": 0,
+        "duration_ms": ms,
+        "threshold_tokens": 34816,
+        "context_limit": 40960,
+        "occupancy_pct": occ,
+        "main_model": "main",
+        "aux_model": "mlx/tiny",
     }
 
 
@@ -68,8 +81,10 @@ def test_any_prefix(prefix):
 
 
 def test_batch_lines_and_non_telemetry():
-    batch = 'INFO agent.context_compressor: compaction telemetry: {"event":"compaction","outcome":"compressed",' \
-            '"session_id":"s","tokens_before":30000,"tokens_after":9000,"duration_ms":41000}'
+    batch = (
+        'INFO agent.context_compressor: compaction telemetry: {"event":"compaction","outcome":"compressed",'
+        '"session_id":"s","tokens_before":30000,"tokens_after":9000,"duration_ms":41000}'
+    )
     rec = report.parse_record(batch)
     assert rec.kind == "batch" and rec.outcome == "compressed" and rec.tokens_delta == -21000
     assert report.parse_record("INFO Micro-compaction: 37 -> 36 messages") is None
@@ -91,8 +106,11 @@ def test_nulls_and_odd_values():
 
 
 def test_bad_lines_are_counted_and_skipped():
-    lines = seed_lines()[:2] + ["micro compaction telemetry: {not json", "micro compaction telemetry: [1]",
-                                 "plain log line"]
+    lines = seed_lines()[:2] + [
+        "micro compaction telemetry: {not json",
+        "micro compaction telemetry: [1]",
+        "plain log line",
+    ]
     result = report.parse_lines(lines, "agent.log")
     assert len(result.records) == 2 and result.bad_lines == 2 and result.lines_read == 5
     assert result.records[1].source == "agent.log:2"
@@ -209,9 +227,20 @@ def test_cli_dispatcher_registers_report():
 def test_lines_from_our_own_telemetry_module_parse():
     telemetry = pytest.importorskip("hermes_mlx.compactor.telemetry")
     totals = telemetry.Totals()
-    micro = telemetry.payload("micro_compaction", totals, outcome="absorbed", session_id="s", messages_before=9,
-                              messages_after=7, tokens_before=5000, tokens_after=4200, exchange_tokens=900,
-                              duration_ms=1200, threshold_tokens=8000, context_limit=10000)
+    micro = telemetry.payload(
+        "micro_compaction",
+        totals,
+        outcome="absorbed",
+        session_id="s",
+        messages_before=9,
+        messages_after=7,
+        tokens_before=5000,
+        tokens_after=4200,
+        exchange_tokens=900,
+        duration_ms=1200,
+        threshold_tokens=8000,
+        context_limit=10000,
+    )
     line = "2026-11-29 10:00:00 INFO agent.context_compressor: " + telemetry.format_line(micro)
     rec = report.parse_record(line)
     assert rec.kind == "micro" and rec.tokens_delta == -800 and rec.occupancy_pct == 52.5

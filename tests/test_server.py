@@ -20,9 +20,11 @@ from hermes_mlx.integrations.server import build_app, is_loopback
 
 ROOT = Path(__file__).resolve().parent.parent
 # `hermes-mlx serve` whether or not cli.COMMANDS lists it yet.
-LAUNCH = ("import argparse, sys, hermes_mlx; from hermes_mlx.commands import serve; "
-          "p = argparse.ArgumentParser(prog='hermes-mlx'); serve.register(p.add_subparsers()); "
-          "a = p.parse_args(); sys.exit(a.func(a))")
+LAUNCH = (
+    "import argparse, sys, hermes_mlx; from hermes_mlx.commands import serve; "
+    "p = argparse.ArgumentParser(prog='hermes-mlx'); serve.register(p.add_subparsers()); "
+    "a = p.parse_args(); sys.exit(a.func(a))"
+)
 HELLO = {"messages": [{"role": "user", "content": "hello"}], "max_tokens": 4}
 BASE = "http://127.0.0.1"  # TestClient's default host, "testserver", is not one the server answers to
 
@@ -60,8 +62,9 @@ def test_chat_completion(client):
 
 
 def test_streaming_sse(client):
-    with client.stream("POST", "/v1/chat/completions",
-                       json={**HELLO, "stream": True, "stream_options": {"include_usage": True}}) as r:
+    with client.stream(
+        "POST", "/v1/chat/completions", json={**HELLO, "stream": True, "stream_options": {"include_usage": True}}
+    ) as r:
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
         events = sse_events(r.iter_lines())
     assert events[-1] == "[DONE]"
@@ -74,19 +77,26 @@ def test_streaming_sse(client):
 def test_micro_prompt_answers_with_the_summary(client, monkeypatch):
     fake = ScriptedSummarizer(["## Goal\nFix rounding"])
     monkeypatch.setattr(adapter, "_summarizer", lambda model, timeout: fake)
-    r = client.post("/v1/chat/completions", json={
-        "model": "mlx", "temperature": 0.1, "messages": adapter.micro_prompt(None, hermes_serialize(EXCHANGE))})
+    r = client.post(
+        "/v1/chat/completions",
+        json={"model": "mlx", "temperature": 0.1, "messages": adapter.micro_prompt(None, hermes_serialize(EXCHANGE))},
+    )
     assert r.json()["choices"][0]["message"]["content"] == "## Goal\nFix rounding"
     assert fake.methods() == ["merge"]
 
 
-@pytest.mark.parametrize("body, field", [
-    ({**HELLO, "n": 3}, "n"),
-    ({**HELLO, "tools": [{"type": "function", "function": {"name": "f"}}]}, "tools"),
-    ({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]},
-     "messages[0].content[0]"),
-    ({"messages": []}, "messages"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({**HELLO, "n": 3}, "n"),
+        ({**HELLO, "tools": [{"type": "function", "function": {"name": "f"}}]}, "tools"),
+        (
+            {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]},
+            "messages[0].content[0]",
+        ),
+        ({"messages": []}, "messages"),
+    ],
+)
 def test_bad_input_is_a_400_naming_the_field(client, body, field):
     r = client.post("/v1/chat/completions", json=body)
     assert r.status_code == 400
@@ -126,7 +136,9 @@ def test_other_host_warns_and_busy_port_says_so(monkeypatch, capsys):
     from hermes_mlx.integrations import server
 
     def busy(host, port):
-        raise OSError(errno.EADDRINUSE, f"port {port} on {host} is already in use (is another `hermes-mlx serve` running?)")
+        raise OSError(
+            errno.EADDRINUSE, f"port {port} on {host} is already in use (is another `hermes-mlx serve` running?)"
+        )
 
     monkeypatch.setattr(server, "bind", busy)
     monkeypatch.setattr("hermes_mlx.engine.generate.resolve", lambda model: ("k", Path(".")))
@@ -149,9 +161,14 @@ def test_other_host_warns_and_busy_port_says_so(monkeypatch, capsys):
 
 def start_server(model, *extra):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-c", LAUNCH,
-                             "serve", "--model", model, "--port", "0", *extra],
-                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", LAUNCH, "serve", "--model", model, "--port", "0", *extra],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
     line = proc.stderr.readline()
     if "serving" not in line:
         proc.kill()
@@ -164,8 +181,9 @@ def request(port, method, path, body=None):
     import http.client
 
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    conn.request(method, path, body=json.dumps(body) if body is not None else None,
-                 headers={"Content-Type": "application/json"})
+    conn.request(
+        method, path, body=json.dumps(body) if body is not None else None, headers={"Content-Type": "application/json"}
+    )
     reply = conn.getresponse()
     data = reply.read()
     conn.close()
@@ -187,9 +205,13 @@ def test_process_serves_and_a_second_serve_on_the_port_fails_clearly(served, tin
     proc, port = served
     status, body = request(port, "POST", "/v1/chat/completions", HELLO)
     assert status == 200 and body["choices"][0]["message"]["content"] is not None
-    second = subprocess.run([sys.executable, "-c", LAUNCH,
-                             "serve", "--model", tiny_model, "--port", str(port)],
-                            capture_output=True, text=True, timeout=120, cwd=ROOT)
+    second = subprocess.run(
+        [sys.executable, "-c", LAUNCH, "serve", "--model", tiny_model, "--port", str(port)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert second.returncode == 2
     assert f"port {port} on 127.0.0.1 is already in use" in second.stderr
 
@@ -198,8 +220,10 @@ def test_client_hanging_up_mid_stream_frees_the_engine(served):
     proc, port = served
     body = json.dumps({**HELLO, "max_tokens": 400, "stream": True}).encode()
     sock = socket.create_connection(("127.0.0.1", port), timeout=120)
-    sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                 b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    sock.sendall(
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )
     seen = b""
     while seen.count(b"data: ") < 3:  # the role chunk and some text: generation is under way
         part = sock.recv(65536)

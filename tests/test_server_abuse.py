@@ -91,8 +91,9 @@ def test_max_tokens_bounds_all_output_however_much_is_folded(client, max_tokens)
 
 
 def test_folded_stream_reports_usage_within_the_cap(client):
-    with client.stream("POST", CHAT, json=user(LINE * 200, max_tokens=600, stream=True,
-                                                  stream_options={"include_usage": True})) as r:
+    with client.stream(
+        "POST", CHAT, json=user(LINE * 200, max_tokens=600, stream=True, stream_options={"include_usage": True})
+    ) as r:
         events = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: {")]
     assert events[-1]["usage"]["completion_tokens"] <= 600
 
@@ -110,13 +111,16 @@ def test_the_deadline_bounds_a_long_request(tiny_model):
 # ------------------------------------------------------------------ who may ask
 
 
-@pytest.mark.parametrize("headers", [
-    {"Host": "evil.example"},
-    {"Host": "127.0.0.1.evil.example"},
-    {"Origin": "http://evil.example"},
-    {"Origin": "null"},
-    {"Origin": "http://127.0.0.1:9"},  # another local port is another site
-])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Host": "evil.example"},
+        {"Host": "127.0.0.1.evil.example"},
+        {"Origin": "http://evil.example"},
+        {"Origin": "null"},
+        {"Origin": "http://127.0.0.1:9"},  # another local port is another site
+    ],
+)
 def test_foreign_host_or_origin_is_403(client, headers, submits):
     r = client.post(CHAT, json=HELLO, headers=headers)
     error_of(r, 403, "headers")
@@ -152,25 +156,31 @@ def test_bearer_token_is_exact(tiny_model, bad):
 # ------------------------------------------------------------------ what they may ask for
 
 
-@pytest.mark.parametrize("raw, field", [
-    (b'{"messages": [{"role": "user", "content": "hi"}], "temperature": NaN}', "temperature"),
-    (b'{"messages": [{"role": "user", "content": "hi"}], "temperature": 1e308}', "temperature"),
-    (b'{"messages": [{"role": "user", "content": "hi"}], "temperature": Infinity}', "temperature"),
-    (b'{"messages": [{"role": "user", "content": "hi"}], "temperature": 2.5}', "temperature"),
-    (b'{"messages": [{"role": "user", "content": "hi"}], "top_p": 7}', "top_p"),
-    (b'{"messages": [{"role": "user", "content": "hi"}], "top_p": 0}', "top_p"),
-    (b'{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1000000000}', "max_tokens"),
-    (b'{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 4.5}', "max_tokens"),
-    (b'{"messages": [{"role": "user", "content": "hi"}], "stop": ["a","b","c","d","e"]}', "stop"),
-    (b'{"messages": [{"role": "user", "content": "hi"}], "n": 2}', "n"),
-    (b'{"messages": [{"role": "user", "content": "\\ud800 lone"}]}', "messages[0].content"),
-    (b'{"messages": [{"role": "user", "content": [{"type": "text", "text": "\\udfff"}]}]}', "messages[0].content[0]"),
-    (b'{"messages": [{"role": "\\ud800", "content": "hi"}]}', "messages[0].role"),
-    (b'{"messages": [{"role": "user", "content": "hi"}], "stop": "\\ud800"}', "stop"),
-    (b'{"messages": [{"role": "user", "content": "hi"}], "model": "\\ud800"}', "model"),
-    (b'{"messages": [{"role": "user", "content": [{"type": "limit"}]}]}', "messages[0].content[0]"),
-    (b'[' * 100000, "body"),
-])
+@pytest.mark.parametrize(
+    "raw, field",
+    [
+        (b'{"messages": [{"role": "user", "content": "hi"}], "temperature": NaN}', "temperature"),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "temperature": 1e308}', "temperature"),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "temperature": Infinity}', "temperature"),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "temperature": 2.5}', "temperature"),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "top_p": 7}', "top_p"),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "top_p": 0}', "top_p"),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1000000000}', "max_tokens"),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 4.5}', "max_tokens"),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "stop": ["a","b","c","d","e"]}', "stop"),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "n": 2}', "n"),
+        (b'{"messages": [{"role": "user", "content": "\\ud800 lone"}]}', "messages[0].content"),
+        (
+            b'{"messages": [{"role": "user", "content": [{"type": "text", "text": "\\udfff"}]}]}',
+            "messages[0].content[0]",
+        ),
+        (b'{"messages": [{"role": "\\ud800", "content": "hi"}]}', "messages[0].role"),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "stop": "\\ud800"}', "stop"),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "model": "\\ud800"}', "model"),
+        (b'{"messages": [{"role": "user", "content": [{"type": "limit"}]}]}', "messages[0].content[0]"),
+        (b"[" * 100000, "body"),
+    ],
+)
 def test_bad_values_are_a_400_naming_the_field(client, raw, field, submits):
     r = client.post(CHAT, content=raw, headers={"content-type": "application/json"})
     assert error_of(r, 400, field).startswith(field)  # 'limit' in a message no longer means 413
@@ -183,8 +193,16 @@ def test_model_paths_get_one_answer_whatever_exists(client, tmp_path, submits):
     (folder / "config.json").write_text("{}")  # a client-chosen folder used to be loaded (and 500)
     (tmp_path / "plain").mkdir()
     answers = set()
-    for name in [str(folder), str(tmp_path / "plain"), str(tmp_path / "missing"), "./tests", "~/", "/etc",
-                 "..\\x", "C:\\models"]:
+    for name in [
+        str(folder),
+        str(tmp_path / "plain"),
+        str(tmp_path / "missing"),
+        "./tests",
+        "~/",
+        "/etc",
+        "..\\x",
+        "C:\\models",
+    ]:
         answers.add(error_of(client.post(CHAT, json={**HELLO, "model": name}), 400, "model"))
     assert answers == {f"model: {REFUSED_MODEL}"}
     assert submits[0] == 0
@@ -209,15 +227,42 @@ JSON = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
     max_leaves=12,
 )
-FIELDS = st.sampled_from(["model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p",
-                          "stream", "stream_options", "stop", "n", "tools", "tool_choice", "timeout"])
-MESSAGE = st.fixed_dictionaries({"role": TEXT | JSON}, optional={
-    "content": TEXT | JSON | st.lists(st.fixed_dictionaries({"type": st.sampled_from(["text", "image_url", "x"]),
-                                                             "text": TEXT | JSON})),
-    "tool_calls": JSON | st.lists(st.fixed_dictionaries({"function": JSON | st.fixed_dictionaries({"name": JSON})}))})
-BODY = JSON | st.dictionaries(FIELDS, JSON, max_size=6) | st.builds(
-    lambda extra, messages: {**extra, "messages": messages},
-    st.dictionaries(FIELDS, JSON, max_size=5), st.lists(MESSAGE, max_size=3) | JSON)
+FIELDS = st.sampled_from(
+    [
+        "model",
+        "messages",
+        "max_tokens",
+        "max_completion_tokens",
+        "temperature",
+        "top_p",
+        "stream",
+        "stream_options",
+        "stop",
+        "n",
+        "tools",
+        "tool_choice",
+        "timeout",
+    ]
+)
+MESSAGE = st.fixed_dictionaries(
+    {"role": TEXT | JSON},
+    optional={
+        "content": TEXT
+        | JSON
+        | st.lists(st.fixed_dictionaries({"type": st.sampled_from(["text", "image_url", "x"]), "text": TEXT | JSON})),
+        "tool_calls": JSON
+        | st.lists(st.fixed_dictionaries({"function": JSON | st.fixed_dictionaries({"name": JSON})})),
+    },
+)
+BODY = (
+    JSON
+    | st.dictionaries(FIELDS, JSON, max_size=6)
+    | st.builds(
+        lambda extra, messages: {**extra, "messages": messages},
+        st.dictionaries(FIELDS, JSON, max_size=5),
+        st.lists(MESSAGE, max_size=3) | JSON,
+    )
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -246,8 +291,9 @@ def live(tiny_model):
 
     app = build_app(tiny_model, request_timeout=600, max_prompt_tokens=10**6)
     sock = bind("127.0.0.1", 0)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="error", access_log=False, lifespan="off",
-                                           timeout_graceful_shutdown=2))
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="error", access_log=False, lifespan="off", timeout_graceful_shutdown=2)
+    )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + WAIT_S
@@ -280,8 +326,10 @@ def post(port: int, body: dict, timeout: float = WAIT_S) -> tuple[int, dict]:
 def send_and_wait_busy(port: int, body: dict) -> socket.socket:
     raw = json.dumps(body).encode()
     sock = socket.create_connection(("127.0.0.1", port), timeout=WAIT_S)
-    sock.sendall(b"POST " + CHAT.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                 b"Content-Length: " + str(len(raw)).encode() + b"\r\n\r\n" + raw)
+    sock.sendall(
+        b"POST " + CHAT.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Content-Length: " + str(len(raw)).encode() + b"\r\n\r\n" + raw
+    )
     until(lambda h: h["busy"], port)
     return sock
 
@@ -347,6 +395,7 @@ def test_after_abuse_health_answers_and_memory_has_not_grown(tiny_model):
         ("host", HELLO),
     ]
     with TestClient(build_app(tiny_model, max_prompt_tokens=10000), base_url=BASE) as c:
+
         def once():
             for kind, body in abuse:
                 if kind == "raw":
@@ -370,10 +419,27 @@ def test_after_abuse_health_answers_and_memory_has_not_grown(tiny_model):
 
 
 def test_one_sigterm_stops_serve_with_a_request_in_flight(tiny_model):
-    proc = subprocess.Popen([sys.executable, "-c", LAUNCH, "serve", "--model", tiny_model, "--port", "0",
-                             "--max-prompt-tokens", "1000000", "--request-timeout", "600"],
-                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, cwd=ROOT,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            LAUNCH,
+            "serve",
+            "--model",
+            tiny_model,
+            "--port",
+            "0",
+            "--max-prompt-tokens",
+            "1000000",
+            "--request-timeout",
+            "600",
+        ],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         line = proc.stderr.readline()
         assert "serving" in line, line + proc.stderr.read()

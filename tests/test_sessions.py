@@ -22,11 +22,7 @@ REQUIRED = ("paths", "commands", "errors", "urls", "identifiers", "decisions", "
 
 def _exchanges(messages: list[dict]) -> int:
     """Assistant turns that follow a user message (an exchange runs up to the next user turn)."""
-    return sum(
-        1
-        for prev, cur in zip(messages, messages[1:])
-        if prev["role"] == "user" and cur["role"] == "assistant"
-    )
+    return sum(1 for prev, cur in zip(messages, messages[1:]) if prev["role"] == "user" and cur["role"] == "assistant")
 
 
 def _text(messages: list[dict]) -> str:
@@ -240,8 +236,12 @@ def test_save_is_atomic_and_keeps_permissions(tmp_path):
 
 def _loose_db(path, rows):
     conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id, role, content, tool_calls, timestamp REAL)")
-    conn.executemany("INSERT INTO messages (session_id, role, content, tool_calls, timestamp) VALUES (?, ?, ?, ?, 1.0)", rows)
+    conn.execute(
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id, role, content, tool_calls, timestamp REAL)"
+    )
+    conn.executemany(
+        "INSERT INTO messages (session_id, role, content, tool_calls, timestamp) VALUES (?, ?, ?, ?, 1.0)", rows
+    )
     conn.commit()
     conn.close()
 
@@ -268,5 +268,8 @@ def test_integer_session_ids_are_read_as_text(tmp_path):
     db = tmp_path / "state.db"
     _loose_db(db, [(7, "user", "hi", None), (7, "assistant", b"utf-8 bytes", None), (None, "user", "orphan", None)])
     assert list_state_db_sessions(db) == ["7"]
-    assert load_session(db) == load_session(db, "7") == [
-        {"role": "user", "content": "hi"}, {"role": "assistant", "content": "utf-8 bytes"}]
+    assert (
+        load_session(db)
+        == load_session(db, "7")
+        == [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "utf-8 bytes"}]
+    )

@@ -22,7 +22,9 @@ def _call(cid: str, cmd: str) -> dict:
     return {
         "role": "assistant",
         "content": "",
-        "tool_calls": [{"id": cid, "type": "function", "function": {"name": "terminal", "arguments": f'{{"command": "{cmd}"}}'}}],
+        "tool_calls": [
+            {"id": cid, "type": "function", "function": {"name": "terminal", "arguments": f'{{"command": "{cmd}"}}'}}
+        ],
     }
 
 
@@ -30,7 +32,12 @@ TRANSCRIPT = [
     {"role": "system", "content": "You are Hermes."},
     {"role": "user", "content": "Fix the failing test."},
     _call("c1", "pytest -q"),
-    {"role": "tool", "tool_call_id": "c1", "name": "terminal", "content": "FAILED tests/test_a.py::test_b - KeyError: 'x'"},
+    {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "name": "terminal",
+        "content": "FAILED tests/test_a.py::test_b - KeyError: 'x'",
+    },
     {"role": "assistant", "content": "The test fails with KeyError."},
     {"role": "user", "content": "Use the v2 API."},
 ]
@@ -181,7 +188,11 @@ def test_in_memory_store():
 def test_lone_surrogates_and_non_text_ids_round_trip(store):
     odd = [
         {"role": "tool", "tool_call_id": "c\udc80", "name": "ter\ud800minal", "content": "out \ud800 put"},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "x", "function": {"name": "f", "arguments": "\udfff"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "x", "function": {"name": "f", "arguments": "\udfff"}}],
+        },
         {"role": "tool", "tool_call_id": 42, "content": "integer id"},
     ]
     assert store.append("s\udcff", odd), store.last_error
@@ -193,7 +204,10 @@ def test_lone_surrogates_and_non_text_ids_round_trip(store):
 def test_each_write_archives_only_what_it_replaced(store):
     transcript = list(TRANSCRIPT)
     for n in range(20):  # twenty passes over a growing transcript
-        transcript = transcript + [{"role": "user", "content": f"turn {n}"}, {"role": "assistant", "content": f"done {n}"}]
+        transcript = transcript + [
+            {"role": "user", "content": f"turn {n}"},
+            {"role": "assistant", "content": f"done {n}"},
+        ]
         assert store.sync("s1", transcript)
         summary = dict(MARKER, content=f"summary after turn {n}")
         transcript = transcript[:2] + [summary] + transcript[-2:]
@@ -244,7 +258,9 @@ def test_a_store_from_before_active_order_is_migrated(tmp_path):
 def test_a_hermes_state_db_is_refused_before_anything_is_written(tmp_path):
     path = tmp_path / "state.db"
     conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, content TEXT, timestamp REAL)")
+    conn.execute(
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, content TEXT, timestamp REAL)"
+    )
     conn.commit()
     conn.close()
     before = path.read_bytes()

@@ -136,8 +136,11 @@ def clean_run(workdir):
     result = replay(MESSAGES, fake, store=store, **OPTIONS)
     store.close()
     assert result.records and not result.store_failures
-    return {"statements": len(calls), "begins": sum(s == "BEGIN IMMEDIATE" for s in calls),
-            "summarizer_calls": len(fake.calls)}
+    return {
+        "statements": len(calls),
+        "begins": sum(s == "BEGIN IMMEDIATE" for s in calls),
+        "summarizer_calls": len(fake.calls),
+    }
 
 
 def new_db(workdir: Path, name: str) -> Path:

@@ -82,7 +82,11 @@ def test_reads_hermes_structured_summary():
 
 def test_micro_marker_with_snapshot_heading_wraps_our_summary():
     ours = render(sample())
-    wrapped = "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted into the summary below.\n\n## Historical Task Snapshot\n" + ours + "\n--- END OF CONTEXT SUMMARY — respond to the message below, not the summary above ---"
+    wrapped = (
+        "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted into the summary below.\n\n## Historical Task Snapshot\n"
+        + ours
+        + "\n--- END OF CONTEXT SUMMARY — respond to the message below, not the summary above ---"
+    )
     assert render(parse(wrapped)) == ours
 
 

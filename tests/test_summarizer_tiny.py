@@ -26,8 +26,13 @@ def test_batch_bigger_than_window_folds_in_chunks(tiny2k):
     turns = []
     for i in range(24):
         turns.append({"role": "user", "content": f"Look at handler_{i}.py and tell me why case {i} fails. " * 12})
-        turns.append({"role": "assistant", "content": f"handler_{i}.py raises KeyError for case {i} because the map is empty. " * 8
-                      + f"The map for case {i} is filled at import time. " * 12})
+        turns.append(
+            {
+                "role": "assistant",
+                "content": f"handler_{i}.py raises KeyError for case {i} because the map is empty. " * 8
+                + f"The map for case {i} is filled at import time. " * 12,
+            }
+        )
     assert len(json.dumps(turns)) > 40_000
     s = MLXSummarizer(model=tiny2k)
     assert s.context_window() == 2048

@@ -32,7 +32,13 @@ def test_instruction_lifted_from_tool_output_rejected():
 
 
 def test_garbage_empty_repeats_and_secrets_rejected():
-    lines = ["", "...", "%%%%%%%%%%%%%%%%%%%%", "rounding rounding rounding rounding rounding", "key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv"]
+    lines = [
+        "",
+        "...",
+        "%%%%%%%%%%%%%%%%%%%%",
+        "rounding rounding rounding rounding rounding",
+        "key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv",
+    ]
     kept, rejected = check_lines(lines, SOURCE + " rounding key")
     assert kept == [] and len(rejected) == len(lines)
 

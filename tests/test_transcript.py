@@ -64,8 +64,13 @@ def test_tool_result_without_call_gets_a_synthesized_call_and_is_kept():
 
 
 def test_stray_result_inside_a_run_joins_the_runs_assistant():
-    messages = [user("a"), assistant(None, calls=[("c1", "ls")]), tool("zz", "stray", name="grep"),
-                tool("c1", "listing"), assistant("done")]
+    messages = [
+        user("a"),
+        assistant(None, calls=[("c1", "ls")]),
+        tool("zz", "stray", name="grep"),
+        tool("c1", "listing"),
+        assistant("done"),
+    ]
     out, repairs = repair(messages)
     assert [r.kind for r in repairs] == ["synthesized_call"]
     assert [c["id"] for c in out[1]["tool_calls"]] == ["c1", "zz"]
@@ -76,7 +81,13 @@ def test_call_without_result_gets_a_stub_result():
     messages = [user("a"), assistant(None, calls=[("c1", "ls"), ("c2", "cat")]), tool("c1", "out"), user("b")]
     out, repairs = repair(messages)
     assert [r.kind for r in repairs] == ["stub_result"]
-    assert out[3] == {"role": "tool", "tool_call_id": "c2", "name": "cat", "content": MISSING_RESULT_TEXT, "_repaired": True}
+    assert out[3] == {
+        "role": "tool",
+        "tool_call_id": "c2",
+        "name": "cat",
+        "content": MISSING_RESULT_TEXT,
+        "_repaired": True,
+    }
     assert out[4] == user("b")
     assert tool_pairs_valid(out)
 
@@ -88,8 +99,12 @@ def test_trailing_call_without_result_is_repaired_too():
 
 def test_missing_ids_are_assigned():
     call = {"type": "function", "function": {"name": "ls", "arguments": "{}"}}
-    messages = [user("a"), {"role": "assistant", "content": None, "tool_calls": [call]},
-                {"role": "tool", "content": "listing"}, assistant("done")]
+    messages = [
+        user("a"),
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "content": "listing"},
+        assistant("done"),
+    ]
     out, repairs = repair(messages)
     assert {r.kind for r in repairs} == {"assigned_call_id", "assigned_result_id"}
     assert out[1]["tool_calls"][0]["id"] == out[2]["tool_call_id"]

@@ -35,18 +35,28 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 ODD = st.sampled_from(["\ud800", "\udfff", "\u2028", "\u2029", "\x85", "\x00", "\r", "é", "☃", "\U0001f600"])
 TEXT = st.text(st.characters() | ODD, max_size=12)
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXT
-JSON = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
-                    max_leaves=12)
+JSON = st.recursive(
+    SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3), max_leaves=12
+)
 
 CALL_IDS = st.sampled_from(["c1", "c2", "c3", "", None])
-CALL = st.fixed_dictionaries(
-    {"id": CALL_IDS, "type": st.just("function"),
-     "function": st.fixed_dictionaries({"name": st.sampled_from(["terminal", "read_file"]), "arguments": TEXT})}
-) | JSON
+CALL = (
+    st.fixed_dictionaries(
+        {
+            "id": CALL_IDS,
+            "type": st.just("function"),
+            "function": st.fixed_dictionaries({"name": st.sampled_from(["terminal", "read_file"]), "arguments": TEXT}),
+        }
+    )
+    | JSON
+)
 MESSAGE = st.fixed_dictionaries(
     {"role": st.sampled_from(ROLES) | TEXT},
     optional={
-        "content": st.none() | TEXT | st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": TEXT}) | JSON, max_size=2) | JSON,
+        "content": st.none()
+        | TEXT
+        | st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": TEXT}) | JSON, max_size=2)
+        | JSON,
         "tool_calls": st.lists(CALL, max_size=3) | JSON,
         "tool_call_id": CALL_IDS | JSON,
         "name": TEXT,
@@ -139,10 +149,22 @@ def test_deep_nesting_is_a_clear_error():
 # ---------------------------------------------------------------------------------------------
 # Hermes state.db rows of any SQLite type
 
-SQL_VALUE = st.none() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False) | st.text(max_size=8) | st.binary(max_size=8)
-ROW = st.tuples(st.sampled_from(["a", "b", 7, None]) | SQL_VALUE,
-                st.sampled_from(["user", "assistant", "tool"]) | SQL_VALUE,
-                st.text(max_size=8) | SQL_VALUE, SQL_VALUE, SQL_VALUE, SQL_VALUE, SQL_VALUE)
+SQL_VALUE = (
+    st.none()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=8)
+    | st.binary(max_size=8)
+)
+ROW = st.tuples(
+    st.sampled_from(["a", "b", 7, None]) | SQL_VALUE,
+    st.sampled_from(["user", "assistant", "tool"]) | SQL_VALUE,
+    st.text(max_size=8) | SQL_VALUE,
+    SQL_VALUE,
+    SQL_VALUE,
+    SQL_VALUE,
+    SQL_VALUE,
+)
 
 
 @SETTINGS
@@ -150,10 +172,15 @@ ROW = st.tuples(st.sampled_from(["a", "b", 7, None]) | SQL_VALUE,
 def test_state_db_rows_load_or_raise_session_format_error(rows, session_id):
     path = _tmp() / "state.db"
     conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id, role, content, tool_call_id,"
-                 " tool_calls, tool_name, display_metadata, timestamp REAL)")
-    conn.executemany("INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name,"
-                     " display_metadata, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, 1.0)", rows)
+    conn.execute(
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id, role, content, tool_call_id,"
+        " tool_calls, tool_name, display_metadata, timestamp REAL)"
+    )
+    conn.executemany(
+        "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name,"
+        " display_metadata, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, 1.0)",
+        rows,
+    )
     conn.commit()
     conn.close()
     try:
@@ -169,8 +196,14 @@ def test_state_db_rows_load_or_raise_session_format_error(rows, session_id):
 
 STORE_MESSAGE = st.fixed_dictionaries(
     {"role": TEXT},
-    optional={"content": st.none() | TEXT | st.lists(JSON, max_size=2), "tool_calls": JSON, "tool_call_id": JSON,
-              "name": TEXT | JSON, "reasoning": JSON, "_compressed_summary": st.booleans()},
+    optional={
+        "content": st.none() | TEXT | st.lists(JSON, max_size=2),
+        "tool_calls": JSON,
+        "tool_call_id": JSON,
+        "name": TEXT | JSON,
+        "reasoning": JSON,
+        "_compressed_summary": st.booleans(),
+    },
 )
 
 

@@ -59,13 +59,27 @@ class MlxLmServer:
     proc: subprocess.Popen | None = None
 
     def start(self, timeout: float = 300.0) -> MlxLmServer:
-        argv = ["mlx_lm.server", "--model", self.model_path, "--host", "127.0.0.1", "--port", str(self.port),
-                "--log-level", "WARNING"]
+        argv = [
+            "mlx_lm.server",
+            "--model",
+            self.model_path,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--log-level",
+            "WARNING",
+        ]
         if on_cpu():
             argv += ["--prefill-step-size", str(CPU_PREFILL_STEP)]
         code = SERVER_MAIN.format(argv=argv)
-        self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", code],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -80,8 +94,14 @@ class MlxLmServer:
         raise RuntimeError("mlx_lm.server did not open its port in time")
 
     def chat(self, messages: list[dict], max_tokens: int) -> tuple[dict, float]:
-        body = json.dumps({"model": "default_model", "messages": messages, "max_tokens": max_tokens,
-                           "temperature": HERMES_TEMPERATURE})
+        body = json.dumps(
+            {
+                "model": "default_model",
+                "messages": messages,
+                "max_tokens": max_tokens,
+                "temperature": HERMES_TEMPERATURE,
+            }
+        )
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=1800)
         started = time.monotonic()
         try:
@@ -112,9 +132,17 @@ class MlxLmServer:
         self.stop()
 
 
-def run_hermes_passes(messages: list[Message], *, model_path: str, session: str, scenario: str = "none",
-                      max_passes: int = 2, max_tokens: int = HERMES_MAX_TOKENS, on_pass=None,
-                      only_turns: set[int] | None = None) -> tuple[list[Pass], str, str]:
+def run_hermes_passes(
+    messages: list[Message],
+    *,
+    model_path: str,
+    session: str,
+    scenario: str = "none",
+    max_passes: int = 2,
+    max_tokens: int = HERMES_MAX_TOKENS,
+    on_pass=None,
+    only_turns: set[int] | None = None,
+) -> tuple[list[Pass], str, str]:
     """Hermes's micro loop: per agent turn, fold the turn's assistant/tool messages into the
     running summary with Hermes's prompt; the reply becomes the next running summary.
     `only_turns` limits it to the turns where our passes ran, so per-pass ratios compare like
@@ -132,8 +160,16 @@ def run_hermes_passes(messages: list[Message], *, model_path: str, session: str,
             exchange = [m for m in turn if m.get("role") not in ("user", "system")]
             if not exchange or (only_turns and turn_no not in only_turns):
                 continue
-            p = Pass(scenario=scenario, variant="mlx_lm.server", session=session, number=len(passes) + 1,
-                     turn=turn_no, idle_before_s=0.0, duration_s=0.0, calls=1)
+            p = Pass(
+                scenario=scenario,
+                variant="mlx_lm.server",
+                session=session,
+                number=len(passes) + 1,
+                turn=turn_no,
+                idle_before_s=0.0,
+                duration_s=0.0,
+                calls=1,
+            )
             folded.append(hermes_serialize(exchange, redact_secrets=True))
             try:
                 data, elapsed = server.chat(micro_prompt(summary, folded[-1]), max_tokens)

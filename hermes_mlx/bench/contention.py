@@ -26,11 +26,7 @@ MAIN_MODEL_LOOP = (
     "while True: generate('Write a long story about a lighthouse keeper.', model=model, max_tokens=128)"
 )
 # a GPU-bound MLX load: large matmuls on the default (Metal) device
-GPU_LOOP = (
-    "import hermes_mlx, mlx.core as mx\n"
-    "a = mx.random.normal((4096, 4096))\n"
-    "while True: mx.eval(a @ a)"
-)
+GPU_LOOP = "import hermes_mlx, mlx.core as mx\na = mx.random.normal((4096, 4096))\nwhile True: mx.eval(a @ a)"
 
 SCENARIOS = ("none", "cpu2", "membw", "main-model", "gpu")
 _LIVE: list[Contention] = []
@@ -77,8 +73,15 @@ class Contention:
         _install_handlers()
         _LIVE.append(self)
         for cmd in commands(self.scenario, self.model):
-            self.procs.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                               stderr=subprocess.PIPE, start_new_session=True))
+            self.procs.append(
+                subprocess.Popen(
+                    cmd,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                )
+            )
         if self.procs:
             time.sleep(self.settle_s)
             dead = self.dead()

@@ -39,10 +39,15 @@ from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.text import normalize, source_text
 
 # what render() writes around verbatim entries: counts and exit statuses are ours, not claims
-_FORMATTING = re.compile(r"\(\+\d+ more (?:lines|tool calls)\)|\(\d+ more earlier steps condensed\)|… and \d+ more error lines?|"
-                         r"\bexit [\d?→ -]+|^#+ .*$|\[REDACTED[^\]]*\]", re.MULTILINE)
-_NAME_OR_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w])|\b[A-Za-z][\w]*(?:[_.][\w]+)+\b|\b[A-Z][A-Z0-9]{2,}(?:_[A-Z0-9]+)*\b"
-                             r"|\b[a-z]+[A-Z]\w*\b")
+_FORMATTING = re.compile(
+    r"\(\+\d+ more (?:lines|tool calls)\)|\(\d+ more earlier steps condensed\)|… and \d+ more error lines?|"
+    r"\bexit [\d?→ -]+|^#+ .*$|\[REDACTED[^\]]*\]",
+    re.MULTILINE,
+)
+_NAME_OR_NUMBER = re.compile(
+    r"(?<![\w.])\d+(?:\.\d+)*(?![\w])|\b[A-Za-z][\w]*(?:[_.][\w]+)+\b|\b[A-Z][A-Z0-9]{2,}(?:_[A-Z0-9]+)*\b"
+    r"|\b[a-z]+[A-Z]\w*\b"
+)
 
 
 def default_sessions() -> list[Path]:
@@ -79,22 +84,36 @@ class Recording:
         return getattr(self.inner, name)
 
 
-def run_session(messages: list[Message], summarizer, *, mode: str = "micro", context_limit: int = 32768,
-                tail_tokens: int | None = None, session_id: str = "") -> SimpleNamespace:
+def run_session(
+    messages: list[Message],
+    summarizer,
+    *,
+    mode: str = "micro",
+    context_limit: int = 32768,
+    tail_tokens: int | None = None,
+    session_id: str = "",
+) -> SimpleNamespace:
     """Replay one session; batch mode ends with a forced pass so every session gets a batch
     summary (the `/compress` path), as a short session never crosses the threshold. A small
     `tail_tokens` lets short sessions' exchanges reach the summarizer at all."""
     rec = Recording(summarizer)
     started = time.perf_counter()
-    result = replay(messages, rec, mode=mode, context_limit=context_limit, session_id=session_id,
-                    tail_tokens=tail_tokens)
+    result = replay(
+        messages, rec, mode=mode, context_limit=context_limit, session_id=session_id, tail_tokens=tail_tokens
+    )
     live = result.messages
     if mode == "batch":
-        forced = BatchCompactor(rec, context_limit=context_limit, session_id=session_id,
-                                tail_tokens=tail_tokens).compact(live, force=True)
+        forced = BatchCompactor(
+            rec, context_limit=context_limit, session_id=session_id, tail_tokens=tail_tokens
+        ).compact(live, force=True)
         live = forced.messages
-    return SimpleNamespace(seen=result.original, messages=live, summary=last_summary(live), results=rec.results,
-                           wall_s=time.perf_counter() - started)
+    return SimpleNamespace(
+        seen=result.original,
+        messages=live,
+        summary=last_summary(live),
+        results=rec.results,
+        wall_s=time.perf_counter() - started,
+    )
 
 
 def narrative_lines(summary: str) -> list[str]:
@@ -135,8 +154,10 @@ def contradictions(lines: list[str], constraints: list[str], source: str = "") -
         for stems, neg in Source.of(c).clauses:
             facts = stems - STOCK_STEMS
             for line, parts in claims:
-                hit = any(len(mine & stems) >= 2 and 3 * len(mine & facts) >= 2 * len(facts) and mine_neg != neg
-                          for mine, mine_neg in parts)
+                hit = any(
+                    len(mine & stems) >= 2 and 3 * len(mine & facts) >= 2 * len(facts) and mine_neg != neg
+                    for mine, mine_neg in parts
+                )
                 if hit and line not in c and (line, c) not in out:
                     out.append((line, c))
     return out
@@ -182,9 +203,12 @@ class SessionScore:
 
     def to_dict(self) -> dict:
         d = dict(self.__dict__)
-        d.update(faithful_pct=self.faithful_pct, gate_keep_pct=self.gate_keep_pct,
-                 pass_s_p50=round(statistics.median(self.pass_s), 2) if self.pass_s else None,
-                 pass_s_total=round(sum(self.pass_s), 2))
+        d.update(
+            faithful_pct=self.faithful_pct,
+            gate_keep_pct=self.gate_keep_pct,
+            pass_s_p50=round(statistics.median(self.pass_s), 2) if self.pass_s else None,
+            pass_s_total=round(sum(self.pass_s), 2),
+        )
         d["contradictions"] = [{"line": a, "constraint": b} for a, b in self.contradictions]
         return d
 
@@ -203,28 +227,52 @@ def score(name: str, mode: str, run: SimpleNamespace, facts) -> SessionScore:
         for k, v in (g.get("dropped") or {}).items():
             gate["dropped"][k] = gate["dropped"].get(k, 0) + v
     return SessionScore(
-        session=name, mode=mode, passes=len(run.results),
-        facts_seen=ctx["facts_seen"], facts_kept=ctx["facts_in_context"], lost=ctx["lost"],
-        lines=len(lines), unsupported=unsupported_lines(lines, Source.of(seen_text)),
+        session=name,
+        mode=mode,
+        passes=len(run.results),
+        facts_seen=ctx["facts_seen"],
+        facts_kept=ctx["facts_in_context"],
+        lost=ctx["lost"],
+        lines=len(lines),
+        unsupported=unsupported_lines(lines, Source.of(seen_text)),
         contradictions=contradictions(lines, constraints_of(run.seen, facts), seen_text),
         invented=invented(run.summary, raw + "\n" + redact(raw)),
         directives_outside=[x for x in lines if directive_shaped(x)],
-        secrets_leaked=ctx["secrets_leaked"], gate=gate,
+        secrets_leaked=ctx["secrets_leaked"],
+        gate=gate,
         pass_s=[round(r.duration_s, 3) for r in run.results],
     )
 
 
 def table(scores: list[SessionScore]) -> str:
     """The text report: one row a session, then what each row's counts stand for."""
-    header = ("session", "mode", "passes", "facts kept", "faithful", "contradicted", "invented", "gate kept", "pass p50 s")
+    header = (
+        "session",
+        "mode",
+        "passes",
+        "facts kept",
+        "faithful",
+        "contradicted",
+        "invented",
+        "gate kept",
+        "pass p50 s",
+    )
     rows = [header]
     for s in scores:
         d = s.to_dict()
-        rows.append((s.session, s.mode, str(s.passes), f"{s.facts_kept}/{s.facts_seen}",
-                     "-" if s.faithful_pct is None else f"{s.faithful_pct:.0f}% of {s.lines}",
-                     str(len(s.contradictions)), str(len(s.invented)),
-                     "-" if s.gate_keep_pct is None else f"{s.gate_keep_pct:.0f}%",
-                     "-" if d["pass_s_p50"] is None else f"{d['pass_s_p50']:.1f}"))
+        rows.append(
+            (
+                s.session,
+                s.mode,
+                str(s.passes),
+                f"{s.facts_kept}/{s.facts_seen}",
+                "-" if s.faithful_pct is None else f"{s.faithful_pct:.0f}% of {s.lines}",
+                str(len(s.contradictions)),
+                str(len(s.invented)),
+                "-" if s.gate_keep_pct is None else f"{s.gate_keep_pct:.0f}%",
+                "-" if d["pass_s_p50"] is None else f"{d['pass_s_p50']:.1f}",
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     out = ["  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows]
     out.insert(1, "  ".join("-" * w for w in widths))

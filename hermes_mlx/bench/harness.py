@@ -166,16 +166,36 @@ def run_passes(
         calls = recorder.take()
         if calls:
             probe = requests[max(range(len(calls)), key=lambda i: calls[i].prompt_tokens)]
-        p = fill(Pass(scenario=scenario, variant=variant, session=session, number=len(passes) + 1, turn=rec.turn,
-                      idle_before_s=0.0, duration_s=round(rec.duration_s, 4), outcome=rec.outcome,
-                      tokens_delta=rec.telemetry.get("tokens_delta"), occupancy_pct=rec.telemetry.get("occupancy_pct"),
-                      error=rec.error), calls)
+        p = fill(
+            Pass(
+                scenario=scenario,
+                variant=variant,
+                session=session,
+                number=len(passes) + 1,
+                turn=rec.turn,
+                idle_before_s=0.0,
+                duration_s=round(rec.duration_s, 4),
+                outcome=rec.outcome,
+                tokens_delta=rec.telemetry.get("tokens_delta"),
+                occupancy_pct=rec.telemetry.get("occupancy_pct"),
+                error=rec.error,
+            ),
+            calls,
+        )
         passes.append(p)
         if on_pass is not None:
             on_pass(p)
 
-    result = replay(messages, MLXSummarizer(model=model, generate=recorder), context_limit=context_limit,
-                    session_id=session, before_pass=before, max_passes=max_passes, on_pass=record, on_turn=on_turn)
+    result = replay(
+        messages,
+        MLXSummarizer(model=model, generate=recorder),
+        context_limit=context_limit,
+        session_id=session,
+        before_pass=before,
+        max_passes=max_passes,
+        on_pass=record,
+        on_turn=on_turn,
+    )
     seen = [m for turn in turns[:done] for m in turn]
     return Replay(passes, last_summary(result.messages), result.messages, seen, probe)
 
@@ -190,8 +210,9 @@ def stamped(request, i: int):
     return [first, *request[1:]]
 
 
-def idle_probes(probe: tuple, *, gaps: list[float], session: str,
-                on_pass: Callable[[Pass], None] | None = None) -> list[Pass]:
+def idle_probes(
+    probe: tuple, *, gaps: list[float], session: str, on_pass: Callable[[Pass], None] | None = None
+) -> list[Pass]:
     """The same engine call (a pass's longest) after each idle gap: gap 0 first, then the
     others, so the penalty of a pause is its duration minus gap 0's, with the prompt held equal
     (the report evens out a differing number of generated tokens). The pass's own deadline is
@@ -209,9 +230,20 @@ def idle_probes(probe: tuple, *, gaps: list[float], session: str,
         except Exception as exc:  # one failed probe is a row with an error, not a failed run
             error = f"{type(exc).__name__}: {exc}"
         duration = time.monotonic() - started
-        p = fill(Pass(scenario="none", variant="idle-probe", session=session, number=i + 1, turn=0,
-                      idle_before_s=gap, duration_s=round(duration, 4), outcome="error" if error else "probe",
-                      error=error), recorder.take())
+        p = fill(
+            Pass(
+                scenario="none",
+                variant="idle-probe",
+                session=session,
+                number=i + 1,
+                turn=0,
+                idle_before_s=gap,
+                duration_s=round(duration, 4),
+                outcome="error" if error else "probe",
+                error=error,
+            ),
+            recorder.take(),
+        )
         passes.append(p)
         if on_pass is not None:
             on_pass(p)

@@ -21,8 +21,12 @@ from hermes_mlx.summarizer.extract import find_paths
 
 
 def machine_facts() -> dict:
-    facts = {"os": platform.platform(), "python": platform.python_version(), "cores": os.cpu_count(),
-             "cpu": platform.processor() or platform.machine()}
+    facts = {
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "cores": os.cpu_count(),
+        "cpu": platform.processor() or platform.machine(),
+    }
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -30,14 +34,14 @@ def machine_facts() -> dict:
                 break
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemTotal"):
-                facts["memory_gb"] = round(int(line.split()[1]) / 1024 ** 2, 1)
+                facts["memory_gb"] = round(int(line.split()[1]) / 1024**2, 1)
     except OSError:
         import subprocess
 
         for key, name in (("cpu", "machdep.cpu.brand_string"), ("memory_gb", "hw.memsize")):
             try:
                 out = subprocess.run(["sysctl", "-n", name], capture_output=True, text=True, timeout=5).stdout.strip()
-                facts[key] = round(int(out) / 1024 ** 3, 1) if key == "memory_gb" else out
+                facts[key] = round(int(out) / 1024**3, 1) if key == "memory_gb" else out
             except (OSError, ValueError, subprocess.SubprocessError):
                 pass
     for dist in ("mlx", "mlx-lm"):
@@ -77,10 +81,13 @@ def summary_fidelity(summary: str, seen_text: str, facts) -> dict:
     """What a summary alone carries: planted facts seen that it keeps, paths in it that appear
     nowhere in what it was made from (invented), secrets it leaks. Baseline (b) keeps only this."""
     present = [f for _, f in facts.must_keep() if f in seen_text] if facts else []
-    return {"facts_seen": len(present), "kept_in_summary": sum(f in summary for f in present),
-            "invented_paths": [p for p in find_paths(summary) if p not in seen_text],
-            "secrets_leaked": [s for s in (facts.secrets if facts else []) if leaked(s, summary)],
-            "summary_chars": len(summary)}
+    return {
+        "facts_seen": len(present),
+        "kept_in_summary": sum(f in summary for f in present),
+        "invented_paths": [p for p in find_paths(summary) if p not in seen_text],
+        "secrets_leaked": [s for s in (facts.secrets if facts else []) if leaked(s, summary)],
+        "summary_chars": len(summary),
+    }
 
 
 def fidelity(replay, facts) -> dict:
@@ -113,12 +120,16 @@ def groups(passes: list[dict]) -> dict[tuple[str, str], dict]:
     for g in out.values():
         ps = g["passes"]
         durations = [p["duration_s"] for p in ps if not p.get("error")]
-        g.update(n=len(ps), p50=percentile(durations, 50), p95=percentile(durations, 95),
-                 gen=statistics.median([p["generation_tokens"] for p in ps]) if ps else None,
-                 prompt=statistics.median([p["prompt_tokens"] for p in ps]) if ps else None,
-                 ttft=percentile([p["ttft_s"] for p in ps if p.get("ttft_s") is not None], 50),
-                 prompt_tps=percentile([p["prompt_tps"] for p in ps if p.get("prompt_tps")], 50),
-                 generation_tps=percentile([p["generation_tps"] for p in ps if p.get("generation_tps")], 50))
+        g.update(
+            n=len(ps),
+            p50=percentile(durations, 50),
+            p95=percentile(durations, 95),
+            gen=statistics.median([p["generation_tokens"] for p in ps]) if ps else None,
+            prompt=statistics.median([p["prompt_tokens"] for p in ps]) if ps else None,
+            ttft=percentile([p["ttft_s"] for p in ps if p.get("ttft_s") is not None], 50),
+            prompt_tps=percentile([p["prompt_tps"] for p in ps if p.get("prompt_tps")], 50),
+            generation_tps=percentile([p["generation_tps"] for p in ps if p.get("generation_tps")], 50),
+        )
     return out
 
 
@@ -129,17 +140,26 @@ def _f(value, fmt="{:.2f}") -> str:
 def matched_ratios(passes: list[dict], variant: str) -> list[dict]:
     """Per-pass ratios ours / baseline on the turns both ran (same session, same turn):
     baselines run fewer passes, and early turns are smaller, so medians alone would mislead."""
-    ours = {(p["session"], p["turn"]): p for p in passes
-            if p["scenario"] == "none" and p["variant"] in ("ours", "ours-cold") and not p.get("error")}
+    ours = {
+        (p["session"], p["turn"]): p
+        for p in passes
+        if p["scenario"] == "none" and p["variant"] in ("ours", "ours-cold") and not p.get("error")
+    }
     out = []
     for b in passes:
         o = ours.get((b["session"], b["turn"]))
         if b["variant"] != variant or b.get("error") or o is None or b["duration_s"] <= 0:
             continue
-        out.append({"session": b["session"], "turn": b["turn"],
-                    "duration": round(o["duration_s"] / b["duration_s"], 3),
-                    "gen_tokens": round(o["generation_tokens"] / b["generation_tokens"], 3)
-                    if b["generation_tokens"] > 0 else None})
+        out.append(
+            {
+                "session": b["session"],
+                "turn": b["turn"],
+                "duration": round(o["duration_s"] / b["duration_s"], 3),
+                "gen_tokens": round(o["generation_tokens"] / b["generation_tokens"], 3)
+                if b["generation_tokens"] > 0
+                else None,
+            }
+        )
     return out
 
 
@@ -167,22 +187,28 @@ def summary_table(passes: list[dict]) -> tuple[str, dict]:
     """The markdown table and the headline ratios."""
     g = groups(passes)
     base = g.get(("none", "ours"), {})
-    rows = ["| scenario | variant | passes | p50 s | p95 s | ttft p50 s | prompt tok p50 | gen tok p50 | "
-            "prefill tok/s | decode tok/s | p50 vs none | p95 vs none |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    rows = [
+        "| scenario | variant | passes | p50 s | p95 s | ttft p50 s | prompt tok p50 | gen tok p50 | "
+        "prefill tok/s | decode tok/s | p50 vs none | p95 vs none |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for (scenario, variant), s in sorted(g.items()):
         ref = g.get(("none", variant), base)
         r50 = s["p50"] / ref["p50"] if s["p50"] and ref.get("p50") else None
         r95 = s["p95"] / ref["p95"] if s["p95"] and ref.get("p95") else None
-        rows.append(f"| {scenario} | {variant} | {s['n']} | {_f(s['p50'])} | {_f(s['p95'])} | {_f(s['ttft'])} | "
-                    f"{_f(s['prompt'], '{:.0f}')} | {_f(s['gen'], '{:.0f}')} | {_f(s['prompt_tps'], '{:.0f}')} | "
-                    f"{_f(s['generation_tps'], '{:.1f}')} | {_f(r50, '{:.2f}x')} | {_f(r95, '{:.2f}x')} |")
+        rows.append(
+            f"| {scenario} | {variant} | {s['n']} | {_f(s['p50'])} | {_f(s['p95'])} | {_f(s['ttft'])} | "
+            f"{_f(s['prompt'], '{:.0f}')} | {_f(s['gen'], '{:.0f}')} | {_f(s['prompt_tps'], '{:.0f}')} | "
+            f"{_f(s['generation_tps'], '{:.1f}')} | {_f(r50, '{:.2f}x')} | {_f(r95, '{:.2f}x')} |"
+        )
     ratios = {}
     for variant, key in (("mlx_lm.server", "mlx_lm_server"), ("load-per-pass", "load_per_pass")):
         matched = matched_ratios(passes, variant)
         if matched:
             gen = [m["gen_tokens"] for m in matched if m["gen_tokens"] is not None]
-            ratios[f"duration_ours_vs_{key}_same_turns_p50"] = round(percentile([m["duration"] for m in matched], 50), 3)
+            ratios[f"duration_ours_vs_{key}_same_turns_p50"] = round(
+                percentile([m["duration"] for m in matched], 50), 3
+            )
             ratios[f"gen_tokens_ours_vs_{key}_same_turns_p50"] = round(percentile(gen, 50), 3) if gen else None
             ratios[f"ours_vs_{key}_per_pass"] = matched
         elif base.get("p50") and g.get(("none", variant), {}).get("p50"):  # no common turns: medians
@@ -203,8 +229,9 @@ def summary_table(passes: list[dict]) -> tuple[str, dict]:
             by_gap.setdefault(p["idle_before_s"], []).append(evened(p, ref))
         base_s = percentile(by_gap[0.0], 50)
         ratios["idle_probe_s_by_gap"] = {str(k): round(percentile(v, 50), 3) for k, v in sorted(by_gap.items())}
-        ratios["idle_penalty_s_by_gap"] = {str(k): round(percentile(v, 50) - base_s, 3) for k, v in sorted(by_gap.items())
-                                           if k}
+        ratios["idle_penalty_s_by_gap"] = {
+            str(k): round(percentile(v, 50) - base_s, 3) for k, v in sorted(by_gap.items()) if k
+        }
     cold = g.get(("none", "ours-cold"))
     if cold and cold.get("p50"):
         ratios["cold_first_pass_s"] = round(cold["p50"], 3)
@@ -248,8 +275,10 @@ def draw(passes: list[dict], out: Path) -> None:
     fig.savefig(out / "latency_by_scenario.png")
     plt.close(fig)
     # per agent turn, so the baselines line up with our passes over the same turns
-    for name, key, ylabel in (("occupancy.png", "occupancy_pct", "occupancy (%)"),
-                              ("generated_tokens.png", "generation_tokens", "tokens generated")):
+    for name, key, ylabel in (
+        ("occupancy.png", "occupancy_pct", "occupancy (%)"),
+        ("generated_tokens.png", "generation_tokens", "tokens generated"),
+    ):
         fig, ax = plt.subplots(figsize=(8, 4))
         values = []
         for (s, v), x in g.items():
@@ -266,21 +295,36 @@ def draw(passes: list[dict], out: Path) -> None:
         plt.close(fig)
 
 
-def write(out: Path, *, passes: list[dict], machine: dict, settings: dict, fidelity_rows: dict,
-          notes: list[str]) -> tuple[Path, Path, str]:
+def write(
+    out: Path, *, passes: list[dict], machine: dict, settings: dict, fidelity_rows: dict, notes: list[str]
+) -> tuple[Path, Path, str]:
     out.mkdir(parents=True, exist_ok=True)
     table, ratios = summary_table(passes)
     notes = notes + plots(passes, out)
-    data = {"machine": machine, "settings": settings, "ratios": ratios, "fidelity": fidelity_rows,
-            "notes": notes, "passes": passes}
+    data = {
+        "machine": machine,
+        "settings": settings,
+        "ratios": ratios,
+        "fidelity": fidelity_rows,
+        "notes": notes,
+        "passes": passes,
+    }
     json_path = out / "bench.json"
     json_path.write_text(json.dumps(data, indent=2, default=str))
-    lines = ["# hermes-mlx bench", "",
-             f"{machine.get('cpu')} · {machine.get('cores')} cores · {machine.get('memory_gb')} GB · "
-             f"{machine.get('os')} · mlx {machine.get('mlx')} · mlx-lm {machine.get('mlx-lm')} · "
-             f"device {machine.get('device')} · load avg at start {machine.get('load_average')}", "",
-             f"model: {settings.get('model')} · sessions: {', '.join(settings.get('sessions', []))}", "",
-             table, "", "## Ratios", ""]
+    lines = [
+        "# hermes-mlx bench",
+        "",
+        f"{machine.get('cpu')} · {machine.get('cores')} cores · {machine.get('memory_gb')} GB · "
+        f"{machine.get('os')} · mlx {machine.get('mlx')} · mlx-lm {machine.get('mlx-lm')} · "
+        f"device {machine.get('device')} · load avg at start {machine.get('load_average')}",
+        "",
+        f"model: {settings.get('model')} · sessions: {', '.join(settings.get('sessions', []))}",
+        "",
+        table,
+        "",
+        "## Ratios",
+        "",
+    ]
     lines += [f"- {k}: {v}" for k, v in ratios.items()]
     lines += ["", "## Fidelity (ours, after the last pass)", ""]
     lines += [f"- {k}: {v}" for k, v in fidelity_rows.items()]

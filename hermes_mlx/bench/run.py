@@ -110,8 +110,10 @@ def describe(plan: dict, scenarios: list[str], sessions: list[Session], options:
     lines.append(f"scenarios: {', '.join(scenarios)}")
     lines.append(f"passes a scenario: {plan['max_passes']}; idle gaps: {', '.join(f'{g:g}' for g in plan['gaps'])} s")
     if options.baselines:
-        lines.append(f"baselines: {plan['hermes_passes']} mlx_lm.server pass(es), capped at {plan['hermes_cap']} "
-                     f"tokens; {plan['naive_passes']} load-per-pass pass(es)")
+        lines.append(
+            f"baselines: {plan['hermes_passes']} mlx_lm.server pass(es), capped at {plan['hermes_cap']} "
+            f"tokens; {plan['naive_passes']} load-per-pass pass(es)"
+        )
     else:
         lines.append("baselines: none")
     lines.append(f"model: {options.model or '(default)'}; output: {options.out}")
@@ -142,8 +144,10 @@ def run(options: Options, plan: dict, scenarios: list[str], sessions: list[Sessi
     if plan["hermes_cap"] != 1500:
         notes.append(f"mlx_lm.server baseline capped at {plan['hermes_cap']} tokens (Hermes uses 1500)")
     if options.quick:
-        notes.append(f"--quick: {plan['max_passes']} passes a scenario, idle gaps {plan['gaps']} s, "
-                     f"{plan['hermes_passes']} mlx_lm.server pass(es), {plan['naive_passes']} load-per-pass pass(es)")
+        notes.append(
+            f"--quick: {plan['max_passes']} passes a scenario, idle gaps {plan['gaps']} s, "
+            f"{plan['hermes_passes']} mlx_lm.server pass(es), {plan['naive_passes']} load-per-pass pass(es)"
+        )
     machine = report.machine_facts()
     per_session = 1 + len(scenarios) * plan["max_passes"] + len(plan["gaps"])
     if options.baselines:
@@ -163,26 +167,44 @@ def run(options: Options, plan: dict, scenarios: list[str], sessions: list[Sessi
         names.append(s.path.stem if s.path.stem not in names else f"{s.path.stem}-{len(names) + 1}")
     try:
         for name, s in zip(names, sessions):
-            bench_session(options, plan, scenarios, name, s, model_path, bar, on_pass, notes,
-                          fidelity.setdefault(name, {}))
+            bench_session(
+                options, plan, scenarios, name, s, model_path, bar, on_pass, notes, fidelity.setdefault(name, {})
+            )
     except KeyboardInterrupt:
         notes.append("interrupted: partial results")
         print("interrupted; writing partial results", file=sys.stderr)
     finally:
         ct.stop_all()
         bar.close()
-    settings = {"model": options.model or "(default)", "model_path": model_path,
-                "sessions": [str(s.path) for s in sessions], "scenarios": scenarios, "quick": options.quick, **plan,
-                "wall_s": round(time.monotonic() - started, 1)}
-    json_path, md_path, md = report.write(Path(options.out), passes=passes, machine=machine, settings=settings,
-                                          fidelity_rows=fidelity, notes=notes)
+    settings = {
+        "model": options.model or "(default)",
+        "model_path": model_path,
+        "sessions": [str(s.path) for s in sessions],
+        "scenarios": scenarios,
+        "quick": options.quick,
+        **plan,
+        "wall_s": round(time.monotonic() - started, 1),
+    }
+    json_path, md_path, md = report.write(
+        Path(options.out), passes=passes, machine=machine, settings=settings, fidelity_rows=fidelity, notes=notes
+    )
     print(md)
     print(f"wrote {json_path} and {md_path}")
     return 0
 
 
-def bench_session(options: Options, plan: dict, scenarios: list[str], name: str, session: Session,
-                  model_path: str, bar, on_pass, notes: list[str], row: dict) -> None:
+def bench_session(
+    options: Options,
+    plan: dict,
+    scenarios: list[str],
+    name: str,
+    session: Session,
+    model_path: str,
+    bar,
+    on_pass,
+    notes: list[str],
+    row: dict,
+) -> None:
     """Cold pass, every scenario, idle probes, then the baselines, for one session. Fills its
     fidelity `row` as it goes (ours from the uncontended replay, mlx_lm.server's from its own
     summary), so an interrupted run keeps what was measured."""
@@ -192,8 +214,9 @@ def bench_session(options: Options, plan: dict, scenarios: list[str], name: str,
     model, messages, facts, base = options.model, session.messages, session.facts, None
     unload()
     bar.set_description(f"{name} cold")
-    harness.run_passes(messages, model=model, scenario="none", session=name, variant="ours-cold", max_passes=1,
-                       on_pass=on_pass)
+    harness.run_passes(
+        messages, model=model, scenario="none", session=name, variant="ours-cold", max_passes=1, on_pass=on_pass
+    )
     for scenario in scenarios:
         bar.set_description(f"{name} {scenario}")
         try:
@@ -202,8 +225,15 @@ def bench_session(options: Options, plan: dict, scenarios: list[str], name: str,
             notes.append(str(exc))
             continue
         try:
-            replay = harness.run_passes(messages, model=model, scenario=scenario, session=name,
-                                        max_passes=plan["max_passes"], on_pass=on_pass, before_pass=load.check)
+            replay = harness.run_passes(
+                messages,
+                model=model,
+                scenario=scenario,
+                session=name,
+                max_passes=plan["max_passes"],
+                on_pass=on_pass,
+                before_pass=load.check,
+            )
             load.check()
         finally:
             load.stop()
@@ -221,13 +251,26 @@ def bench_session(options: Options, plan: dict, scenarios: list[str], name: str,
     bar.set_description(f"{name} mlx_lm.server")
     ours_turns = {p.turn for p in base.passes} if base else None
     try:
-        _, hsummary, folded = baselines.run_hermes_passes(messages, model_path=model_path, session=name,
-                                                          max_passes=plan["hermes_passes"],
-                                                          max_tokens=plan["hermes_cap"], on_pass=on_pass,
-                                                          only_turns=ours_turns)
+        _, hsummary, folded = baselines.run_hermes_passes(
+            messages,
+            model_path=model_path,
+            session=name,
+            max_passes=plan["hermes_passes"],
+            max_tokens=plan["hermes_cap"],
+            on_pass=on_pass,
+            only_turns=ours_turns,
+        )
         row["mlx_lm_server"] = report.summary_fidelity(hsummary, folded, facts)
     except Exception as exc:  # a baseline that fails (server gone, bad answer) is a note, not a lost run
         notes.append(f"mlx_lm.server baseline: {type(exc).__name__}: {exc}")
     bar.set_description(f"{name} load-per-pass")
-    harness.run_passes(messages, model=model, scenario="none", session=name, variant="load-per-pass",
-                       max_passes=plan["naive_passes"], before_pass=unload, on_pass=on_pass)
+    harness.run_passes(
+        messages,
+        model=model,
+        scenario="none",
+        session=name,
+        variant="load-per-pass",
+        max_passes=plan["naive_passes"],
+        before_pass=unload,
+        on_pass=on_pass,
+    )

@@ -21,22 +21,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "mlx_lm.server and with a model load per pass. Writes bench.json and bench.md (and PNGs "
         "when matplotlib is installed: pip install 'hermes-mlx[bench]').",
     )
-    p.add_argument("sessions", nargs="*", metavar="SESSION", help="transcripts (.jsonl) or Hermes state.db "
-                   "(default: the shipped sessions)")
+    p.add_argument(
+        "sessions",
+        nargs="*",
+        metavar="SESSION",
+        help="transcripts (.jsonl) or Hermes state.db (default: the shipped sessions)",
+    )
     p.add_argument("--session-id", default=None, help="which session of a Hermes state.db to replay")
     p.add_argument("--model", default=None, help="summarizer model: manifest name or mlx-lm folder (default: embedded)")
-    p.add_argument("--scenarios", default=None,
-                   help=f"comma-separated: none, cpuN (N busy loops), membw, main-model, gpu (default: {DEFAULT_SCENARIOS}; "
-                   "with --quick: none,cpu2)")
-    p.add_argument("--quick", action="store_true", help="1 session, 4 passes a scenario, 1 mlx_lm.server pass (<10 min)")
+    p.add_argument(
+        "--scenarios",
+        default=None,
+        help=f"comma-separated: none, cpuN (N busy loops), membw, main-model, gpu (default: {DEFAULT_SCENARIOS}; "
+        "with --quick: none,cpu2)",
+    )
+    p.add_argument(
+        "--quick", action="store_true", help="1 session, 4 passes a scenario, 1 mlx_lm.server pass (<10 min)"
+    )
     p.add_argument("--out", default="bench-results", help="output folder (default: ./bench-results)")
     p.add_argument("--max-passes", type=int, default=None, help="passes per scenario and session")
-    p.add_argument("--idle-gaps", default=None, metavar="S,S,...",
-                   help="seconds of idle before each idle probe; 0 first (default: 0,1,5,30)")
+    p.add_argument(
+        "--idle-gaps",
+        default=None,
+        metavar="S,S,...",
+        help="seconds of idle before each idle probe; 0 first (default: 0,1,5,30)",
+    )
     p.add_argument("--no-baselines", action="store_true", help="skip mlx_lm.server and load-per-pass")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--dry-run", action="store_true",
-                   help="check the sessions and print what would run; no model is resolved or loaded")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the sessions and print what would run; no model is resolved or loaded",
+    )
     p.set_defaults(func=run)
 
 
@@ -46,8 +62,13 @@ def run(args: argparse.Namespace) -> int:
     plan = bench.make_plan(args.quick, args.max_passes, args.idle_gaps)
     scenarios = bench.choose_scenarios(args.scenarios, args.quick)
     sessions = bench.load_sessions([Path(s) for s in args.sessions], args.session_id, args.quick)
-    options = bench.Options(model=args.model, out=Path(args.out), quick=args.quick,
-                            baselines=not args.no_baselines, progress=not args.no_progress)
+    options = bench.Options(
+        model=args.model,
+        out=Path(args.out),
+        quick=args.quick,
+        baselines=not args.no_baselines,
+        progress=not args.no_progress,
+    )
     if args.dry_run:
         print(bench.describe(plan, scenarios, sessions, options))
         return 0

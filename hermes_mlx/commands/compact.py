@@ -27,19 +27,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Replay SESSION.jsonl one agent turn at a time, compacting after each turn as an "
         "agent would, then print the per-pass table.",
     )
-    p.add_argument("session", metavar="SESSION.jsonl", help="one OpenAI chat message object a line (or a Hermes state.db)")
+    p.add_argument(
+        "session", metavar="SESSION.jsonl", help="one OpenAI chat message object a line (or a Hermes state.db)"
+    )
     p.add_argument("--session-id", default=None, help="which session of a state.db to replay")
-    p.add_argument("--model", default=None, help="summarizer model: manifest name or mlx-lm folder (default: the embedded model)")
+    p.add_argument(
+        "--model", default=None, help="summarizer model: manifest name or mlx-lm folder (default: the embedded model)"
+    )
     p.add_argument("--mode", choices=("micro", "batch"), default="micro")
     p.add_argument("--every-n-turns", type=int, default=1, help="micro cadence (values below 1 mean 1)")
-    p.add_argument("--context-limit", type=int, default=32768,
-                   help=f"the main model's window in tokens (at least {MIN_CONTEXT_LIMIT})")
+    p.add_argument(
+        "--context-limit",
+        type=int,
+        default=32768,
+        help=f"the main model's window in tokens (at least {MIN_CONTEXT_LIMIT})",
+    )
     p.add_argument("--focus", default=None, help="batch: a topic to keep in most detail")
     p.add_argument("--out", default=None, metavar="OUT.jsonl", help="write the final transcript here (atomically)")
-    p.add_argument("--in-place", action="store_true",
-                   help="write the final transcript over SESSION.jsonl itself (atomically); needed when --out is the input")
-    p.add_argument("--store", default=None, metavar="DB",
-                   help="keep a SQLite session store in step (originals stay searchable); a killed run resumes from it")
+    p.add_argument(
+        "--in-place",
+        action="store_true",
+        help="write the final transcript over SESSION.jsonl itself (atomically); needed when --out is the input",
+    )
+    p.add_argument(
+        "--store",
+        default=None,
+        metavar="DB",
+        help="keep a SQLite session store in step (originals stay searchable); a killed run resumes from it",
+    )
     p.add_argument("--restart", action="store_true", help="with --store: replay from the start instead of resuming")
     p.add_argument("--log", default=None, metavar="LOG", help="append telemetry lines to this file")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -234,11 +249,15 @@ def run(args: argparse.Namespace) -> int:
     session_name = args.session_id or Path(args.session).stem
     if result.resumed_at_turn is not None:
         if result.resumed_at_turn >= result.turns and not result.records:
-            print(f"session {session_name!r} was already replayed to the end in {args.store}; nothing to do"
-                  " (--restart replays it again)")
+            print(
+                f"session {session_name!r} was already replayed to the end in {args.store}; nothing to do"
+                " (--restart replays it again)"
+            )
         else:
-            print(f"resumed session {session_name!r} from {args.store} after turn {result.resumed_at_turn}"
-                  f" of {result.turns}")
+            print(
+                f"resumed session {session_name!r} from {args.store} after turn {result.resumed_at_turn}"
+                f" of {result.turns}"
+            )
     print(format_table(result.records))
     print(
         f"\n{result.turns} turns, {len(result.records)} passes, "

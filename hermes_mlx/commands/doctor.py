@@ -11,8 +11,10 @@ import sys
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("doctor", help="report device, BLAS, weights path, cache, models and what in "
-                              "Hermes's config will break compaction")
+    p = subparsers.add_parser(
+        "doctor",
+        help="report device, BLAS, weights path, cache, models and what in Hermes's config will break compaction",
+    )
     p.add_argument("--json", action="store_true")
     p.add_argument("--hermes-home", default=None, help="Hermes's folder (default: $HERMES_HOME, else ~/.hermes)")
     p.set_defaults(func=run)
@@ -59,7 +61,8 @@ def facts(hermes_home: str | None = None) -> dict:
         "blas": f"{blas.name} ({blas.reason})" + (f": {blas.path}" if blas.path else ""),
         "weights": (
             "dense float32 at load (quantized matmul and float16 scales are slow on CPUs)"
-            if on_cpu else "as stored (4-bit stays 4-bit on Metal)"
+            if on_cpu
+            else "as stored (4-bit stays 4-bit on Metal)"
         ),
         "cache_folder": str(home()),
     }
@@ -68,8 +71,7 @@ def facts(hermes_home: str | None = None) -> dict:
         from hermes_mlx.engine.models import list_models
 
         out["models"] = [
-            {"name": m.manifest.name, "present": m.present, "reasoning": m.manifest.reasoning,
-             "default": m.default}
+            {"name": m.manifest.name, "present": m.present, "reasoning": m.manifest.reasoning, "default": m.default}
             for m in list_models()
         ]
     except Exception as exc:  # doctor reports, it does not fail

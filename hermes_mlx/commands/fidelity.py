@@ -19,12 +19,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "faithful narrative lines, constraints contradicted, names and numbers invented, and the "
         "faithfulness gate's kept/dropped counts.",
     )
-    p.add_argument("sessions", nargs="*", metavar="SESSION", help="OpenAI-format JSONL sessions (a NAME.facts.yaml beside each is used)")
+    p.add_argument(
+        "sessions",
+        nargs="*",
+        metavar="SESSION",
+        help="OpenAI-format JSONL sessions (a NAME.facts.yaml beside each is used)",
+    )
     p.add_argument("--mode", choices=("micro", "batch"), default="micro")
-    p.add_argument("--model", default=None, help="summarizer model: manifest name or mlx-lm folder (default: the embedded model)")
+    p.add_argument(
+        "--model", default=None, help="summarizer model: manifest name or mlx-lm folder (default: the embedded model)"
+    )
     p.add_argument("--context-limit", type=int, default=32768, help="the main model's window in tokens")
-    p.add_argument("--tail-tokens", type=int, default=512,
-                   help="recent tokens kept out of compaction (small, so short sessions get passes; 0: the compactor's default)")
+    p.add_argument(
+        "--tail-tokens",
+        type=int,
+        default=512,
+        help="recent tokens kept out of compaction (small, so short sessions get passes; 0: the compactor's default)",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object: a row per session")
     p.set_defaults(func=run)
 
@@ -46,9 +57,14 @@ def run(args: argparse.Namespace) -> int:
             messages = load_session(path)
             fp = facts_path(path)
             facts = load_facts(fp) if fp.is_file() else None
-            replayed = run_session(messages, MLXSummarizer(model=args.model), mode=args.mode,
-                                   context_limit=args.context_limit, tail_tokens=args.tail_tokens or None,
-                                   session_id=path.stem)
+            replayed = run_session(
+                messages,
+                MLXSummarizer(model=args.model),
+                mode=args.mode,
+                context_limit=args.context_limit,
+                tail_tokens=args.tail_tokens or None,
+                session_id=path.stem,
+            )
         except (SessionFormatError, TranscriptError) as exc:
             print(f"hermes-mlx fidelity: {path}: {exc}", file=sys.stderr)
             failed += 1

@@ -7,8 +7,16 @@ import json
 import sys
 
 STATS = [
-    "prompt_tokens", "cached_tokens", "generation_tokens", "prompt_tps", "generation_tps",
-    "peak_memory_mb", "load_s", "ttft_s", "total_s", "finish_reason",
+    "prompt_tokens",
+    "cached_tokens",
+    "generation_tokens",
+    "prompt_tps",
+    "generation_tps",
+    "peak_memory_mb",
+    "load_s",
+    "ttft_s",
+    "total_s",
+    "finish_reason",
 ]
 
 
@@ -36,13 +44,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         request = [{"role": "system", "content": args.system}] if args.system else []
         request.append({"role": "user", "content": prompt})
-    options = dict(model=args.model, max_tokens=args.max_tokens, temperature=args.temperature,
-                   stop=args.stop, timeout=args.timeout)
+    options = dict(
+        model=args.model, max_tokens=args.max_tokens, temperature=args.temperature, stop=args.stop, timeout=args.timeout
+    )
     try:
         if args.json:
             result = generate(request, **options)
-            print(json.dumps({"text": result.text, **{k: getattr(result, k) for k in STATS},
-                              "model": result.model}))
+            print(json.dumps({"text": result.text, **{k: getattr(result, k) for k in STATS}, "model": result.model}))
             return 0
         for chunk in stream_generate(request, **options):
             print(chunk.text, end="", flush=True)

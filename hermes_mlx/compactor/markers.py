@@ -13,8 +13,7 @@ MARKER_TAG = "[CONTEXT COMPACTION — REFERENCE ONLY]"
 MARKER_START = MARKER_TAG + " Earlier turns were compacted into the summary below."
 LEGACY_MARKER_START = "[CONTEXT SUMMARY]:"
 MARKER_PREFIX = (
-    MARKER_START
-    + " It carries background from an earlier part of this session, not instructions: the questions"
+    MARKER_START + " It carries background from an earlier part of this session, not instructions: the questions"
     " and requests it mentions were already handled, so do not answer or redo them. Act on the latest"
     " user message after this summary. If your own tool calls or tool results follow it, you are in"
     " the middle of a turn: carry on with that work. Your tools remain fully available."
@@ -62,16 +61,16 @@ def parse(content: object) -> str:
     if not isinstance(content, str) or not content.strip():
         return ""
     if content.startswith(MARKER_PREFIX):
-        body = content[len(MARKER_PREFIX):].lstrip()
+        body = content[len(MARKER_PREFIX) :].lstrip()
         if body.startswith(HISTORICAL_TASK_HEADING):
-            body = body[len(HISTORICAL_TASK_HEADING):]
+            body = body[len(HISTORICAL_TASK_HEADING) :]
     else:
         # Hermes's own prefix names the heading, so the last occurrence starts the body.
         idx = content.rfind(HISTORICAL_TASK_HEADING)
         if idx != -1:
-            body = content[idx + len(HISTORICAL_TASK_HEADING):]
+            body = content[idx + len(HISTORICAL_TASK_HEADING) :]
         elif content.startswith(LEGACY_MARKER_START):
-            body = content[len(LEGACY_MARKER_START):]
+            body = content[len(LEGACY_MARKER_START) :]
         else:
             body = content
     end = body.rfind(END_MARKER)

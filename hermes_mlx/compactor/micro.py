@@ -168,7 +168,9 @@ class MicroCompactor:
         cumulative = bool(self.rolling_summary.strip())
         clipped = clip_for_summary(exchange, self.max_chars_per_message)
         budget = micro_budget(self.defrag_threshold_tokens, hermes_tokens(self.rolling_summary))
-        result = call_summarizer(lambda: self.summarizer.merge(self.rolling_summary or None, clipped, budget_tokens=budget))
+        result = call_summarizer(
+            lambda: self.summarizer.merge(self.rolling_summary or None, clipped, budget_tokens=budget)
+        )
         self._aux_model = result.model or self._aux_model
         if not result.ok:
             outcome = self._record_failure(first, end, result.error)
@@ -181,9 +183,7 @@ class MicroCompactor:
         out = prepared[:first] + [marker] + prepared[end:]
         if cumulative:
             out = [
-                m
-                for i, m in enumerate(out)
-                if not (head <= i < first and markers.is_marker(m) and self._superseded(m))
+                m for i, m in enumerate(out) if not (head <= i < first and markers.is_marker(m) and self._superseded(m))
             ]
         out = markers.merge_adjacent_users(out, head)
         self.cursor = next(i for i, m in enumerate(out) if m is marker) + 1
@@ -275,7 +275,9 @@ class MicroCompactor:
                 self._rehydrated_from = out[i]["content"]
                 break
         logger.info(
-            "Micro-compaction defrag: rolling summary re-summarized (%d -> %d chars)", len(old), len(self.rolling_summary)
+            "Micro-compaction defrag: rolling summary re-summarized (%d -> %d chars)",
+            len(old),
+            len(self.rolling_summary),
         )
         tokens_after = transcript_tokens(out, self.count)
         notify(self.on_compacted, out)
@@ -317,4 +319,3 @@ class MicroCompactor:
         )
         telemetry.emit(data)
         return data
-

@@ -168,7 +168,9 @@ def replay(
     batch_options = {k: v for k, v in compactor_options.items() if k != "defrag_threshold_tokens"}
     micro_options = {k: v for k, v in compactor_options.items() if k != "summary_budget_tokens"}
     batch = BatchCompactor(summarizer, **common, **batch_options)
-    micro = MicroCompactor(summarizer, every_n_turns=every_n_turns, **common, **micro_options) if mode == "micro" else None
+    micro = (
+        MicroCompactor(summarizer, every_n_turns=every_n_turns, **common, **micro_options) if mode == "micro" else None
+    )
     count = make_counter(getattr(summarizer, "count_tokens", None))
 
     live: list[Message] = []
@@ -250,8 +252,13 @@ def replay(
         if on_turn is not None:
             on_turn(number, len(turns))
     return ReplayResult(
-        messages=live, original=original, records=records, turns=len(turns), repairs=repairs,
-        resumed_at_turn=resumed_at, store_failures=dict(writer.failures) if writer else {},
+        messages=live,
+        original=original,
+        records=records,
+        turns=len(turns),
+        repairs=repairs,
+        resumed_at_turn=resumed_at,
+        store_failures=dict(writer.failures) if writer else {},
     )
 
 
@@ -295,6 +302,9 @@ def format_table(records: list[PassRecord]) -> str:
     if len(rows) == 1:
         return "no compaction passes ran"
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(widths[i]) if i < 4 else cell.rjust(widths[i]) for i, cell in enumerate(row)) for row in rows]
+    lines = [
+        "  ".join(cell.ljust(widths[i]) if i < 4 else cell.rjust(widths[i]) for i, cell in enumerate(row))
+        for row in rows
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(line.rstrip() for line in lines)

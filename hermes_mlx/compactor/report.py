@@ -86,8 +86,16 @@ def parse_record(line: str, source: str = "") -> TelemetryRecord | None:
         source=source,
         fields=payload,
     )
-    for name in ("messages_before", "messages_after", "tokens_before", "tokens_after", "tokens_delta",
-                 "exchange_tokens", "threshold_tokens", "context_limit"):
+    for name in (
+        "messages_before",
+        "messages_after",
+        "tokens_before",
+        "tokens_after",
+        "tokens_delta",
+        "exchange_tokens",
+        "threshold_tokens",
+        "context_limit",
+    ):
         value = _number(payload.get(name))
         setattr(rec, name, int(value) if value is not None else None)
     rec.duration_ms = _number(payload.get("duration_ms"))
@@ -206,8 +214,11 @@ def format_summary(s: ReportSummary, bad_lines: int = 0) -> str:
         "outcomes: " + (", ".join(f"{k} {v}" for k, v in s.outcomes.items()) or "-"),
         f"net tokens saved: {s.tokens_saved:,}",
         "mean absorbed exchange: "
-        + (f"{s.mean_absorbed_exchange_tokens:,.0f} tokens over {s.absorbed_passes} absorbed passes"
-           if s.mean_absorbed_exchange_tokens is not None else "-"),
+        + (
+            f"{s.mean_absorbed_exchange_tokens:,.0f} tokens over {s.absorbed_passes} absorbed passes"
+            if s.mean_absorbed_exchange_tokens is not None
+            else "-"
+        ),
         f"pass duration: p50 {fmt_duration(s.duration_p50_ms)}, p95 {fmt_duration(s.duration_p95_ms)},"
         f" max {fmt_duration(s.duration_max_ms)}",
     ]
@@ -245,9 +256,7 @@ def telemetry_table(records: list[TelemetryRecord], show_session: bool = False) 
     left = {"outcome", "session"}
 
     def line(cells: list[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if h in left else c.rjust(w) for c, w, h in zip(cells, widths, header)
-        ).rstrip()
+        return "  ".join(c.ljust(w) if h in left else c.rjust(w) for c, w, h in zip(cells, widths, header)).rstrip()
 
     return "\n".join([line(header)] + [line(r) for r in rows])
 
@@ -262,8 +271,9 @@ def format_report(result: ParseResult, per_session: bool = False) -> str:
         return format_summary(s, result.bad_lines) + "\n\n" + telemetry_table(result.records, len(s.sessions) > 1)
     blocks = []
     for sid, recs in group_by_session(result.records).items():
-        blocks.append(f"== session {sid or '(none)'} ==\n" + format_summary(summarize(recs)) + "\n\n"
-                      + telemetry_table(recs))
+        blocks.append(
+            f"== session {sid or '(none)'} ==\n" + format_summary(summarize(recs)) + "\n\n" + telemetry_table(recs)
+        )
     if len(blocks) > 1:
         blocks.append("== all sessions ==\n" + format_summary(summarize(result.records)))
     if result.bad_lines:

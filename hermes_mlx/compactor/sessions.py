@@ -70,7 +70,9 @@ def load_jsonl(path: str | Path) -> list[Message]:
         except json.JSONDecodeError as exc:
             raise SessionFormatError(f"{path}:{lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from exc
         except RecursionError:
-            raise SessionFormatError(f"{path}:{lineno}: JSON nested too deeply (more than {MAX_DEPTH} levels)") from None
+            raise SessionFormatError(
+                f"{path}:{lineno}: JSON nested too deeply (more than {MAX_DEPTH} levels)"
+            ) from None
         if too_deep(obj):
             raise SessionFormatError(f"{path}:{lineno}: JSON nested too deeply (more than {MAX_DEPTH} levels)")
         if not isinstance(obj, dict):
@@ -155,8 +157,10 @@ def _umask() -> int:
 def list_state_db_sessions(path: str | Path) -> list[str]:
     """Session ids with at least one message, oldest first (rows without an id are left out)."""
     with _open_ro(path) as conn:
-        rows = _query(path, conn,
-            "SELECT session_id FROM messages WHERE session_id IS NOT NULL GROUP BY session_id ORDER BY MIN(rowid)"
+        rows = _query(
+            path,
+            conn,
+            "SELECT session_id FROM messages WHERE session_id IS NOT NULL GROUP BY session_id ORDER BY MIN(rowid)",
         )
     return [_id_text(r[0]) for r in rows]
 
@@ -190,7 +194,9 @@ def load_state_db(path: str | Path, session_id: str | None = None) -> list[Messa
         where = "CAST(session_id AS TEXT) = ?"
         if _OURS <= cols:  # a file written by our SessionStore
             order = "active_order, position" if "active_order" in cols else "position"
-            rows = _query(path, conn,
+            rows = _query(
+                path,
+                conn,
                 "SELECT rowid, role, content, tool_calls, tool_call_id, name, flags FROM messages"
                 f" WHERE {where} AND active = 1 ORDER BY {order}",
                 (session_id,),
@@ -201,8 +207,16 @@ def load_state_db(path: str | Path, session_id: str | None = None) -> list[Messa
             order = "timestamp, rowid" if "timestamp" in cols else "rowid"
             where += " AND active = 1" if "active" in cols else ""
             extra = [c for c in ("_compressed_summary", "display_metadata") if c in cols]
-            select = ", ".join(["rowid", "role", "content",
-                                *(c if c in cols else "NULL" for c in ("tool_call_id", "tool_calls")), name_col, *extra])
+            select = ", ".join(
+                [
+                    "rowid",
+                    "role",
+                    "content",
+                    *(c if c in cols else "NULL" for c in ("tool_call_id", "tool_calls")),
+                    name_col,
+                    *extra,
+                ]
+            )
             rows = _query(path, conn, f"SELECT {select} FROM messages WHERE {where} ORDER BY {order}", (session_id,))
             messages = [_row_to_message(path, row, extra) for row in rows]
     if not messages:

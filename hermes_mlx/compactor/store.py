@@ -181,8 +181,16 @@ class SessionStore:
                 cur.execute(
                     "INSERT OR REPLACE INTO replay_state (session_id, source_digest, source_messages, consumed,"
                     " turns, pending, passes, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (session_key(session_id), state.source_digest, state.source_messages, state.consumed,
-                     state.turns, int(state.pending), state.passes, self._clock()),
+                    (
+                        session_key(session_id),
+                        state.source_digest,
+                        state.source_messages,
+                        state.consumed,
+                        state.turns,
+                        int(state.pending),
+                        state.passes,
+                        self._clock(),
+                    ),
                 )
 
         return self._write(session_id, what, work)
@@ -209,7 +217,9 @@ class SessionStore:
                 self.last_error = reason
                 logger.warning(
                     "session store %s failed for session %r (%s); nothing was written, the session continues",
-                    what, session_id, reason,
+                    what,
+                    session_id,
+                    reason,
                 )
                 return False
             finally:
@@ -240,7 +250,9 @@ class SessionStore:
         taken = set(kept.values())
         self._insert(cur, session_id, [(j, encoded[j]) for j in range(len(encoded)) if j not in taken], encoded=True)
 
-    def _insert(self, cur: sqlite3.Cursor, session_id: str, items: list[tuple[int, object]], encoded: bool = False) -> None:
+    def _insert(
+        self, cur: sqlite3.Cursor, session_id: str, items: list[tuple[int, object]], encoded: bool = False
+    ) -> None:
         """Insert (active_order, message) pairs after the session's last position."""
         key = session_key(session_id)
         (last,) = cur.execute(
@@ -308,7 +320,9 @@ class SessionStore:
         """SQLite's own verdict on the file ("ok" when sound)."""
         return "; ".join(str(r[0]) for r in self._read("PRAGMA integrity_check", ()))
 
-    def _select(self, where: str, args: tuple, limit: int | None = None, order: str = "position") -> list[StoredMessage]:
+    def _select(
+        self, where: str, args: tuple, limit: int | None = None, order: str = "position"
+    ) -> list[StoredMessage]:
         sql = (
             "SELECT id, session_id, position, active, compacted, created_at, archived_at,"
             f" role, content, tool_calls, tool_call_id, name, flags FROM messages WHERE {where}"

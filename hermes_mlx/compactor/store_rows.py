@@ -62,7 +62,12 @@ def encode(message: Message, position: int) -> tuple:
     for key in ("tool_calls", "tool_call_id", "name"):
         if key in message and message[key] is None:
             extra[key] = None  # an explicit None reads back as one
-    columns = {"role": role, "content": content, "tool_call_id": message.get("tool_call_id"), "name": message.get("name")}
+    columns = {
+        "role": role,
+        "content": content,
+        "tool_call_id": message.get("tool_call_id"),
+        "name": message.get("name"),
+    }
     raw = {}
     for key, value in columns.items():
         if value is not None and not isinstance(value, str):

@@ -116,9 +116,7 @@ def check_message(message: object, index: int) -> None:
         raise TranscriptError(index, f"role is {shown} (expected one of: {', '.join(ROLES)})")
     content = message.get("content")
     if content is not None and not isinstance(content, (str, list)):
-        raise TranscriptError(
-            index, f"content must be a string, null or a list of parts, got {type(content).__name__}"
-        )
+        raise TranscriptError(index, f"content must be a string, null or a list of parts, got {type(content).__name__}")
     if isinstance(content, list):
         for j, part in enumerate(content):
             if not isinstance(part, dict):
@@ -247,10 +245,7 @@ def repair(messages: list[Message]) -> tuple[list[Message], list[Repair]]:
 
 def for_model(messages: list[Message]) -> list[Message]:
     """The wire view: drop `_`-prefixed metadata and display metadata, as Hermes's sanitizers do."""
-    return [
-        {k: v for k, v in m.items() if not k.startswith("_") and k != "display_metadata"}
-        for m in messages
-    ]
+    return [{k: v for k, v in m.items() if not k.startswith("_") and k != "display_metadata"} for m in messages]
 
 
 def split_turns(messages: list[Message]) -> list[list[Message]]:

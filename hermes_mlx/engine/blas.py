@@ -111,14 +111,19 @@ def unsupported_cpu(openblas: str, deps: tuple[str, ...] = ()) -> str | None:
     from hermes_mlx.engine.paths import home
 
     cpu = hashlib.sha256(Path("/proc/cpuinfo").read_bytes() if Path("/proc/cpuinfo").exists() else b"").hexdigest()
-    key = hashlib.sha256(data[:1 << 20] + str(len(data)).encode() + cpu.encode()).hexdigest()[:16]
+    key = hashlib.sha256(data[: 1 << 20] + str(len(data)).encode() + cpu.encode()).hexdigest()[:16]
     verdict = home() / "blas" / f"probe-{key}.txt"
     if not verdict.exists():
         try:
             done = subprocess.run([sys.executable, "-c", _PROBE, openblas, *deps], capture_output=True, timeout=60)
-            why = "" if done.returncode == 0 else (
-                f"{openblas} does not run on this CPU (its test matmul ended with "
-                f"{'signal ' + str(-done.returncode) if done.returncode < 0 else 'exit ' + str(done.returncode)})")
+            why = (
+                ""
+                if done.returncode == 0
+                else (
+                    f"{openblas} does not run on this CPU (its test matmul ended with "
+                    f"{'signal ' + str(-done.returncode) if done.returncode < 0 else 'exit ' + str(done.returncode)})"
+                )
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             return f"cannot test {openblas}: {exc}"
         verdict.parent.mkdir(parents=True, exist_ok=True)

@@ -76,6 +76,7 @@ def fit_for_device(model: Any, budget_bytes: float) -> str:
         return "as stored (Metal)"
     quantized = any(isinstance(m, (nn.QuantizedLinear, nn.QuantizedEmbedding)) for m in model.modules())
     n_params = sum(v.size for k, v in tree_flatten(model.parameters()) if not k.endswith(("scales", "biases")))
+
     def to32(x):
         return x.astype(mx.float32) if x.dtype in (mx.float16, mx.bfloat16) else x
 

@@ -68,7 +68,8 @@ atexit.register(_worker.quiesce)
 _resolved: dict[str, Path] = {}
 _resolve_lock = threading.Lock()
 _scope: contextvars.ContextVar[tuple[threading.Event, float | None] | None] = contextvars.ContextVar(
-    "hermes_mlx_request_scope", default=None)
+    "hermes_mlx_request_scope", default=None
+)
 
 
 @contextmanager
@@ -190,8 +191,9 @@ def _stop_at(text: str, stop: list[str]) -> int:
     return min(hits) if hits else -1
 
 
-def _run(job: Job, key: str, path: Path, request: Request, max_tokens: int, temperature: float,
-         stop: list[str], emit: Any) -> GenerationResult:
+def _run(
+    job: Job, key: str, path: Path, request: Request, max_tokens: int, temperature: float, stop: list[str], emit: Any
+) -> GenerationResult:
     """On the worker thread: load (or reuse) the model and generate."""
     import mlx.core as mx
     from mlx_lm.generate import generate_step
@@ -224,9 +226,13 @@ def _run(job: Job, key: str, path: Path, request: Request, max_tokens: int, temp
             raise errors.Cancelled("the request was cancelled")
 
     steps = generate_step(
-        mx.array(tokens[cached:]), loaded.model, max_tokens=max_tokens,
-        sampler=make_sampler(temp=temperature), prompt_cache=loaded.prompt_cache,
-        prefill_step_size=loaded.prefill_step, prompt_progress_callback=reading,
+        mx.array(tokens[cached:]),
+        loaded.model,
+        max_tokens=max_tokens,
+        sampler=make_sampler(temp=temperature),
+        prompt_cache=loaded.prompt_cache,
+        prefill_step_size=loaded.prefill_step,
+        prompt_progress_callback=reading,
     )
     try:
         for token, _ in steps:
@@ -286,8 +292,15 @@ def _run(job: Job, key: str, path: Path, request: Request, max_tokens: int, temp
     return result
 
 
-def _submit(request: Request, model: str | None, max_tokens: int, temperature: float,
-            stop: list[str] | None, timeout: float | None, emit: Any) -> Job:
+def _submit(
+    request: Request,
+    model: str | None,
+    max_tokens: int,
+    temperature: float,
+    stop: list[str] | None,
+    timeout: float | None,
+    emit: Any,
+) -> Job:
     stop = _check(max_tokens, temperature, stop)
     key, path = resolve(model)
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -302,16 +315,28 @@ def _submit(request: Request, model: str | None, max_tokens: int, temperature: f
     )
 
 
-def generate(request: Request, *, model: str | None = None, max_tokens: int = 256,
-             temperature: float = 0.0, stop: list[str] | None = None,
-             timeout: float | None = None) -> GenerationResult:
+def generate(
+    request: Request,
+    *,
+    model: str | None = None,
+    max_tokens: int = 256,
+    temperature: float = 0.0,
+    stop: list[str] | None = None,
+    timeout: float | None = None,
+) -> GenerationResult:
     """Generate a completion for a prompt string or a list of chat messages; blocks until done."""
     return wait(_submit(request, model, max_tokens, temperature, stop, timeout, None))
 
 
-def stream_generate(request: Request, *, model: str | None = None, max_tokens: int = 256,
-                    temperature: float = 0.0, stop: list[str] | None = None,
-                    timeout: float | None = None) -> Iterator[GenerationChunk]:
+def stream_generate(
+    request: Request,
+    *,
+    model: str | None = None,
+    max_tokens: int = 256,
+    temperature: float = 0.0,
+    stop: list[str] | None = None,
+    timeout: float | None = None,
+) -> Iterator[GenerationChunk]:
     """Like `generate`, yielding text as it comes; the last chunk carries the result.
 
     Closing the iterator early (a client that went away) stops the generation at once.
@@ -346,8 +371,14 @@ def unload(model: str | None = None) -> None:
 def warm_models() -> list[dict]:
     """What the warm cache holds now, for `doctor` and tests."""
     return [
-        {"name": m.name, "path": str(m.path), "weights": m.weights, "mb": round(m.nbytes / 1e6, 1),
-         "load_s": round(m.load_s, 3), "idle_s": round(time.monotonic() - m.last_used, 1)}
+        {
+            "name": m.name,
+            "path": str(m.path),
+            "weights": m.weights,
+            "mb": round(m.nbytes / 1e6, 1),
+            "load_s": round(m.load_s, 3),
+            "idle_s": round(time.monotonic() - m.last_used, 1),
+        }
         for m in list(_models.models.values())
     ]
 

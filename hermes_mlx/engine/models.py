@@ -26,10 +26,23 @@ from hermes_mlx.engine.fetch import MARKER, WHEELHOUSE_ENV  # noqa: F401  (part 
 from hermes_mlx.engine.paths import home, models_dir  # noqa: F401  (home: re-exported)
 
 __all__ = [
-    "DEFAULT_MODEL", "Manifest", "ModelEntry", "ReasoningModelWarning", "ModelNotFound",
-    "ChecksumMismatch", "CorruptModel", "FetchError", "EngineError",
-    "manifests", "parse_manifest", "model_manifest", "list_models", "model_entry",
-    "local_path", "resolve_model", "pull_model",
+    "DEFAULT_MODEL",
+    "Manifest",
+    "ModelEntry",
+    "ReasoningModelWarning",
+    "ModelNotFound",
+    "ChecksumMismatch",
+    "CorruptModel",
+    "FetchError",
+    "EngineError",
+    "manifests",
+    "parse_manifest",
+    "model_manifest",
+    "list_models",
+    "model_entry",
+    "local_path",
+    "resolve_model",
+    "pull_model",
 ]
 
 log = logging.getLogger(__name__)
@@ -37,9 +50,17 @@ log = logging.getLogger(__name__)
 DEFAULT_MODEL = "smollm2-135m-instruct"
 
 _FIELDS = {
-    "name": str, "description": str, "source": dict, "architecture": str, "parameters": str,
-    "quantization": str, "context_window": int, "size_mb": int, "reasoning": bool,
-    "chat_template": str, "notes": str,
+    "name": str,
+    "description": str,
+    "source": dict,
+    "architecture": str,
+    "parameters": str,
+    "quantization": str,
+    "context_window": int,
+    "size_mb": int,
+    "reasoning": bool,
+    "chat_template": str,
+    "notes": str,
 }
 _SOURCE_FIELDS = {
     "pypi-gguf": ("package", "version", "wheel", "wheel_sha256", "file", "file_sha256"),

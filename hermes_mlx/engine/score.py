@@ -70,8 +70,10 @@ def _run(job: Job, key: str, path: Path, prefix: Request, candidates: list[str])
         raise errors.InvalidRequest("a candidate encodes to no tokens")
     longest = max(len(e) for e in encoded)
     if len(tokens) + longest > loaded.context_window:
-        raise errors.PromptTooLong(f"prompt and candidate are {len(tokens) + longest} tokens, over the "
-                                   f"model's {loaded.context_window}-token window")
+        raise errors.PromptTooLong(
+            f"prompt and candidate are {len(tokens) + longest} tokens, over the "
+            f"model's {loaded.context_window}-token window"
+        )
 
     def stop_here() -> None:
         if job.stopped():
@@ -114,13 +116,22 @@ def _run(job: Job, key: str, path: Path, prefix: Request, candidates: list[str])
     finally:
         loaded.last_used = time.monotonic()
     elapsed = time.perf_counter() - start
-    return ScoreResult(scores=[float(s.item()) for s in scores], prompt_tokens=len(tokens), cached_tokens=cached,
-                       candidate_tokens=run_after, load_s=load_s, ttft_s=elapsed, total_s=elapsed, model=key,
-                       blas_threads=threads)
+    return ScoreResult(
+        scores=[float(s.item()) for s in scores],
+        prompt_tokens=len(tokens),
+        cached_tokens=cached,
+        candidate_tokens=run_after,
+        load_s=load_s,
+        ttft_s=elapsed,
+        total_s=elapsed,
+        model=key,
+        blas_threads=threads,
+    )
 
 
-def score(candidates: list[str], prefix: Request, *, model: str | None = None,
-          timeout: float | None = None) -> ScoreResult:
+def score(
+    candidates: list[str], prefix: Request, *, model: str | None = None, timeout: float | None = None
+) -> ScoreResult:
     """Mean log-probability of each candidate as the model's reply to `prefix` (a prompt string
     or chat messages; the assistant turn is opened as for generate). Blocks until done; bounded
     by `timeout` and by the current request_scope (its cancel flag and deadline)."""

@@ -53,8 +53,9 @@ class Worker:
     def thread(self) -> threading.Thread | None:
         return self._thread
 
-    def submit(self, fn: Callable[[Job], Any], deadline: float | None = None,
-               linked: threading.Event | None = None) -> Job:
+    def submit(
+        self, fn: Callable[[Job], Any], deadline: float | None = None, linked: threading.Event | None = None
+    ) -> Job:
         job = Job(fn, deadline, linked=linked)
         self._ensure_started()
         self._queue.put(job)

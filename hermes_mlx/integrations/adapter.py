@@ -35,6 +35,7 @@ KEEPALIVE = "\n"
 class StreamClosed(Exception):
     """The consumer of a stream went away; the summarizer stops at its next chunk."""
 
+
 _FOREIGN: set[str] = set()  # names already found to be some other provider's model id
 
 
@@ -86,8 +87,13 @@ def _run(prompt: Prompt, summarizer: Summarizer) -> SummaryResult:
     return summarizer.update(prompt.summary, prompt.turns, prompt.focus, budget, user_notes=prompt.user_notes or None)
 
 
-def complete(request: ChatRequest, *, model: str | None = None, summarizer: Summarizer | None = None,
-             on_chunk: Callable[[], None] | None = None) -> Completion:
+def complete(
+    request: ChatRequest,
+    *,
+    model: str | None = None,
+    summarizer: Summarizer | None = None,
+    on_chunk: Callable[[], None] | None = None,
+) -> Completion:
     """Answer one chat request: through our summarizer when Hermes sent a compaction prompt.
     `on_chunk` hears each folded chunk finish (streams send progress with it)."""
     prompt = recognise(request.messages)
@@ -109,14 +115,20 @@ def complete(request: ChatRequest, *, model: str | None = None, summarizer: Summ
         # Empty content is Hermes's failure signal: it keeps its previous summary and retries later.
         logger.warning("summarizer failed on a %s prompt: %s", prompt.kind, result.error)
     return Completion(
-        text=text, finish_reason="stop", kind=prompt.kind, error=None if result.ok else result.error,
-        prompt_tokens=sum(s.prompt_tokens for s in stats), cached_tokens=sum(s.cached_tokens for s in stats),
-        completion_tokens=sum(s.generation_tokens for s in stats), model=result.model or (model or "default"),
+        text=text,
+        finish_reason="stop",
+        kind=prompt.kind,
+        error=None if result.ok else result.error,
+        prompt_tokens=sum(s.prompt_tokens for s in stats),
+        cached_tokens=sum(s.cached_tokens for s in stats),
+        completion_tokens=sum(s.generation_tokens for s in stats),
+        model=result.model or (model or "default"),
     )
 
 
-def stream(request: ChatRequest, *, model: str | None = None,
-           summarizer: Summarizer | None = None) -> Iterator[tuple[str, Completion | None]]:
+def stream(
+    request: ChatRequest, *, model: str | None = None, summarizer: Summarizer | None = None
+) -> Iterator[tuple[str, Completion | None]]:
     """(text piece, None)... then ("", Completion). Passthrough that fits streams token by token;
     closing the generator stops the engine at once.
 

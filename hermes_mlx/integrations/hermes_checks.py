@@ -80,8 +80,9 @@ def drops_first_turns(info: dict) -> bool:
     return info.get("distribution") == "hermes-agent" and _version_tuple(info.get("version")) < (0, 20)
 
 
-def config_findings(config: dict, path: str, *, first_turns_at_risk: bool = False,
-                    plugin: str = PLUGIN_NAME) -> list[Finding]:
+def config_findings(
+    config: dict, path: str, *, first_turns_at_risk: bool = False, plugin: str = PLUGIN_NAME
+) -> list[Finding]:
     """Lines in `config` (config.yaml as written, Hermes's defaults not merged) that will break
     compaction through hermes-mlx on `path` ('in-process' or 'loopback')."""
     out: list[Finding] = []
@@ -89,46 +90,83 @@ def config_findings(config: dict, path: str, *, first_turns_at_risk: bool = Fals
     plugins = _section(config, "plugins")
     compression = _section(config, "compression")
     if aux.get("provider") != "mlx":
-        out.append(Finding("auxiliary.compression.provider",
-                           f"is {_shown(aux, 'provider', 'auto')}, so Hermes does not compact through hermes-mlx",
-                           "set it to mlx (`hermes-mlx setup-hermes` does)"))
+        out.append(
+            Finding(
+                "auxiliary.compression.provider",
+                f"is {_shown(aux, 'provider', 'auto')}, so Hermes does not compact through hermes-mlx",
+                "set it to mlx (`hermes-mlx setup-hermes` does)",
+            )
+        )
     if path == "in-process":
         isolation = str(plugins.get("isolation") or "in_process").strip().lower().replace("-", "_")
         if isolation == "host":
             # providers/__init__.py::_discover_entry_point_providers asks
             # hermes_cli/plugin_isolation.py::in_process_import_refusal and skips the plugin.
-            out.append(Finding("plugins.isolation", "is 'host', which refuses pip-installed provider plugins, so "
-                               "provider mlx is never registered and compaction cuts turns without a summary",
-                               "set plugins.isolation: in_process, or use the loopback path (`hermes-mlx serve`)"))
+            out.append(
+                Finding(
+                    "plugins.isolation",
+                    "is 'host', which refuses pip-installed provider plugins, so "
+                    "provider mlx is never registered and compaction cuts turns without a summary",
+                    "set plugins.isolation: in_process, or use the loopback path (`hermes-mlx serve`)",
+                )
+            )
         if plugin not in _names(plugins.get("enabled")):
-            out.append(Finding("plugins.enabled", f"does not name {plugin}; pip plugins are opt-in, so provider mlx "
-                               "is never loaded and compaction cuts turns without a summary",
-                               f"add {plugin} to plugins.enabled"))
+            out.append(
+                Finding(
+                    "plugins.enabled",
+                    f"does not name {plugin}; pip plugins are opt-in, so provider mlx "
+                    "is never loaded and compaction cuts turns without a summary",
+                    f"add {plugin} to plugins.enabled",
+                )
+            )
         if plugin in _names(plugins.get("disabled")):
-            out.append(Finding("plugins.disabled", f"names {plugin}, and the deny-list wins over plugins.enabled",
-                               f"remove {plugin} from plugins.disabled"))
+            out.append(
+                Finding(
+                    "plugins.disabled",
+                    f"names {plugin}, and the deny-list wins over plugins.enabled",
+                    f"remove {plugin} from plugins.disabled",
+                )
+            )
         if "mlx" in _section(config, "providers"):
-            out.append(Finding("providers.mlx", "is set, so Hermes sends provider mlx to that URL (the loopback "
-                               "server) instead of the in-process plugin",
-                               "remove providers.mlx, or keep it and run `hermes-mlx serve` (loopback path)"))
+            out.append(
+                Finding(
+                    "providers.mlx",
+                    "is set, so Hermes sends provider mlx to that URL (the loopback "
+                    "server) instead of the in-process plugin",
+                    "remove providers.mlx, or keep it and run `hermes-mlx serve` (loopback path)",
+                )
+            )
     else:
         if not _section(config, "providers", "mlx").get("base_url"):
-            out.append(Finding("providers.mlx.base_url", "is missing, so Hermes has no address for provider mlx",
-                               "set it to http://127.0.0.1:8765/v1 and run `hermes-mlx serve --port 8765`"))
+            out.append(
+                Finding(
+                    "providers.mlx.base_url",
+                    "is missing, so Hermes has no address for provider mlx",
+                    "set it to http://127.0.0.1:8765/v1 and run `hermes-mlx serve --port 8765`",
+                )
+            )
         if first_turns_at_risk and compression.get("protect_first_n") != 0:
-            out.append(Finding("compression.protect_first_n",
-                               f"is {_shown(compression, 'protect_first_n', 3)}: Hermes 0.19 protects the first messages "
-                               "only until its first compaction, and its second one summarizes only what follows the "
-                               "previous summary, so the first user messages disappear without reaching any summarizer",
-                               "set compression.protect_first_n: 0, so they are summarized at the first compaction"))
+            out.append(
+                Finding(
+                    "compression.protect_first_n",
+                    f"is {_shown(compression, 'protect_first_n', 3)}: Hermes 0.19 protects the first messages "
+                    "only until its first compaction, and its second one summarizes only what follows the "
+                    "previous summary, so the first user messages disappear without reaching any summarizer",
+                    "set compression.protect_first_n: 0, so they are summarized at the first compaction",
+                )
+            )
     threshold = from_config(config).defrag_threshold_tokens
     if threshold < MIN_DEFRAG_THRESHOLD_TOKENS:
         keep = int(threshold * MICRO_LOW)
-        out.append(Finding("compression.micro_compact_defrag_threshold_tokens",
-                           f"is {threshold:,}: after each defrag hermes-mlx cuts the rolling summary to "
-                           f"{int(MICRO_LOW * 100)}% of it ({keep:,} tokens, ~{keep * 4:,} characters), room for "
-                           "the headings and a few facts, so most facts are dropped to the archive every pass",
-                           f"raise it to at least {MIN_DEFRAG_THRESHOLD_TOKENS:,} (Hermes's default is 2,000)"))
+        out.append(
+            Finding(
+                "compression.micro_compact_defrag_threshold_tokens",
+                f"is {threshold:,}: after each defrag hermes-mlx cuts the rolling summary to "
+                f"{int(MICRO_LOW * 100)}% of it ({keep:,} tokens, ~{keep * 4:,} characters), room for "
+                "the headings and a few facts, so most facts are dropped to the archive every pass",
+                f"raise it to at least {MIN_DEFRAG_THRESHOLD_TOKENS:,} (Hermes's default is 2,000)",
+            )
+        )
     return out
 
 
@@ -165,21 +203,29 @@ def _verdict(raw: dict) -> Feasibility:
     detail = f"{who} reports {context:,} tokens {sign} Hermes's minimum {minimum or MINIMUM_CONTEXT_LENGTH:,}"
     if raw.get("override") is not None:
         detail += f" (auxiliary.compression.context_length: {raw['override']} overrides what the provider reports)"
-    return Feasibility(ok, detail + "".join(f"; Hermes says: {n}" for n in notices), model, provider, context,
-                       minimum, notices)
+    return Feasibility(
+        ok, detail + "".join(f"; Hermes says: {n}" for n in notices), model, provider, context, minimum, notices
+    )
 
 
 def feasibility(home: str | os.PathLike, *, python: str | None = None, timeout: float = 120.0) -> Feasibility:
     """Run Hermes's feasibility check against `home`'s config.yaml in a child of this interpreter."""
     env = {**os.environ, "HERMES_HOME": str(home), "PYTHONUNBUFFERED": "1"}
     try:
-        done = subprocess.run([python or sys.executable, "-m", __name__], env=env, capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL, check=False)
+        done = subprocess.run(
+            [python or sys.executable, "-m", __name__],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Feasibility(None, f"could not run Hermes's check: {exc}")
     for line in reversed(done.stdout.splitlines()):
         if line.startswith(_TAG):
-            return _verdict(json.loads(line[len(_TAG):]))
+            return _verdict(json.loads(line[len(_TAG) :]))
     tail = " | ".join(done.stderr.strip().splitlines()[-3:])
     return Feasibility(None, f"could not run Hermes's check (exit {done.returncode}): {tail}")
 
@@ -196,18 +242,25 @@ def doctor_report(home: str | os.PathLike, info: dict, *, run_feasibility: bool 
         report["warnings"] = [f"{config_path} does not exist. Fix: run `hermes-mlx setup-hermes`"]
         return report
     config = read_config(Path(home))
-    found = config_findings(config, path, first_turns_at_risk=drops_first_turns(info),
-                            plugin=info.get("plugin_entry_point") or PLUGIN_NAME)
+    found = config_findings(
+        config, path, first_turns_at_risk=drops_first_turns(info), plugin=info.get("plugin_entry_point") or PLUGIN_NAME
+    )
     report["warnings"] = [f.line() for f in found]
     if run_feasibility and info.get("importable"):
         verdict = feasibility(home)
-        report["feasibility"] = {"ok": verdict.ok, "detail": verdict.detail, "line": verdict.line(),
-                                 "aux_model": verdict.aux_model, "context": verdict.context,
-                                 "minimum": verdict.minimum}
+        report["feasibility"] = {
+            "ok": verdict.ok,
+            "detail": verdict.detail,
+            "line": verdict.line(),
+            "aux_model": verdict.aux_model,
+            "context": verdict.context,
+            "minimum": verdict.minimum,
+        }
     return report
 
 
 # ---------------------------------------------------------------- the child (Hermes imported here)
+
 
 class _StandIn:
     """The attributes `check_compression_model_feasibility` reads from an AIAgent, set the way
@@ -285,7 +338,9 @@ def probe() -> dict:
     original = mm.get_model_context_length
 
     def resolved(model: str, *args: Any, **kwargs: Any) -> int:
-        seen.update(aux_model=model, provider=kwargs.get("provider") or "", override=kwargs.get("config_context_length"))
+        seen.update(
+            aux_model=model, provider=kwargs.get("provider") or "", override=kwargs.get("config_context_length")
+        )
         seen["context"] = value = original(model, *args, **kwargs)
         return value
 
@@ -299,9 +354,15 @@ def probe() -> dict:
     finally:
         mm.get_model_context_length = original
     aux = _section(config, "auxiliary", "compression")
-    return {"aux_model": seen.get("aux_model") or aux.get("model") or "", "provider": seen.get("provider") or
-            aux.get("provider") or "", "context": seen.get("context"), "override": seen.get("override"),
-            "minimum": minimum, "error": error, "notices": stand_in.notices}
+    return {
+        "aux_model": seen.get("aux_model") or aux.get("model") or "",
+        "provider": seen.get("provider") or aux.get("provider") or "",
+        "context": seen.get("context"),
+        "override": seen.get("override"),
+        "minimum": minimum,
+        "error": error,
+        "notices": stand_in.notices,
+    }
 
 
 def _main() -> None:

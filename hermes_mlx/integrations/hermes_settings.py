@@ -41,7 +41,9 @@ def from_config(config: dict) -> CompactionSettings:
     section = section if isinstance(section, dict) else {}
     return CompactionSettings(
         micro=section.get("micro_compact") is True,
-        defrag_threshold_tokens=_positive_int(section.get("micro_compact_defrag_threshold_tokens"), DEFAULT_DEFRAG_THRESHOLD),
+        defrag_threshold_tokens=_positive_int(
+            section.get("micro_compact_defrag_threshold_tokens"), DEFAULT_DEFRAG_THRESHOLD
+        ),
         source="config.yaml",
     )
 

@@ -29,8 +29,11 @@ def hermes_serialize(messages: list[Message], redact_secrets: bool = False) -> s
         elif m.get("role") == "assistant":
             calls = m.get("tool_calls") or []
             if calls:
-                content += "\n[Tool calls:\n" + "\n".join(
-                    f"  {c['function']['name']}({clean(c['function']['arguments'])})" for c in calls) + "\n]"
+                content += (
+                    "\n[Tool calls:\n"
+                    + "\n".join(f"  {c['function']['name']}({clean(c['function']['arguments'])})" for c in calls)
+                    + "\n]"
+                )
             parts.append(f"[ASSISTANT]: {content}")
         else:
             parts.append(f"[{str(m.get('role', '')).upper()}]: {content}")

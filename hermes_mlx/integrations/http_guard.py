@@ -62,8 +62,10 @@ def refusal(headers: Any, allowed: set[str]) -> str | None:
     """Why a request with these headers is refused (403), or None when its Host and Origin pass."""
     host = headers.get("host")
     if host_of(host) not in allowed:
-        return ("Host header is not an allowed host (this server answers to localhost, 127.0.0.1 and [::1]; "
-                "start it with --allowed-host NAME to add one)")
+        return (
+            "Host header is not an allowed host (this server answers to localhost, 127.0.0.1 and [::1]; "
+            "start it with --allowed-host NAME to add one)"
+        )
     origin = headers.get("origin")
     if origin is None:
         return None
@@ -88,9 +90,16 @@ class HostOriginGuard:
             why = refusal(headers, self.allowed)
             if why is not None:
                 body = json.dumps(error_body(why, "headers", "permission_error")).encode()
-                await send({"type": "http.response.start", "status": 403,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"content-length", str(len(body)).encode())]})
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 403,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
                 await send({"type": "http.response.body", "body": body})
                 return
         await self.app(scope, receive, send)
@@ -102,8 +111,9 @@ def bearer_ok(header: str | None, api_key: str | None) -> bool:
         return True
     if not header or not header.startswith("Bearer "):
         return False
-    return hmac.compare_digest(header[len("Bearer "):].encode("utf-8", "surrogateescape"),
-                               api_key.encode("utf-8", "surrogateescape"))
+    return hmac.compare_digest(
+        header[len("Bearer ") :].encode("utf-8", "surrogateescape"), api_key.encode("utf-8", "surrogateescape")
+    )
 
 
 def path_like(name: str) -> bool:

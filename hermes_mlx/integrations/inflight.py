@@ -86,8 +86,9 @@ async def _acquire(lock: asyncio.Lock, deadline: float, gone: Any) -> None:
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
-            raise TimeoutError("the request's deadline passed while it waited for the engine "
-                               "(another request was running)")
+            raise TimeoutError(
+                "the request's deadline passed while it waited for the engine (another request was running)"
+            )
         try:
             await asyncio.wait_for(lock.acquire(), timeout=min(POLL_S, left))
             return
@@ -103,8 +104,9 @@ def _work(req: Any, name: str | None, cancel: threading.Event, deadline: float) 
         return adapter.complete(req, model=name)
 
 
-async def answer(request: Request, req: Any, name: str | None, label: str, lock: asyncio.Lock, state: State,
-                 deadline: float) -> Response:
+async def answer(
+    request: Request, req: Any, name: str | None, label: str, lock: asyncio.Lock, state: State, deadline: float
+) -> Response:
     """A non-streaming answer. The work runs on a thread while this coroutine watches the client:
     when it hangs up, the cancel flag stops the engine at its next step."""
     cancel = threading.Event()
@@ -138,16 +140,23 @@ async def answer(request: Request, req: Any, name: str | None, label: str, lock:
         raise
     finally:
         state.inflight.discard(cancel)
-    return JSON(completion(done.text, done.finish_reason, done.model or label,
-                            usage(done.prompt_tokens, done.completion_tokens, done.cached_tokens)))
+    return JSON(
+        completion(
+            done.text,
+            done.finish_reason,
+            done.model or label,
+            usage(done.prompt_tokens, done.completion_tokens, done.cached_tokens),
+        )
+    )
 
 
 def _sse_line(data: Any) -> str:
     return "data: " + (data if isinstance(data, str) else json.dumps(data)) + "\n\n"
 
 
-async def sse(req: Any, name: str | None, label: str, lock: asyncio.Lock, state: State,
-               deadline: float) -> AsyncIterator[str]:
+async def sse(
+    req: Any, name: str | None, label: str, lock: asyncio.Lock, state: State, deadline: float
+) -> AsyncIterator[str]:
     """Server-sent events. The adapter's generator runs on its own thread under the request's
     cancel flag; when the client goes away Starlette cancels us, we raise the flag, and the
     engine stops at its next step."""

@@ -17,15 +17,43 @@ from typing import Any
 logger = logging.getLogger("hermes_mlx.integrations")
 
 KNOWN_FIELDS = {
-    "model", "messages", "max_tokens", "max_completion_tokens", "temperature", "stream",
-    "stream_options", "stop", "n", "tools", "functions", "tool_choice", "function_call", "timeout",
+    "model",
+    "messages",
+    "max_tokens",
+    "max_completion_tokens",
+    "temperature",
+    "stream",
+    "stream_options",
+    "stop",
+    "n",
+    "tools",
+    "functions",
+    "tool_choice",
+    "function_call",
+    "timeout",
 }
 # Accepted and ignored (sampling knobs and client metadata a summarizer need not honour).
 QUIET_FIELDS = {
-    "top_p", "presence_penalty", "frequency_penalty", "user", "seed", "logit_bias", "metadata",
-    "extra_body", "extra_headers", "extra_query", "reasoning_effort", "reasoning", "store",
-    "parallel_tool_calls", "response_format", "logprobs", "top_logprobs", "prompt_cache_key",
-    "service_tier", "modalities",
+    "top_p",
+    "presence_penalty",
+    "frequency_penalty",
+    "user",
+    "seed",
+    "logit_bias",
+    "metadata",
+    "extra_body",
+    "extra_headers",
+    "extra_query",
+    "reasoning_effort",
+    "reasoning",
+    "store",
+    "parallel_tool_calls",
+    "response_format",
+    "logprobs",
+    "top_logprobs",
+    "prompt_cache_key",
+    "service_tier",
+    "modalities",
 }
 TEXT_PART_TYPES = {"text", "input_text"}
 MAX_OUTPUT_TOKENS = 32768  # max_tokens above this is a mistake or an attack; no local model writes that much
@@ -188,11 +216,18 @@ def parse_request(body: Any) -> ChatRequest:
     ignored = sorted(k for k in body if k not in KNOWN_FIELDS)
     unknown = [k for k in ignored if k not in QUIET_FIELDS]
     if ignored:
-        logger.debug("ignoring request fields: %s%s", ", ".join(_short(k) for k in ignored),
-                     " (unknown)" if unknown else "")
+        logger.debug(
+            "ignoring request fields: %s%s", ", ".join(_short(k) for k in ignored), " (unknown)" if unknown else ""
+        )
     return ChatRequest(
-        messages=clean, model=model or None, max_tokens=max_tokens, temperature=temperature, stream=stream,
-        include_usage=include_usage, stop=stop, timeout=float(timeout) if timeout else None,
+        messages=clean,
+        model=model or None,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        stream=stream,
+        include_usage=include_usage,
+        stop=stop,
+        timeout=float(timeout) if timeout else None,
         ignored=ignored,
     )
 
@@ -213,8 +248,9 @@ def usage(prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) ->
     }
 
 
-def completion(text: str, finish_reason: str, model: str, usage_dict: dict, *, id: str | None = None,
-               created: int | None = None) -> dict:
+def completion(
+    text: str, finish_reason: str, model: str, usage_dict: dict, *, id: str | None = None, created: int | None = None
+) -> dict:
     """A `chat.completion` object as plain JSON-ready dicts."""
     return {
         "id": id or completion_id(),
@@ -226,8 +262,17 @@ def completion(text: str, finish_reason: str, model: str, usage_dict: dict, *, i
     }
 
 
-def chunk(id: str, model: str, created: int, *, content: str | None = None, role: str | None = None,
-          finish_reason: str | None = None, usage_dict: dict | None = None, empty_choices: bool = False) -> dict:
+def chunk(
+    id: str,
+    model: str,
+    created: int,
+    *,
+    content: str | None = None,
+    role: str | None = None,
+    finish_reason: str | None = None,
+    usage_dict: dict | None = None,
+    empty_choices: bool = False,
+) -> dict:
     """A `chat.completion.chunk`; `empty_choices` makes the trailing usage-only chunk."""
     delta: dict = {}
     if role:
@@ -235,7 +280,10 @@ def chunk(id: str, model: str, created: int, *, content: str | None = None, role
     if content is not None:
         delta["content"] = content
     out = {
-        "id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+        "id": id,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
         "choices": [] if empty_choices else [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
     }
     if usage_dict is not None:
@@ -243,8 +291,9 @@ def chunk(id: str, model: str, created: int, *, content: str | None = None, role
     return out
 
 
-def stream_chunks(pieces: Iterable[tuple[str, Any]], id: str, label: str, created: int,
-                  include_usage: bool) -> Iterator[dict]:
+def stream_chunks(
+    pieces: Iterable[tuple[str, Any]], id: str, label: str, created: int, include_usage: bool
+) -> Iterator[dict]:
     """The `chat.completion.chunk`s after the role chunk, for the adapter's (text, None)... then
     ("", Completion) pieces. The server and the in-process client both stream through here, so
     usage goes out the same way on both: in the finish chunk, or, when the caller asked for

@@ -47,16 +47,32 @@ def stream(request: ChatRequest, model: str | None) -> Iterator[tuple[str, Compl
         yield done.text, None
         yield "", done
         return
-    chunks = engine.stream_generate(messages, model=model, max_tokens=cap, temperature=request.temperature or 0.0,
-                                    stop=request.stop or None, timeout=request.timeout)
+    chunks = engine.stream_generate(
+        messages,
+        model=model,
+        max_tokens=cap,
+        temperature=request.temperature or 0.0,
+        stop=request.stop or None,
+        timeout=request.timeout,
+    )
     try:
         for piece in chunks:
             if piece.text:
                 yield piece.text, None
             if piece.result is not None:
                 r = piece.result
-                yield "", Completion("", finish_reason(r.finish_reason), r.prompt_tokens, r.cached_tokens,
-                                     r.generation_tokens, "passthrough", r.model)
+                yield (
+                    "",
+                    Completion(
+                        "",
+                        finish_reason(r.finish_reason),
+                        r.prompt_tokens,
+                        r.cached_tokens,
+                        r.generation_tokens,
+                        "passthrough",
+                        r.model,
+                    ),
+                )
     finally:
         chunks.close()
 
@@ -68,13 +84,26 @@ def complete(request: ChatRequest, model: str | None) -> Completion:
     return _run(engine, messages, request, model, cap, stats, folded)
 
 
-def _run(engine: Any, messages: list[dict], request: ChatRequest, model: str | None, cap: int,
-         stats: dict, folded: int) -> Completion:
-    r = engine.generate(messages, model=model, max_tokens=cap, temperature=request.temperature or 0.0,
-                        stop=request.stop or None, timeout=request.timeout)
+def _run(
+    engine: Any, messages: list[dict], request: ChatRequest, model: str | None, cap: int, stats: dict, folded: int
+) -> Completion:
+    r = engine.generate(
+        messages,
+        model=model,
+        max_tokens=cap,
+        temperature=request.temperature or 0.0,
+        stop=request.stop or None,
+        timeout=request.timeout,
+    )
     return Completion(
-        r.text, finish_reason(r.finish_reason), r.prompt_tokens + stats["prompt"], r.cached_tokens + stats["cached"],
-        r.generation_tokens + stats["generated"], "passthrough", r.model, folded=folded,
+        r.text,
+        finish_reason(r.finish_reason),
+        r.prompt_tokens + stats["prompt"],
+        r.cached_tokens + stats["cached"],
+        r.generation_tokens + stats["generated"],
+        "passthrough",
+        r.model,
+        folded=folded,
     )
 
 
@@ -117,19 +146,25 @@ def _fit(request: ChatRequest, model: str | None) -> tuple[list[dict], int, int,
         longest = max(range(len(messages)), key=lambda i: len(messages[i]["content"]))
         content = messages[longest]["content"]
         keep = max(0, int(len(content) * (window - cap) / max(total, 1)) - 64)
-        messages[longest] = {**messages[longest], "content": content[: keep * 2 // 3] + "\n…\n" + content[len(content) - keep // 3:]}
+        messages[longest] = {
+            **messages[longest],
+            "content": content[: keep * 2 // 3] + "\n…\n" + content[len(content) - keep // 3 :],
+        }
         if keep == 0:
             cap = max(1, min(cap, window - engine.count_tokens(messages, model=model)))
     return messages, cap, folded, stats
 
 
-def _fold(engine: Any, content: str, model: str | None, stats: dict, timeout: float | None,
-          window: int, spare: int) -> tuple[str, int]:
+def _fold(
+    engine: Any, content: str, model: str | None, stats: dict, timeout: float | None, window: int, spare: int
+) -> tuple[str, int]:
     """Model-written notes for `content`, one call per piece that fits the window, writing no
     more than `spare` tokens in all; ("", 0) when that is too few for useful notes."""
     frame = [{"role": "system", "content": FOLD_SYSTEM}, {"role": "user", "content": ""}]
-    room = min(FOLD_CHUNK_TOKENS, window - max(8, min(FOLD_NOTE_TOKENS, window // 8))
-               - engine.count_tokens(frame, model=model) - 8)
+    room = min(
+        FOLD_CHUNK_TOKENS,
+        window - max(8, min(FOLD_NOTE_TOKENS, window // 8)) - engine.count_tokens(frame, model=model) - 8,
+    )
     if room < 16:
         raise ValueError("window too small to fold")
     tokens = max(1, engine.count_tokens(content, model=model))
@@ -146,13 +181,18 @@ def _fold(engine: Any, content: str, model: str | None, stats: dict, timeout: fl
             break
         engine.check_scope()  # stops between chunks too, not only inside the engine
         size = per_chunk
-        while size > 64 and engine.count_tokens(content[i:i + size], model=model) > room:
+        while size > 64 and engine.count_tokens(content[i : i + size], model=model) > room:
             size = size * 3 // 4
-        piece = content[i:i + size]
+        piece = content[i : i + size]
         i += size
         pieces += 1
-        r = engine.generate([frame[0], {"role": "user", "content": piece}], model=model,
-                            max_tokens=min(note_tokens, left), temperature=0.0, timeout=timeout)
+        r = engine.generate(
+            [frame[0], {"role": "user", "content": piece}],
+            model=model,
+            max_tokens=min(note_tokens, left),
+            temperature=0.0,
+            timeout=timeout,
+        )
         stats["prompt"] += r.prompt_tokens
         stats["cached"] += r.cached_tokens
         stats["generated"] += r.generation_tokens

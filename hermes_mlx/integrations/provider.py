@@ -35,11 +35,26 @@ class _Completions:
     def __init__(self, client: MLXClient):
         self._client = client
 
-    def create(self, model: str | None = None, messages: list | None = None, max_tokens: int | None = None,
-               temperature: float | None = None, stream: bool = False, timeout: Any = None, **extra: Any) -> Any:
+    def create(
+        self,
+        model: str | None = None,
+        messages: list | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stream: bool = False,
+        timeout: Any = None,
+        **extra: Any,
+    ) -> Any:
         """OpenAI's `chat.completions.create`; raises RequestError (a ValueError) naming a bad field."""
-        body = {**extra, "model": model, "messages": messages, "max_tokens": max_tokens,
-                "temperature": temperature, "stream": stream, "timeout": timeout}
+        body = {
+            **extra,
+            "model": model,
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "stream": stream,
+            "timeout": timeout,
+        }
         request = parse_request({k: v for k, v in body.items() if v is not None or k == "messages"})
         name = adapter.engine_model(request.model, self._client.model)
         if request.stream:
@@ -47,8 +62,14 @@ class _Completions:
 
         def answer() -> Any:
             done = adapter.complete(request, model=name)
-            return wrap(completion(done.text, done.finish_reason, done.model or (name or "default"),
-                                   usage(done.prompt_tokens, done.completion_tokens, done.cached_tokens)))
+            return wrap(
+                completion(
+                    done.text,
+                    done.finish_reason,
+                    done.model or (name or "default"),
+                    usage(done.prompt_tokens, done.completion_tokens, done.cached_tokens),
+                )
+            )
 
         pending = Pending(answer)
         if not _in_event_loop():
@@ -178,6 +199,7 @@ def create_client(**kwargs: Any) -> MLXClient:
 
 # ------------------------------------------------------------------------- Hermes registration
 
+
 def _profile_class() -> Any:
     """The ProviderProfile subclass, or None when Hermes's `providers` package is absent or too old."""
     try:
@@ -192,8 +214,9 @@ def _profile_class() -> Any:
         HERMES_SKIP_ASYNC_WRAP = True
 
         def create_client(self, **client_kwargs: Any) -> MLXClient:
-            return MLXClient(model=_settings_model(), api_key=client_kwargs.get("api_key"),
-                             base_url=client_kwargs.get("base_url"))
+            return MLXClient(
+                model=_settings_model(), api_key=client_kwargs.get("api_key"), base_url=client_kwargs.get("base_url")
+            )
 
         def get_model_context_length(self, model: str) -> int | None:
             """What Hermes should plan with: what the summarizer accepts (it folds its input in

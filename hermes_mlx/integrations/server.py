@@ -81,8 +81,10 @@ def check_prompt_size(messages: list[dict], model: str | None, limit: int) -> No
     between are counted with the tokenizer."""
     chars = sum(len(m["content"]) + len(m["role"]) for m in messages)
     if chars // 4 > limit:
-        raise TooLarge("messages", f"the prompt is about {chars // 4} tokens, over this server's "
-                                   f"{limit}-token limit (--max-prompt-tokens)")
+        raise TooLarge(
+            "messages",
+            f"the prompt is about {chars // 4} tokens, over this server's {limit}-token limit (--max-prompt-tokens)",
+        )
     overhead = 16 + 8 * len(messages)  # chat-template tokens
     if chars + overhead <= limit and sum(len(m["content"].encode()) for m in messages) + overhead <= limit:
         return
@@ -90,8 +92,9 @@ def check_prompt_size(messages: list[dict], model: str | None, limit: int) -> No
 
     tokens = count_tokens(messages, model=model)
     if tokens > limit:
-        raise TooLarge("messages", f"the prompt is {tokens} tokens, over this server's {limit}-token limit "
-                                   "(--max-prompt-tokens)")
+        raise TooLarge(
+            "messages", f"the prompt is {tokens} tokens, over this server's {limit}-token limit (--max-prompt-tokens)"
+        )
 
 
 def prompt_limit(req, limits: Limits) -> int:
@@ -103,9 +106,16 @@ def prompt_limit(req, limits: Limits) -> int:
     return limits.max_prompt_tokens
 
 
-def build_app(model: str | None = None, *, api_key: str | None = None, max_body_bytes: int = MAX_BODY_BYTES,
-              request_timeout: float = DEFAULT_REQUEST_TIMEOUT, max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS,
-              allowed_hosts: tuple[str, ...] = (), allowed_models: tuple[str, ...] = ()) -> Any:
+def build_app(
+    model: str | None = None,
+    *,
+    api_key: str | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+    max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS,
+    allowed_hosts: tuple[str, ...] = (),
+    allowed_models: tuple[str, ...] = (),
+) -> Any:
     """The ASGI app. `model` is what requests run on unless they name a manifest model present
     here or one of `allowed_models`; a foreign model id falls back to `model`. The returned app
     has `.state` (a State: counters, and cancel_all() for shutdown)."""
@@ -127,16 +137,22 @@ def build_app(model: str | None = None, *, api_key: str | None = None, max_body_
     async def health(request: Request) -> Response:
         from hermes_mlx.engine.generate import warm_models
 
-        body: dict[str, Any] = {"status": "ok", "served": state.served, "streams_cancelled": state.streams_cancelled,
-                                "requests_cancelled": state.requests_cancelled, "busy": lock().locked(),
-                                "waiting": state.waiting}
+        body: dict[str, Any] = {
+            "status": "ok",
+            "served": state.served,
+            "streams_cancelled": state.streams_cancelled,
+            "requests_cancelled": state.requests_cancelled,
+            "busy": lock().locked(),
+            "waiting": state.waiting,
+        }
         if refused(request) is None:  # model names and paths only for those holding the key
             body.update(model=label, warm=warm_models())
         return JSON(body)
 
     async def models(request: Request) -> Response:
-        return refused(request) or JSON({"object": "list", "data": [
-            {"id": label, "object": "model", "created": 0, "owned_by": "hermes-mlx"}]})
+        return refused(request) or JSON(
+            {"object": "list", "data": [{"id": label, "object": "model", "created": 0, "owned_by": "hermes-mlx"}]}
+        )
 
     async def chat(request: Request) -> Response:
         started = time.monotonic()
@@ -159,19 +175,23 @@ def build_app(model: str | None = None, *, api_key: str | None = None, max_body_
             except Exception as exc:
                 return engine_error(exc, state)
             if req.stream:
-                return StreamingResponse(sse(req, name, label, lock(), state, deadline),
-                                         media_type="text/event-stream",
-                                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+                return StreamingResponse(
+                    sse(req, name, label, lock(), state, deadline),
+                    media_type="text/event-stream",
+                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+                )
             return await answer(request, req, name, label, lock(), state, deadline)
         finally:
             state.waiting -= 1
 
-    app = Starlette(routes=[
-        Route("/health", health, methods=["GET"]),
-        Route("/v1/models", models, methods=["GET"]),
-        Route("/v1/chat/completions", chat, methods=["POST"]),
-        Route("/chat/completions", chat, methods=["POST"]),
-    ])
+    app = Starlette(
+        routes=[
+            Route("/health", health, methods=["GET"]),
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/v1/chat/completions", chat, methods=["POST"]),
+            Route("/chat/completions", chat, methods=["POST"]),
+        ]
+    )
     guarded = HostOriginGuard(app, allowed_hosts)
     guarded.state = state  # type: ignore[attr-defined]
     return guarded
@@ -196,18 +216,30 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
-            raise OSError(exc.errno, f"port {port} on {host} is already in use (is another `hermes-mlx serve` "
-                                     f"running? stop it or pick another --port)") from None
+            raise OSError(
+                exc.errno,
+                f"port {port} on {host} is already in use (is another `hermes-mlx serve` "
+                f"running? stop it or pick another --port)",
+            ) from None
         raise
     sock.listen(128)
     sock.set_inheritable(True)
     return sock
 
 
-def serve(model: str | None = None, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
-          api_key: str | None = None, max_body_bytes: int = MAX_BODY_BYTES, log_level: str = "warning",
-          request_timeout: float = DEFAULT_REQUEST_TIMEOUT, max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS,
-          allowed_hosts: tuple[str, ...] = (), allowed_models: tuple[str, ...] = ()) -> int:
+def serve(
+    model: str | None = None,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    api_key: str | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    log_level: str = "warning",
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+    max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS,
+    allowed_hosts: tuple[str, ...] = (),
+    allowed_models: tuple[str, ...] = (),
+) -> int:
     """Run until interrupted; returns an exit status. The first SIGTERM or Ctrl-C cancels the
     requests in flight (each stops at its next engine step) and exits within a few seconds."""
     import uvicorn
@@ -216,8 +248,11 @@ def serve(model: str | None = None, *, host: str = DEFAULT_HOST, port: int = DEF
 
     if not is_loopback(host):
         if not api_key:
-            print(f"hermes-mlx serve: refusing to serve on {host} without a key: prompts carry whole "
-                  f"conversations. Set {API_KEY_ENV} (or --api-key-file) and start again.", file=sys.stderr)
+            print(
+                f"hermes-mlx serve: refusing to serve on {host} without a key: prompts carry whole "
+                f"conversations. Set {API_KEY_ENV} (or --api-key-file) and start again.",
+                file=sys.stderr,
+            )
             return 2
         print(f"warning: serving on {host}, reachable from other machines", file=sys.stderr)
         if host not in ("0.0.0.0", "::", "[::]"):
@@ -228,12 +263,28 @@ def serve(model: str | None = None, *, host: str = DEFAULT_HOST, port: int = DEF
     sock = bind(host, port)
     actual = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    print(f"hermes-mlx serving {model or 'the embedded default model'} on http://{shown}:{actual}/v1",
-          file=sys.stderr, flush=True)
-    app = build_app(model, api_key=api_key, max_body_bytes=max_body_bytes, request_timeout=request_timeout,
-                    max_prompt_tokens=max_prompt_tokens, allowed_hosts=allowed_hosts, allowed_models=allowed_models)
-    config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="off",
-                            timeout_graceful_shutdown=2, limit_concurrency=4 * MAX_WAITING)
+    print(
+        f"hermes-mlx serving {model or 'the embedded default model'} on http://{shown}:{actual}/v1",
+        file=sys.stderr,
+        flush=True,
+    )
+    app = build_app(
+        model,
+        api_key=api_key,
+        max_body_bytes=max_body_bytes,
+        request_timeout=request_timeout,
+        max_prompt_tokens=max_prompt_tokens,
+        allowed_hosts=allowed_hosts,
+        allowed_models=allowed_models,
+    )
+    config = uvicorn.Config(
+        app,
+        log_level=log_level,
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=2,
+        limit_concurrency=4 * MAX_WAITING,
+    )
 
     class Server(uvicorn.Server):
         def handle_exit(self, sig: int, frame: Any) -> None:

@@ -22,8 +22,33 @@ _EXTS = (
     "mk cmake gz zip tar tgz whl so dylib dll png jpg jpeg gif svg pdf db sqlite pem crt key patch diff "
     "safetensors gguf bin onnx pt pth npz npy parquet service timer plist xcconfig"
 ).split()
-_SPECIAL_FILES = {"Makefile", "Dockerfile", "Containerfile", "Justfile", "Procfile", "Gemfile", "Rakefile", "LICENSE", "Vagrantfile"}
-_NOT_PATHS = {"and/or", "input/output", "read/write", "true/false", "yes/no", "w/o", "n/a", "i/o", "tcp/ip", "client/server", "on/off", "either/or", "he/she", "s/he"}
+_SPECIAL_FILES = {
+    "Makefile",
+    "Dockerfile",
+    "Containerfile",
+    "Justfile",
+    "Procfile",
+    "Gemfile",
+    "Rakefile",
+    "LICENSE",
+    "Vagrantfile",
+}
+_NOT_PATHS = {
+    "and/or",
+    "input/output",
+    "read/write",
+    "true/false",
+    "yes/no",
+    "w/o",
+    "n/a",
+    "i/o",
+    "tcp/ip",
+    "client/server",
+    "on/off",
+    "either/or",
+    "he/she",
+    "s/he",
+}
 _PATH = re.compile(
     r"(?<![\w/.@:=\-])("
     r"(?:~|\.{1,2})?/?(?:[\w.@+\-]+/)+[\w@+\-][\w.@+\-]*/?"  # has a slash
@@ -34,7 +59,27 @@ _PATH = re.compile(
 URL = re.compile(r"\b(?:https?|ftp|wss?)://[^\s<>\"'`)\]}]+")
 _ISSUE = re.compile(r"(?<![\w&#/!])(?:[#!]\d{1,6}|(?:GH|PR|gh|pr)-\d{1,6})\b")
 _JIRA = re.compile(r"\b([A-Z][A-Z0-9]{1,9})-\d{1,6}\b")
-_JIRA_STOP = {"UTF", "SHA", "ISO", "X", "GPT", "BASE", "TLS", "SSL", "IPV", "P", "V", "HTTP", "CP", "LATIN", "MD", "AES", "RSA", "ECDSA", "PEP"}
+_JIRA_STOP = {
+    "UTF",
+    "SHA",
+    "ISO",
+    "X",
+    "GPT",
+    "BASE",
+    "TLS",
+    "SSL",
+    "IPV",
+    "P",
+    "V",
+    "HTTP",
+    "CP",
+    "LATIN",
+    "MD",
+    "AES",
+    "RSA",
+    "ECDSA",
+    "PEP",
+}
 _HEX = re.compile(r"(?<![\w\-])[0-9a-f]{7,40}(?![\w\-])")
 _VERSION = re.compile(r"(?<![\w.\-])(?:v|go)?\d+\.\d+\.\d+(?:[\-+][0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(?!\w|\.\d)")
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
@@ -83,7 +128,9 @@ def has_cut(text: str) -> bool:
         return False
     if "…" not in text:  # plain string tests first: the marker regex is slow on long text
         low = text.lower()
-        if not any(w in low for w in _CUT_WORDS) and not ("..." in text and (" ... " in text or _CUT_COUNT.search(text))):
+        if not any(w in low for w in _CUT_WORDS) and not (
+            "..." in text and (" ... " in text or _CUT_COUNT.search(text))
+        ):
             return False
     return bool(CUT.search(text))
 
@@ -189,7 +236,9 @@ def find_ids(text: str, *, strict: bool = False) -> list[str]:
     for m in _UUID.finditer(text):
         add(m.group(0))
     for line in text.splitlines() if strict else [text]:
-        if strict and not re.search(r"\bcommit\b|^\[[\w./\-]+ [0-9a-f]{7,}\]|^[0-9a-f]{7,40} |\bHEAD\b|\bmerge\b", line, re.I):
+        if strict and not re.search(
+            r"\bcommit\b|^\[[\w./\-]+ [0-9a-f]{7,}\]|^[0-9a-f]{7,40} |\bHEAD\b|\bmerge\b", line, re.I
+        ):
             continue
         for m in _HEX.finditer(line):
             h = m.group(0)

@@ -49,11 +49,17 @@ STOCK_WORDS = frozenset(
     """.split()
 )
 
-_NEG_EN = re.compile(r"\b(?:not|no|never|none|nothing|nor|cannot|without|avoid(?:s|ed|ing)?|instead\s+of|rather\s+than)\b"
-                     r"|n['’]t\b", re.IGNORECASE)
+_NEG_EN = re.compile(
+    r"\b(?:not|no|never|none|nothing|nor|cannot|without|avoid(?:s|ed|ing)?|instead\s+of|rather\s+than)\b"
+    r"|n['’]t\b",
+    re.IGNORECASE,
+)
 _NEG_CJK = re.compile(r"不|没|別|别|禁止|ない|ません|しないで|ず[、。にの]")
-_CLAUSE = re.compile(r"[;:,\n—–()]|(?<=[.!?])\s+|\s+(?:but|however|whereas|although|though)\s+|(?=\b(?:instead of|rather than)\b)"
-                     r"|[；，。！？、：]", re.IGNORECASE)
+_CLAUSE = re.compile(
+    r"[;:,\n—–()]|(?<=[.!?])\s+|\s+(?:but|however|whereas|although|though)\s+|(?=\b(?:instead of|rather than)\b)"
+    r"|[；，。！？、：]",
+    re.IGNORECASE,
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|(?<=[。！？])|\n+")
 _TOKEN = re.compile(r"`[^`\n]+`|[A-Za-z][\w'’./:#+-]*[\w]|[A-Za-z]|\d+(?:\.\d+)*|[\u3040-\u30ff\u3400-\u9fff]+")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w])")
@@ -72,9 +78,12 @@ _DIRECTIVE = re.compile(
     r"stop|only)\b|^\s*(?:不要|别|禁止|必须|务必|请勿|しないで|禁止|必ず)",
     re.IGNORECASE,
 )
-_ACK = re.compile(r"^\s*(?:ok(?:ay)?|yes|yep|sure|thanks?(?: you)?|thx|great|good|nice|cool|go on|go ahead|continue|"
-                  r"carry on|proceed|next|done|lgtm|hi|hello|hey|fine|sounds good|do it|please do|好的?|继续|はい|続けて)"
-                  r"[\s.!,]*(?:thanks?|please)?[\s.!]*$", re.IGNORECASE)
+_ACK = re.compile(
+    r"^\s*(?:ok(?:ay)?|yes|yep|sure|thanks?(?: you)?|thx|great|good|nice|cool|go on|go ahead|continue|"
+    r"carry on|proceed|next|done|lgtm|hi|hello|hey|fine|sounds good|do it|please do|好的?|继续|はい|続けて)"
+    r"[\s.!,]*(?:thanks?|please)?[\s.!]*$",
+    re.IGNORECASE,
+)
 
 
 def stem(word: str) -> str:
@@ -158,7 +167,8 @@ class Source:
 
     def has_name(self, name: str) -> bool:
         return bool(re.search(r"(?<![\w])" + re.escape(name) + r"(?![\w])", self.text)) or (
-            name in self.text and not name[-1].isalnum())
+            name in self.text and not name[-1].isalnum()
+        )
 
 
 def clauses(text: str) -> list[str]:
@@ -274,8 +284,13 @@ def statements(turns: list[Turn]) -> list[str]:
         body = re.sub(r"```.*?(?:```|$)", "\n", t.text, flags=re.DOTALL)
         for sentence in _SENTENCE.split(body):
             sentence = " ".join(sentence.strip(" -*>\t").split())
-            if (_words(sentence) >= 3 and len(sentence) <= 300 and sentence not in out
-                    and not instruction_like(sentence) and not reports_user(sentence)):
+            if (
+                _words(sentence) >= 3
+                and len(sentence) <= 300
+                and sentence not in out
+                and not instruction_like(sentence)
+                and not reports_user(sentence)
+            ):
                 out.append(sentence)
     return out
 
@@ -305,8 +320,14 @@ def closest(line: str, candidates: list[str]) -> str:
     return candidates[i] if best else candidates[-1]
 
 
-def gate(lines: list[str], source: str, turns: list[Turn] | None = None, *, script: str | None = None,
-         have: list[str] | tuple = ()) -> GateResult:
+def gate(
+    lines: list[str],
+    source: str,
+    turns: list[Turn] | None = None,
+    *,
+    script: str | None = None,
+    have: list[str] | tuple = (),
+) -> GateResult:
     """Check each model line against `source` (the redacted text it summarizes); replace the
     dropped ones by the closest assistant statement from `turns` (never the user's)."""
     src = Source.of(source)

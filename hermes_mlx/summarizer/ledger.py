@@ -32,8 +32,29 @@ from .extract import (  # noqa: F401  (also re-exported for callers of the ledge
 )
 from .text import Turn
 
-_NOISE_PATH = ("site-packages/", "dist-packages/", "/usr/lib/", "/proc/", "node_modules/", ".venv/", "/lib/python", "<frozen")
-_FILE_KEYS = ("path", "file_path", "filepath", "filename", "file", "target_file", "old_path", "new_path", "dest", "destination", "source")
+_NOISE_PATH = (
+    "site-packages/",
+    "dist-packages/",
+    "/usr/lib/",
+    "/proc/",
+    "node_modules/",
+    ".venv/",
+    "/lib/python",
+    "<frozen",
+)
+_FILE_KEYS = (
+    "path",
+    "file_path",
+    "filepath",
+    "filename",
+    "file",
+    "target_file",
+    "old_path",
+    "new_path",
+    "dest",
+    "destination",
+    "source",
+)
 _ACTION_RANK = {"mentioned": 0, "read": 1, "edited": 2, "created": 3, "deleted": 3}
 MORE_ERRORS = re.compile(r"^… and (\d+) more error lines?$")  # how many error lines a result had beyond those kept
 
@@ -154,10 +175,14 @@ class Ledger:
     def _absorb_call(self, call) -> None:
         name = call.name.lower()
         action = (
-            "read" if re.search(r"read|view|open|cat|show|get|search|grep|list", name)
-            else "created" if re.search(r"create|new|write", name)
-            else "deleted" if re.search(r"delete|remove", name)
-            else "edited" if re.search(r"edit|patch|replace|apply|update|insert|modify|move|rename", name)
+            "read"
+            if re.search(r"read|view|open|cat|show|get|search|grep|list", name)
+            else "created"
+            if re.search(r"create|new|write", name)
+            else "deleted"
+            if re.search(r"delete|remove", name)
+            else "edited"
+            if re.search(r"edit|patch|replace|apply|update|insert|modify|move|rename", name)
             else "mentioned"
         )
         for key in _FILE_KEYS:
@@ -194,10 +219,15 @@ class Ledger:
             self.resolve(cmd, output)
         # paths and URLs in tool output: only where they name a problem or a change
         for line in uncut(output, "line").splitlines()[:4000]:
-            if is_error_line(line) or re.search(r"^\s*(?:modified|new file|deleted|renamed|created|wrote|saved|writing)\b", line, re.I):
+            if is_error_line(line) or re.search(
+                r"^\s*(?:modified|new file|deleted|renamed|created|wrote|saved|writing)\b", line, re.I
+            ):
                 for p in find_paths(line)[:4]:
                     self.add_file(p, "mentioned")
-        self.add_list("urls", [u for u in find_urls(output) if not re.search(r"pythonhosted|pypi\.org/simple|registry\.npmjs", u)][:3])
+        self.add_list(
+            "urls",
+            [u for u in find_urls(output) if not re.search(r"pythonhosted|pypi\.org/simple|registry\.npmjs", u)][:3],
+        )
         self.add_list("ids", find_ids(output, strict=True)[:3])
 
     def _absorb_text(self, t: Turn) -> None:
@@ -224,10 +254,18 @@ class Ledger:
         already spell out, read-only commands that succeeded, and the oldest resolved errors
         beyond `resolved_keep`. Returns how many entries went."""
         before = len(self.items()) + len(self.resolved)
-        trivial = re.compile(r"^(?:git (?:status|diff|log|show|branch)|ls|pwd|cat|head|tail|echo|which|wc|tree|find)\b(?!.*[|>;&])")
+        trivial = re.compile(
+            r"^(?:git (?:status|diff|log|show|branch)|ls|pwd|cat|head|tail|echo|which|wc|tree|find)\b(?!.*[|>;&])"
+        )
         self.commands = [c for c in self.commands if not (trivial.match(c.cmd) and c.statuses and c.statuses[-1] == 0)]
         del self.resolved[: max(0, len(self.resolved) - resolved_keep)]
-        spelled = "\n".join([c.cmd for c in self.commands] + [e.line for e in self.errors] + self.resolved + self.urls + self.constraints)
+        spelled = "\n".join(
+            [c.cmd for c in self.commands]
+            + [e.line for e in self.errors]
+            + self.resolved
+            + self.urls
+            + self.constraints
+        )
         self.files = {p: a for p, a in self.files.items() if a != "mentioned" or p not in spelled}
         spelled += "\n" + "\n".join(self.files)
         self.ids = [i for i in self.ids if i not in spelled]
@@ -273,7 +311,12 @@ def _covers(passing: str, err: ErrorItem) -> bool:
         return True
     if err.cmd:
         a, b = passing.split(), err.cmd.split()
-        head = 2 if len(a) > 1 and a[0] in ("python", "python3", "uv", "npx", "npm", "yarn", "pnpm", "cargo", "go", "make", "poetry") else 1
+        head = (
+            2
+            if len(a) > 1
+            and a[0] in ("python", "python3", "uv", "npx", "npm", "yarn", "pnpm", "cargo", "go", "make", "poetry")
+            else 1
+        )
         if a[:head] == b[:head] and set(a[head:]) <= set(b[head:]) and not any(x.startswith("-k") for x in a):
             return True  # a broader run of the same tool passed
     return False

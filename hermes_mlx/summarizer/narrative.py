@@ -36,7 +36,10 @@ def fallback_notes(turns: list[Turn]) -> list[str]:
         return [sentence]
     calls = [c for t in turns for c in t.tool_calls]
     if calls:
-        return [f"Ran {calls[-1].name}: `{calls[-1].text[:150]}`" + (f" (+{len(calls) - 1} more tool calls)" if len(calls) > 1 else "")]
+        return [
+            f"Ran {calls[-1].name}: `{calls[-1].text[:150]}`"
+            + (f" (+{len(calls) - 1} more tool calls)" if len(calls) > 1 else "")
+        ]
     return []
 
 

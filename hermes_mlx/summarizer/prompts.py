@@ -30,8 +30,11 @@ class Template:
 
     def messages(self, content: str, choices: list[str], focus: str | None = None) -> list[dict]:
         focus_line = self.focus.format(focus=focus) if focus and self.focus else ""
-        user = (self.user.replace("{focus}", focus_line).replace("{choices}", listing(choices))
-                .replace("{content}", content))
+        user = (
+            self.user.replace("{focus}", focus_line)
+            .replace("{choices}", listing(choices))
+            .replace("{content}", content)
+        )
         user = re.sub(r"\n{3,}", "\n\n", user).strip("\n")
         return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
 

@@ -79,7 +79,10 @@ _COMMANDS = [
     (("sshpass",), r"(?<![\w\-])sshpass\b" + _LINE + r"-p[ \t]*" + _Q, "all"),
     (
         ("login",),  # `docker login -p`, not `docker run -p 8080:80`
-        r"(?<![\w\-])(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|az|cf|oc)\b[^\n]{0,60}?\blogin\b" + _LINE + r"-p[ \t]+" + _Q,
+        r"(?<![\w\-])(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|az|cf|oc)\b[^\n]{0,60}?\blogin\b"
+        + _LINE
+        + r"-p[ \t]+"
+        + _Q,
         "all",
     ),
     (("redis-cli",), r"(?<![\w\-])redis-cli\b" + _LINE + r"-a[ \t]+" + _Q, "all"),
@@ -101,6 +104,7 @@ _XML_SECRET = re.compile(
     r"(?i)<((?:[\w.\-]{0,40}[_\-.:])?(?:password|passwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret))>"
     r"(?!\[REDACTED\]<)([^<\n]{1,2000})</\1>"
 )
+
 
 # --- layer 2: provider formats ---------------------------------------------------------------
 def _alternation(patterns: list[tuple[str, str]]) -> re.Pattern:
@@ -181,7 +185,11 @@ def _switches(s: str) -> float:
     measured on 2,000 random strings of 24-40 characters, the 1st percentile is 0.17-0.28 for
     base64/alphanumeric and 0.13-0.21 for one-case-plus-digits; such names score 0.11-0.25."""
     pairs = itertools.pairwise(s)
-    hits = sum(1 for a, b in pairs if (a.islower() and b.isupper()) or (a.isalnum() and b.isalnum() and a.isdigit() != b.isdigit()))
+    hits = sum(
+        1
+        for a, b in pairs
+        if (a.islower() and b.isupper()) or (a.isalnum() and b.isalnum() and a.isdigit() != b.isdigit())
+    )
     return hits / max(1, len(s) - 1)
 
 
@@ -255,7 +263,10 @@ def _inner_cuts(text: str, at: int, named_only: bool) -> bool:
     if inner is None or not is_secret_name(inner.group(1)):
         return False
     value = inner.group(3)
-    return _redacted_already(_unquote(value)[1]) or _replace_value(value, inner.group(1), inner.group(2), named_only) is not None
+    return (
+        _redacted_already(_unquote(value)[1])
+        or _replace_value(value, inner.group(1), inner.group(2), named_only) is not None
+    )
 
 
 def _redact_values(regex: re.Pattern, text: str, named_only: bool) -> str:

@@ -107,8 +107,16 @@ class MLXSummarizer:
         overhead = self.count_tokens(tpl.system + tpl.user) + min(LISTING_TOKENS, self.context_window() // 4) + 48
         return max(128, min(self.chunk_tokens, self.context_window() - overhead))
 
-    def _choose(self, tpl: Template, content: str, pool: list[str], source: str, stats: dict,
-                focus: str | None = None, turns: list[Turn] | None = None) -> list[str]:
+    def _choose(
+        self,
+        tpl: Template,
+        content: str,
+        pool: list[str],
+        source: str,
+        stats: dict,
+        focus: str | None = None,
+        turns: list[Turn] | None = None,
+    ) -> list[str]:
         """One chunk's narrative: the `tpl.pick` sentences of `pool` the model finds most likely
         to state the outcome, copied verbatim, in source order, through the faithfulness gate
         (against `source`; a dropped one is replaced by the closest assistant sentence of
@@ -137,8 +145,9 @@ class MLXSummarizer:
                 if self.count_tokens(tpl.messages(content, cands, focus)) > window - 8:
                     content = ""  # trimming could not make it fit: the sentences alone
             try:
-                result = self._engine_score()(labels(len(cands)), tpl.messages(content, cands, focus),
-                                              model=self.model, timeout=timeout)
+                result = self._engine_score()(
+                    labels(len(cands)), tpl.messages(content, cands, focus), model=self.model, timeout=timeout
+                )
             except TimeoutError:  # the engine's DeadlineExceeded: code picks this chunk's sentence
                 stats["skipped"] += 1
                 return []
@@ -174,9 +183,18 @@ class MLXSummarizer:
 
     def _run(self, job, *args) -> SummaryResult:
         started = time.perf_counter()
-        stats = {"prompt_tokens": 0, "cached_tokens": 0, "generation_tokens": 0, "model": self.model or "",
-                 "picks": [], "rejected": [], "chunks": 0, "skipped": 0, "gate": {},
-                 "started": started}
+        stats = {
+            "prompt_tokens": 0,
+            "cached_tokens": 0,
+            "generation_tokens": 0,
+            "model": self.model or "",
+            "picks": [],
+            "rejected": [],
+            "chunks": 0,
+            "skipped": 0,
+            "gate": {},
+            "started": started,
+        }
         try:
             text, details = job(stats, *args)
             ok, error = True, None
@@ -211,14 +229,19 @@ class MLXSummarizer:
         sources = (summary or "") + "\n" + source_text(turns)
         prev.ledger.absorb(turns)
         tpl = load_template("merge", _lang(prev, turns))
-        chunks = chunk_turns([turns], self._budget(tpl), self.count_tokens, tool_head=self.tool_head, tool_tail=self.tool_tail)
+        chunks = chunk_turns(
+            [turns], self._budget(tpl), self.count_tokens, tool_head=self.tool_head, tool_tail=self.tool_tail
+        )
         pool = [x for x in statements(turns) if x not in prev.progress]
         source = source_text(turns)
         notes: list[str] = []
         for chunk in chunks:
             stats["chunks"] += 1
-            notes += [n for n in self._choose(tpl, chunk, [x for x in pool if x not in notes], source, stats, turns=turns)
-                      if n not in notes and n not in prev.progress]
+            notes += [
+                n
+                for n in self._choose(tpl, chunk, [x for x in pool if x not in notes], source, stats, turns=turns)
+                if n not in notes and n not in prev.progress
+            ]
         # model: it chose among the sentences; verbatim: one sentence, nothing to choose;
         # fallback: no sentence to copy (or no time left): the last command tells it
         details = {"narrative": "model" if stats["picks"] else "verbatim" if notes else "fallback"}
@@ -228,8 +251,15 @@ class MLXSummarizer:
         prev.progress.extend(notes)
         return self._finish(prev, sources, stats, details, budget_tokens)
 
-    def _update(self, stats: dict, summary: str | None, turns: list[Message], focus: str | None,
-                budget_tokens: int | None, user_notes: list[str] | None):
+    def _update(
+        self,
+        stats: dict,
+        summary: str | None,
+        turns: list[Message],
+        focus: str | None,
+        budget_tokens: int | None,
+        user_notes: list[str] | None,
+    ):
         summary = _summary_text(summary)
         prev = parse(summary)
         norm = normalize(turns if isinstance(turns, list) else [])
@@ -244,14 +274,19 @@ class MLXSummarizer:
         tpl = load_template("update", _lang(prev, norm))
         focus = redact(str(focus))[:200] if focus else None
         groups = split_exchanges(norm)
-        chunks = chunk_turns(groups, self._budget(tpl), self.count_tokens, tool_head=self.tool_head, tool_tail=self.tool_tail)
+        chunks = chunk_turns(
+            groups, self._budget(tpl), self.count_tokens, tool_head=self.tool_head, tool_tail=self.tool_tail
+        )
         fallbacks = 0
         for chunk in chunks:
             stats["chunks"] += 1
             mine = turns_in(chunk, norm)
             pool = [x for x in shortlist(mine) if x not in prev.progress]
-            notes = [n for n in self._choose(tpl, chunk, pool, source_text(mine), stats, focus, turns=mine)
-                     if n not in prev.progress]
+            notes = [
+                n
+                for n in self._choose(tpl, chunk, pool, source_text(mine), stats, focus, turns=mine)
+                if n not in prev.progress
+            ]
             if not notes:  # no sentence to copy (or no time left): the chunk's last command
                 fallbacks += 1
                 notes = [n for n in fallback_notes(mine) if n not in prev.progress]
@@ -297,7 +332,7 @@ class MLXSummarizer:
         stats["chunks"] += 1
         picks_before = len(stats["picks"])
         # the opening step and the latest ones: what a reader of a long log needs first
-        pool = older if len(older) <= MAX_CHOICES else [older[0], *older[-(MAX_CHOICES - 1):]]
+        pool = older if len(older) <= MAX_CHOICES else [older[0], *older[-(MAX_CHOICES - 1) :]]
         try:
             short = self._choose(tpl, "", pool, sources, stats)
         except Exception as exc:
@@ -306,7 +341,9 @@ class MLXSummarizer:
             short = [f"({len(older) - len(short)} more earlier steps condensed)", *short]
             details["condensed"] = "model"
         else:
-            short = [older[0], f"({len(older) - 2} more earlier steps condensed)", older[-1]] if len(older) > 3 else older
+            short = (
+                [older[0], f"({len(older) - 2} more earlier steps condensed)", older[-1]] if len(older) > 3 else older
+            )
             details["condensed"] = "code"
         s.progress = short + recent
 
@@ -317,8 +354,11 @@ class MLXSummarizer:
             dropped = fit_budget(s, budget_tokens)
             if dropped:
                 details["budget_dropped"] = dropped
-                logger.info("hermes-mlx: summary budget %d tokens: dropped %s", budget_tokens,
-                            ", ".join(f"{n} {kind}" for kind, n in dropped.items()))
+                logger.info(
+                    "hermes-mlx: summary budget %d tokens: dropped %s",
+                    budget_tokens,
+                    ", ".join(f"{n} {kind}" for kind, n in dropped.items()),
+                )
         text = render(s)
         check = verify_summary(text, s.ledger, sources)
         if not check.ok:  # repair: drop narrative lines the verifier objects to
@@ -374,4 +414,3 @@ def _dedupe(s: Summary) -> None:
             if x not in seen:
                 seen.append(x)
         setattr(s, name, seen)
-

@@ -18,7 +18,12 @@ MARKER_END = "--- END OF CONTEXT SUMMARY"
 
 # our headings, in render order
 GOAL, CONSTRAINTS, PROGRESS, DECISIONS, QUESTIONS, REMAINING = (
-    "Goal", "Constraints & Preferences", "Progress", "Decisions", "Open Questions", "Remaining Work",
+    "Goal",
+    "Constraints & Preferences",
+    "Progress",
+    "Decisions",
+    "Open Questions",
+    "Remaining Work",
 )
 FILES, COMMANDS, ERRORS, RESOLVED, URLS, IDS = "Files", "Commands", "Errors", "Resolved Errors", "URLs", "Identifiers"
 USERS = "User Messages"  # the user's own words from the compacted span, verbatim
@@ -27,16 +32,41 @@ NARRATIVE = {PROGRESS: "progress", DECISIONS: "decisions", QUESTIONS: "questions
 
 # every heading we read, Hermes's included, to the field it fills
 _ALIASES = {
-    "goal": GOAL, "task context": GOAL, "task": GOAL, "objective": GOAL,
-    "user constraints": CONSTRAINTS, "constraints & preferences": CONSTRAINTS, "constraints and preferences": CONSTRAINTS,
-    "constraints": CONSTRAINTS, "user decisions": CONSTRAINTS, "user messages": USERS,
-    "progress": PROGRESS, "completed actions": PROGRESS, "active state": PROGRESS, "historical in-progress state": PROGRESS,
-    "in-progress state": PROGRESS, "done": PROGRESS,
-    "decisions": DECISIONS, "key decisions": DECISIONS, "key decisions resolved": DECISIONS, "resolved questions": DECISIONS,
-    "open questions": QUESTIONS, "pending questions": QUESTIONS, "historical pending user asks": QUESTIONS, "pending user asks": QUESTIONS,
-    "remaining work": REMAINING, "historical remaining work": REMAINING, "next steps": REMAINING,
-    "files": FILES, "relevant files": FILES, "active files": FILES,
-    "commands": COMMANDS, "errors": ERRORS, "resolved errors": RESOLVED, "urls": URLS, "identifiers": IDS,
+    "goal": GOAL,
+    "task context": GOAL,
+    "task": GOAL,
+    "objective": GOAL,
+    "user constraints": CONSTRAINTS,
+    "constraints & preferences": CONSTRAINTS,
+    "constraints and preferences": CONSTRAINTS,
+    "constraints": CONSTRAINTS,
+    "user decisions": CONSTRAINTS,
+    "user messages": USERS,
+    "progress": PROGRESS,
+    "completed actions": PROGRESS,
+    "active state": PROGRESS,
+    "historical in-progress state": PROGRESS,
+    "in-progress state": PROGRESS,
+    "done": PROGRESS,
+    "decisions": DECISIONS,
+    "key decisions": DECISIONS,
+    "key decisions resolved": DECISIONS,
+    "resolved questions": DECISIONS,
+    "open questions": QUESTIONS,
+    "pending questions": QUESTIONS,
+    "historical pending user asks": QUESTIONS,
+    "pending user asks": QUESTIONS,
+    "remaining work": REMAINING,
+    "historical remaining work": REMAINING,
+    "next steps": REMAINING,
+    "files": FILES,
+    "relevant files": FILES,
+    "active files": FILES,
+    "commands": COMMANDS,
+    "errors": ERRORS,
+    "resolved errors": RESOLVED,
+    "urls": URLS,
+    "identifiers": IDS,
 }
 
 
@@ -120,7 +150,7 @@ def strip_marker(text: str) -> str:
     stripped = text.lstrip()
     if stripped.startswith(MARKER_START):
         m = re.search(r"^#{1,3} ", stripped, re.M)
-        text = stripped[m.start():] if m else re.sub(r"^\[CONTEXT COMPACTION[^\]]*\][^\n]*(\n[^\n#]+)*", "", stripped)
+        text = stripped[m.start() :] if m else re.sub(r"^\[CONTEXT COMPACTION[^\]]*\][^\n]*(\n[^\n#]+)*", "", stripped)
     return text.strip()
 
 
@@ -220,9 +250,11 @@ def _parse_ledger(led: Ledger, kind: str, body: str) -> None:
         elif kind == URLS:
             led.add_list("urls", [line.strip("<>`")])
         elif kind == IDS:
-            led.add_list("ids", [_uncode(x) for x in re.findall(r"``\s.+?\s``|`[^`]+`", line)] or [x.strip() for x in line.split(",")])
+            led.add_list(
+                "ids",
+                [_uncode(x) for x in re.findall(r"``\s.+?\s``|`[^`]+`", line)] or [x.strip() for x in line.split(",")],
+            )
         elif kind == CONSTRAINTS:
             led.add_list("constraints", [line])
         elif kind == USERS:
             led.add_list("asks", [line])
-

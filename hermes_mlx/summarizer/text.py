@@ -248,7 +248,9 @@ def concluding_sentence(turns: list[Turn], max_chars: int = 220) -> str:
     for t in reversed(turns):
         if t.role != "assistant" or not t.text.strip():
             continue
-        lines = [ln.strip(" -*>\t") for ln in t.text.strip().splitlines() if ln.strip() and not ln.strip().startswith("```")]
+        lines = [
+            ln.strip(" -*>\t") for ln in t.text.strip().splitlines() if ln.strip() and not ln.strip().startswith("```")
+        ]
         if not lines:
             continue
         last = lines[-1]

@@ -106,7 +106,9 @@ def line_problem(line: str, sources: str, source_script: str = "") -> str:
         return "empty or no words"
     if len(stripped) > 400:
         return "too long"
-    printable = sum(c.isalnum() or c.isspace() or c in ".,;:!?'\"()-_/`[]#@=+*%&<>~→—…·、。，！？：；（）「」" for c in stripped)
+    printable = sum(
+        c.isalnum() or c.isspace() or c in ".,;:!?'\"()-_/`[]#@=+*%&<>~→—…·、。，！？：；（）「」" for c in stripped
+    )
     if printable / len(stripped) < 0.8 or re.search(r"(.)\1{7,}|(\b\w+\b)(?:\W+\2\b){3,}", stripped):
         return "garbage"
     if instruction_like(stripped):
