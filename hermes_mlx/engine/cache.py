@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hermes_mlx.engine.prompt_cache import PromptCache, budget_bytes
+
 log = logging.getLogger(__name__)
 
 DEFAULT_IDLE_UNLOAD_S = 900.0
@@ -37,9 +39,6 @@ class LoadedModel:
     weights: str  # what the weights became: "float32 (dequantized for CPU)", "4-bit as stored", ...
     prefill_step: int = 2048  # prompt tokens per forward pass while reading the prompt
     last_used: float = field(default_factory=time.monotonic)
-    # Prefix reuse: the tokens whose keys and values `prompt_cache` holds.
-    cached_tokens: list[int] = field(default_factory=list)
-    prompt_cache: list | None = None
 
 
 def read_config(path: Path) -> dict:
@@ -104,6 +103,7 @@ class ModelCache:
         self.idle_unload_s = float(os.environ.get("HERMES_MLX_IDLE_UNLOAD_S", DEFAULT_IDLE_UNLOAD_S))
         self.memory_budget_mb = float(os.environ.get("HERMES_MLX_MEMORY_BUDGET_MB", DEFAULT_MEMORY_BUDGET_MB))
         self.loads = 0  # how many loads ran, for tests and telemetry
+        self.prompts = PromptCache(budget_bytes(self.memory_budget_mb))  # prefixes, per model
 
     def get(self, key: str, path: Path) -> tuple[LoadedModel, float]:
         """The loaded model and the seconds this call spent loading it (0 when warm)."""
@@ -162,6 +162,7 @@ class ModelCache:
     def unload(self, key: str, why: str = "asked") -> None:
         if self.models.pop(key, None) is None:
             return
+        self.prompts.drop(key)
         import mlx.core as mx
 
         mx.clear_cache()

@@ -1,8 +1,9 @@
 """generate / stream_generate: the engine's public face, safe to call from any thread.
 
 Each request is tokenized, handed to the MLX worker, and run with mlx-lm's `generate_step` over
-a prompt cache that keeps the previous request's prompt: when a request starts with the same
-tokens (a template's fixed instructions), only the new tail is computed.
+a copy of the nearest cached prefix (engine/prompt_cache.py, one LRU of prefixes per model): when
+a request starts with tokens an earlier one computed (a template's fixed instructions, the same
+session's previous turn), only the new tail is computed.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Any
 
 from hermes_mlx.engine import errors
 from hermes_mlx.engine.blas import fit_threads
-from hermes_mlx.engine.cache import LoadedModel, ModelCache, TokenizerCache, context_window, read_config
+from hermes_mlx.engine.cache import ModelCache, TokenizerCache, context_window, read_config
+from hermes_mlx.engine.prompt_cache import PromptCacheStats
 from hermes_mlx.engine.worker import Job, Worker, wait
 
 Request = str | list[dict]
@@ -164,25 +166,22 @@ def _check(max_tokens: int, temperature: float, stop: list[str] | None) -> list[
     return stop
 
 
-def _reuse_prefix(loaded: LoadedModel, tokens: list[int]) -> int:
-    """Trim the prompt cache to the longest prefix it shares with `tokens`; return its length."""
-    from mlx_lm.models.cache import can_trim_prompt_cache, make_prompt_cache, trim_prompt_cache
+def _keep(key: str, cache: list, held: list[int]) -> None:
+    """Store a request's cache under the tokens it holds (prompt and what was decoded), for the
+    next request that starts the same way."""
+    from mlx_lm.models.cache import can_trim_prompt_cache, trim_prompt_cache
 
-    common = 0
-    if loaded.prompt_cache is not None and can_trim_prompt_cache(loaded.prompt_cache):
-        for a, b in zip(loaded.cached_tokens, tokens):
-            if a != b:
-                break
-            common += 1
-        common = min(common, len(tokens) - 1)  # the last prompt token must run to give logits
-        offset = loaded.prompt_cache[0].offset
-        trim_prompt_cache(loaded.prompt_cache, offset - common)
-        if loaded.prompt_cache[0].offset != common:
-            common = 0
-    if common == 0:
-        loaded.prompt_cache = make_prompt_cache(loaded.model)
-    loaded.cached_tokens = tokens[:common]
-    return common
+    if not cache or not can_trim_prompt_cache(cache):
+        return
+    offset = cache[0].offset
+    if offset > len(held):
+        trim_prompt_cache(cache, offset - len(held))
+    _models.prompts.insert(key, held[: cache[0].offset], cache)
+
+
+def prompt_cache_stats() -> PromptCacheStats:
+    """Prefix-cache hits, misses, evictions, bytes and entries, for `doctor` and /health."""
+    return _models.prompts.stats()
 
 
 def _stop_at(text: str, stop: list[str]) -> int:
@@ -197,7 +196,6 @@ def _run(
     """On the worker thread: load (or reuse) the model and generate."""
     import mlx.core as mx
     from mlx_lm.generate import generate_step
-    from mlx_lm.models.cache import trim_prompt_cache
     from mlx_lm.sample_utils import make_sampler
 
     start = time.perf_counter()
@@ -212,12 +210,12 @@ def _run(
         )
     max_tokens = min(max_tokens, window - len(tokens)) or 1
     mx.reset_peak_memory()
-    cached = _reuse_prefix(loaded, tokens)
+    cache, cached = _models.prompts.fetch(key, loaded.model, tokens)
     eos = set(loaded.tokenizer.eos_token_ids)
     detok = loaded.tokenizer.detokenizer
     detok.reset()
     hold = max((len(s) for s in stop), default=1) - 1  # text that could still begin a stop string
-    text, sent, finish, n, cut = "", 0, "length", 0, -1
+    text, sent, finish, n, cut, fed, ok = "", 0, "length", 0, -1, [], False
     t_prompt = time.perf_counter()
     ttft = prompt_s = 0.0
 
@@ -230,12 +228,13 @@ def _run(
         loaded.model,
         max_tokens=max_tokens,
         sampler=make_sampler(temp=temperature),
-        prompt_cache=loaded.prompt_cache,
+        prompt_cache=cache,
         prefill_step_size=loaded.prefill_step,
         prompt_progress_callback=reading,
     )
     try:
         for token, _ in steps:
+            fed.append(token)
             if n == 0:
                 prompt_s = time.perf_counter() - t_prompt
                 ttft = time.perf_counter() - start
@@ -261,15 +260,11 @@ def _run(
             cut = _stop_at(text, stop) if stop else -1
         if cut >= 0:
             text, finish = text[:cut], "stop"
+        ok = True
     finally:
         steps.close()
-        # Keep only the prompt's keys and values: the next request most likely shares them.
-        extra = loaded.prompt_cache[0].offset - len(tokens)
-        if extra >= 0:
-            trim_prompt_cache(loaded.prompt_cache, extra)
-            loaded.cached_tokens = tokens
-        else:  # stopped inside the prompt: start afresh next time
-            loaded.prompt_cache, loaded.cached_tokens = None, []
+        if ok:  # a request stopped inside its prompt leaves nothing worth keeping
+            _keep(key, cache, tokens + fed)
         loaded.last_used = time.monotonic()
     decode_s = time.perf_counter() - t_decode if n else 0.0
     result = GenerationResult(

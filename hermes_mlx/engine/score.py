@@ -3,7 +3,7 @@
 The summarizer lets the model choose among sentences rather than write one (a small model
 copies well and invents cheaply): it asks which numbered sentence states a step's outcome and
 reads the answer off the logits of a single prefill. This runs on the engine's one worker
-thread, like generate(), and shares its warm model and prompt cache, so a template's fixed
+thread, like generate(), and shares its warm model and prefix caches, so a template's fixed
 instructions are computed once across calls and across both kinds of request.
 """
 
@@ -18,7 +18,6 @@ from hermes_mlx.engine.blas import fit_threads
 from hermes_mlx.engine.generate import (
     Request,
     _models,
-    _reuse_prefix,
     _scope,
     _worker,
     check_scope,
@@ -81,8 +80,8 @@ def _run(job: Job, key: str, path: Path, prefix: Request, candidates: list[str])
         if job.expired():
             raise errors.DeadlineExceeded("the request's deadline passed")
 
-    cached = _reuse_prefix(loaded, tokens)
-    cache, step = loaded.prompt_cache, loaded.prefill_step
+    cache, cached = _models.prompts.fetch(key, loaded.model, tokens)
+    step = loaded.prefill_step
     if longest > 1 and not can_trim_prompt_cache(cache):
         raise errors.InvalidRequest("multi-token candidates need a trimmable prompt cache")
     rest, run_after = tokens[cached:], 0
@@ -97,7 +96,6 @@ def _run(job: Job, key: str, path: Path, prefix: Request, candidates: list[str])
             logits = loaded.model(mx.array(rest)[None], cache=cache)[0, -1]
             first = logits - mx.logsumexp(logits)
             mx.eval(first)
-            loaded.cached_tokens = tokens
             scores = []
             for ids in encoded:
                 total = first[ids[0]]
@@ -110,9 +108,7 @@ def _run(job: Job, key: str, path: Path, prefix: Request, candidates: list[str])
                     run_after += len(ids) - 1
                 scores.append(total / len(ids))
             mx.eval(scores)
-    except BaseException:
-        loaded.prompt_cache, loaded.cached_tokens = None, []  # stopped mid-prompt: start afresh
-        raise
+        _models.prompts.insert(key, tokens, cache)  # back at the prompt: the next pass shares it
     finally:
         loaded.last_used = time.monotonic()
     elapsed = time.perf_counter() - start

@@ -1,0 +1,88 @@
+"""The engine's prefix caches on a tiny model: sessions that alternate keep their reuse, a budget
+that holds one entry evicts (and counts it) rather than grows, and the counters move."""
+
+import pytest
+
+import hermes_mlx  # noqa: F401  (puts the BLAS in place before MLX loads)
+from hermes_mlx.engine.generate import engine_state, generate, prompt_cache_stats
+from hermes_mlx.engine.prompt_cache import PromptCache, budget_bytes
+from hermes_mlx.engine.score import score
+
+# Raw prompts (no chat template) that differ from their first token: nothing shared by accident.
+SESSION_A = "The quick brown fox jumps over the lazy dog. " * 5
+SESSION_B = "0123456789 failed with AssertionError at line 42; " * 5
+
+
+@pytest.fixture
+def prompts(monkeypatch):
+    """A fresh, empty prefix cache for one test (the engine's is shared by the whole run)."""
+    models, _ = engine_state()
+    fresh = PromptCache(models.prompts.max_bytes)
+    monkeypatch.setattr(models, "prompts", fresh)
+    return fresh
+
+
+def test_two_alternating_sessions_both_keep_their_reuse(tiny_model, prompts):
+    a1 = generate(SESSION_A, model=tiny_model, max_tokens=4)
+    b1 = generate(SESSION_B, model=tiny_model, max_tokens=4)
+    assert a1.cached_tokens == 0 and b1.cached_tokens == 0
+    a2 = generate(SESSION_A + "What next?", model=tiny_model, max_tokens=4)
+    b2 = generate(SESSION_B, model=tiny_model, max_tokens=4)
+    # A single "last prompt" cache would have lost A's prefix to B and B's to A.
+    assert a2.cached_tokens >= a1.prompt_tokens - 2  # the boundary token may merge differently
+    assert b2.cached_tokens == b2.prompt_tokens - 1  # all but the last, which must run
+    stats = prompt_cache_stats()
+    assert (stats.hits, stats.misses, stats.evictions) == (2, 2, 0)
+    assert stats.entries >= 2 and 0 < stats.bytes <= stats.budget_bytes
+
+
+def test_reuse_changes_no_greedy_result(tiny_model, prompts):
+    cold = generate(SESSION_A, model=tiny_model, max_tokens=12)
+    generate(SESSION_B, model=tiny_model, max_tokens=12)
+    warm = generate(SESSION_A, model=tiny_model, max_tokens=12)
+    assert warm.cached_tokens > 0 and warm.text == cold.text
+
+
+def test_a_budget_for_one_entry_evicts_and_does_not_grow(tiny_model, prompts):
+    generate(SESSION_A, model=tiny_model, max_tokens=2)
+    one = prompts.nbytes
+    assert one > 0
+    prompts.max_bytes = int(one * 1.5)
+    generate(SESSION_B, model=tiny_model, max_tokens=2)
+    stats = prompt_cache_stats()
+    assert stats.evictions == 1 and stats.entries == 1 and stats.bytes <= prompts.max_bytes
+    for i in range(4):
+        generate(f"{i} " + SESSION_B, model=tiny_model, max_tokens=2)
+        assert prompts.nbytes <= prompts.max_bytes
+    again = generate(SESSION_A, model=tiny_model, max_tokens=2)
+    assert again.cached_tokens == 0  # A was evicted
+    stats = prompt_cache_stats()
+    assert stats.evictions >= 5 and stats.entries == 1 and stats.misses == 7
+
+
+def test_a_budget_smaller_than_one_entry_keeps_nothing(tiny_model, prompts):
+    prompts.max_bytes = 1
+    generate(SESSION_A, model=tiny_model, max_tokens=2)
+    again = generate(SESSION_A, model=tiny_model, max_tokens=2)
+    assert again.cached_tokens == 0 and prompts.nbytes == 0 and prompt_cache_stats().evictions == 2
+
+
+def test_score_and_generate_share_the_cache_and_unload_drops_it(tiny_model, prompts):
+    from hermes_mlx.engine.generate import unload
+
+    first = score(["1", "2"], SESSION_A, model=tiny_model)
+    after = generate(SESSION_A, model=tiny_model, max_tokens=2)
+    assert first.cached_tokens == 0 and after.cached_tokens == after.prompt_tokens - 1
+    again = score(["1", "2"], SESSION_A, model=tiny_model)
+    assert again.cached_tokens == again.prompt_tokens - 1 and again.scores == pytest.approx(first.scores, abs=1e-4)
+    assert prompt_cache_stats().hits == 2
+    unload(tiny_model)
+    stats = prompt_cache_stats()
+    assert stats.entries == 0 and stats.bytes == 0 and stats.hits == 2  # counters outlive the model
+
+
+def test_budget_comes_from_the_env_or_a_share_of_the_memory_budget(monkeypatch):
+    monkeypatch.delenv("HERMES_MLX_PROMPT_CACHE_MB", raising=False)
+    assert budget_bytes(8192) == 1024 * 1_000_000
+    monkeypatch.setenv("HERMES_MLX_PROMPT_CACHE_MB", "64")
+    assert budget_bytes(8192) == 64 * 1_000_000
