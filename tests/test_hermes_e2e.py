@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from hermes_envs import EnvBuildError, ensure_envs, write_driver
+from test_server import request, start_server
 
 from hermes_mlx.compactor.markers import END_MARKER, MARKER_TAG
 
@@ -128,37 +129,12 @@ def test_hermes_019_batch_compaction_over_loopback(envs, tmp_path):
 
 
 def start_server_default():
-    """Our server on the embedded default model (the argument list of start_server minus --model)."""
-    return start_server_with_args()
-
-
-def start_server_with_args(*args):
-    import sys
-
-    from test_server import LAUNCH
-
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", LAUNCH, "serve", "--port", "0", *args],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-        env=env,
-        cwd=ROOT,
-    )
-    line = proc.stderr.readline()
-    if "serving" not in line:
-        proc.kill()
-        raise AssertionError(f"server did not start: {line}{proc.stderr.read()}")
-    return proc, int(line.rsplit(":", 1)[1].split("/")[0])
+    """Our server on the embedded default model (no --model)."""
+    return start_server()
 
 
 def _health(port: int) -> dict:
-    import http.client
-
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    conn.request("GET", "/health")
-    return json.loads(conn.getresponse().read())
+    return request(port, "GET", "/health")[1]
 
 
 MICRO_DRIVER = """

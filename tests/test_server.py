@@ -159,10 +159,11 @@ def test_other_host_warns_and_busy_port_says_so(monkeypatch, capsys):
 # ------------------------------------------------------------------ as a real process
 
 
-def start_server(model, *extra):
+def start_server(*args):
+    """`hermes-mlx serve --port 0 *args` as a real process; returns it and the port it bound."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-c", LAUNCH, "serve", "--model", model, "--port", "0", *extra],
+        [sys.executable, "-c", LAUNCH, "serve", "--port", "0", *args],
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
@@ -192,7 +193,7 @@ def request(port, method, path, body=None):
 
 @pytest.fixture
 def served(tiny_model):
-    proc, port = start_server(tiny_model)
+    proc, port = start_server("--model", tiny_model)
     yield proc, port
     proc.terminate()
     try:
