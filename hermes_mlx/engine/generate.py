@@ -23,7 +23,7 @@ from hermes_mlx.engine import errors
 from hermes_mlx.engine.blas import fit_threads
 from hermes_mlx.engine.cache import ModelCache, TokenizerCache, context_window, read_config
 from hermes_mlx.engine.prompt_cache import PromptCacheStats
-from hermes_mlx.engine.worker import Job, Worker, wait
+from hermes_mlx.engine.worker import Job, Worker, priority_rank, wait
 
 Request = str | list[dict]
 
@@ -72,18 +72,27 @@ _resolve_lock = threading.Lock()
 _scope: contextvars.ContextVar[tuple[threading.Event, float | None] | None] = contextvars.ContextVar(
     "hermes_mlx_request_scope", default=None
 )
+_priority: contextvars.ContextVar[str] = contextvars.ContextVar("hermes_mlx_priority", default="foreground")
 
 
 @contextmanager
-def request_scope(cancel: threading.Event, deadline: float | None = None) -> Iterator[None]:
+def request_scope(
+    cancel: threading.Event, deadline: float | None = None, priority: str | None = None
+) -> Iterator[None]:
     """Bound every engine call made in this context as one request: once `cancel` is set, the
     running call stops at its next prompt step or token and later calls raise Cancelled; no call
     runs past `deadline` (a time.monotonic() value). A request that folds many chunks, or a
-    summary of many calls, is thereby cancelled and timed as a whole."""
+    summary of many calls, is thereby cancelled and timed as a whole. `priority="background"`
+    queues its calls behind every call a caller is waiting for (work computed ahead)."""
+    if priority is not None:
+        priority_rank(priority)
     token = _scope.set((cancel, deadline))
+    ptoken = _priority.set(priority) if priority is not None else None
     try:
         yield
     finally:
+        if ptoken is not None:
+            _priority.reset(ptoken)
         _scope.reset(token)
 
 
@@ -96,6 +105,21 @@ def check_scope() -> float | None:
     if deadline is not None and time.monotonic() >= deadline:
         raise errors.DeadlineExceeded("the request's deadline passed")
     return deadline
+
+
+def job_bounds(timeout: float | None, priority: str | None) -> tuple[float | None, threading.Event | None, str]:
+    """(deadline, cancel flag, priority) for one engine call: its own timeout within the current
+    request_scope's deadline, the scope's cancel flag, its own priority or else the scope's."""
+    if timeout is not None and timeout <= 0:
+        raise errors.DeadlineExceeded(f"timeout must be positive, got {timeout}")
+    deadline = None if timeout is None else time.monotonic() + timeout
+    scope_deadline = check_scope()
+    if scope_deadline is not None:
+        deadline = scope_deadline if deadline is None else min(deadline, scope_deadline)
+    cancel = (_scope.get() or (None, None))[0]
+    priority = priority or _priority.get()
+    priority_rank(priority)
+    return deadline, cancel, priority
 
 
 def resolve(model: str | None) -> tuple[str, Path]:
@@ -295,18 +319,13 @@ def _submit(
     stop: list[str] | None,
     timeout: float | None,
     emit: Any,
+    priority: str | None,
 ) -> Job:
     stop = _check(max_tokens, temperature, stop)
     key, path = resolve(model)
-    deadline = None if timeout is None else time.monotonic() + timeout
-    if deadline is not None and timeout <= 0:
-        raise errors.DeadlineExceeded(f"timeout must be positive, got {timeout}")
-    scope_deadline = check_scope()
-    if scope_deadline is not None:
-        deadline = scope_deadline if deadline is None else min(deadline, scope_deadline)
-    cancel = (_scope.get() or (None, None))[0]
+    deadline, cancel, priority = job_bounds(timeout, priority)
     return _worker.submit(
-        lambda job: _run(job, key, path, request, max_tokens, temperature, stop, emit), deadline, cancel
+        lambda job: _run(job, key, path, request, max_tokens, temperature, stop, emit), deadline, cancel, priority
     )
 
 
@@ -318,9 +337,12 @@ def generate(
     temperature: float = 0.0,
     stop: list[str] | None = None,
     timeout: float | None = None,
+    priority: str | None = None,
 ) -> GenerationResult:
-    """Generate a completion for a prompt string or a list of chat messages; blocks until done."""
-    return wait(_submit(request, model, max_tokens, temperature, stop, timeout, None))
+    """Generate a completion for a prompt string or a list of chat messages; blocks until done.
+    `priority="background"` for work no caller waits on yet (default: the request_scope's, else
+    "foreground")."""
+    return wait(_submit(request, model, max_tokens, temperature, stop, timeout, None, priority))
 
 
 def stream_generate(
@@ -331,13 +353,14 @@ def stream_generate(
     temperature: float = 0.0,
     stop: list[str] | None = None,
     timeout: float | None = None,
+    priority: str | None = None,
 ) -> Iterator[GenerationChunk]:
     """Like `generate`, yielding text as it comes; the last chunk carries the result.
 
     Closing the iterator early (a client that went away) stops the generation at once.
     """
     chunks: queue.Queue[GenerationChunk] = queue.Queue()
-    job = _submit(request, model, max_tokens, temperature, stop, timeout, chunks.put)
+    job = _submit(request, model, max_tokens, temperature, stop, timeout, chunks.put, priority)
     try:
         while True:
             try:

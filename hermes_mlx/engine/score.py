@@ -18,9 +18,8 @@ from hermes_mlx.engine.blas import fit_threads
 from hermes_mlx.engine.generate import (
     Request,
     _models,
-    _scope,
     _worker,
-    check_scope,
+    job_bounds,
     resolve,
     tokenize,
 )
@@ -126,18 +125,17 @@ def _run(job: Job, key: str, path: Path, prefix: Request, candidates: list[str])
 
 
 def score(
-    candidates: list[str], prefix: Request, *, model: str | None = None, timeout: float | None = None
+    candidates: list[str],
+    prefix: Request,
+    *,
+    model: str | None = None,
+    timeout: float | None = None,
+    priority: str | None = None,
 ) -> ScoreResult:
     """Mean log-probability of each candidate as the model's reply to `prefix` (a prompt string
     or chat messages; the assistant turn is opened as for generate). Blocks until done; bounded
-    by `timeout` and by the current request_scope (its cancel flag and deadline)."""
+    by `timeout` and by the current request_scope (its cancel flag, deadline and priority)."""
     candidates = _check(candidates)
     key, path = resolve(model)
-    if timeout is not None and timeout <= 0:
-        raise errors.DeadlineExceeded(f"timeout must be positive, got {timeout}")
-    deadline = None if timeout is None else time.monotonic() + timeout
-    scope_deadline = check_scope()
-    if scope_deadline is not None:
-        deadline = scope_deadline if deadline is None else min(deadline, scope_deadline)
-    cancel = (_scope.get() or (None, None))[0]
-    return wait(_worker.submit(lambda job: _run(job, key, path, prefix, candidates), deadline, cancel))
+    deadline, cancel, priority = job_bounds(timeout, priority)
+    return wait(_worker.submit(lambda job: _run(job, key, path, prefix, candidates), deadline, cancel, priority))

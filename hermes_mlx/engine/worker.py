@@ -3,10 +3,15 @@
 MLX streams are thread-local and the model's arrays live on the worker's stream, so callers on
 any thread hand the worker a function and wait for its future. A job whose deadline passes
 before it starts is not run; a job whose caller gave up (cancelled) stops at its next check.
+
+Jobs carry a priority: a caller waiting on a request comes before work nobody waits for yet
+(a compaction pass computed ahead). The worker always takes the highest-priority queued job,
+oldest first within a priority; a job already running is not preempted.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import queue
 import threading
@@ -17,9 +22,18 @@ from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_mlx.engine.errors import Cancelled, DeadlineExceeded
+from hermes_mlx.engine.errors import Cancelled, DeadlineExceeded, InvalidRequest
 
 log = logging.getLogger(__name__)
+
+PRIORITIES = {"foreground": 0, "background": 1}  # lower runs first
+
+
+def priority_rank(priority: str) -> int:
+    try:
+        return PRIORITIES[priority]
+    except (KeyError, TypeError):
+        raise InvalidRequest(f"priority must be one of {', '.join(PRIORITIES)}, got {priority!r}") from None
 
 
 @dataclass
@@ -29,6 +43,7 @@ class Job:
     future: Future = field(default_factory=Future)
     cancelled: threading.Event = field(default_factory=threading.Event)
     linked: threading.Event | None = None  # a whole request's cancel flag (generate.request_scope)
+    priority: str = "foreground"
 
     def expired(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline
@@ -40,7 +55,8 @@ class Job:
 
 class Worker:
     def __init__(self, on_idle: Callable[[], None] | None = None, tick_s: float = 5.0):
-        self._queue: queue.Queue[Job] = queue.Queue()
+        self._queue: queue.PriorityQueue[tuple[int, int, Job]] = queue.PriorityQueue()
+        self._seq = itertools.count()  # FIFO within a priority (and jobs are never compared)
         self._on_idle = on_idle
         self._tick_s = tick_s
         self._thread: threading.Thread | None = None
@@ -54,11 +70,16 @@ class Worker:
         return self._thread
 
     def submit(
-        self, fn: Callable[[Job], Any], deadline: float | None = None, linked: threading.Event | None = None
+        self,
+        fn: Callable[[Job], Any],
+        deadline: float | None = None,
+        linked: threading.Event | None = None,
+        priority: str = "foreground",
     ) -> Job:
-        job = Job(fn, deadline, linked=linked)
+        rank = priority_rank(priority)
+        job = Job(fn, deadline, linked=linked, priority=priority)
         self._ensure_started()
-        self._queue.put(job)
+        self._queue.put((rank, next(self._seq), job))
         return job
 
     def _ensure_started(self) -> None:
@@ -70,7 +91,7 @@ class Worker:
     def _loop(self) -> None:
         while True:
             try:
-                job = self._queue.get(timeout=self._tick_s)
+                _, _, job = self._queue.get(timeout=self._tick_s)
             except queue.Empty:
                 self._idle()
                 continue
@@ -103,12 +124,11 @@ class Worker:
         """
         while True:
             try:
-                job = self._queue.get_nowait()
+                _, _, job = self._queue.get_nowait()
             except queue.Empty:
                 break
-            if job is not None:
-                job.cancelled.set()
-                job.future.cancel()
+            job.cancelled.set()
+            job.future.cancel()
         current = self._current
         if current is not None:
             current.cancelled.set()

@@ -1,0 +1,92 @@
+"""Worker priorities: a job a caller waits for runs before background work queued earlier."""
+
+import threading
+
+import pytest
+
+import hermes_mlx  # noqa: F401  (puts the BLAS in place before MLX loads)
+from hermes_mlx.engine import errors
+from hermes_mlx.engine import score as score_mod
+from hermes_mlx.engine.generate import engine_state, generate, request_scope
+from hermes_mlx.engine.score import score
+from hermes_mlx.engine.worker import Worker, wait
+
+
+def hold(worker):
+    """Occupy the worker until the returned event is set."""
+    started, release = threading.Event(), threading.Event()
+    job = worker.submit(lambda job: (started.set(), release.wait(60)))
+    assert started.wait(60)
+    return release, job
+
+
+def until_queued(worker, n):
+    import time
+
+    for _ in range(6000):  # a bound on waiting, not a timing assertion
+        if worker._queue.qsize() >= n:
+            return
+        time.sleep(0.01)
+    raise AssertionError("jobs never reached the queue")
+
+
+def test_foreground_runs_before_earlier_background_fifo_within_a_priority():
+    worker = Worker()
+    release, first = hold(worker)
+    order = []
+    jobs = [
+        worker.submit(lambda job, n=n: order.append(n), priority=p)
+        for n, p in [("bg1", "background"), ("fg1", "foreground"), ("bg2", "background"), ("fg2", "foreground")]
+    ]
+    release.set()
+    for job in [first, *jobs]:
+        wait(job)
+    assert order == ["fg1", "fg2", "bg1", "bg2"]
+
+
+def test_a_bad_priority_is_a_clear_error(tiny_model):
+    with pytest.raises(errors.InvalidRequest, match="priority"):
+        Worker().submit(lambda job: None, priority="urgent")
+    with pytest.raises(errors.InvalidRequest, match="priority"):
+        generate("x", model=tiny_model, max_tokens=1, priority="later")
+    with pytest.raises(errors.InvalidRequest, match="priority"), request_scope(threading.Event(), priority="soon"):
+        pass
+
+
+def test_engine_calls_take_their_priority_from_the_keyword_or_the_scope(tiny_model, monkeypatch):
+    _, worker = engine_state()
+    score(["1"], "warm", model=tiny_model)
+    seen = []
+    real = score_mod.tokenize
+
+    def spy(request, tokenizer):
+        if threading.current_thread() is worker.thread:
+            seen.append(request)
+        return real(request, tokenizer)
+
+    monkeypatch.setattr(score_mod, "tokenize", spy)
+    release, first = hold(worker)
+    results = {}
+
+    def call(name, **kw):
+        results[name] = score(["1"], name, model=tiny_model, **kw)
+
+    def in_scope(name):
+        with request_scope(threading.Event(), priority="background"):
+            call(name)
+
+    threads = []
+    for name, target, kw in [
+        ("ahead-1", call, {"priority": "background"}),
+        ("ahead-2", in_scope, {}),
+        ("waited-on", call, {}),
+    ]:
+        threads.append(threading.Thread(target=target, args=(name,), kwargs=kw))
+        threads[-1].start()
+        until_queued(worker, len(threads))
+    release.set()
+    for t in threads:
+        t.join(120)
+    wait(first)
+    assert set(results) == {"ahead-1", "ahead-2", "waited-on"}
+    assert seen == ["waited-on", "ahead-1", "ahead-2"]
