@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -143,11 +144,19 @@ def clean_run(workdir):
     }
 
 
-def new_db(workdir: Path, name: str) -> Path:
-    db = workdir / f"{name}.db"
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        Path(str(db) + suffix).unlink(missing_ok=True)
-    return db
+def cases(workdir: Path, kind: str, count: int, seed: int | str) -> Iterator[tuple[random.Random, Path]]:
+    """`count` cases of one fault kind, each with a store path in a folder of its own, and the
+    seeded rng that draws its fault. The loop body injects the fault; then the case is counted,
+    and a run without the fault must heal the store (heal_and_check)."""
+    rng = random.Random(seed)
+    for case in range(count):
+        folder = workdir / f"{kind.replace(' ', '-')}-{case}"
+        folder.mkdir(exist_ok=True)
+        db = folder / "state.db"
+        yield rng, db
+        COUNTS[kind] += 1
+        heal_and_check(db)
+        shutil.rmtree(folder)
 
 
 def heal_and_check(db: Path) -> None:
@@ -204,9 +213,7 @@ def in_child(work) -> tuple[str, int]:
 
 
 def test_kill_at_a_random_sqlite_statement_in_process(workdir, clean_run):
-    rng = random.Random(SEED + 1)
-    for _case in range(250):
-        db = new_db(workdir, "kill-stmt")
+    for rng, db in cases(workdir, "kill at sqlite statement", 250, SEED + 1):
         at = rng.randint(1, clean_run["statements"])
 
         def hook(n, sql, at=at):
@@ -217,28 +224,20 @@ def test_kill_at_a_random_sqlite_statement_in_process(workdir, clean_run):
         with pytest.raises(Killed):
             replay(MESSAGES, ScriptedSummarizer(), store=store, **OPTIONS)
         store._conn.raw.close()  # the process is gone: its open transaction never commits
-        COUNTS["kill at sqlite statement"] += 1
-        heal_and_check(db)
 
 
 def test_kill_at_a_random_summarizer_call_in_process(workdir, clean_run):
-    rng = random.Random(SEED + 2)
-    for _case in range(120):
-        db = new_db(workdir, "kill-pass")
+    for rng, db in cases(workdir, "kill during a pass", 120, SEED + 2):
         at = rng.randint(0, clean_run["summarizer_calls"] - 1)
         store = SessionStore(db)
         with pytest.raises(Killed):
             replay(MESSAGES, ScriptedSummarizer([True] * at + [Killed()]), store=store, **OPTIONS)
         store.close()
-        COUNTS["kill during a pass"] += 1
-        heal_and_check(db)
 
 
 def test_sigkill_in_the_middle_of_a_write(workdir, clean_run):
     """A real SIGKILL at a random statement: uncommitted WAL frames left behind on disk."""
-    rng = random.Random(SEED + 3)
-    for _case in range(150):
-        db = new_db(workdir, "sigkill")
+    for rng, db in cases(workdir, "SIGKILL mid-write", 150, SEED + 3):
         at = rng.randint(1, clean_run["statements"])
 
         def work(at=at, db=db):
@@ -249,14 +248,10 @@ def test_sigkill_in_the_middle_of_a_write(workdir, clean_run):
             replay(MESSAGES, ScriptedSummarizer(), store=faulty_store(db, hook), **OPTIONS)
 
         assert in_child(work) == ("signal", signal.SIGKILL)
-        COUNTS["SIGKILL mid-write"] += 1
-        heal_and_check(db)
 
 
 def test_sigkill_after_a_random_delay(workdir):
-    rng = random.Random(SEED + 4)
-    for _case in range(30):
-        db = new_db(workdir, "sigkill-timer")
+    for rng, db in cases(workdir, "SIGKILL after a delay", 30, SEED + 4):
         delay = rng.uniform(0.0, 0.06)
 
         def work(delay=delay, db=db):
@@ -269,8 +264,6 @@ def test_sigkill_after_a_random_delay(workdir):
 
         outcome = in_child(work)
         assert outcome in (("signal", signal.SIGKILL), ("exit", 0))
-        COUNTS["SIGKILL after a delay"] += 1
-        heal_and_check(db)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,10 +272,8 @@ def test_sigkill_after_a_random_delay(workdir):
 
 def test_disk_full(workdir):
     """RLIMIT_FSIZE in a child: every write past the limit fails with EFBIG (SIGXFSZ ignored)."""
-    rng = random.Random(SEED + 5)
     reported = 0
-    for _case in range(100):
-        db = new_db(workdir, "disk-full")
+    for rng, db in cases(workdir, "disk full", 100, SEED + 5):
         limit = rng.randint(4096, 160 * 1024)
 
         def work(limit=limit, db=db):
@@ -299,16 +290,12 @@ def test_disk_full(workdir):
         kind, code = in_child(work)
         assert kind == "exit" and code in (0, 3, 4), (kind, code)
         reported += code in (3, 4)
-        COUNTS["disk full"] += 1
-        heal_and_check(db)
     REPORTED["disk full"] += reported
     assert reported > 50  # most limits are hit, and every hit was reported
 
 
 def test_store_becomes_read_only_mid_run(workdir, clean_run):
-    rng = random.Random(SEED + 6)
-    for _case in range(100):
-        db = new_db(workdir, "read-only")
+    for rng, db in cases(workdir, "read-only mid-run", 100, SEED + 6):
         at = rng.randint(1, clean_run["begins"])
         begins: list[int] = []
         held: list[SessionStore] = []
@@ -328,8 +315,6 @@ def test_store_becomes_read_only_mid_run(workdir, clean_run):
         store.close()
         assert any("readonly" in reason for reason in result.store_failures), result.store_failures
         REPORTED["read-only mid-run"] += 1
-        COUNTS["read-only mid-run"] += 1
-        heal_and_check(db)
 
 
 def _immutable(path: Path, on: bool) -> bool:
@@ -344,11 +329,8 @@ def _immutable(path: Path, on: bool) -> bool:
 
 def test_read_only_or_immutable_files_at_open(workdir):
     """The store file, its folder, or a -wal/-shm beside it: refused before anything is written."""
-    rng = random.Random(SEED + 7)
-    for case in range(24):
-        folder = workdir / f"ro-{case}"
-        folder.mkdir(exist_ok=True)
-        db = new_db(folder, "state")
+    for rng, db in cases(workdir, "read-only at open", 24, SEED + 7):
+        folder = db.parent
         with SessionStore(db) as store:  # a run that got part of the way
             replay(MESSAGES[:9], ScriptedSummarizer(), store=store, **OPTIONS)
         which = rng.choice(["file", "folder", "-wal", "-shm"])
@@ -366,16 +348,12 @@ def test_read_only_or_immutable_files_at_open(workdir):
             _immutable(target, False)
         if which.startswith("-"):
             target.unlink()
-        COUNTS["read-only at open"] += 1
         REPORTED["read-only at open"] += 1
-        heal_and_check(db)
 
 
 def test_locked_database(workdir, clean_run):
     """Another connection holds BEGIN EXCLUSIVE over a random stretch of the run's writes."""
-    rng = random.Random(SEED + 8)
-    for _case in range(100):
-        db = new_db(workdir, "locked")
+    for rng, db in cases(workdir, "locked database", 100, SEED + 8):
         start = rng.randint(1, clean_run["begins"])
         span = rng.randint(1, 6)
         locker = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
@@ -397,8 +375,6 @@ def test_locked_database(workdir, clean_run):
         locker.close()
         assert any("locked" in reason for reason in result.store_failures), result.store_failures
         REPORTED["locked database"] += 1
-        COUNTS["locked database"] += 1
-        heal_and_check(db)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -427,10 +403,8 @@ MODEL_FAULTS = {
 
 @pytest.mark.parametrize("kind", sorted(MODEL_FAULTS))
 def test_summarizer_faults(kind, workdir):
-    rng = random.Random(f"{SEED}-{kind}")
     make = MODEL_FAULTS[kind]
-    for case in range(30):
-        db = new_db(workdir, "summarizer")
+    for case, (rng, db) in enumerate(cases(workdir, kind, 30, f"{SEED}-{kind}")):
         outputs = [make() if rng.random() < 0.7 else "Progress was made." for _ in range(40)]
         model = FaultyModel(*outputs)
         summarizer = MLXSummarizer(generate=model, count_tokens=count, context_window=8192)
@@ -447,19 +421,13 @@ def test_summarizer_faults(kind, workdir):
             COUNTS["kill during a pass"] += 1
         finally:
             store.close()
-        COUNTS[kind] += 1
-        heal_and_check(db)
 
 
 def test_scripted_summarizer_failures_and_exceptions(workdir):
     """The protocol level: False results, empty text and exceptions from the summarizer itself."""
-    rng = random.Random(SEED + 9)
-    for _case in range(60):
-        db = new_db(workdir, "scripted")
+    for rng, db in cases(workdir, "summarizer fails (protocol)", 60, SEED + 9):
         script = [rng.choice([True, False, "", "  ", RuntimeError("boom"), ValueError("bad")]) for _ in range(30)]
         store = SessionStore(db)
         result = replay(MESSAGES, ScriptedSummarizer(script), store=store, **OPTIONS)
         store.close()
         assert result.store_failures == {}
-        COUNTS["summarizer fails (protocol)"] += 1
-        heal_and_check(db)
