@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+
+from hermes_mlx.compactor import telemetry
 from hermes_mlx.summarizer.api import SummaryResult
 
 
@@ -91,3 +94,17 @@ def session(turns=8, size=400, system=True):
     for n in range(turns):
         messages.extend(turn(n, size))
     return messages
+
+
+def telemetry_lines(caplog, prefix):
+    """(raw JSON, payload) of each telemetry line logged with `prefix`, each checked to be in
+    Hermes's byte format (sorted keys, no spaces), so a test reads one pass's figures directly."""
+    found = []
+    for record in caplog.records:
+        message = record.getMessage()
+        if record.name == telemetry.LOGGER_NAME and message.startswith(prefix):
+            raw = message[len(prefix) :]
+            payload = json.loads(raw)
+            assert raw == json.dumps(payload, sort_keys=True, separators=(",", ":"))
+            found.append((raw, payload))
+    return found

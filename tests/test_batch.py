@@ -2,7 +2,7 @@ import copy
 import json
 import logging
 
-from fakes import ScriptedSummarizer, assistant, session, tool, turn, user
+from fakes import ScriptedSummarizer, assistant, session, telemetry_lines, tool, turn, user
 
 from hermes_mlx.compactor import markers, telemetry
 from hermes_mlx.compactor.batch import DUPLICATE_TAG, PRUNED_TAG, BatchCompactor, prune_tool_results
@@ -150,12 +150,8 @@ def test_micro_resumes_from_a_batch_marker():
 def test_batch_telemetry_line(caplog):
     with caplog.at_level(logging.INFO, logger="agent.context_compressor"):
         result = compactor(session_id="s2").compact(session(10))
-    lines = [r.getMessage() for r in caplog.records if "batch compaction telemetry: " in r.getMessage()]
-    assert len(lines) == 1
-    raw = lines[0].split("batch compaction telemetry: ", 1)[1]
-    payload = json.loads(raw)
+    ((raw, payload),) = telemetry_lines(caplog, telemetry.BATCH_PREFIX)
     assert set(payload) == set(telemetry.BATCH_FIELDS)
-    assert raw == json.dumps(payload, sort_keys=True, separators=(",", ":"))
     assert payload["event"] == "batch_compaction" and payload["outcome"] == "compacted"
     assert payload["messages_after"] == len(result.messages) and payload["pruned_tool_results"] > 0
     assert "question" not in raw and "answer" not in raw

@@ -1,9 +1,8 @@
 import copy
-import json
 import logging
 
 import pytest
-from fakes import ScriptedSummarizer, assistant, session, tool, turn, user
+from fakes import ScriptedSummarizer, assistant, session, telemetry_lines, tool, turn, user
 
 from hermes_mlx.compactor import markers, telemetry
 from hermes_mlx.compactor.micro import MicroCompactor
@@ -133,7 +132,7 @@ def test_defrag_rewrites_the_marker_in_place_when_the_summary_passes_the_thresho
 
 
 def test_default_defrag_threshold_is_2000_tokens():
-    assert MicroCompactor(ScriptedSummarizer()).defrag_threshold_tokens == 2000
+    assert MicroCompactor(ScriptedSummarizer()).settings.defrag_threshold_tokens == 2000
 
 
 def test_failed_pass_leaves_the_transcript_unchanged_and_counts():
@@ -178,7 +177,7 @@ def test_cadence_every_n_turns_counts_every_turn_even_idle_ones():
 @pytest.mark.parametrize("value", [0, -3, None, "x"])
 def test_cadence_below_one_clamps_to_every_turn(value):
     mc = compactor(every_n_turns=value)
-    assert mc.every_n_turns == 1
+    assert mc.settings.every_n_turns == 1
     assert mc.compact(session(8)).outcome == "absorbed"
 
 
@@ -237,16 +236,8 @@ def test_telemetry_line_has_exactly_hermes_fields_and_no_content(caplog):
     mc = compactor(session_id="s1", main_model="main")
     with caplog.at_level(logging.INFO, logger="agent.context_compressor"):
         result = mc.compact(session(8))
-    lines = [
-        r.getMessage()
-        for r in caplog.records
-        if r.name == "agent.context_compressor" and r.getMessage().startswith("micro compaction telemetry: ")
-    ]
-    assert len(lines) == 1
-    raw = lines[0].split("micro compaction telemetry: ", 1)[1]
-    payload = json.loads(raw)
+    ((raw, payload),) = telemetry_lines(caplog, telemetry.MICRO_PREFIX)
     assert set(payload) == set(telemetry.MICRO_FIELDS)
-    assert raw == json.dumps(payload, sort_keys=True, separators=(",", ":"))
     assert payload["event"] == "micro_compaction" and payload["outcome"] == "absorbed"
     assert payload["session_id"] == "s1" and payload["main_model"] == "main"
     assert payload["aux_model"] == "fake-summarizer"
@@ -256,7 +247,7 @@ def test_telemetry_line_has_exactly_hermes_fields_and_no_content(caplog):
     assert payload["occupancy_pct"] == round(payload["tokens_after"] / payload["threshold_tokens"] * 100, 1)
     for word in ("question", "answer", "file contents", "absorbed:"):
         assert word not in raw.replace('"absorbed"', "")
-    assert telemetry.parse_line("2026-01-01 INFO agent.context_compressor: " + lines[0]) == payload
+    assert telemetry.parse_line("2026-01-01 INFO agent.context_compressor: " + telemetry.MICRO_PREFIX + raw) == payload
 
 
 def test_failed_defrag_changes_nothing_and_stops_blocking_after_three():

@@ -22,6 +22,7 @@ from hermes_mlx.bench.report import fidelity as context_fidelity
 from hermes_mlx.bench.shipped import ADVERSARIAL_DIR, shipped_sessions
 from hermes_mlx.compactor.batch import BatchCompactor
 from hermes_mlx.compactor.replay import replay
+from hermes_mlx.compactor.settings import CompactorSettings
 from hermes_mlx.summarizer.api import Message
 from hermes_mlx.summarizer.faithful import (
     REASONS,
@@ -98,14 +99,11 @@ def run_session(
     `tail_tokens` lets short sessions' exchanges reach the summarizer at all."""
     rec = Recording(summarizer)
     started = time.perf_counter()
-    result = replay(
-        messages, rec, mode=mode, context_limit=context_limit, session_id=session_id, tail_tokens=tail_tokens
-    )
+    settings = CompactorSettings(context_limit=context_limit, session_id=session_id, tail_tokens=tail_tokens)
+    result = replay(messages, rec, mode=mode, settings=settings)
     live = result.messages
     if mode == "batch":
-        forced = BatchCompactor(
-            rec, context_limit=context_limit, session_id=session_id, tail_tokens=tail_tokens
-        ).compact(live, force=True)
+        forced = BatchCompactor(rec, settings).compact(live, force=True)
         live = forced.messages
     return SimpleNamespace(
         seen=result.original,

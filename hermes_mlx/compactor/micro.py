@@ -9,18 +9,15 @@ pass changes nothing, and no exception ever escapes a pass.
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable
 
 from hermes_mlx.compactor import markers, telemetry
-from hermes_mlx.compactor.telemetry import PassResult, Totals
+from hermes_mlx.compactor.passes import Compactor, call_summarizer, notify
+from hermes_mlx.compactor.settings import CompactorSettings
+from hermes_mlx.compactor.telemetry import PassResult
 from hermes_mlx.compactor.transcript import (
-    TranscriptError,
     clip_for_summary,
     find_exchange,
     head_end,
-    make_counter,
-    repair,
     tail_start,
     transcript_tokens,
 )
@@ -29,8 +26,6 @@ from hermes_mlx.summarizer.budget import MICRO_LOW, hermes_tokens, micro_budget
 
 logger = logging.getLogger(telemetry.LOGGER_NAME)
 
-THRESHOLD_RATIO = 0.8  # compaction threshold as a share of the context window
-TAIL_RATIO = 0.2  # protected tail budget as a share of the threshold (the seeds' 64K of 320K)
 MAX_CONSECUTIVE_FAILURES = 3
 
 # Outcomes of a turn on which no pass ran; they emit no telemetry.
@@ -38,78 +33,14 @@ WAITING = "waiting"  # cadence counter not reached
 IDLE = "idle"  # nothing absorbable between head and tail
 
 
-def clamp_every_n(value: object) -> int:
-    """Cadence below 1 (or unreadable) means every turn, never 'disabled'."""
-    try:
-        return max(1, int(value))  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return 1
-
-
-def model_name(summarizer: object) -> str:
-    for attr in ("model_name", "model"):
-        value = getattr(summarizer, attr, None)
-        if isinstance(value, str):
-            return value
-    return ""
-
-
-def call_summarizer(call: Callable[[], SummaryResult]) -> SummaryResult:
-    """A summarizer call that cannot raise: exceptions and empty text become failed results."""
-    try:
-        result = call()
-    except Exception as exc:
-        return SummaryResult(ok=False, error=f"{type(exc).__name__}: {exc}")
-    if not isinstance(result, SummaryResult):
-        return SummaryResult(ok=False, error=f"summarizer returned {type(result).__name__}")
-    if result.ok and not (result.text or "").strip():
-        return SummaryResult(ok=False, error="empty summary", model=result.model)
-    return result
-
-
-def notify(on_compacted: Callable[[list[Message]], object] | None, messages: list[Message]) -> None:
-    """Keep the session store in step; a failed write is logged and the session goes on."""
-    if on_compacted is None:
-        return
-    try:
-        on_compacted(messages)
-    except Exception as exc:
-        logger.warning("compaction store write failed, session continues: %s", exc)
-
-
-class MicroCompactor:
+class MicroCompactor(Compactor):
     """Rolling micro-compaction over one session. Call `compact(messages)` once per finished turn."""
 
-    def __init__(
-        self,
-        summarizer: Summarizer,
-        *,
-        every_n_turns: int = 1,
-        defrag_threshold_tokens: int = 2000,
-        context_limit: int = 32768,
-        threshold_tokens: int | None = None,
-        tail_tokens: int | None = None,
-        protect_first_n: int = 3,
-        protect_last_n: int = 2,
-        max_chars_per_message: int = 24_000,
-        session_id: str = "",
-        main_model: str = "",
-        on_compacted: Callable[[list[Message]], object] | None = None,
-    ):
-        self.summarizer = summarizer
-        self.every_n_turns = clamp_every_n(every_n_turns)
-        self.defrag_threshold_tokens = defrag_threshold_tokens
-        self.context_limit = context_limit
-        self.threshold_tokens = threshold_tokens or int(context_limit * THRESHOLD_RATIO)
-        self.tail_tokens = tail_tokens if tail_tokens is not None else int(self.threshold_tokens * TAIL_RATIO)
-        self.protect_first_n = protect_first_n
-        self.protect_last_n = protect_last_n
-        self.max_chars_per_message = max_chars_per_message
-        self.session_id = session_id
-        self.main_model = main_model
-        self.on_compacted = on_compacted
-        self.count = make_counter(getattr(summarizer, "count_tokens", None))
-        self.totals = Totals()
+    event = "micro_compaction"
+    label = "micro-compaction"
+
+    def __init__(self, summarizer: Summarizer, settings: CompactorSettings | None = None, **options) -> None:
+        super().__init__(summarizer, settings, **options)
         self.turns_since_pass = 0
         self.reset()
 
@@ -124,36 +55,26 @@ class MicroCompactor:
         self._defrag_retry_above = 0
         self._aux_model = ""
 
+    def state_figures(self) -> dict:
+        return {
+            "rolling_summary_tokens": self.count(self.rolling_summary) if self.rolling_summary else 0,
+            "cursor": self.cursor,
+            "aux_model": self._aux_model,
+        }
+
     # -----------------------------------------------------------------------------------------
 
     def compact(self, messages: list[Message]) -> PassResult:
         """One turn's pass. Never raises; on any failure the input list comes back unchanged."""
-        started = time.monotonic()
-        try:
-            return self._compact(messages, started)
-        except Exception as exc:  # best effort: the turn must always complete
-            logger.warning("micro-compaction pass failed, transcript unchanged: %s", exc, exc_info=True)
-            data = None
-            try:
-                data = self._emit("error", messages, messages, None, None, None, started)
-            except Exception:
-                pass
-            return PassResult(messages, "error", error=f"{type(exc).__name__}: {exc}", telemetry=data)
-
-    def _compact(self, messages: list[Message], started: float) -> PassResult:
-        if self.every_n_turns > 1:
+        every = self.settings.every_n_turns
+        if every > 1:
             self.turns_since_pass += 1
-            if self.turns_since_pass < self.every_n_turns:
+            if self.turns_since_pass < every:
                 return PassResult(messages, WAITING)
             self.turns_since_pass = 0
+        return self.guarded(messages, lambda prepared, started: self._pass(messages, prepared, started))
 
-        try:
-            prepared, _ = repair(messages)
-        except TranscriptError as exc:
-            logger.warning("micro-compaction skipped: %s", exc)
-            data = self._emit("invalid_transcript", messages, messages, None, None, None, started)
-            return PassResult(messages, "invalid_transcript", error=str(exc), telemetry=data)
-
+    def _pass(self, messages: list[Message], prepared: list[Message], started: float) -> PassResult:
         span = self._next_exchange(prepared) if len(prepared) >= 4 else None
         if span is None:
             return PassResult(messages, IDLE)
@@ -166,15 +87,21 @@ class MicroCompactor:
         exchange = prepared[first:end]
         exchange_tokens = transcript_tokens(exchange, self.count)
         cumulative = bool(self.rolling_summary.strip())
-        clipped = clip_for_summary(exchange, self.max_chars_per_message)
-        budget = micro_budget(self.defrag_threshold_tokens, hermes_tokens(self.rolling_summary))
-        result = call_summarizer(
-            lambda: self.summarizer.merge(self.rolling_summary or None, clipped, budget_tokens=budget)
-        )
+        clipped = clip_for_summary(exchange, self.settings.max_chars_per_message)
+        budget = micro_budget(self.settings.defrag_threshold_tokens, hermes_tokens(self.rolling_summary))
+        result = self._merge(clipped, budget)
         self._aux_model = result.model or self._aux_model
         if not result.ok:
             outcome = self._record_failure(first, end, result.error)
-            data = self._emit(outcome, messages, messages, tokens_before, tokens_before, exchange_tokens, started)
+            data = self.emit(
+                outcome,
+                messages,
+                messages,
+                started,
+                tokens_before=tokens_before,
+                tokens_after=tokens_before,
+                exchange_tokens=exchange_tokens,
+            )
             return PassResult(messages, outcome, telemetry=data, error=result.error, details={"summary": result})
 
         self.rolling_summary = result.text.strip()
@@ -190,9 +117,24 @@ class MicroCompactor:
         self._rehydrated_from = None
         tokens_after = transcript_tokens(out, self.count)
         logger.info("Micro-compaction: %d -> %d messages", len(messages), len(out))
-        notify(self.on_compacted, out)
-        data = self._emit("absorbed", messages, out, tokens_before, tokens_after, exchange_tokens, started)
+        notify(self.settings.on_compacted, out)
+        data = self.emit(
+            "absorbed",
+            messages,
+            out,
+            started,
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+            exchange_tokens=exchange_tokens,
+        )
         return PassResult(out, "absorbed", changed=True, telemetry=data, details={"summary": result})
+
+    def _merge(self, exchange: list[Message], budget: int) -> SummaryResult:
+        """The absorbing pass's one summarizer call: what it asks depends only on the rolling
+        summary and the exchange, so it is the seam for running it ahead of the pass."""
+        return call_summarizer(
+            lambda: self.summarizer.merge(self.rolling_summary or None, exchange, budget_tokens=budget)
+        )
 
     # -----------------------------------------------------------------------------------------
 
@@ -201,8 +143,8 @@ class MicroCompactor:
 
         `messages` may come back as a copy whose recovered marker is flagged as absorbed.
         """
-        head = head_end(messages, self.protect_first_n)
-        tail = tail_start(messages, head, self.tail_tokens, self.protect_last_n, self.count)
+        head = head_end(messages, self.settings.protect_first_n)
+        tail = tail_start(messages, head, self.settings.tail, self.settings.protect_last_n, self.count)
         if head >= tail:
             return None
         cursor = self.cursor
@@ -242,12 +184,12 @@ class MicroCompactor:
         if not self.rolling_summary.strip():
             return False
         size = hermes_tokens(self.rolling_summary)  # Hermes's own count decides its defrag
-        return size >= self.defrag_threshold_tokens and size > self._defrag_retry_above
+        return size >= self.settings.defrag_threshold_tokens and size > self._defrag_retry_above
 
     def _defrag(self, messages, prepared, tokens_before, started) -> PassResult:
         """Re-summarize the rolling summary itself; the transcript's structure is not touched."""
         old = self.rolling_summary
-        budget = int(self.defrag_threshold_tokens * MICRO_LOW)
+        budget = int(self.settings.defrag_threshold_tokens * MICRO_LOW)
         result = call_summarizer(lambda: self.summarizer.defrag(old, budget_tokens=budget))
         self._aux_model = result.model or self._aux_model
         if not result.ok:
@@ -256,12 +198,14 @@ class MicroCompactor:
                 # Stop retrying every turn: absorb again until the summary grows by another quarter.
                 self._defrag_retry_above = int(hermes_tokens(old) * 1.25)
                 self._defrag_failures = 0
-            data = self._emit("defrag_failed", messages, messages, tokens_before, tokens_before, None, started)
+            data = self.emit(
+                "defrag_failed", messages, messages, started, tokens_before=tokens_before, tokens_after=tokens_before
+            )
             return PassResult(messages, "defrag_failed", telemetry=data, error=result.error)
         self.rolling_summary = result.text.strip()
         self._defrag_failures, self._defrag_retry_above = 0, 0
         size = hermes_tokens(self.rolling_summary)
-        if size >= self.defrag_threshold_tokens:
+        if size >= self.settings.defrag_threshold_tokens:
             # A summarizer that ignores the budget may not get under the threshold; without this
             # every later pass would defrag again and no exchange would be absorbed.
             self._defrag_retry_above = int(size * 1.25)
@@ -280,8 +224,8 @@ class MicroCompactor:
             len(self.rolling_summary),
         )
         tokens_after = transcript_tokens(out, self.count)
-        notify(self.on_compacted, out)
-        data = self._emit("defrag", messages, out, tokens_before, tokens_after, None, started)
+        notify(self.settings.on_compacted, out)
+        data = self.emit("defrag", messages, out, started, tokens_before=tokens_before, tokens_after=tokens_after)
         return PassResult(out, "defrag", changed=True, telemetry=data, details={"summary": result})
 
     def _record_failure(self, first: int, end: int, error: str | None) -> str:
@@ -297,25 +241,3 @@ class MicroCompactor:
         self.cursor = end  # left in the transcript for batch compaction
         self.failures, self._failure_at = 0, -1
         return "exchange_skipped"
-
-    def _emit(self, outcome, before, after, tokens_before, tokens_after, exchange_tokens, started) -> dict:
-        data = telemetry.payload(
-            "micro_compaction",
-            self.totals,
-            outcome=outcome,
-            session_id=self.session_id,
-            messages_before=len(before),
-            messages_after=len(after),
-            tokens_before=tokens_before,
-            tokens_after=tokens_after,
-            exchange_tokens=exchange_tokens,
-            rolling_summary_tokens=self.count(self.rolling_summary) if self.rolling_summary else 0,
-            cursor=self.cursor,
-            duration_ms=int((time.monotonic() - started) * 1000),
-            threshold_tokens=self.threshold_tokens,
-            context_limit=self.context_limit,
-            main_model=self.main_model,
-            aux_model=self._aux_model or model_name(self.summarizer),
-        )
-        telemetry.emit(data)
-        return data

@@ -11,12 +11,13 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hermes_mlx.compactor.batch import BatchCompactor
 from hermes_mlx.compactor.micro import MicroCompactor
 from hermes_mlx.compactor.sessions import load_session
+from hermes_mlx.compactor.settings import CompactorSettings
 from hermes_mlx.compactor.store import ReplayState, SessionStore
 from hermes_mlx.compactor.telemetry import PassResult
 from hermes_mlx.compactor.transcript import (
@@ -118,25 +119,25 @@ def replay(
     summarizer: Summarizer,
     *,
     mode: str = "micro",
-    every_n_turns: int = 1,
-    context_limit: int = 32768,
     focus: str | None = None,
-    session_id: str = "",
-    main_model: str = "",
     on_pass: Callable[[PassRecord], object] | None = None,
     on_turn: Callable[[int, int], object] | None = None,
-    on_compacted: Callable[[list[Message]], object] | None = None,
     before_pass: Callable[[], object] | None = None,
     max_passes: int | None = None,
     store: SessionStore | None = None,
     resume: bool = True,
-    **compactor_options,
+    settings: CompactorSettings | None = None,
+    **options,
 ) -> ReplayResult:
     """Feed the session one agent turn at a time and run a pass after each turn.
 
     In micro mode the threshold-triggered batch pass still stands behind micro-compaction, as in
     Hermes: it fires only when micro passes could not keep the transcript under the threshold.
     Raises TranscriptError (naming the message index) for a session that cannot be interpreted.
+
+    Both compactors get the same CompactorSettings: `settings`, with `options` (its field names:
+    context_limit, every_n_turns, session_id, on_compacted, ...) applied; an unknown option is a
+    TypeError. A session read from a file without a session_id is named after the file.
 
     With a `store` (a SessionStore), each turn is written to it before its passes and each pass
     archives the rows it replaced, as Hermes keeps state.db in step. Every write also records
@@ -150,27 +151,25 @@ def replay(
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    settings = CompactorSettings.of(settings, **options)
     messages = load_session(session) if isinstance(session, (str, Path)) else list(session)
-    if not session_id and isinstance(session, (str, Path)):
-        session_id = Path(session).stem
+    if not settings.session_id and isinstance(session, (str, Path)):
+        settings = replace(settings, session_id=Path(session).stem)
+    session_id = settings.session_id
     original, repairs = repair(messages)
     turns = split_turns(original)
     writer = _StoreWriter(store, session_id) if store is not None else None
-    user_callback = on_compacted
     if writer is not None:
+        user_callback = settings.on_compacted
 
         def on_compacted(compacted: list[Message]) -> None:
             writer.write(compacted)
             if user_callback is not None:
                 user_callback(compacted)
 
-    common = dict(context_limit=context_limit, session_id=session_id, main_model=main_model, on_compacted=on_compacted)
-    batch_options = {k: v for k, v in compactor_options.items() if k != "defrag_threshold_tokens"}
-    micro_options = {k: v for k, v in compactor_options.items() if k != "summary_budget_tokens"}
-    batch = BatchCompactor(summarizer, **common, **batch_options)
-    micro = (
-        MicroCompactor(summarizer, every_n_turns=every_n_turns, **common, **micro_options) if mode == "micro" else None
-    )
+        settings = replace(settings, on_compacted=on_compacted)
+    batch = BatchCompactor(summarizer, settings)
+    micro = MicroCompactor(summarizer, settings) if mode == "micro" else None
     count = make_counter(getattr(summarizer, "count_tokens", None))
 
     live: list[Message] = []
