@@ -15,26 +15,21 @@ from hermes_mlx.bench import report
 from hermes_mlx.cli import main
 from hermes_mlx.integrations.hermes_wire import hermes_serialize
 
+
+def ran_tests(call_id: str, text: str) -> dict:
+    """An assistant message that runs the tests through Hermes's terminal tool."""
+    call = {"name": "terminal", "arguments": '{"cmd": "pytest -q"}'}
+    return {"role": "assistant", "content": text, "tool_calls": [{"id": call_id, "type": "function", "function": call}]}
+
+
 TINY_SESSION = [
     {"role": "system", "content": "You are a coding agent."},
     {"role": "user", "content": "Fix the failing export test in src/export/writer.py."},
-    {
-        "role": "assistant",
-        "content": "Running the tests.",
-        "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": '{"cmd": "pytest -q"}'}}
-        ],
-    },
+    ran_tests("c1", "Running the tests."),
     {"role": "tool", "tool_call_id": "c1", "content": "FAILED tests/test_export.py::test_csv - KeyError: 'amount'"},
     {"role": "assistant", "content": "The writer reads `amount` but the row has `total`."},
     {"role": "user", "content": "Rename it in src/export/writer.py then."},
-    {
-        "role": "assistant",
-        "content": "Renamed; tests pass now.",
-        "tool_calls": [
-            {"id": "c2", "type": "function", "function": {"name": "terminal", "arguments": '{"cmd": "pytest -q"}'}}
-        ],
-    },
+    ran_tests("c2", "Renamed; tests pass now."),
     {"role": "tool", "tool_call_id": "c2", "content": "3 passed in 0.4s"},
     {"role": "assistant", "content": "Done."},
     {"role": "user", "content": "Thanks. Now update docs/export.md."},
@@ -176,7 +171,7 @@ def test_bench_end_to_end_on_the_tiny_model(tiny_model, short_session, tmp_path,
             "--model",
             tiny_model,
             "--scenarios",
-            "none,cpu1,gpu",
+            "none,cpu1,gpu,sessions-2",
             "--max-passes",
             "2",
             "--quick",
@@ -194,6 +189,14 @@ def test_bench_end_to_end_on_the_tiny_model(tiny_model, short_session, tmp_path,
     assert data["machine"]["cores"] and "mlx" in data["machine"]
     variants = {(p["scenario"], p["variant"]) for p in data["passes"]}
     assert {("none", "ours"), ("none", "ours-cold"), ("cpu1", "ours")} <= variants
+    assert {("sessions-2", "sequential"), ("sessions-2", "concurrent")} <= variants
+    many = data["concurrency"]["sessions-2"]
+    for variant in ("sequential", "concurrent"):
+        assert set(many[variant]["per_session"]) == {session.stem, f"{session.stem}#2"}
+        assert many[variant]["passes"] > 0 and many[variant]["memory"]["peak_rss_mb"]
+        assert many[variant]["prompt_cache"] is not None  # the engine counts prefix hits
+    assert set(many["ratios"]) >= {"wall_vs_sequential", "p50_vs_sequential_p50", "reuse_vs_alone"}
+    assert {(p["scenario"], p["variant"]) for p in data["phases"]} >= {("none", "ours"), ("cpu1", "ours")}
     for p in data["passes"]:
         assert {
             "duration_s",
@@ -206,6 +209,7 @@ def test_bench_end_to_end_on_the_tiny_model(tiny_model, short_session, tmp_path,
             "tokens_delta",
             "occupancy_pct",
             "outcome",
+            "visible_s",
         } <= set(p)
     if sys.platform != "darwin":
         assert any("gpu scenario skipped" in n for n in data["notes"])
@@ -377,3 +381,202 @@ def test_no_probe_and_a_failing_baseline_are_notes(tiny_model, short_session, tm
     notes = json.loads((out / "bench.json").read_text())["notes"]
     assert any("no pass called the model" in n for n in notes)
     assert any("mlx_lm.server baseline: ConnectionResetError: server went away" in n for n in notes)
+
+
+# ---------------------------------------------------------------- many sessions, visible latency, bounds
+
+
+def scripted_replays(scenario: str, threads: dict | None = None, fail: str | None = None, think: list | None = None):
+    """A concurrent.ReplayOne over the scripted summarizer: no model, and each replay notes the
+    thread it ran on; the session named `fail` raises."""
+    import threading
+
+    from fakes import ScriptedSummarizer
+
+    from hermes_mlx.bench import harness
+
+    order = []
+
+    def replay_one(name, messages, variant, before_pass, on_turn):
+        if threads is not None:
+            threads.setdefault(variant, set()).add(threading.current_thread().name)
+        if name == fail:
+            raise RuntimeError("replay broke")
+        return harness.run_passes(
+            messages,
+            model=None,
+            scenario=scenario,
+            session=name,
+            variant=variant,
+            max_passes=3,
+            before_pass=before_pass,
+            on_turn=on_turn,
+            on_pass=lambda p: order.append((p.variant, p.session)),
+            summarizer=ScriptedSummarizer(),
+            context_limit=4096,
+            think_s=0.5 if think is not None else 0.0,
+            sleep=think.append if think is not None else None,
+        )
+
+    return replay_one, order
+
+
+@pytest.fixture()
+def pool():
+    from fakes import session
+
+    return [("a", session(turns=10, size=3000)), ("b", session(turns=9, size=3000))]
+
+
+def test_sessions_n_replays_n_sessions_at_once_beside_them_one_after_another(pool):
+    from hermes_mlx.bench import concurrent
+
+    threads: dict = {}
+    resets = []
+    replay_one, order = scripted_replays("sessions-3", threads)
+    phases = concurrent.run_scenario("sessions-3", pool, replay_one, reset=lambda: resets.append(1))
+    assert [p.variant for p in phases] == ["sequential", "concurrent"] and len(resets) == 2
+    for phase in phases:
+        assert list(phase.per_session) == ["a", "b", "a#2"]  # the pool is cycled, the copy named apart
+        assert all(row["passes"] == 3 and row["error"] is None for row in phase.per_session.values())
+        assert phase.passes == 9 and phase.wall_s >= 0 and "peak_rss_mb" in phase.memory
+    assert len(threads["concurrent"]) == 3 and len(threads["sequential"]) == 1  # one thread per session
+    sequential = [s for v, s in order if v == "sequential"]
+    assert sequential == ["a"] * 3 + ["b"] * 3 + ["a#2"] * 3
+
+
+def test_alternating_sessions_take_turns_and_a_failing_one_leaves(pool):
+    from hermes_mlx.bench import concurrent
+
+    replay_one, order = scripted_replays("alternating-3", fail="b")
+    phases = concurrent.run_scenario("alternating-3", pool, replay_one)
+    alternating = phases[1]
+    assert alternating.variant == "alternating"
+    assert alternating.per_session["b"]["error"] == "RuntimeError: replay broke"
+    assert alternating.per_session["a"]["passes"] == alternating.per_session["a#2"]["passes"] == 3
+    assert [s for v, s in order if v == "alternating"] == ["a", "a#2"] * 3
+
+
+def test_copies_of_a_session_share_no_prefix(pool):
+    from hermes_mlx.bench import concurrent
+
+    runs = concurrent.pick(pool[:1], 2)
+    assert [n for n, _ in runs] == ["a", "a#2"]
+    (_, first), (_, copy) = runs
+    assert first[0] == copy[0]  # the system prompt stays
+    assert all(c["content"] == "[copy 2] " + f["content"] for f, c in zip(first[1:], copy[1:]))
+    assert concurrent.parse("sessions-8") == ("sessions", 8) and concurrent.parse("sessions-0") is None
+    assert concurrent.parse("cpu2") is None
+
+
+def test_think_time_pauses_between_turns_outside_the_pass(pool):
+    """--think-s sleeps after each turn but the last, outside what a pass is timed for."""
+    think: list = []
+    replay_one, order = scripted_replays("none", think=think)
+    turns = []
+
+    def on_turn(n, total):
+        turns.append(n)
+
+    replay = replay_one("a", pool[0][1], "ours", None, on_turn)
+    assert len(replay.passes) == 3 and turns  # the hook ran, then the pause
+    assert think == [0.5] * replay.thought and replay.thought == len(turns) - 1  # none after the last pass
+    assert all(p.visible_s <= p.duration_s for p in replay.passes)
+
+
+def test_fair_share_bound_arithmetic():
+    assert ct.fair_share_bound(busy=2, ours=2, cores=2) == 2.0
+    assert ct.fair_share_bound(busy=2, ours=1, cores=2) == 1.5
+    assert ct.fair_share_bound(busy=1, ours=2, cores=8) == 1.0  # room for everyone: no slowdown owed
+    assert ct.busy_threads("cpu4") == 4 and ct.busy_threads("membw") == 1
+    assert ct.busy_threads("gpu") is None and ct.busy_threads("none") is None
+
+
+def fake_pass(scenario, variant, session, duration, **extra):
+    row = {
+        "scenario": scenario,
+        "variant": variant,
+        "session": session,
+        "turn": 1,
+        "number": 1,
+        "duration_s": duration,
+        "visible_s": duration,
+        "generation_tokens": 10,
+        "prompt_tokens": 100,
+        "cached_tokens": 0,
+        "ttft_s": 0.1,
+        "idle_before_s": 0.0,
+    }
+    return {**row, **extra}
+
+
+def test_report_gives_the_bound_visible_latency_reuse_and_many_session_ratios(tmp_path):
+    passes = [fake_pass("none", "ours", "s", d, blas_threads=2) for d in (1.0, 1.0, 2.0)]
+    passes += [fake_pass("cpu2", "ours", "s", d, blas_threads=1) for d in (2.0, 3.0, 5.0)]
+    passes += [fake_pass("sessions-2", "sequential", s, 1.0, cached_tokens=50) for s in ("a", "b")]
+    passes += [fake_pass("sessions-2", "concurrent", s, 1.5, cached_tokens=25, visible_s=0.0) for s in ("a", "b")]
+    memory = {"peak_rss_mb": 100.0, "maxrss_mb": 120.0, "peak_mlx_mb": 40.0}
+    phases = [
+        {"scenario": "none", "variant": "ours", "session": "s", "wall_s": 4.0, "memory": memory},
+        {
+            "scenario": "sessions-2",
+            "variant": "sequential",
+            "sessions": 2,
+            "wall_s": 2.0,
+            "memory": memory,
+            "per_session": {"a": {"wall_s": 1.0, "passes": 1, "error": None}, "b": {"wall_s": 1.0, "passes": 1}},
+        },
+        {
+            "scenario": "sessions-2",
+            "variant": "concurrent",
+            "sessions": 2,
+            "wall_s": 1.5,
+            "memory": {**memory, "peak_mlx_mb": 60.0},
+            "prompt_cache": {"hits": 1, "misses": 1},
+            "per_session": {"a": {"wall_s": 1.5, "passes": 1, "error": None}},
+        },
+    ]
+    _, md_path, md = report.write(
+        tmp_path, passes=passes, machine={"cores": 2}, settings={}, fidelity_rows={}, notes=[], phases=phases
+    )
+    data = json.loads((tmp_path / "bench.json").read_text())
+    bound = data["ratios"]["cpu2_fair_share"]
+    # p95 of (2, 3, 5) over p95 of (1, 1, 2): 4.8 / 1.9; two idle BLAS threads and two busy loops on 2 cores: 2x
+    assert bound["bound"] == 2.0 and bound["our_threads"] == 2 and bound["busy_threads"] == 2
+    assert bound["p95_slowdown"] == round(4.8 / 1.9, 3) and bound["p95_vs_bound"] == round(4.8 / 1.9 / 2, 3)
+    fig = data["concurrency"]["sessions-2"]
+    assert fig["sequential"]["reuse"] == 0.5 and fig["concurrent"]["reuse"] == 0.25
+    assert fig["concurrent"]["visible_p95_s"] == 0.0 and fig["concurrent"]["per_session"]["a"]["p50_s"] == 1.5
+    assert fig["ratios"] == {
+        "wall_vs_sequential": 0.75,
+        "p50_vs_sequential_p50": 1.5,
+        "p50_vs_none_p50": 1.5,
+        "reuse_vs_alone": 0.5,
+        "peak_rss_vs_sequential": 1.0,
+        "peak_mlx_vs_sequential": 1.5,
+    }
+    assert "| visible p95 s |" in md and "| prefix reuse |" in md and "50.0%" in md
+    assert "## Many sessions" in md and "bound 2.00x" in md and "## Memory and reuse by scenario" in md
+    assert data["phases"] == phases
+
+
+def test_memory_watch_sees_memory_taken_while_it_runs():
+    from hermes_mlx.bench.memory import MemoryWatch, rss_mb
+
+    with MemoryWatch(every_s=0.01) as watch:
+        before = rss_mb()
+        block = bytearray(64 * 1024 * 1024)
+        block[::4096] = b"x" * len(block[::4096])  # touch every page
+    result = watch.result()
+    assert result["maxrss_mb"] > 0
+    if before is not None:  # Linux
+        assert result["peak_rss_mb"] >= before + 60
+    del block
+
+
+def test_think_time_and_many_sessions_on_the_command_line(capsys, session_file):
+    assert main(["bench", str(session_file), "--think-s", "-1"]) == 2
+    assert "--think-s" in capsys.readouterr().err
+    assert main(["bench", str(session_file), "--dry-run", "--scenarios", "sessions-4", "--think-s", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "sessions-4: 4 sessions at once (from 1 recorded)" in out and "think time between turns: 20 s" in out

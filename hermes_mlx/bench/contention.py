@@ -29,6 +29,7 @@ MAIN_MODEL_LOOP = (
 GPU_LOOP = "import hermes_mlx, mlx.core as mx\na = mx.random.normal((4096, 4096))\nwhile True: mx.eval(a @ a)"
 
 SCENARIOS = ("none", "cpu2", "membw", "main-model", "gpu")
+KNOWN = f"{', '.join(SCENARIOS)} (cpuN: N busy loops), sessions-N and alternating-N (N sessions at once, taking turns)"
 _LIVE: list[Contention] = []
 
 
@@ -50,7 +51,7 @@ def commands(scenario: str, model: str | None) -> list[list[str]]:
         return [[py, "-c", MAIN_MODEL_LOOP, model or ""]]
     if scenario == "gpu":
         return [[py, "-c", GPU_LOOP]]
-    raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)} (cpuN for N busy loops)")
+    raise ValueError(f"unknown scenario {scenario!r}; known: {KNOWN}")
 
 
 def check_scenario(scenario: str) -> None:
@@ -58,7 +59,22 @@ def check_scenario(scenario: str) -> None:
     if scenario.startswith("cpu") and scenario[3:].isdigit() and int(scenario[3:]) > 0:
         return
     if scenario not in SCENARIOS:
-        raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)} (cpuN for N busy loops)")
+        raise ValueError(f"unknown scenario {scenario!r}; known: {KNOWN}")
+
+
+def busy_threads(scenario: str) -> int | None:
+    """CPU threads a scenario keeps busy, where that is a fixed number: cpuN's loops, membw's one
+    copy loop. None for the ones whose CPU use is not a count (another model, a GPU load)."""
+    if scenario.startswith("cpu") and scenario[3:].isdigit():
+        return int(scenario[3:])
+    return 1 if scenario == "membw" else None
+
+
+def fair_share_bound(busy: int, ours: int, cores: int) -> float:
+    """The slowdown a perfectly scheduled CPU-bound job of `ours` threads would see beside `busy`
+    busy threads on `cores` cores: every thread gets cores / (busy + ours) of a core once there
+    are more threads than cores, and nothing is lost while there are not."""
+    return max(1.0, (busy + ours) / max(1, cores))
 
 
 @dataclass

@@ -4,6 +4,10 @@ The passes are compactor.replay's (a pass after each turn, stopping after N pass
 wraps the engine's generate so each pass carries the engine's own figures (prefill and decode
 tokens and rates, time to first token, load time, BLAS threads). Idle gaps are
 measured apart, on one repeated engine call, so the work after each gap is the same.
+
+Each pass has two times: `visible_s`, what the caller of compact() waited, and `duration_s`, what
+the pass took, which is longer only when the compactor says it did the work before the call (a
+pass computed ahead, during the think time `think_s` puts between turns).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from hermes_mlx.compactor import markers
 from hermes_mlx.compactor.replay import PassRecord, replay
 from hermes_mlx.compactor.transcript import repair, split_turns
-from hermes_mlx.summarizer.api import Message
+from hermes_mlx.summarizer.api import Message, Summarizer
 
 
 @dataclass
@@ -29,6 +33,7 @@ class Pass:
     turn: int
     idle_before_s: float
     duration_s: float
+    visible_s: float = 0.0  # wall time inside compact(): what the caller waited
     outcome: str = ""
     calls: int = 0
     prompt_tokens: int = 0
@@ -41,6 +46,7 @@ class Pass:
     ttft_s: float | None = None
     tokens_delta: int | None = None
     occupancy_pct: float | None = None
+    peak_mlx_mb: float | None = None  # the engine's peak over the pass's calls
     error: str | None = None
 
     @property
@@ -65,6 +71,7 @@ class Replay:
     messages: list[Message]  # the live conversation after the last pass
     seen: list[Message]  # the session up to the last pass's turn
     probe: tuple | None  # (request, kwargs) of the last pass's longest engine call
+    thought: int = 0  # think-time pauses taken between turns
 
 
 @dataclass
@@ -114,6 +121,8 @@ def fill(p: Pass, calls: list) -> Pass:
     if calls:
         p.blas_threads = min((r.blas_threads for r in calls if r.blas_threads), default=None)
         p.ttft_s = round(calls[0].ttft_s, 4)
+        peaks = [r.peak_memory_mb for r in calls if getattr(r, "peak_memory_mb", None)]
+        p.peak_mlx_mb = round(max(peaks), 1) if peaks else None
     return p
 
 
@@ -139,16 +148,22 @@ def run_passes(
     before_pass: Callable[[], None] | None = None,
     on_pass: Callable[[Pass], None] | None = None,
     context_limit: int = 32768,
+    summarizer: Summarizer | None = None,
+    think_s: float = 0.0,
+    on_turn: Callable[[int, int], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> Replay:
     """Passes for one scenario: compactor.replay in micro mode, with the engine's figures added
     to each pass. `before_pass` runs outside the timed region (the load-per-pass baseline
-    unloads the model there)."""
+    unloads the model there). After each turn, `on_turn` runs, then the user thinks for
+    `think_s` (no pause after the last pass: nothing would measure it). `summarizer` replaces
+    the MLX one (tests); the engine figures then stay zero."""
     from hermes_mlx.summarizer.summarizer import MLXSummarizer
 
     recorder = Recorder(model)
     passes: list[Pass] = []
     turns = session_turns(messages)
-    done = 0  # turns replayed
+    done = thought = 0  # turns replayed, think-time pauses
     probe = None
 
     def before() -> None:
@@ -156,9 +171,14 @@ def run_passes(
             before_pass()
         recorder.take()  # calls before this pass are not its own
 
-    def on_turn(number: int, _total: int) -> None:
-        nonlocal done
+    def turn_done(number: int, total: int) -> None:
+        nonlocal done, thought
         done = number
+        if on_turn is not None:
+            on_turn(number, total)
+        if think_s > 0 and number < total and (max_passes is None or len(passes) < max_passes):
+            thought += 1
+            sleep(think_s)
 
     def record(rec: PassRecord) -> None:
         nonlocal probe
@@ -166,6 +186,7 @@ def run_passes(
         calls = recorder.take()
         if calls:
             probe = requests[max(range(len(calls)), key=lambda i: calls[i].prompt_tokens)]
+        worked = (rec.telemetry.get("duration_ms") or 0) / 1000  # the compactor's own time for the pass
         p = fill(
             Pass(
                 scenario=scenario,
@@ -174,7 +195,8 @@ def run_passes(
                 number=len(passes) + 1,
                 turn=rec.turn,
                 idle_before_s=0.0,
-                duration_s=round(rec.duration_s, 4),
+                duration_s=round(max(rec.duration_s, worked), 4),
+                visible_s=round(rec.duration_s, 4),
                 outcome=rec.outcome,
                 tokens_delta=rec.telemetry.get("tokens_delta"),
                 occupancy_pct=rec.telemetry.get("occupancy_pct"),
@@ -188,16 +210,16 @@ def run_passes(
 
     result = replay(
         messages,
-        MLXSummarizer(model=model, generate=recorder),
+        summarizer or MLXSummarizer(model=model, generate=recorder),
         context_limit=context_limit,
         session_id=session,
         before_pass=before,
         max_passes=max_passes,
         on_pass=record,
-        on_turn=on_turn,
+        on_turn=turn_done,
     )
     seen = [m for turn in turns[:done] for m in turn]
-    return Replay(passes, last_summary(result.messages), result.messages, seen, probe)
+    return Replay(passes, last_summary(result.messages), result.messages, seen, probe, thought)
 
 
 def stamped(request, i: int):
@@ -239,6 +261,7 @@ def idle_probes(
                 turn=0,
                 idle_before_s=gap,
                 duration_s=round(duration, 4),
+                visible_s=round(duration, 4),
                 outcome="error" if error else "probe",
                 error=error,
             ),

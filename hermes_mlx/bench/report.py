@@ -16,6 +16,7 @@ import statistics
 from importlib import metadata
 from pathlib import Path
 
+from hermes_mlx.bench import contention, figures
 from hermes_mlx.compactor.report import percentile
 from hermes_mlx.summarizer.extract import find_paths
 
@@ -124,6 +125,8 @@ def groups(passes: list[dict]) -> dict[tuple[str, str], dict]:
             n=len(ps),
             p50=percentile(durations, 50),
             p95=percentile(durations, 95),
+            visible_p95=percentile([p.get("visible_s", p["duration_s"]) for p in ps if not p.get("error")], 95),
+            reuse=figures.reuse(ps),
             gen=statistics.median([p["generation_tokens"] for p in ps]) if ps else None,
             prompt=statistics.median([p["prompt_tokens"] for p in ps]) if ps else None,
             ttft=percentile([p["ttft_s"] for p in ps if p.get("ttft_s") is not None], 50),
@@ -183,22 +186,43 @@ def evened(probe: dict, tokens: int) -> float:
     return (probe["ttft_s"] or 0.0) + decode
 
 
-def summary_table(passes: list[dict]) -> tuple[str, dict]:
+def fair_share(base: dict, contended: dict, scenario: str, cores: int) -> dict | None:
+    """Our p95 slowdown under a contention scenario as a ratio of the fair-share bound, taking
+    our job to be as many BLAS threads as the idle passes ran with (1 where none says)."""
+    busy = contention.busy_threads(scenario)
+    if busy is None or not base.get("p95") or not contended.get("p95"):
+        return None
+    threads = [p["blas_threads"] for p in base["passes"] if p.get("blas_threads")]
+    ours = round(statistics.median(threads)) if threads else 1
+    bound = contention.fair_share_bound(busy, ours, cores)
+    slowdown = contended["p95"] / base["p95"]
+    return {
+        "busy_threads": busy,
+        "our_threads": ours,
+        "cores": cores,
+        "bound": round(bound, 3),
+        "p95_slowdown": round(slowdown, 3),
+        "p95_vs_bound": round(slowdown / bound, 3),
+    }
+
+
+def summary_table(passes: list[dict], cores: int | None = None) -> tuple[str, dict]:
     """The markdown table and the headline ratios."""
     g = groups(passes)
     base = g.get(("none", "ours"), {})
     rows = [
-        "| scenario | variant | passes | p50 s | p95 s | ttft p50 s | prompt tok p50 | gen tok p50 | "
-        "prefill tok/s | decode tok/s | p50 vs none | p95 vs none |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| scenario | variant | passes | p50 s | p95 s | visible p95 s | ttft p50 s | prompt tok p50 | gen tok p50 | "
+        "prefix reuse | prefill tok/s | decode tok/s | p50 vs none | p95 vs none |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for (scenario, variant), s in sorted(g.items()):
         ref = g.get(("none", variant), base)
         r50 = s["p50"] / ref["p50"] if s["p50"] and ref.get("p50") else None
         r95 = s["p95"] / ref["p95"] if s["p95"] and ref.get("p95") else None
         rows.append(
-            f"| {scenario} | {variant} | {s['n']} | {_f(s['p50'])} | {_f(s['p95'])} | {_f(s['ttft'])} | "
-            f"{_f(s['prompt'], '{:.0f}')} | {_f(s['gen'], '{:.0f}')} | {_f(s['prompt_tps'], '{:.0f}')} | "
+            f"| {scenario} | {variant} | {s['n']} | {_f(s['p50'])} | {_f(s['p95'])} | {_f(s['visible_p95'])} | "
+            f"{_f(s['ttft'])} | {_f(s['prompt'], '{:.0f}')} | {_f(s['gen'], '{:.0f}')} | {_f(s['reuse'], '{:.1%}')} | "
+            f"{_f(s['prompt_tps'], '{:.0f}')} | "
             f"{_f(s['generation_tps'], '{:.1f}')} | {_f(r50, '{:.2f}x')} | {_f(r95, '{:.2f}x')} |"
         )
     ratios = {}
@@ -220,6 +244,9 @@ def summary_table(passes: list[dict]) -> tuple[str, dict]:
         if variant == "ours" and scenario != "none" and s.get("p95") and base.get("p95"):
             ratios[f"p95_{scenario}_vs_none"] = round(s["p95"] / base["p95"], 3)
             ratios[f"{scenario}_slowdown_by_stage"] = stage_slowdown(base, s)
+            bound = fair_share(base, s, scenario, cores or os.cpu_count() or 1)
+            if bound:
+                ratios[f"{scenario}_fair_share"] = bound
     probes = [p for p in passes if p["variant"] == "idle-probe" and not p.get("error")]
     warm = [p for p in probes if p["idle_before_s"] == 0.0]
     if warm and len(probes) > len(warm):
@@ -289,24 +316,39 @@ def draw(passes: list[dict], out: Path) -> None:
         spread_out(ax, values)
         ax.set_xlabel("agent turn")
         ax.set_ylabel(ylabel)
-        ax.legend(fontsize=7)
+        if values:
+            ax.legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(out / name)
         plt.close(fig)
 
 
 def write(
-    out: Path, *, passes: list[dict], machine: dict, settings: dict, fidelity_rows: dict, notes: list[str]
+    out: Path,
+    *,
+    passes: list[dict],
+    machine: dict,
+    settings: dict,
+    fidelity_rows: dict,
+    notes: list[str],
+    phases: list[dict] | None = None,
 ) -> tuple[Path, Path, str]:
+    """bench.json and bench.md; `phases` are the timed stretches (each scenario's replay, each
+    run of many sessions) with their wall time, memory and prefix-cache counters."""
     out.mkdir(parents=True, exist_ok=True)
-    table, ratios = summary_table(passes)
+    phases = phases or []
+    table, ratios = summary_table(passes, machine.get("cores"))
+    concurrent = figures.concurrency(passes, phases, groups(passes).get(("none", "ours"), {}).get("p50"))
+    bounds = {k.removesuffix("_fair_share"): v for k, v in ratios.items() if k.endswith("_fair_share")}
     notes = notes + plots(passes, out)
     data = {
         "machine": machine,
         "settings": settings,
         "ratios": ratios,
+        "concurrency": concurrent,
         "fidelity": fidelity_rows,
         "notes": notes,
+        "phases": phases,
         "passes": passes,
     }
     json_path = out / "bench.json"
@@ -326,6 +368,7 @@ def write(
         "",
     ]
     lines += [f"- {k}: {v}" for k, v in ratios.items()]
+    lines += figures.markdown(concurrent, phases, bounds)
     lines += ["", "## Fidelity (ours, after the last pass)", ""]
     lines += [f"- {k}: {v}" for k, v in fidelity_rows.items()]
     if notes:

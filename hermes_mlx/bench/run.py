@@ -7,21 +7,29 @@ gaps, which sessions) and runs it, so the same benchmark can be driven from Pyth
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from hermes_mlx.bench import concurrent
 from hermes_mlx.bench import contention as ct
+from hermes_mlx.bench.memory import MemoryWatch
 from hermes_mlx.bench.shipped import SessionFacts, facts_path, load_facts, shipped_sessions
 from hermes_mlx.errors import HermesMLXError, UsageError
 from hermes_mlx.summarizer.api import Message
 
 # --quick runs one mlx_lm.server pass: uncapped, the small default model runs to Hermes's
 # 1500-token cap, ~4 minutes a pass on a 2-core x86 machine
-QUICK = dict(max_passes=4, gaps=[0.0, 1.0, 5.0, 30.0], hermes_passes=1, naive_passes=1, hermes_cap=1500)
-DEFAULT_SCENARIOS = "none,cpu2,membw,main-model,gpu"
+# concurrent_passes: passes each session of a sessions-N or alternating-N scenario runs
+QUICK = dict(
+    max_passes=4, gaps=[0.0, 1.0, 5.0, 30.0], hermes_passes=1, naive_passes=1, hermes_cap=1500, concurrent_passes=2
+)
+DEFAULT_SCENARIOS = "none,cpu2,membw,main-model,gpu,sessions-8,alternating-4"
 QUICK_SCENARIOS = ["none", "cpu2"]
-FULL = dict(max_passes=12, gaps=[0.0, 1.0, 5.0, 30.0], hermes_passes=4, naive_passes=3, hermes_cap=1500)
+FULL = dict(
+    max_passes=12, gaps=[0.0, 1.0, 5.0, 30.0], hermes_passes=4, naive_passes=3, hermes_cap=1500, concurrent_passes=4
+)
 
 
 @dataclass
@@ -33,6 +41,7 @@ class Options:
     quick: bool = False
     baselines: bool = True
     progress: bool = True
+    think_s: float = 0.0  # the user's pause between turns, in every replay of ours
 
 
 @dataclass
@@ -51,6 +60,7 @@ def make_plan(quick: bool, max_passes: int | None = None, idle_gaps: str | None 
         plan["max_passes"] = max_passes
         plan["hermes_passes"] = min(plan["hermes_passes"], max_passes)
         plan["naive_passes"] = min(plan["naive_passes"], max_passes)
+        plan["concurrent_passes"] = min(plan["concurrent_passes"], max_passes)
     if idle_gaps is not None:
         try:
             gaps = [float(g) for g in idle_gaps.split(",") if g.strip()]
@@ -68,7 +78,8 @@ def choose_scenarios(chosen: str | None, quick: bool) -> list[str]:
     scenarios = [s.strip() for s in chosen.split(",") if s.strip()]
     try:
         for s in scenarios:
-            ct.check_scenario(s)
+            if not concurrent.parse(s):
+                ct.check_scenario(s)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if "none" not in scenarios:
@@ -103,12 +114,36 @@ def load_sessions(paths: list[Path], session_id: str | None = None, quick: bool 
     return sessions
 
 
-def describe(plan: dict, scenarios: list[str], sessions: list[Session], options: Options) -> str:
+def many(scenarios: list[str]) -> list[str]:
+    """The many-sessions scenarios (sessions-N, alternating-N) among `scenarios`."""
+    return [s for s in scenarios if concurrent.parse(s)]
+
+
+def unique_names(sessions: list[Session]) -> list[str]:
+    """Rows and per-turn matches are keyed by name: keep the names apart."""
+    names: list[str] = []
+    for s in sessions:
+        names.append(s.path.stem if s.path.stem not in names else f"{s.path.stem}-{len(names) + 1}")
+    return names
+
+
+def describe(
+    plan: dict, scenarios: list[str], sessions: list[Session], options: Options, pool: list[Session] | None = None
+) -> str:
     """What a run would do, for --dry-run: no model is resolved or loaded."""
     lines = [f"sessions: {len(sessions)}"]
     lines += [f"  {s.path} ({len(s.messages)} messages, facts: {'yes' if s.facts else 'no'})" for s in sessions]
     lines.append(f"scenarios: {', '.join(scenarios)}")
     lines.append(f"passes a scenario: {plan['max_passes']}; idle gaps: {', '.join(f'{g:g}' for g in plan['gaps'])} s")
+    for scenario in many(scenarios):
+        kind, n = concurrent.parse(scenario)
+        lines.append(
+            f"{scenario}: {n} sessions {'at once' if kind == 'sessions' else 'taking turns'} (from "
+            f"{len(pool or sessions)} recorded), {plan['concurrent_passes']} pass(es) each, after the same "
+            "sessions one after another"
+        )
+    if options.think_s:
+        lines.append(f"think time between turns: {options.think_s:g} s")
     if options.baselines:
         lines.append(
             f"baselines: {plan['hermes_passes']} mlx_lm.server pass(es), capped at {plan['hermes_cap']} "
@@ -131,8 +166,16 @@ def resolve(model: str | None) -> str:
         raise HermesMLXError(f"model {model or '(default)'}: {exc}") from exc
 
 
-def run(options: Options, plan: dict, scenarios: list[str], sessions: list[Session], model_path: str) -> int:
-    """Every session through every scenario and the baselines; writes bench.json and bench.md."""
+def run(
+    options: Options,
+    plan: dict,
+    scenarios: list[str],
+    sessions: list[Session],
+    model_path: str,
+    pool: list[Session] | None = None,
+) -> int:
+    """Every session through every scenario and the baselines, then the many-sessions scenarios
+    over `pool` (default: `sessions`); writes bench.json and bench.md."""
     from tqdm import tqdm
 
     from hermes_mlx.bench import report
@@ -149,27 +192,49 @@ def run(options: Options, plan: dict, scenarios: list[str], sessions: list[Sessi
             f"{plan['hermes_passes']} mlx_lm.server pass(es), {plan['naive_passes']} load-per-pass pass(es)"
         )
     machine = report.machine_facts()
-    per_session = 1 + len(scenarios) * plan["max_passes"] + len(plan["gaps"])
+    contended, pool = [s for s in scenarios if not concurrent.parse(s)], pool or sessions
+    per_session = 1 + len(contended) * plan["max_passes"] + len(plan["gaps"])
     if options.baselines:
         per_session += plan["hermes_passes"] + plan["naive_passes"]
-    bar = tqdm(total=per_session * len(sessions), unit="pass", disable=not options.progress, file=sys.stderr)
+    total = (
+        per_session * len(sessions)
+        + sum(2 * concurrent.parse(s)[1] for s in many(scenarios)) * plan["concurrent_passes"]
+    )
+    bar = tqdm(total=total, unit="pass", disable=not options.progress, file=sys.stderr)
     passes: list[dict] = []
+    phases: list[dict] = []
     fidelity: dict = {}
+    lock = threading.Lock()  # many-sessions passes end on several threads
 
     def on_pass(p) -> None:
-        passes.append(p.to_dict())
-        bar.set_postfix_str(f"{p.scenario}/{p.variant} {p.duration_s:.1f}s")
-        bar.update(1)
+        with lock:
+            passes.append(p.to_dict())
+            bar.set_postfix_str(f"{p.scenario}/{p.variant} {p.duration_s:.1f}s")
+            bar.update(1)
 
     started = time.monotonic()
-    names: list[str] = []
-    for s in sessions:  # rows and per-turn matches are keyed by name: keep names apart
-        names.append(s.path.stem if s.path.stem not in names else f"{s.path.stem}-{len(names) + 1}")
     try:
-        for name, s in zip(names, sessions):
+        for name, s in zip(unique_names(sessions), sessions):
             bench_session(
-                options, plan, scenarios, name, s, model_path, bar, on_pass, notes, fidelity.setdefault(name, {})
+                options,
+                plan,
+                contended,
+                name,
+                s,
+                model_path,
+                bar,
+                on_pass,
+                notes,
+                fidelity.setdefault(name, {}),
+                phases,
             )
+        for scenario in many(scenarios):
+            bar.set_description(scenario)
+            for phase in many_sessions(options, plan, scenario, pool, on_pass):
+                phases.append(phase.to_dict())
+                notes += [
+                    f"{scenario} {phase.variant} {k}: {r['error']}" for k, r in phase.per_session.items() if r["error"]
+                ]
     except KeyboardInterrupt:
         notes.append("interrupted: partial results")
         print("interrupted; writing partial results", file=sys.stderr)
@@ -182,11 +247,19 @@ def run(options: Options, plan: dict, scenarios: list[str], sessions: list[Sessi
         "sessions": [str(s.path) for s in sessions],
         "scenarios": scenarios,
         "quick": options.quick,
+        "think_s": options.think_s,
+        **({"pool": [str(s.path) for s in pool]} if many(scenarios) else {}),
         **plan,
         "wall_s": round(time.monotonic() - started, 1),
     }
     json_path, md_path, md = report.write(
-        Path(options.out), passes=passes, machine=machine, settings=settings, fidelity_rows=fidelity, notes=notes
+        Path(options.out),
+        passes=passes,
+        machine=machine,
+        settings=settings,
+        fidelity_rows=fidelity,
+        notes=notes,
+        phases=phases,
     )
     print(md)
     print(f"wrote {json_path} and {md_path}")
@@ -204,6 +277,7 @@ def bench_session(
     on_pass,
     notes: list[str],
     row: dict,
+    phases: list[dict],
 ) -> None:
     """Cold pass, every scenario, idle probes, then the baselines, for one session. Fills its
     fidelity `row` as it goes (ours from the uncontended replay, mlx_lm.server's from its own
@@ -212,7 +286,7 @@ def bench_session(
     from hermes_mlx.engine.generate import unload
 
     model, messages, facts, base = options.model, session.messages, session.facts, None
-    unload()
+    unload(model)
     bar.set_description(f"{name} cold")
     harness.run_passes(
         messages, model=model, scenario="none", session=name, variant="ours-cold", max_passes=1, on_pass=on_pass
@@ -224,19 +298,26 @@ def bench_session(
         except RuntimeError as exc:
             notes.append(str(exc))
             continue
+        started = time.monotonic()
         try:
-            replay = harness.run_passes(
-                messages,
-                model=model,
-                scenario=scenario,
-                session=name,
-                max_passes=plan["max_passes"],
-                on_pass=on_pass,
-                before_pass=load.check,
-            )
+            with MemoryWatch() as watch:
+                replay = harness.run_passes(
+                    messages,
+                    model=model,
+                    scenario=scenario,
+                    session=name,
+                    max_passes=plan["max_passes"],
+                    on_pass=on_pass,
+                    before_pass=load.check,
+                    think_s=options.think_s,
+                )
             load.check()
         finally:
             load.stop()
+        wall = round(time.monotonic() - started, 3)
+        phases.append(
+            dict(scenario=scenario, variant="ours", session=name, wall_s=wall, memory=watch.result(replay.passes))
+        )
         notes += [f"{scenario}: contention process died mid-run: {n}" for n in load.notes]
         if scenario == "none" and replay.passes:
             base = replay
@@ -271,6 +352,34 @@ def bench_session(
         session=name,
         variant="load-per-pass",
         max_passes=plan["naive_passes"],
-        before_pass=unload,
+        before_pass=lambda: unload(model),
         on_pass=on_pass,
     )
+
+
+def many_sessions(options: Options, plan: dict, scenario: str, pool: list[Session], on_pass) -> list:
+    """One sessions-N or alternating-N scenario (concurrent.Phase each): the sessions one after
+    another, then the scenario's own way, each on a freshly loaded model with no cached prefix."""
+    from hermes_mlx.bench import harness
+    from hermes_mlx.engine.generate import generate, unload
+
+    def reset() -> None:
+        unload(options.model)
+        generate("ok", model=options.model, max_tokens=1)  # the load stays out of the timings
+
+    def replay_one(name, messages, variant, before_pass, on_turn):
+        return harness.run_passes(
+            messages,
+            model=options.model,
+            scenario=scenario,
+            session=name,
+            variant=variant,
+            max_passes=plan["concurrent_passes"],
+            before_pass=before_pass,
+            on_turn=on_turn,
+            on_pass=on_pass,
+            think_s=options.think_s,
+        )
+
+    named = [(n, s.messages) for n, s in zip(unique_names(pool), pool)]
+    return concurrent.run_scenario(scenario, named, replay_one, reset)

@@ -32,8 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--scenarios",
         default=None,
-        help=f"comma-separated: none, cpuN (N busy loops), membw, main-model, gpu (default: {DEFAULT_SCENARIOS}; "
-        "with --quick: none,cpu2)",
+        help="comma-separated: none, cpuN (N busy loops), membw, main-model, gpu, sessions-N (N sessions at once), "
+        f"alternating-N (N sessions taking turns) (default: {DEFAULT_SCENARIOS}; with --quick: none,cpu2)",
     )
     p.add_argument(
         "--quick", action="store_true", help="1 session, 4 passes a scenario, 1 mlx_lm.server pass (<10 min)"
@@ -45,6 +45,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         metavar="S,S,...",
         help="seconds of idle before each idle probe; 0 first (default: 0,1,5,30)",
+    )
+    p.add_argument(
+        "--think-s",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="the user's think time: seconds of pause between turns in every replay of ours (default: 0)",
     )
     p.add_argument("--no-baselines", action="store_true", help="skip mlx_lm.server and load-per-pass")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -58,18 +65,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hermes_mlx.bench import run as bench
+    from hermes_mlx.errors import UsageError
 
+    if not 0 <= args.think_s < float("inf"):
+        raise UsageError(f"--think-s must be 0 or more seconds, got {args.think_s}")
     plan = bench.make_plan(args.quick, args.max_passes, args.idle_gaps)
     scenarios = bench.choose_scenarios(args.scenarios, args.quick)
-    sessions = bench.load_sessions([Path(s) for s in args.sessions], args.session_id, args.quick)
+    paths = [Path(s) for s in args.sessions]
+    sessions = bench.load_sessions(paths, args.session_id, args.quick)
+    # many sessions at once draw on every session, --quick or not
+    pool = bench.load_sessions(paths, args.session_id) if bench.many(scenarios) else sessions
     options = bench.Options(
         model=args.model,
         out=Path(args.out),
         quick=args.quick,
         baselines=not args.no_baselines,
         progress=not args.no_progress,
+        think_s=args.think_s,
     )
     if args.dry_run:
-        print(bench.describe(plan, scenarios, sessions, options))
+        print(bench.describe(plan, scenarios, sessions, options, pool))
         return 0
-    return bench.run(options, plan, scenarios, sessions, bench.resolve(args.model))
+    return bench.run(options, plan, scenarios, sessions, bench.resolve(args.model), pool)
