@@ -17,7 +17,7 @@ from __future__ import annotations
 import hmac
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -89,20 +89,46 @@ class HostOriginGuard:
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
             why = refusal(headers, self.allowed)
             if why is not None:
-                body = json.dumps(error_body(why, "headers", "permission_error")).encode()
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 403,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
+                await send_json(send, 403, error_body(why, "headers", "permission_error"))
                 return
         await self.app(scope, receive, send)
+
+
+class Admission:
+    """ASGI middleware: at most `limit` requests inside the app at once; the next gets a JSON 503
+    with Retry-After (from `retry_after()`) and `Connection: close` at once, before its body is
+    read. It stands in for uvicorn's limit_concurrency, whose 503 is plain text with no
+    Retry-After. GET /health always passes: it answers at once and tells a client why."""
+
+    def __init__(self, app: Any, limit: int, retry_after: Callable[[], int]):
+        self.app = app
+        self.limit = limit
+        self.retry_after = retry_after
+        self.active = 0
+        self.refused = 0
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.active >= self.limit and not (scope.get("method") == "GET" and scope.get("path") == "/health"):
+            self.refused += 1
+            why = f"busy: {self.active} requests are in progress; try again later"
+            headers = [(b"retry-after", str(self.retry_after()).encode()), (b"connection", b"close")]
+            await send_json(send, 503, error_body(why, None, "server_error"), headers)
+            return
+        self.active += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.active -= 1
+
+
+async def send_json(send: Any, status: int, content: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:
+    body = json.dumps(content).encode()
+    start = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": start})
+    await send({"type": "http.response.body", "body": body})
 
 
 def bearer_ok(header: str | None, api_key: str | None) -> bool:

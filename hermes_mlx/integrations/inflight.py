@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -29,6 +30,8 @@ logger = logging.getLogger("hermes_mlx.integrations")
 
 POLL_S = 0.2  # how often a non-streaming request looks for its client having gone
 KEEPALIVE_S = 10.0  # an SSE comment this often while the engine works without output
+RETRY_AFTER_MAX_S = 60  # the openai SDK only honours a Retry-After of at most 60 s
+SHUTDOWN_RETRY_AFTER_S = 5  # a restarted server takes a few seconds to bind and load
 
 
 class Closed(Exception):
@@ -41,9 +44,19 @@ class State:
     streams_cancelled: int = 0
     requests_cancelled: int = 0
     waiting: int = 0
+    refused_busy: int = 0  # 503s for a full queue
     lock: asyncio.Lock | None = None
     closing: threading.Event = field(default_factory=threading.Event)
     inflight: set = field(default_factory=set)  # cancel flags of requests being answered
+    service_s: float = 1.0  # moving average of how long a request holds the engine
+
+    def note_service(self, seconds: float) -> None:
+        self.service_s = 0.8 * self.service_s + 0.2 * max(0.0, seconds)
+
+    def retry_after(self) -> int:
+        """Seconds until a refused client has a fair chance: the queue ahead of it drained at
+        the recent pace, one request at a time; within what clients honour."""
+        return max(1, min(RETRY_AFTER_MAX_S, math.ceil(self.service_s * max(1, self.waiting))))
 
     def cancel_all(self) -> None:
         """Stop every request in flight at its next engine step (safe from a signal handler)."""
@@ -57,8 +70,19 @@ class JSON(JSONResponse):
         return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode()
 
 
-def error(status: int, message: str, field_name: str | None = None, kind: str = "invalid_request_error") -> Response:
-    return JSON(error_body(message, field_name, kind), status_code=status)
+def error(
+    status: int,
+    message: str,
+    field_name: str | None = None,
+    kind: str = "invalid_request_error",
+    retry_after: int | None = None,
+) -> Response:
+    """Every 503 says when to come back (Retry-After, seconds) and closes the connection, so a
+    refused client holds no socket here while it waits."""
+    if status != 503:
+        return JSON(error_body(message, field_name, kind), status_code=status)
+    headers = {"Retry-After": str(retry_after or SHUTDOWN_RETRY_AFTER_S), "Connection": "close"}
+    return JSON(error_body(message, field_name, kind), status_code=status, headers=headers)
 
 
 def engine_error(exc: BaseException, state: State) -> Response:
@@ -120,6 +144,7 @@ async def answer(
 
     try:
         await _acquire(lock, deadline, gone)
+        held = time.monotonic()
         try:
             work = asyncio.ensure_future(asyncio.to_thread(_work, req, name, cancel, deadline))
             while not work.done():
@@ -129,6 +154,7 @@ async def answer(
             done = work.result()
         finally:
             lock.release()
+            state.note_service(time.monotonic() - held)
             state.served += 1
         if cancel.is_set():
             raise Closed()
@@ -199,6 +225,7 @@ async def sse(
             yield _sse_line("[DONE]")
             finished = True
             return
+        held = time.monotonic()
         try:
             if stop.is_set():  # shutting down while we waited
                 raise Closed()
@@ -226,6 +253,7 @@ async def sse(
                 if thread.ident is not None:
                     await anyio.to_thread.run_sync(thread.join)
             lock.release()
+            state.note_service(time.monotonic() - held)
     finally:
         state.inflight.discard(stop)
         state.served += 1

@@ -6,6 +6,10 @@ server's --request-timeout, lowered by the request's own `timeout`), a prompt-si
 before any model work, and a cancel flag that the engine checks at every prompt step and token
 (engine.generate.request_scope). The flag is raised when the client goes away, streaming or not,
 and for every request in flight when the server is told to stop.
+
+Load: at most MAX_WAITING requests queue for the engine and MAX_ACTIVE are inside the app; past
+either a client gets a JSON 503 with Retry-After (the queue ahead at the recent pace) and the
+connection closes, so a flood of clients is answered at once and leaves no socket open here.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from starlette.routing import Route
 
 from . import adapter
 from .hermes_settings import PLANNING_CONTEXT_TOKENS
-from .http_guard import HostOriginGuard, ModelPolicy, bearer_ok
+from .http_guard import Admission, HostOriginGuard, ModelPolicy, bearer_ok
 from .inflight import JSON, State, answer, engine_error, error, sse
 from .openai_shapes import RequestError, parse_request
 
@@ -43,6 +47,7 @@ DEFAULT_REQUEST_TIMEOUT = 300.0
 # 16k tokens (~65 KB of text; Hermes sends ~50 KB) takes ~250 s with the answer on a free machine.
 DEFAULT_MAX_PROMPT_TOKENS = 16384
 MAX_WAITING = 8  # requests queued for the engine before new ones get 503
+MAX_ACTIVE = 4 * MAX_WAITING  # requests inside the app at once, any route, before new ones get 503
 
 
 class TooLarge(RequestError):
@@ -115,10 +120,12 @@ def build_app(
     max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS,
     allowed_hosts: tuple[str, ...] = (),
     allowed_models: tuple[str, ...] = (),
+    max_active: int = MAX_ACTIVE,
 ) -> Any:
     """The ASGI app. `model` is what requests run on unless they name a manifest model present
     here or one of `allowed_models`; a foreign model id falls back to `model`. The returned app
-    has `.state` (a State: counters, and cancel_all() for shutdown)."""
+    has `.state` (a State: counters, and cancel_all() for shutdown); it is the Admission
+    limit itself (`.active`, `.refused`)."""
     label = model or "hermes-mlx-default"
     limits = Limits(max_body_bytes, request_timeout, max_prompt_tokens)
     state = State()
@@ -144,6 +151,9 @@ def build_app(
             "requests_cancelled": state.requests_cancelled,
             "busy": lock().locked(),
             "waiting": state.waiting,
+            "active": admission.active,
+            "refused_busy": admission.refused + state.refused_busy,
+            "prompt_cache": prompt_cache_report(),
         }
         if refused(request) is None:  # model names and paths only for those holding the key
             body.update(model=label, warm=warm_models())
@@ -161,7 +171,9 @@ def build_app(
         if state.closing.is_set():
             return error(503, "the server is shutting down", kind="server_error")
         if state.waiting >= limits.max_waiting:
-            return error(503, f"busy: {state.waiting} requests are already waiting", kind="server_error")
+            state.refused_busy += 1
+            message = f"busy: {state.waiting} requests are already waiting"
+            return error(503, message, kind="server_error", retry_after=state.retry_after())
         state.waiting += 1
         try:
             try:
@@ -192,9 +204,21 @@ def build_app(
             Route("/chat/completions", chat, methods=["POST"]),
         ]
     )
-    guarded = HostOriginGuard(app, allowed_hosts)
-    guarded.state = state  # type: ignore[attr-defined]
-    return guarded
+    admission = Admission(HostOriginGuard(app, allowed_hosts), max_active, state.retry_after)
+    admission.state = state  # type: ignore[attr-defined]
+    return admission
+
+
+def prompt_cache_report() -> dict | None:
+    """The engine's prefix-cache counters (hits, misses, evictions, entries, bytes, budget), or
+    None from an engine that keeps none."""
+    from hermes_mlx.engine import generate
+
+    stats = getattr(generate, "prompt_cache_stats", None)
+    if stats is None:
+        return None
+    found = stats()
+    return found.to_dict() if hasattr(found, "to_dict") else dict(found)
 
 
 def is_loopback(host: str) -> bool:
@@ -283,7 +307,7 @@ def serve(
         access_log=False,
         lifespan="off",
         timeout_graceful_shutdown=2,
-        limit_concurrency=4 * MAX_WAITING,
+        limit_concurrency=None,  # build_app's Admission limits instead, with a Retry-After
     )
 
     class Server(uvicorn.Server):
