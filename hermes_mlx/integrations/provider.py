@@ -18,9 +18,20 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from . import adapter
+from . import adapter, ahead
+from .hermes_prompts import MICRO_EXCHANGE, MICRO_SUMMARY
 from .hermes_settings import PLANNING_CONTEXT_TOKENS
-from .openai_shapes import RequestError, chunk, completion, completion_id, parse_request, stream_chunks, usage, wrap
+from .openai_shapes import (
+    ChatRequest,
+    RequestError,
+    chunk,
+    completion,
+    completion_id,
+    parse_request,
+    stream_chunks,
+    usage,
+    wrap,
+)
 
 logger = logging.getLogger("hermes_mlx.integrations")
 
@@ -57,11 +68,12 @@ class _Completions:
         }
         request = parse_request({k: v for k, v in body.items() if v is not None or k == "messages"})
         name = adapter.engine_model(request.model, self._client.model)
+        ready = from_ahead(request, name)
         if request.stream:
-            return Stream(self._client._stream(request, name))
+            return Stream(self._client._stream(request, name, ready))
 
-        def answer() -> Any:
-            done = adapter.complete(request, model=name)
+        def reply() -> Any:
+            done = ready or answer(request, name)
             return wrap(
                 completion(
                     done.text,
@@ -71,7 +83,7 @@ class _Completions:
                 )
             )
 
-        pending = Pending(answer)
+        pending = Pending(reply)
         if not _in_event_loop():
             pending._get()  # a plain sync caller: answer now, errors included, like openai.OpenAI
         return pending
@@ -174,12 +186,17 @@ class MLXClient:
         self.base_url = client_kwargs.get("base_url") or "mlx://local"
         self.chat = _Chat(self)
 
-    def _stream(self, request, name: str | None) -> Iterator[Any]:
+    def _stream(self, request, name: str | None, ready: adapter.Completion | None = None) -> Iterator[Any]:
         id, created = completion_id(), int(time.time())
         label = name or "default"
 
+        def computed() -> Iterator[tuple[str, adapter.Completion | None]]:
+            if ready.text:
+                yield ready.text, None
+            yield "", ready
+
         def chunks() -> Iterator[Any]:
-            pieces = adapter.stream(request, model=name)
+            pieces = computed() if ready is not None else adapter.stream(request, model=name)
             try:
                 yield wrap(chunk(id, label, created, role="assistant", content=""))
                 for out in stream_chunks(pieces, id, label, created, request.include_usage):
@@ -195,6 +212,53 @@ class MLXClient:
 
 def create_client(**kwargs: Any) -> MLXClient:
     return MLXClient(**{k: v for k, v in kwargs.items() if k in ("model", "api_key", "base_url")})
+
+
+# ------------------------------------------------------------------------- passes computed ahead
+
+
+def answer(request: ChatRequest, name: str | None) -> adapter.Completion:
+    """The one call that answers a compaction prompt, for Hermes's request and for the same request
+    computed ahead (plugin.py), so both give the same text: redaction, ledger and budget included."""
+    return adapter.complete(request, model=name)
+
+
+# The fields of Hermes 0.22's micro request besides its messages (`_micro_summarize_one`), as
+# guessed before the first one arrives, then as the last one had them.
+_micro_shape: dict[str, Any] = {"model": DEFAULT_AUX_MODEL, "max_tokens": 1500, "temperature": 0.1}
+
+
+def _is_micro(request: ChatRequest) -> bool:
+    text = request.messages[-1].get("content") if request.messages else None
+    return isinstance(text, str) and MICRO_SUMMARY in text and MICRO_EXCHANGE in text
+
+
+def fingerprint(request: ChatRequest, name: str | None) -> tuple:
+    """What shapes the answer besides the prompt's text (the model; max_tokens caps the summary)."""
+    return (name, request.max_tokens)
+
+
+def ahead_request(messages: list[dict]) -> tuple[ChatRequest, str | None]:
+    """The request (and engine model) Hermes will send for these micro-prompt messages, as our
+    provider profile's client would receive it."""
+    shape = {k: v for k, v in _micro_shape.items() if v is not None}
+    request = parse_request({**shape, "messages": messages, "stream": False})
+    configured = _settings_model()
+    return request, adapter.engine_model(request.model, adapter.engine_model(configured) if configured else None)
+
+
+def from_ahead(request: ChatRequest, name: str | None) -> adapter.Completion | None:
+    """The answer computed ahead for this exact micro request (waiting for it while it runs), or
+    None: not a micro prompt, computing ahead is off, or no guess matched."""
+    if not _is_micro(request) or not ahead.enabled():
+        return None
+    _micro_shape.update(model=request.model, max_tokens=request.max_tokens, temperature=request.temperature)
+    if request.timeout:
+        _micro_shape["timeout"] = request.timeout
+    wait = min(request.timeout or adapter.HERMES_TIMEOUT_S, adapter.HERMES_TIMEOUT_S)
+    return ahead.CACHE.take(
+        request.messages[-1]["content"], fingerprint(request, name), timeout=wait, accept=lambda done: not done.error
+    )
 
 
 # ------------------------------------------------------------------------- Hermes registration

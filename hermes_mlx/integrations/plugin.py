@@ -1,0 +1,120 @@
+"""Hermes's entry point for hermes-mlx: the provider, plus hooks that compute the next micro pass ahead.
+
+Hermes (0.22) imports this module through the `hermes_agent.plugins` entry point; importing it
+imports `provider`, which registers provider `mlx`. The general plugin manager then calls
+`register(ctx)`, which adds two hooks. This module stays thin on purpose: Hermes reads the first
+8,192 characters of an entry point's source to classify it, and a module that names both the
+provider registration call and the provider base class there counts as a model provider, whose
+`register(ctx)` is never called (docs/hermes-early-transcript.md, "Candidate 2").
+
+Hermes runs its micro pass after the turn's answer, and the turn stays open until it is done. Its
+input is known a turn earlier: `post_llm_call` (after this turn's pass) and `pre_llm_call` (at the
+next turn's start, after any batch compaction) see the transcript, from which Hermes's own helpers
+rebuild the next micro request byte for byte. The hook only serializes it (the message dicts are
+live) and hands it to ahead.CACHE, which answers it on a background thread at low priority; the
+provider then answers Hermes's real request from there when the text matches (provider.from_ahead).
+`HERMES_MLX_AHEAD=0` turns this off. Hermes 0.19 has no micro pass: no hooks there.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from . import ahead, provider
+
+logger = logging.getLogger("hermes_mlx.integrations")
+
+OUR_PROVIDERS = {provider.PROVIDER_NAME, "hermes-mlx"}
+
+
+def _hermes_has_micro_compaction() -> bool:
+    try:
+        from agent.micro_compaction import MicroCompactionMixin
+    except Exception:
+        return False
+    return hasattr(MicroCompactionMixin, "_build_micro_summary_prompt")
+
+
+def _ours_and_micro() -> bool:
+    """Micro-compaction is on and its requests come to our provider in this process."""
+    from hermes_cli.config import load_config
+
+    config = load_config() or {}
+    compression = config.get("compression") or {}
+    route = ((config.get("auxiliary") or {}).get("compression") or {}).get("provider")
+    return compression.get("micro_compact") is True and str(route or "").strip().lower() in OUR_PROVIDERS
+
+
+def next_micro_request(messages: list[dict], defrag_threshold: int) -> list[dict] | None:
+    """The messages of Hermes's next micro request on this transcript (0.22.2's recipe), or None
+    when no exchange waits. Hermes's cadence and tail checks are not repeated: such a guess may
+    wait a turn or more before it is used, and a wrong one is only a miss."""
+    from agent.context_compressor import ContextCompressor
+    from agent.micro_compaction import MicroCompactionMixin
+    from agent.model_metadata import estimate_tokens_rough
+
+    compressor = ContextCompressor.__new__(ContextCompressor)  # the two helpers read class constants only
+    marked = [i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("_compressed_summary")]
+    last = marked[-1] if marked else -1
+    rolling = MicroCompactionMixin._rolling_summary_from_marker(messages[last].get("content")) if marked else ""
+    if rolling and estimate_tokens_rough(rolling) >= defrag_threshold:  # a defrag comes instead of a merge
+        return MicroCompactionMixin._build_micro_summary_prompt(compressor, "", rolling)
+    start = next(
+        (
+            i
+            for i in range(last + 1, len(messages))
+            if messages[i].get("role") == "assistant" and not messages[i].get("_compressed_summary")
+        ),
+        None,
+    )
+    if start is None:
+        return None
+    end = start + 1
+    while end < len(messages) and messages[end].get("role") in ("assistant", "tool"):
+        end += 1
+    if end >= len(messages) or messages[end].get("role") != "user":
+        return None  # the exchange is not closed by a user message yet
+    text = ContextCompressor._serialize_for_summary(compressor, messages[start:end])
+    return MicroCompactionMixin._build_micro_summary_prompt(compressor, rolling, text)
+
+
+def compute_ahead(session_id: Any = None, conversation_history: list | None = None, **_: Any) -> None:
+    """Hook for `post_llm_call` and `pre_llm_call`: guess the next micro request and start it in
+    the background. Returns None at once (a value from `pre_llm_call` would be injected into the
+    user's message); never raises into Hermes."""
+    try:
+        if not conversation_history or not ahead.enabled() or not _ours_and_micro():
+            return None
+        from .hermes_settings import compaction_settings
+
+        messages = next_micro_request(conversation_history, compaction_settings().defrag_threshold_tokens)
+        if messages is None:
+            return None
+        request, name = provider.ahead_request(messages)
+        ahead.CACHE.schedule(
+            str(session_id or ""),
+            messages[-1]["content"],
+            provider.fingerprint(request, name),
+            lambda: provider.answer(request, name),
+        )
+    except Exception as exc:
+        ahead.CACHE.stats.errors += 1
+        logger.warning("hermes-mlx: could not compute the next micro pass ahead: %s", exc, exc_info=True)
+    return None
+
+
+def register(ctx: Any = None) -> None:
+    """The general plugin manager's hook: the provider (its import registered it; this makes sure)
+    and, on a Hermes with micro-compaction, the two hooks that compute its next pass ahead."""
+    provider.register_provider()
+    if ctx is None or not hasattr(ctx, "register_hook") or not _hermes_has_micro_compaction():
+        return
+    try:
+        ctx.register_hook("post_llm_call", compute_ahead)
+        ctx.register_hook("pre_llm_call", compute_ahead)
+    except Exception as exc:
+        logger.warning("hermes-mlx: could not register the compute-ahead hooks: %s", exc)
+
+
+__all__ = ["compute_ahead", "next_micro_request", "register"]
