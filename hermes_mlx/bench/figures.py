@@ -111,7 +111,7 @@ def markdown(concurrent: dict, phases: list[dict], fair_share: dict) -> list[str
             "",
             "## Memory and reuse by scenario",
             "",
-            "| scenario | variant | session | wall s | peak RSS MB | max RSS MB | peak MLX MB |",
+            "| scenario | variant | session(s) | wall s | peak RSS MB | max RSS MB | peak MLX MB |",
             "|---|---|---|---:|---:|---:|---:|",
         ]
         for ph in phases:
