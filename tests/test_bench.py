@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -415,7 +416,7 @@ def scripted_replays(scenario: str, threads: dict | None = None, fail: str | Non
             summarizer=ScriptedSummarizer(),
             context_limit=4096,
             think_s=0.5 if think is not None else 0.0,
-            sleep=think.append if think is not None else None,
+            sleep=think.append if think is not None else time.sleep,
         )
 
     return replay_one, order
