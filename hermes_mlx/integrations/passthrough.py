@@ -47,32 +47,13 @@ def stream(request: ChatRequest, model: str | None) -> Iterator[tuple[str, Compl
         yield done.text, None
         yield "", done
         return
-    chunks = engine.stream_generate(
-        messages,
-        model=model,
-        max_tokens=cap,
-        temperature=request.temperature or 0.0,
-        stop=request.stop or None,
-        timeout=request.timeout,
-    )
+    chunks = engine.stream_generate(messages, **_sampling(request, model, cap))
     try:
         for piece in chunks:
             if piece.text:
                 yield piece.text, None
             if piece.result is not None:
-                r = piece.result
-                yield (
-                    "",
-                    Completion(
-                        "",
-                        finish_reason(r.finish_reason),
-                        r.prompt_tokens,
-                        r.cached_tokens,
-                        r.generation_tokens,
-                        "passthrough",
-                        r.model,
-                    ),
-                )
+                yield "", _completion(piece.result, "", stats, folded)
     finally:
         chunks.close()
 
@@ -87,16 +68,25 @@ def complete(request: ChatRequest, model: str | None) -> Completion:
 def _run(
     engine: Any, messages: list[dict], request: ChatRequest, model: str | None, cap: int, stats: dict, folded: int
 ) -> Completion:
-    r = engine.generate(
-        messages,
+    r = engine.generate(messages, **_sampling(request, model, cap))
+    return _completion(r, r.text, stats, folded)
+
+
+def _sampling(request: ChatRequest, model: str | None, cap: int) -> dict:
+    """The engine arguments for the answer itself, streamed or not."""
+    return dict(
         model=model,
         max_tokens=cap,
         temperature=request.temperature or 0.0,
         stop=request.stop or None,
         timeout=request.timeout,
     )
+
+
+def _completion(r: Any, text: str, stats: dict, folded: int) -> Completion:
+    """The answer's usage plus what folding the prompt cost (stats), so usage is all that ran."""
     return Completion(
-        r.text,
+        text,
         finish_reason(r.finish_reason),
         r.prompt_tokens + stats["prompt"],
         r.cached_tokens + stats["cached"],
