@@ -45,19 +45,21 @@ def test_reuse_changes_no_greedy_result(tiny_model, prompts):
 
 def test_a_budget_for_one_entry_evicts_and_does_not_grow(tiny_model, prompts):
     generate(SESSION_A, model=tiny_model, max_tokens=2)
-    one = prompts.nbytes
-    assert one > 0
-    prompts.max_bytes = int(one * 1.5)
+    a = prompts.nbytes
     generate(SESSION_B, model=tiny_model, max_tokens=2)
-    stats = prompt_cache_stats()
-    assert stats.evictions == 1 and stats.entries == 1 and stats.bytes <= prompts.max_bytes
+    b = prompts.nbytes - a
+    assert a > 0 and b > 0 and prompt_cache_stats().entries == 2
+    prompts.max_bytes = int(max(a, b) * 1.5)  # room for one session's entry, not two
+    assert prompts.max_bytes < a + b
     for i in range(4):
         generate(f"{i} " + SESSION_B, model=tiny_model, max_tokens=2)
         assert prompts.nbytes <= prompts.max_bytes
+        assert prompt_cache_stats().entries == 1
+    assert prompt_cache_stats().evictions == 5  # A and B, then each new prompt's predecessor
     again = generate(SESSION_A, model=tiny_model, max_tokens=2)
     assert again.cached_tokens == 0  # A was evicted
     stats = prompt_cache_stats()
-    assert stats.evictions >= 5 and stats.entries == 1 and stats.misses == 7
+    assert stats.evictions == 6 and stats.entries == 1 and stats.misses == 7 and stats.bytes <= prompts.max_bytes
 
 
 def test_a_budget_smaller_than_one_entry_keeps_nothing(tiny_model, prompts):

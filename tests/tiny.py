@@ -99,10 +99,11 @@ def build_tiny_model(
 class HeldDecode:
     """Proves that closing a stream stops the engine, rather than only that the next call returns.
 
-    Installed over mlx-lm's generate_step, it holds the decode loop once the engine has emitted
-    its first chunk, until the test sets `closed` (after closing the stream), and then counts
-    the tokens each engine call decodes after that. An engine that honours close() decodes at
-    most one more token; one that ignores it runs on to max_tokens or EOS.
+    Installed over mlx-lm's GenerationBatch.next (one decode step of the engine's batch), it
+    holds the batch once the engine has emitted its first chunk, until the test sets `closed`
+    (after closing the stream), and then counts the tokens each engine request decodes after
+    that. An engine that honours close() decodes at most one more token for it; one that ignores
+    it runs on to max_tokens or EOS.
     """
 
     def __init__(self, monkeypatch) -> None:
@@ -114,25 +115,25 @@ class HeldDecode:
         mlx_generate = importlib.import_module("mlx_lm.generate")  # the module: mlx_lm.generate is also a function
 
         self.emitted, self.closed = threading.Event(), threading.Event()
-        self.calls: list[dict[str, int]] = []  # per engine call: tokens decoded before/after `closed`
-        real_step, real_chunk = mlx_generate.generate_step, engine.GenerationChunk
+        self.calls: list[dict[str, int]] = []  # per engine request: tokens decoded before/after `closed`
+        members: dict[tuple[int, int], dict[str, int]] = {}
+        real_next, real_chunk = mlx_generate.GenerationBatch.next, engine.GenerationChunk
 
         def chunk(*args, **kwargs):
             self.emitted.set()
             return real_chunk(*args, **kwargs)
 
-        def step(*args, **kwargs):
-            counts = {"before": 0, "after": 0}
-            self.calls.append(counts)
-            inner = real_step(*args, **kwargs)
-            try:
-                for item in inner:
-                    if self.emitted.is_set():
-                        self.closed.wait(120)  # a bound on waiting, not a timing assertion
-                    counts["after" if self.closed.is_set() else "before"] += 1
-                    yield item
-            finally:
-                inner.close()
+        def step(batch):
+            if self.emitted.is_set():
+                self.closed.wait(120)  # a bound on waiting, not a timing assertion
+            responses = real_next(batch)
+            for r in responses:
+                counts = members.get((id(batch), r.uid))
+                if counts is None:
+                    counts = members[(id(batch), r.uid)] = {"before": 0, "after": 0}
+                    self.calls.append(counts)
+                counts["after" if self.closed.is_set() else "before"] += 1
+            return responses
 
-        monkeypatch.setattr(mlx_generate, "generate_step", step)
+        monkeypatch.setattr(mlx_generate.GenerationBatch, "next", step)
         monkeypatch.setattr(engine, "GenerationChunk", chunk)

@@ -12,6 +12,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,7 @@ class ModelCache:
         self.memory_budget_mb = float(os.environ.get("HERMES_MLX_MEMORY_BUDGET_MB", DEFAULT_MEMORY_BUDGET_MB))
         self.loads = 0  # how many loads ran, for tests and telemetry
         self.prompts = PromptCache(budget_bytes(self.memory_budget_mb))  # prefixes, per model
+        self.on_unload: list[Callable[[str], None]] = []  # told each unloaded model's key
 
     def get(self, key: str, path: Path) -> tuple[LoadedModel, float]:
         """The loaded model and the seconds this call spent loading it (0 when warm)."""
@@ -163,6 +165,8 @@ class ModelCache:
         if self.models.pop(key, None) is None:
             return
         self.prompts.drop(key)
+        for hook in self.on_unload:
+            hook(key)
         import mlx.core as mx
 
         mx.clear_cache()

@@ -1,8 +1,9 @@
 """generate / stream_generate: the engine's public face, safe to call from any thread.
 
-Each request is tokenized, handed to the MLX worker, and run with mlx-lm's `generate_step` over
-a copy of the nearest cached prefix (engine/prompt_cache.py, one LRU of prefixes per model): when
-a request starts with tokens an earlier one computed (a template's fixed instructions, the same
+Each request is tokenized, handed to the MLX worker, and decoded in its model's batch (mlx-lm's
+BatchGenerator, engine/batch.py) together with whatever else is running, starting from a copy
+of the nearest cached prefix (engine/prompt_cache.py, one LRU of prefixes per model): when a
+request starts with tokens an earlier one computed (a template's fixed instructions, the same
 session's previous turn), only the new tail is computed.
 """
 
@@ -20,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from hermes_mlx.engine import errors
+from hermes_mlx.engine.batch import Batcher, Member
 from hermes_mlx.engine.blas import fit_threads
 from hermes_mlx.engine.cache import ModelCache, TokenizerCache, context_window, read_config
 from hermes_mlx.engine.prompt_cache import PromptCacheStats
-from hermes_mlx.engine.worker import Job, Worker, priority_rank, wait
+from hermes_mlx.engine.worker import DEFERRED, Job, Worker, priority_rank, wait
 
 Request = str | list[dict]
 
@@ -65,7 +67,8 @@ class ModelInfo:
 
 _models = ModelCache()
 _tokenizers = TokenizerCache()
-_worker = Worker(on_idle=_models.evict_idle)
+_batch = Batcher(_models, lambda member: _result(member))
+_worker = Worker(on_idle=_models.evict_idle, stepper=_batch)
 atexit.register(_worker.quiesce)
 _resolved: dict[str, Path] = {}
 _resolve_lock = threading.Lock()
@@ -190,125 +193,77 @@ def _check(max_tokens: int, temperature: float, stop: list[str] | None) -> list[
     return stop
 
 
-def _keep(key: str, cache: list, held: list[int]) -> None:
-    """Store a request's cache under the tokens it holds (prompt and what was decoded), for the
-    next request that starts the same way."""
-    from mlx_lm.models.cache import can_trim_prompt_cache, trim_prompt_cache
-
-    if not cache or not can_trim_prompt_cache(cache):
-        return
-    offset = cache[0].offset
-    if offset > len(held):
-        trim_prompt_cache(cache, offset - len(held))
-    _models.prompts.insert(key, held[: cache[0].offset], cache)
-
-
 def prompt_cache_stats() -> PromptCacheStats:
     """Prefix-cache hits, misses, evictions, bytes and entries, for `doctor` and /health."""
     return _models.prompts.stats()
 
 
-def _stop_at(text: str, stop: list[str]) -> int:
-    hits = [text.find(s) for s in stop]
-    hits = [h for h in hits if h >= 0]
-    return min(hits) if hits else -1
-
-
 def _run(
     job: Job, key: str, path: Path, request: Request, max_tokens: int, temperature: float, stop: list[str], emit: Any
-) -> GenerationResult:
-    """On the worker thread: load (or reuse) the model and generate."""
+) -> object:
+    """On the worker thread: load (or reuse) the model, check the prompt, and hand the request to
+    its model's batch (engine/batch.py), which settles the job's future when it finishes. A
+    prompt over the window is refused here, before it can touch the batch."""
     import mlx.core as mx
-    from mlx_lm.generate import generate_step
-    from mlx_lm.sample_utils import make_sampler
 
     start = time.perf_counter()
     loaded, load_s = _models.get(key, path)
-    mx.synchronize()  # a stopped request may still be computing its next token; BLAS must be idle
-    threads = fit_threads()
+    if not _batch.busy():  # nothing in flight: BLAS threads may change, the peak starts afresh
+        mx.synchronize()
+        _batch.threads = fit_threads()
+        mx.reset_peak_memory()
     tokens = tokenize(request, loaded.tokenizer)
     window = loaded.context_window
     if len(tokens) > window:
         raise errors.PromptTooLong(
             f"prompt is {len(tokens)} tokens, {len(tokens) - window} over the model's {window}-token window"
         )
-    max_tokens = min(max_tokens, window - len(tokens)) or 1
-    mx.reset_peak_memory()
+    if not tokens:
+        raise errors.InvalidRequest("the prompt encodes to no tokens")
     cache, cached = _models.prompts.fetch(key, loaded.model, tokens)
-    eos = set(loaded.tokenizer.eos_token_ids)
-    detok = loaded.tokenizer.detokenizer
-    detok.reset()
-    hold = max((len(s) for s in stop), default=1) - 1  # text that could still begin a stop string
-    text, sent, finish, n, cut, fed, ok = "", 0, "length", 0, -1, [], False
-    t_prompt = time.perf_counter()
-    ttft = prompt_s = 0.0
-
-    def reading(done: int, total: int) -> None:  # between prompt steps: a cancelled job stops here
-        if job.stopped():
-            raise errors.Cancelled("the request was cancelled")
-
-    steps = generate_step(
-        mx.array(tokens[cached:]),
-        loaded.model,
-        max_tokens=max_tokens,
-        sampler=make_sampler(temp=temperature),
-        prompt_cache=cache,
-        prefill_step_size=loaded.prefill_step,
-        prompt_progress_callback=reading,
-    )
-    try:
-        for token, _ in steps:
-            fed.append(token)
-            if n == 0:
-                prompt_s = time.perf_counter() - t_prompt
-                ttft = time.perf_counter() - start
-                t_decode = time.perf_counter()
-            if token in eos:
-                finish = "stop"
-                break
-            n += 1
-            detok.add_token(token)
-            text += detok.last_segment
-            cut = _stop_at(text, stop) if stop else -1
-            if cut >= 0:
-                break
-            if emit is not None and len(text) - hold > sent:
-                emit(GenerationChunk(text[sent : len(text) - hold]))
-                sent = len(text) - hold
-            if job.stopped() or job.expired():
-                finish = "deadline"
-                break
-        if cut < 0:  # flush bytes the detokenizer held back; they may complete a stop string
-            detok.finalize()
-            text += detok.last_segment
-            cut = _stop_at(text, stop) if stop else -1
-        if cut >= 0:
-            text, finish = text[:cut], "stop"
-        ok = True
-    finally:
-        steps.close()
-        if ok:  # a request stopped inside its prompt leaves nothing worth keeping
-            _keep(key, cache, tokens + fed)
-        loaded.last_used = time.monotonic()
-    decode_s = time.perf_counter() - t_decode if n else 0.0
-    result = GenerationResult(
-        text=text,
-        finish_reason=finish,
-        prompt_tokens=len(tokens),
-        cached_tokens=cached,
-        generation_tokens=n,
-        prompt_tps=(len(tokens) - cached) / prompt_s if prompt_s else 0.0,
-        generation_tps=n / decode_s if decode_s else 0.0,
-        peak_memory_mb=mx.get_peak_memory() / 1e6,
+    member = Member(
+        job=job,
+        key=key,
+        tokens=tokens,
+        cached=cached,
+        max_tokens=min(max_tokens, window - len(tokens)) or 1,
+        stop=stop,
+        emit=emit,
+        detok=loaded.tokenizer.detokenizer,
+        eos=set(loaded.tokenizer.eos_token_ids),
         load_s=load_s,
-        ttft_s=ttft,
-        total_s=time.perf_counter() - start,
-        model=key,
-        blas_threads=threads,
+        threads=_batch.threads,
+        start=start,
+        hold=max((len(s) for s in stop), default=1) - 1,  # text that could still begin a stop string
     )
-    if emit is not None:
-        emit(GenerationChunk(text[sent:], result))
-    return result
+    _batch.add(member, loaded, cache, temperature)
+    return DEFERRED
+
+
+def _result(m: Member) -> GenerationResult:
+    """A finished batch member's figures: its own tokens and times, the batch's peak memory."""
+    import mlx.core as mx
+
+    loaded = _models.models.get(m.key)
+    if loaded is not None:
+        loaded.last_used = time.monotonic()
+    prompt_s = m.t_first - m.start if m.t_first else 0.0
+    decode_s = m.t_end - m.t_first if m.t_first and m.n else 0.0
+    return GenerationResult(
+        text=m.text,
+        finish_reason=m.finish,
+        prompt_tokens=len(m.tokens),
+        cached_tokens=m.cached,
+        generation_tokens=m.n,
+        prompt_tps=(len(m.tokens) - m.cached) / prompt_s if prompt_s else 0.0,
+        generation_tps=m.n / decode_s if decode_s else 0.0,
+        peak_memory_mb=mx.get_peak_memory() / 1e6,
+        load_s=m.load_s,
+        ttft_s=prompt_s,
+        total_s=m.t_end - m.start,
+        model=m.key,
+        blas_threads=m.threads,
+    )
 
 
 def _submit(
@@ -360,7 +315,16 @@ def stream_generate(
     Closing the iterator early (a client that went away) stops the generation at once.
     """
     chunks: queue.Queue[GenerationChunk] = queue.Queue()
-    job = _submit(request, model, max_tokens, temperature, stop, timeout, chunks.put, priority)
+    job = _submit(
+        request,
+        model,
+        max_tokens,
+        temperature,
+        stop,
+        timeout,
+        lambda text, result: chunks.put(GenerationChunk(text, result)),
+        priority,
+    )
     try:
         while True:
             try:

@@ -4,6 +4,10 @@ MLX streams are thread-local and the model's arrays live on the worker's stream,
 any thread hand the worker a function and wait for its future. A job whose deadline passes
 before it starts is not run; a job whose caller gave up (cancelled) stops at its next check.
 
+A job may hand its request to a stepper (the batch scheduler, engine/batch.py) and return
+DEFERRED: the stepper then owns the job's future. While the stepper has work, the worker
+alternates: one queued job, one step, so a request that arrives mid-batch joins at the next step.
+
 Jobs carry a priority: a caller waiting on a request comes before work nobody waits for yet
 (a compaction pass computed ahead). The worker always takes the highest-priority queued job,
 oldest first within a priority; a job already running is not preempted.
@@ -20,11 +24,20 @@ from collections.abc import Callable
 from concurrent import futures
 from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from hermes_mlx.engine.errors import Cancelled, DeadlineExceeded, InvalidRequest
 
 log = logging.getLogger(__name__)
+
+DEFERRED = object()  # a job's return value: the stepper will settle its future
+
+
+class Stepper(Protocol):
+    def busy(self) -> bool: ...
+    def step(self) -> None: ...
+    def cancel_all(self) -> None: ...
+
 
 PRIORITIES = {"foreground": 0, "background": 1}  # lower runs first
 
@@ -54,7 +67,8 @@ class Job:
 
 
 class Worker:
-    def __init__(self, on_idle: Callable[[], None] | None = None, tick_s: float = 5.0):
+    def __init__(self, on_idle: Callable[[], None] | None = None, tick_s: float = 5.0, stepper: Stepper | None = None):
+        self.stepper = stepper
         self._queue: queue.PriorityQueue[tuple[int, int, Job]] = queue.PriorityQueue()
         self._seq = itertools.count()  # FIFO within a priority (and jobs are never compared)
         self._on_idle = on_idle
@@ -90,30 +104,53 @@ class Worker:
 
     def _loop(self) -> None:
         while True:
+            stepping = self._stepping()
             try:
-                _, _, job = self._queue.get(timeout=self._tick_s)
+                _, _, job = self._queue.get_nowait() if stepping else self._queue.get(timeout=self._tick_s)
             except queue.Empty:
+                job = None
+                if not stepping:
+                    self._idle()
+                    continue
+            if job is not None:
+                self._run(job)
+            if self._stepping():
+                self._step()
+            elif self._queue.empty():
                 self._idle()
-                continue
-            if job.stopped():
-                job.future.cancel()  # its waiter gets Cancelled instead of waiting forever
-                continue
-            if not job.future.set_running_or_notify_cancel():
-                continue
-            if job.expired():
-                job.future.set_exception(DeadlineExceeded("deadline passed before the request could start"))
-                continue
-            self._current = job
-            self._idle_now.clear()
-            try:
-                job.future.set_result(job.fn(job))
-            except BaseException as exc:  # the worker must outlive any one job
-                job.future.set_exception(exc)
-            finally:
-                self._current = None
-                self._idle_now.set()
-            if self._queue.empty():
-                self._idle()
+
+    def _stepping(self) -> bool:
+        return self.stepper is not None and self.stepper.busy()
+
+    def _run(self, job: Job) -> None:
+        if job.stopped():
+            job.future.cancel()  # its waiter gets Cancelled instead of waiting forever
+            return
+        if not job.future.set_running_or_notify_cancel():
+            return
+        if job.expired():
+            job.future.set_exception(DeadlineExceeded("deadline passed before the request could start"))
+            return
+        self._current = job
+        self._idle_now.clear()
+        try:
+            result = job.fn(job)
+            if result is not DEFERRED:
+                job.future.set_result(result)
+        except BaseException as exc:  # the worker must outlive any one job
+            job.future.set_exception(exc)
+        finally:
+            self._current = None
+            self._idle_now.set()
+
+    def _step(self) -> None:
+        self._idle_now.clear()
+        try:
+            self.stepper.step()
+        except BaseException:  # the stepper settles its members' futures; the worker lives on
+            log.exception("hermes-mlx: a batch step failed")
+        finally:
+            self._idle_now.set()
 
     def quiesce(self, timeout: float = 15.0) -> None:
         """Cancel what is queued, stop the job in hand at its next check, and wait for that.
@@ -132,7 +169,13 @@ class Worker:
         current = self._current
         if current is not None:
             current.cancelled.set()
-        self._idle_now.wait(timeout)
+        if self.stepper is not None:
+            self.stepper.cancel_all()  # members leave the batch at its next step
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self._idle_now.wait(max(0.0, end - time.monotonic())) and not self._stepping():
+                return
+            time.sleep(0.01)
 
     def _idle(self) -> None:
         if self._on_idle is None:

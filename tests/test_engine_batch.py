@@ -1,0 +1,152 @@
+"""Batched generation on a tiny model: requests queued together decode in one batch, each with
+the text it gets alone; one that is cancelled, fails or is refused leaves the others alone."""
+
+import threading
+
+import pytest
+
+import hermes_mlx  # noqa: F401  (puts the BLAS in place before MLX loads)
+from hermes_mlx.engine import errors
+from hermes_mlx.engine import generate as engine
+from hermes_mlx.engine.generate import engine_state, generate, stream_generate
+from hermes_mlx.engine.worker import wait
+
+PROMPTS = [
+    [{"role": "user", "content": "The quick brown fox jumps over the lazy dog."}],
+    "def main():\n    print('hello world')\n    return 0\n",
+    [{"role": "user", "content": "pytest tests/test_engine.py -q failed with AssertionError at line 42 " * 3}],
+    "Summary: the agent edited src/app.py and ran the test suite; 3 passed, 1 failed.",
+]
+
+
+def held_worker():
+    """Occupy the worker so that what is submitted next queues up and starts together."""
+    _, worker = engine_state()
+    started, release = threading.Event(), threading.Event()
+    worker.submit(lambda job: (started.set(), release.wait(60)))
+    assert started.wait(60)
+    return release
+
+
+def run_together(calls):
+    """Run the calls on threads while the worker is held, then release it; their results in order."""
+    _, worker = engine_state()
+    release = held_worker()
+    results = [None] * len(calls)
+
+    def run(i, call):
+        try:
+            results[i] = call()
+        except Exception as exc:
+            results[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
+    for i, t in enumerate(threads):
+        t.start()
+        for _ in range(6000):  # queued in this order (a bound on waiting, not a timing assertion)
+            if worker._queue.qsize() > i:
+                break
+            threading.Event().wait(0.01)
+    release.set()
+    for t in threads:
+        t.join(120)
+    return results
+
+
+@pytest.fixture
+def batcher(tiny_model):
+    generate("warm", model=tiny_model, max_tokens=1)
+    engine._batch.max_width = 0
+    return engine._batch
+
+
+def test_greedy_batched_results_equal_each_request_alone(tiny_model, batcher):
+    alone = [generate(p, model=tiny_model, max_tokens=24) for p in PROMPTS]
+    together = run_together([lambda p=p: generate(p, model=tiny_model, max_tokens=24) for p in PROMPTS])
+    assert batcher.max_width >= 2  # they did decode together
+    for a, b in zip(alone, together):
+        assert not isinstance(b, Exception), b
+        assert (b.text, b.finish_reason, b.generation_tokens) == (a.text, a.finish_reason, a.generation_tokens)
+        assert b.prompt_tokens == a.prompt_tokens and 0 <= b.cached_tokens < b.prompt_tokens
+    assert batcher.members() == 0
+
+
+def test_each_member_keeps_its_stop_strings_and_stream(tiny_model, batcher):
+    full = generate(PROMPTS[0], model=tiny_model, max_tokens=24).text
+    if len(full) < 6:
+        pytest.skip("the random model stopped too early to pick a stop string")
+    stop = full[3:5]
+    other = generate(PROMPTS[1], model=tiny_model, max_tokens=24)
+    cut, streamed = run_together(
+        [
+            lambda: generate(PROMPTS[0], model=tiny_model, max_tokens=24, stop=[stop]),
+            lambda: list(stream_generate(PROMPTS[1], model=tiny_model, max_tokens=24)),
+        ]
+    )
+    assert batcher.max_width >= 2
+    assert cut.finish_reason == "stop" and cut.text == full[: full.find(stop)]
+    assert "".join(c.text for c in streamed) == other.text and streamed[-1].result.text == other.text
+    assert streamed[-1].result.generation_tokens == other.generation_tokens
+
+
+def test_a_cancelled_member_leaves_at_once_and_the_others_finish(tiny_model, batcher):
+    alone = generate(PROMPTS[2], model=tiny_model, max_tokens=40)
+    cancel = threading.Event()
+    chunks = []
+
+    def streamer():
+        with engine.request_scope(cancel):
+            for chunk in stream_generate(PROMPTS[0], model=tiny_model, max_tokens=400):
+                chunks.append(chunk)
+                cancel.set()  # a client that went away after its first chunk
+        return chunks
+
+    stopped, other = run_together([streamer, lambda: generate(PROMPTS[2], model=tiny_model, max_tokens=40)])
+    assert batcher.max_width >= 2
+    assert other.text == alone.text and other.generation_tokens == alone.generation_tokens
+    done = [c.result for c in chunks if c.result is not None]
+    assert isinstance(stopped, errors.Cancelled) or (done and done[0].finish_reason == "deadline")
+    assert sum(1 for c in chunks if c.result is None) < 40  # it did not decode on to max_tokens
+    assert batcher.members() == 0
+
+
+def test_a_member_that_raises_fails_alone(tiny_model, batcher):
+    alone = generate(PROMPTS[1], model=tiny_model, max_tokens=24)
+
+    def bad_emit(text, result):
+        raise RuntimeError("the client's queue broke")
+
+    def failing():
+        return wait(engine._submit(PROMPTS[0], tiny_model, 24, 0.0, [], None, bad_emit, None))
+
+    failed, other = run_together([failing, lambda: generate(PROMPTS[1], model=tiny_model, max_tokens=24)])
+    assert isinstance(failed, RuntimeError) and "queue broke" in str(failed)
+    assert other.text == alone.text
+    assert batcher.members() == 0
+
+
+def test_a_prompt_over_the_window_is_refused_without_disturbing_the_batch(tiny_model, batcher):
+    alone = generate(PROMPTS[3], model=tiny_model, max_tokens=30)
+    too_long, other = run_together(
+        [
+            lambda: generate(PROMPTS[3], model=tiny_model, max_tokens=30),
+            lambda: generate("the quick brown fox " * 400, model=tiny_model, max_tokens=4),
+        ]
+    )[::-1]
+    assert isinstance(too_long, errors.PromptTooLong)
+    assert other.text == alone.text and other.generation_tokens == alone.generation_tokens
+
+
+def test_a_failing_batch_fails_its_members_and_the_engine_keeps_serving(tiny_model, batcher, monkeypatch):
+    import importlib
+
+    mlx_generate = importlib.import_module("mlx_lm.generate")
+
+    def broken(self):
+        raise MemoryError("out of memory in a decode step")
+
+    monkeypatch.setattr(mlx_generate.BatchGenerator, "next", broken)
+    results = run_together([lambda p=p: generate(p, model=tiny_model, max_tokens=8) for p in PROMPTS[:2]])
+    assert all(isinstance(r, MemoryError) for r in results)
+    monkeypatch.undo()
+    assert generate(PROMPTS[0], model=tiny_model, max_tokens=3).generation_tokens >= 1
