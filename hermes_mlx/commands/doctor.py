@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import http.client
 import importlib.metadata as md
 import json
 import os
@@ -17,6 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true")
     p.add_argument("--hermes-home", default=None, help="Hermes's folder (default: $HERMES_HOME, else ~/.hermes)")
+    p.add_argument(
+        "--serve-port", type=int, default=None, help="where `hermes-mlx serve` listens, for its prompt-cache counters"
+    )
     p.set_defaults(func=run)
 
 
@@ -43,7 +47,43 @@ def hermes_facts(hermes_home: str | None = None) -> dict:
     return out
 
 
-def facts(hermes_home: str | None = None) -> dict:
+def served_prompt_cache(port: int) -> dict | None:
+    """A running `serve`'s prompt-cache counters from its /health, or None when none answers."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=0.5)
+    try:
+        conn.request("GET", "/health")
+        reply = conn.getresponse()
+        found = json.loads(reply.read()).get("prompt_cache") if reply.status == 200 else None
+    except (OSError, ValueError, AttributeError, http.client.HTTPException):
+        return None
+    finally:
+        conn.close()
+    return found if isinstance(found, dict) else None
+
+
+def prompt_cache_facts(port: int | None = None) -> dict | None:
+    """The counters of a `serve` on this machine, since doctor's own process has served nothing;
+    without one, this process's (its budget, zero counts). None from an engine with no stats."""
+    from hermes_mlx.integrations.server import DEFAULT_PORT, prompt_cache_report
+
+    port = port or DEFAULT_PORT
+    found = served_prompt_cache(port)
+    if found is not None:
+        return {**found, "source": f"serve on 127.0.0.1:{port}"}
+    found = prompt_cache_report()
+    return {**found, "source": f"this process; no serve answered on 127.0.0.1:{port}"} if found else None
+
+
+def prompt_cache_line(found: dict | None) -> str:
+    if not found:
+        return "not reported by this engine"
+    keys = ("hits", "misses", "evictions", "entries")
+    counts = ", ".join(f"{found[k]} {k}" for k in keys if k in found)
+    held = f"{found.get('bytes', 0) / 1e6:.1f} of {found.get('budget_bytes', 0) / 1e6:.0f} MB"
+    return f"{counts}, {held} ({found.get('source', '')})"
+
+
+def facts(hermes_home: str | None = None, serve_port: int | None = None) -> dict:
     from hermes_mlx.engine.blas import blas_info
     from hermes_mlx.engine.paths import home
 
@@ -66,6 +106,13 @@ def facts(hermes_home: str | None = None) -> dict:
         ),
         "cache_folder": str(home()),
     }
+    try:
+        from hermes_mlx.engine import residency
+
+        out["prompt_cache"] = prompt_cache_facts(serve_port)
+        out["wired"] = residency.status()
+    except Exception as exc:  # doctor reports, it does not fail
+        out["prompt_cache"] = f"could not read: {exc}"
     out.update(hermes_facts(hermes_home))
     try:
         from hermes_mlx.engine.models import list_models
@@ -90,7 +137,7 @@ def print_hermes_config(report: dict) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    report = facts(getattr(args, "hermes_home", None))
+    report = facts(getattr(args, "hermes_home", None), getattr(args, "serve_port", None))
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
@@ -99,6 +146,12 @@ def run(args: argparse.Namespace) -> int:
             print_hermes_config(value)
         elif key == "hermes_integration" and isinstance(value, dict):
             print("hermes: " + ", ".join(f"{k}={v}" for k, v in value.items()))
+        elif key == "prompt_cache" and not isinstance(value, str):
+            print(f"prompt cache: {prompt_cache_line(value)}")
+        elif key == "wired" and isinstance(value, dict):
+            from hermes_mlx.engine.residency import describe
+
+            print(f"wired: {describe(value)}")
         elif key == "models" and isinstance(value, list):
             print("models:")
             for m in value:
