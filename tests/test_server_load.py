@@ -124,12 +124,24 @@ def server_sockets(port: int) -> dict[str, int]:
 
 
 def ask(port: int, barrier: threading.Barrier, out: list, i: int) -> None:
+    """Every fourth client streams; a stream's body is its events, ending with [DONE]."""
+    stream = i % 4 == 0
     try:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT_S)
         barrier.wait(timeout=WAIT_S)
-        conn.request("POST", CHAT, body=json.dumps(HELLO), headers={"Content-Type": "application/json"})
+        body = json.dumps({**HELLO, "stream": stream})
+        conn.request("POST", CHAT, body=body, headers={"Content-Type": "application/json"})
         reply = conn.getresponse()
-        out[i] = (reply.status, reply.headers, json.loads(reply.read()))
+        raw = reply.read().decode()
+        if stream and reply.status == 200:
+            events = [line[6:] for line in raw.splitlines() if line.startswith("data: ")]
+            assert events[-1] == "[DONE]", raw[-300:]
+            content = "".join(
+                (json.loads(e)["choices"] or [{}])[0].get("delta", {}).get("content") or "" for e in events[:-1]
+            )
+            out[i] = (200, reply.headers, {"choices": [{"message": {"content": content}}]})
+        else:
+            out[i] = (reply.status, reply.headers, json.loads(raw))
         conn.close()
     except Exception as exc:  # recorded: the test says which client got no answer
         out[i] = exc
