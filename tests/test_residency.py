@@ -102,3 +102,19 @@ def test_an_os_refusal_runs_unwired_and_says_so(monkeypatch, metal):
     assert found["wired_bytes"] == 0 and "larger than the maximum" in found["error"]
     assert residency.describe(found).startswith("nothing (the OS refused")
     residency.release()  # nothing was wired: nothing to undo, and no raise
+
+
+def test_reassert_undoes_what_mlx_lms_batch_generators_leave(metal):
+    """Two BatchGenerators each wire the recommended set at creation and restore what they found
+    at close; closed out of order they would leave 20 GB wired with nothing warm."""
+    residency.wire(GB, 0, 8 * GB)
+    metal.append(20 * GB)  # generator A created (saw 1 GB)
+    assert residency.reassert() == GB and metal[-1] == GB
+    residency.release()
+    metal.append(GB)  # generator A closed late, restoring what it saw
+    assert residency.reassert() == 0 and metal[-1] == 0
+
+
+def test_reassert_on_cpu_does_nothing(monkeypatch, calls):
+    monkeypatch.setattr(mx.metal, "is_available", lambda: False)
+    assert residency.reassert() == 0 and calls == []

@@ -6,8 +6,10 @@ while a model is warm we wire its weights plus the prompt caches' budget (bounde
 memory budget and by the device's recommended working set, which is also the most macOS allows),
 and we unwire on unload so an idle server holds nothing down. On a CPU there is nothing to wire.
 
-mlx-lm's own generate helpers wire the whole recommended working set around one generation and
-then restore the limit they found, which is ours: the two compose.
+mlx-lm's own helpers wire the whole recommended working set and later restore the limit they
+found: stream_generate around one generation (which composes with ours), BatchGenerator from its
+creation until close(). Generators that overlap restore each other's stale values, so whoever
+creates or closes one calls `reassert()` afterwards to put our limit back.
 
 Plain functions over one module-level record; the engine calls them from its worker thread and
 `status()` may be read from any thread.
@@ -102,6 +104,21 @@ def release() -> None:
             log.warning("hermes-mlx: could not release the wired limit: %s", exc)
         _wired.clear()
     log.info("hermes-mlx: released the wired limit")
+
+
+def reassert() -> int:
+    """Set our limit again (0 when nothing is wired); returns it. For after mlx-lm changed it."""
+    if not on_metal():
+        return 0
+    import mlx.core as mx
+
+    with _lock:
+        limit = _wired.get("limit", 0)
+        try:
+            mx.set_wired_limit(limit)
+        except Exception as exc:
+            log.warning("hermes-mlx: could not set the wired limit back to %.0f MB: %s", limit / 1e6, exc)
+    return limit
 
 
 def status() -> dict:
