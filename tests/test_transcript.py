@@ -12,11 +12,13 @@ from hermes_mlx.compactor.transcript import (
     find_exchange,
     for_model,
     head_end,
+    make_counter,
     message_tokens,
     repair,
     split_turns,
     tail_start,
     tool_pairs_valid,
+    transcript_tokens,
     validate,
 )
 
@@ -169,3 +171,19 @@ def test_head_and_tail_never_split_a_call_from_its_result():
     assert head_end(messages, 3) == 4  # index 3 is a tool result: the head takes it along
     start = tail_start(messages, 0, budget_tokens=120, min_messages=1)
     assert messages[start]["role"] != "tool"
+
+
+def test_without_a_tokenizer_the_compactor_counts_as_hermes_does():
+    """No counter, or one that fails: Hermes's estimate, so CJK text is one token a character
+    (chars/4 would make it a quarter of that) and accented text counts its UTF-8 bytes."""
+
+    def broken(text):
+        raise RuntimeError("no tokenizer")
+
+    cjk = "修复导出测试中的舍入错误" * 10  # 120 CJK characters
+    for count in (make_counter(None), make_counter(broken)):
+        assert count(cjk) == 120
+        assert count("é" * 8) == 4  # 16 bytes
+        assert count("abcdefgh") == 2
+    assert transcript_tokens([user(cjk)]) == 120 + 4  # the default counter, plus the message overhead
+    assert make_counter(lambda text: 7)(cjk) == 7  # a tokenizer, when there is one, decides

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from hermes_mlx.summarizer.api import Message
+from hermes_mlx.summarizer.budget import hermes_tokens
 from hermes_mlx.summarizer.text import trim_middle
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -74,31 +75,27 @@ def message_text(message: Message) -> str:
     return text
 
 
-def rough_tokens(text: str) -> int:
-    """Four characters a token: the estimate Hermes itself uses when no tokenizer is at hand."""
-    return (len(text) + 3) // 4
-
-
 def make_counter(count: TokenCounter | None) -> TokenCounter:
-    """A memoized, never-raising counter: passes re-count the same messages every turn."""
+    """A memoized, never-raising counter: passes re-count the same messages every turn. Without
+    a tokenizer (or when it fails) it counts as Hermes does when it has none (hermes_tokens)."""
 
     @functools.lru_cache(maxsize=8192)
     def counted(text: str) -> int:
         if count is None:
-            return rough_tokens(text)
+            return hermes_tokens(text)
         try:
             return int(count(text))
         except Exception:
-            return rough_tokens(text)
+            return hermes_tokens(text)
 
     return counted
 
 
-def message_tokens(message: Message, count: TokenCounter = rough_tokens) -> int:
+def message_tokens(message: Message, count: TokenCounter = hermes_tokens) -> int:
     return count(message_text(message)) + MESSAGE_OVERHEAD_TOKENS
 
 
-def transcript_tokens(messages: Iterable[Message], count: TokenCounter = rough_tokens) -> int:
+def transcript_tokens(messages: Iterable[Message], count: TokenCounter = hermes_tokens) -> int:
     return sum(message_tokens(m, count) for m in messages)
 
 
@@ -302,7 +299,7 @@ def tail_start(
     floor: int,
     budget_tokens: int,
     min_messages: int = 1,
-    count: TokenCounter = rough_tokens,
+    count: TokenCounter = hermes_tokens,
 ) -> int:
     """Start of the protected tail: the recent messages that fit `budget_tokens` (at least
     `min_messages`), moved back so a tool result never leaves its call behind."""
