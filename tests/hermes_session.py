@@ -3,7 +3,10 @@ against a stub main model on 127.0.0.1, with compaction routed to hermes-mlx.
 
 `run_session` starts the stub, writes config.yaml, runs the driver inside the Hermes venv and
 returns what the driver saw: every turn's messages, the micro telemetry lines Hermes logged,
-the rolling summary after each turn and the time each turn took.
+the rolling summary after each turn and the time each turn took. Per turn it also records what
+the user waits for after the answer (`answer_to_close_s`: from the stub's last byte of the turn's
+answer to `run_conversation` returning, the micro pass included) and how many micro requests our
+provider answered from a pass computed ahead (`ahead`), with `think_s` seconds between turns.
 """
 
 from __future__ import annotations
@@ -35,14 +38,26 @@ USER_TURNS = [
     "Check module 10 the same way.",
 ]
 
-# Runs inside the Hermes venv: argv = out.json, port, turns, reply-kind.
+# Runs inside the Hermes venv: argv = out.json, port, turns, user turns (JSON), think seconds.
 SESSION_DRIVER = """
-    import inspect, os, time
+    import inspect, os, time, urllib.request
     from run_agent import AIAgent
 
     port, turns = int(sys.argv[2]), int(sys.argv[3])
     users = json.loads(sys.argv[4])
+    think_s = float(sys.argv[5])
     records = []
+
+    def answers_sent():  # wall-clock ends of the stub's turn answers
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/stub/replies", timeout=10) as reply:
+            return [r["end"] for r in json.load(reply) if r["kind"] == "main"]
+
+    def ahead_stats():  # our provider's cache of passes computed ahead (this process)
+        try:
+            from hermes_mlx.integrations import ahead
+            return ahead.CACHE.stats.as_dict()
+        except Exception:
+            return {}
 
     class Tap(logging.Handler):
         def emit(self, record):
@@ -69,8 +84,11 @@ SESSION_DRIVER = """
     history, turns_out = [], []
     for i in range(turns):
         user = users[i % len(users)] + ("" if i < len(users) else f" (round {i // len(users) + 1})")
+        if i and think_s:
+            time.sleep(think_s)  # the user reading the answer and typing the next message
         started = time.monotonic()
         n_records = len(records)
+        before = ahead_stats()
         error = None
         try:
             result = agent.run_conversation(user, conversation_history=history)
@@ -78,9 +96,14 @@ SESSION_DRIVER = """
             final = result.get("final_response")
         except Exception as exc:
             error, final = f"{type(exc).__name__}: {exc}", None
+        closed = time.time()
+        ends = [t for t in answers_sent() if t <= closed]
+        after = ahead_stats()
         cc = agent.context_compressor
         turns_out.append({
             "user": user, "seconds": time.monotonic() - started, "error": error,
+            "answer_to_close_s": closed - ends[-1] if ends else None,
+            "ahead": {k: after[k] - before.get(k, 0) for k in after},
             "final": (final or "")[:200], "completed": bool(final) and not error,
             "telemetry": records[n_records:],
             "rolling": getattr(cc, "_micro_compact_rolling_summary", ""),
@@ -127,8 +150,17 @@ def write_config(home: Path, config: dict, port: int) -> None:
 
 
 def run_session(
-    python: Path, tmp: Path, config: dict, *, turns: int, reply_chars: int, timeout: float = 3000
+    python: Path,
+    tmp: Path,
+    config: dict,
+    *,
+    turns: int,
+    reply_chars: int,
+    timeout: float = 3000,
+    think_s: float = 0.0,
+    env: dict | None = None,
 ) -> tuple[dict, str]:
+    """`env`: extra environment for the driver (HERMES_MLX_AHEAD=0 turns passes computed ahead off)."""
     home = tmp / "hermes-home"
     home.mkdir(exist_ok=True)
     stub, port = start_stub(reply_chars)
@@ -136,13 +168,14 @@ def run_session(
         write_config(home, config, port)
         driver = write_driver(tmp / "session_driver.py", SESSION_DRIVER)
         out = tmp / "session.json"
-        env = {**os.environ, "HERMES_HOME": str(home), "PYTHONUNBUFFERED": "1", "HERMES_YOLO_MODE": "1"}
-        env.pop("PYTHONPATH", None)
+        full_env = {**os.environ, "HERMES_HOME": str(home), "PYTHONUNBUFFERED": "1", "HERMES_YOLO_MODE": "1"}
+        full_env.pop("PYTHONPATH", None)
+        full_env.update(env or {})
         done = subprocess.run(
-            [str(python), str(driver), str(out), str(port), str(turns), json.dumps(USER_TURNS)],
+            [str(python), str(driver), str(out), str(port), str(turns), json.dumps(USER_TURNS), str(think_s)],
             capture_output=True,
             text=True,
-            env=env,
+            env=full_env,
             cwd=home,
             timeout=timeout,
         )

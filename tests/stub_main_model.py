@@ -4,7 +4,9 @@ Run as a script: `python stub_main_model.py REPLY_CHARS` prints `listening on PO
 until killed. It answers `GET /v1/models` and `POST /v1/chat/completions`, streamed (SSE with a
 usage chunk, as Hermes asks for) or not, with a deterministic reply of about REPLY_CHARS
 characters that names files, commands and errors of the turn, so a compaction has facts to
-keep. Stdlib only: it runs under any Python, Hermes's venv included.
+keep. `GET /stub/replies` lists when each reply was fully sent (wall clock) and whether it was
+a turn's answer ("main") or a short side call ("short"), so a driver can time what follows the
+answer. Stdlib only: it runs under any Python, Hermes's venv included.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def reply_for(messages: list, chars: int) -> str:
 class Handler(BaseHTTPRequestHandler):
     chars = 6000
     protocol_version = "HTTP/1.1"
+    replies: list[dict] = []  # {"end": time.time() when the last byte went out, "kind": "main" | "short"}
 
     def log_message(self, *args) -> None:  # quiet
         pass
@@ -56,6 +59,8 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self) -> None:
+        if self.path.rstrip("/") == "/stub/replies":
+            return self._send(200, json.dumps(list(Handler.replies)).encode())
         if self.path.rstrip("/").endswith("/models"):
             body = {
                 "object": "list",
@@ -74,7 +79,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(404, b'{"error": {"message": "not found"}}')
         messages = req.get("messages") or []
         cap = req.get("max_tokens") or req.get("max_completion_tokens")
-        text = reply_for(messages, self.chars if not cap or cap > 400 else min(self.chars, 120))
+        kind = "main" if not cap or cap > 400 else "short"
+        text = reply_for(messages, self.chars if kind == "main" else min(self.chars, 120))
         prompt_tokens = sum(len(json.dumps(m)) for m in messages) // 4
         usage = {
             "prompt_tokens": prompt_tokens,
@@ -91,7 +97,9 @@ class Handler(BaseHTTPRequestHandler):
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
                 "usage": usage,
             }
-            return self._send(200, json.dumps(body).encode())
+            self._send(200, json.dumps(body).encode())
+            Handler.replies.append({"end": time.time(), "kind": kind})
+            return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -109,6 +117,7 @@ class Handler(BaseHTTPRequestHandler):
         event({**base, "choices": [], "usage": usage})
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
+        Handler.replies.append({"end": time.time(), "kind": kind})
         self.close_connection = True
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 
 import pytest
 from hermes_envs import EnvBuildError, ensure_envs
@@ -82,6 +83,18 @@ def report(name: str, figures: dict) -> None:
     print(f"\n{name}: {json.dumps(figures)}")
 
 
+def waits(result: dict) -> dict:
+    """What the user waited for after each answer (the micro pass, mostly), and the ahead figures."""
+    seconds = sorted(t["answer_to_close_s"] for t in result["turns"] if t["answer_to_close_s"] is not None)
+    ahead = {k: sum(t["ahead"].get(k, 0) for t in result["turns"]) for k in ("scheduled", "hits", "waited", "misses")}
+    return {
+        "answer_to_close_p50_s": round(statistics.median(seconds), 3) if seconds else None,
+        "answer_to_close_p95_s": round(statistics.quantiles(seconds, n=20)[-1], 3) if len(seconds) > 1 else None,
+        "answer_to_close_s": [round(x, 3) for x in seconds],
+        "ahead": ahead,
+    }
+
+
 def test_hermes_022_session_in_process(envs, tmp_path):
     python = python_for(envs, H22)
     result, log = run_session(python, tmp_path, README_IN_PROCESS, turns=12, reply_chars=6000)
@@ -89,7 +102,52 @@ def test_hermes_022_session_in_process(envs, tmp_path):
     check_transcript(result, micro=True)
     assert "Auxiliary compression: using mlx (hermes-mlx-default)" in log  # in process, our provider
     assert all(t["compressions"] in (0, None) for t in result["turns"])  # no batch wanted while micro runs
-    report("0.22 session, 12 turns", figures)
+    report("0.22 session, 12 turns", {**figures, **waits(result)})
+
+
+def ahead_and_normal(python, tmp_path, *, turns: int, think_s: float = 0.0) -> tuple[dict, dict]:
+    """The same session twice: passes computed ahead (the default), and HERMES_MLX_AHEAD=0."""
+    runs = {}
+    for name, env in (("ahead", {}), ("normal", {"HERMES_MLX_AHEAD": "0"})):
+        (tmp_path / name).mkdir()
+        runs[name], _ = run_session(
+            python, tmp_path / name, README_IN_PROCESS, turns=turns, reply_chars=6000, think_s=think_s, env=env
+        )
+    return runs["ahead"], runs["normal"]
+
+
+def test_hermes_022_passes_computed_ahead(envs, tmp_path):
+    """Our plugin's hooks guess each next micro request from the transcript and compute it in the
+    background: later turns' micro requests are answered from those, and the session ends with
+    the same summaries as without them."""
+    python = python_for(envs, H22)
+    on, off = ahead_and_normal(python, tmp_path, turns=8)
+    check_micro(on)
+    check_transcript(on, micro=True)
+    figures = waits(on)
+    assert figures["ahead"]["hits"] > 0, [t["ahead"] for t in on["turns"]]
+    later = on["turns"][len(on["turns"]) // 2 :]  # Hermes's first passes do not match the transcript (the doc)
+    assert (
+        sum(t["ahead"]["hits"] for t in later)
+        >= sum(1 for t in later for r in t["telemetry"] if r["outcome"] == "absorbed") - 1
+    )
+    assert waits(off)["ahead"]["hits"] == 0 and waits(off)["ahead"]["scheduled"] == 0  # the switch
+    assert [t["rolling"] for t in on["turns"]] == [t["rolling"] for t in off["turns"]]
+    assert on["turns"][-1]["markers"] == off["turns"][-1]["markers"]
+    report("0.22 session, 8 turns, ahead vs normal", {"ahead": figures, "normal": waits(off)})
+
+
+@pytest.mark.slow
+def test_hermes_022_wait_after_the_answer_measured(envs, tmp_path):
+    """The figure for issue 13: 12 turns with a think time that lets a pass finish
+    (HERMES_SESSION_THINK_S, default 5 s), with and without passes computed ahead."""
+    import os
+
+    python = python_for(envs, H22)
+    think = float(os.environ.get("HERMES_SESSION_THINK_S", "5"))
+    on, off = ahead_and_normal(python, tmp_path, turns=12, think_s=think)
+    assert [t["rolling"] for t in on["turns"]] == [t["rolling"] for t in off["turns"]]
+    report(f"0.22 session, 12 turns, think {think:g} s", {"ahead": waits(on), "normal": waits(off)})
 
 
 @pytest.mark.slow

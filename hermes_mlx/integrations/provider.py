@@ -68,12 +68,11 @@ class _Completions:
         }
         request = parse_request({k: v for k, v in body.items() if v is not None or k == "messages"})
         name = adapter.engine_model(request.model, self._client.model)
-        ready = from_ahead(request, name)
         if request.stream:
-            return Stream(self._client._stream(request, name, ready))
+            return Stream(self._client._stream(request, name))
 
-        def reply() -> Any:
-            done = ready or answer(request, name)
+        def reply() -> Any:  # a micro pass computed ahead is looked up (or waited for) here, off any event loop
+            done = from_ahead(request, name) or answer(request, name)
             return wrap(
                 completion(
                     done.text,
@@ -186,17 +185,18 @@ class MLXClient:
         self.base_url = client_kwargs.get("base_url") or "mlx://local"
         self.chat = _Chat(self)
 
-    def _stream(self, request, name: str | None, ready: adapter.Completion | None = None) -> Iterator[Any]:
+    def _stream(self, request, name: str | None) -> Iterator[Any]:
         id, created = completion_id(), int(time.time())
         label = name or "default"
 
-        def computed() -> Iterator[tuple[str, adapter.Completion | None]]:
+        def computed(ready: adapter.Completion) -> Iterator[tuple[str, adapter.Completion | None]]:
             if ready.text:
                 yield ready.text, None
             yield "", ready
 
         def chunks() -> Iterator[Any]:
-            pieces = computed() if ready is not None else adapter.stream(request, model=name)
+            ready = from_ahead(request, name)
+            pieces = computed(ready) if ready is not None else adapter.stream(request, model=name)
             try:
                 yield wrap(chunk(id, label, created, role="assistant", content=""))
                 for out in stream_chunks(pieces, id, label, created, request.include_usage):
