@@ -90,7 +90,7 @@ class MLXSummarizer:
                 self._count = count_tokens
             return int(self._count(text or "", model=self.model))
         except Exception:
-            return len(text or "") // 4 + 1  # rough, never fails: budgets only
+            return hermes_tokens(text or "")  # Hermes's own estimate: never fails, budgets only
 
     def context_window(self) -> int:
         if self._window is None:
