@@ -103,7 +103,8 @@ def overheads(model: str | None, repeat: int) -> dict:
 
 HERMES_MICRO = """
     import importlib, json as _json
-    messages = [json.loads(line) for line in open(sys.argv[2]) if line.strip()]
+    from hermes_mlx.compactor.sessions import load_session
+    messages = load_session(sys.argv[2])
     first, end = int(sys.argv[3]), int(sys.argv[4])
     from hermes_mlx.integrations import adapter
     seen = []
@@ -124,9 +125,10 @@ HERMES_MICRO = """
 
 def micro_comparison(model: str | None) -> dict:
     from hermes_mlx.compactor.micro import MicroCompactor
+    from hermes_mlx.compactor.sessions import load_session
     from hermes_mlx.summarizer import MLXSummarizer
 
-    messages = [json.loads(line) for line in SESSION.read_text().splitlines() if line.strip()][:39]
+    messages = load_session(SESSION)[:39]
     ours = MicroCompactor(MLXSummarizer(model=model), context_limit=16000).compact([dict(m) for m in messages])
     if ours.outcome != "absorbed":
         return {"error": f"our compactor: {ours.outcome} {ours.error}"}

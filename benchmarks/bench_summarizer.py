@@ -28,10 +28,10 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
-
 import hermes_mlx  # noqa: F401  (BLAS first)
 from hermes_mlx.bench.shipped import SESSIONS_DIR as SESSIONS
+from hermes_mlx.bench.shipped import SessionFacts, facts_path, load_facts
+from hermes_mlx.compactor.sessions import load_session
 from hermes_mlx.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.ledger import find_paths
 from hermes_mlx.summarizer.summary import parse
@@ -58,7 +58,7 @@ def exchanges(messages: list[dict]) -> list[list[dict]]:
     return out
 
 
-def check_facts(summary: str, messages: list[dict], facts: dict, *, micro: bool) -> dict:
+def check_facts(summary: str, messages: list[dict], facts: SessionFacts, *, micro: bool) -> dict:
     """Planted facts in the summary. In micro mode user turns are never compacted, so a fact
     stated in a user message counts as kept (the compactor leaves those messages in place)."""
     session_text = json.dumps(messages, ensure_ascii=False)
@@ -66,7 +66,7 @@ def check_facts(summary: str, messages: list[dict], facts: dict, *, micro: bool)
     users = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "user")
     report: dict = {}
     for kind in ("paths", "commands", "errors", "urls", "identifiers", "decisions"):
-        items = facts.get(kind) or []
+        items = getattr(facts, kind)
         present = [f for f in items if f in summary or (micro and f in users)]
         report[kind] = {
             "planted": len(items),
@@ -75,15 +75,15 @@ def check_facts(summary: str, messages: list[dict], facts: dict, *, micro: bool)
         }
     invented = [p for p in find_paths(summary) if p not in session_text and p not in raw]
     report["invented_paths"] = invented
-    report["secrets_leaked"] = [s for s in facts.get("secrets") or [] if s in summary]
+    report["secrets_leaked"] = [s for s in facts.secrets if s in summary]
     narrative = parse(summary).narrative_text()
     report["injection_in_narrative"] = instruction_like(narrative)
     return report
 
 
 def run_session(name: str, s: MLXSummarizer, limit: int | None, batch: bool) -> dict:
-    messages = [json.loads(line) for line in (SESSIONS / f"{name}.jsonl").read_text().splitlines() if line.strip()]
-    facts = yaml.safe_load((SESSIONS / f"{name}.facts.yaml").read_text()) or {}
+    messages = load_session(SESSIONS / f"{name}.jsonl")
+    facts = load_facts(facts_path(SESSIONS / f"{name}.jsonl"))
     units = exchanges(messages)[:limit] if limit else exchanges(messages)
     passes, summary, failures = [], None, 0
     for i, ex in enumerate(units):
