@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_mlx.engine import errors
+from hermes_mlx.engine import errors, residency
 from hermes_mlx.engine.cache import LoadedModel, ModelCache
 from hermes_mlx.engine.worker import Job
 
@@ -89,6 +89,7 @@ class Batcher:
                 stop_tokens=[[t] for t in member.eos],
                 prefill_step_size=loaded.prefill_step,
             )
+            residency.reassert()  # the generator wired the whole working set: back to ours
         (uid,) = gen.insert(
             [member.tokens[member.cached :]],
             max_tokens=[member.max_tokens],
@@ -122,7 +123,7 @@ class Batcher:
                     self._leave(gen, uid, m, "deadline")
             if not self._mine(key):
                 if key not in self._models.models:
-                    del self._gens[key]  # its model was unloaded while it ran
+                    self._drop(key)  # its model was unloaded while it ran
                 continue
             try:
                 _, responses = gen.next()
@@ -130,7 +131,7 @@ class Batcher:
                 log.exception("hermes-mlx: a batch of %d failed", len(self._mine(key)))
                 for uid, m in self._mine(key):
                     self._fail(uid, m, exc)
-                del self._gens[key]
+                self._drop(key)
                 continue
             for r in responses:
                 m = self._members.get((key, r.uid))
@@ -220,7 +221,14 @@ class Batcher:
         if not m.job.future.done():
             m.job.future.set_exception(exc)
 
+    def _drop(self, key: str) -> None:
+        """Close a model's generator (it restores the wired limit it found) and put ours back."""
+        gen = self._gens.pop(key, None)
+        if gen is not None:
+            gen.close()
+            residency.reassert()
+
     def _forget(self, key: str) -> None:
         """The model was unloaded: drop its generator now, or after its last member."""
         if not self._mine(key):
-            self._gens.pop(key, None)
+            self._drop(key)
