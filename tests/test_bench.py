@@ -191,6 +191,12 @@ def test_bench_end_to_end_on_the_tiny_model(tiny_model, short_session, tmp_path,
     variants = {(p["scenario"], p["variant"]) for p in data["passes"]}
     assert {("none", "ours"), ("none", "ours-cold"), ("cpu1", "ours")} <= variants
     assert {("sessions-2", "sequential"), ("sessions-2", "concurrent")} <= variants
+    cached = {(p["scenario"], p["turn"]): p["cached_tokens"] for p in data["passes"] if p["variant"] == "ours"}
+    assert any(cached.values())  # the engine reports cached prefixes at all
+    # each scenario starts with no cached prefix: cpu1 is not served the prompts none just ran
+    assert {t: c for (s, t), c in cached.items() if s == "cpu1"} == {
+        t: c for (s, t), c in cached.items() if s == "none"
+    }
     many = data["concurrency"]["sessions-2"]
     for variant in ("sequential", "concurrent"):
         assert set(many[variant]["per_session"]) == {session.stem, f"{session.stem}#2"}

@@ -293,6 +293,7 @@ def bench_session(
     )
     for scenario in scenarios:
         bar.set_description(f"{name} {scenario}")
+        fresh_engine(model)  # else the prefix cache serves this scenario the last one's prompts
         try:
             load = ct.Contention(scenario, model=model_path).start()
         except RuntimeError as exc:
@@ -357,15 +358,20 @@ def bench_session(
     )
 
 
+def fresh_engine(model: str | None) -> None:
+    """The model loaded afresh, with no cached prefix: every scenario replays the same passes, and
+    the engine's prefix cache would otherwise hand one scenario the prompts of the one before.
+    The load itself happens here, outside the timings."""
+    from hermes_mlx.engine.generate import generate, unload
+
+    unload(model)
+    generate("ok", model=model, max_tokens=1)
+
+
 def many_sessions(options: Options, plan: dict, scenario: str, pool: list[Session], on_pass) -> list:
     """One sessions-N or alternating-N scenario (concurrent.Phase each): the sessions one after
     another, then the scenario's own way, each on a freshly loaded model with no cached prefix."""
     from hermes_mlx.bench import harness
-    from hermes_mlx.engine.generate import generate, unload
-
-    def reset() -> None:
-        unload(options.model)
-        generate("ok", model=options.model, max_tokens=1)  # the load stays out of the timings
 
     def replay_one(name, messages, variant, before_pass, on_turn):
         return harness.run_passes(
@@ -382,4 +388,4 @@ def many_sessions(options: Options, plan: dict, scenario: str, pool: list[Sessio
         )
 
     named = [(n, s.messages) for n, s in zip(unique_names(pool), pool)]
-    return concurrent.run_scenario(scenario, named, replay_one, reset)
+    return concurrent.run_scenario(scenario, named, replay_one, lambda: fresh_engine(options.model))
