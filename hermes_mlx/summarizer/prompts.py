@@ -9,7 +9,7 @@ content last, so the engine's prefix cache covers the instructions on every pass
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
@@ -26,7 +26,6 @@ class Template:
     user: str
     pick: int = 1  # sentences chosen per model call
     focus: str = ""
-    extra: dict = field(default_factory=dict)
 
     def messages(self, content: str, choices: list[str], focus: str | None = None) -> list[dict]:
         focus_line = self.focus.format(focus=focus) if focus and self.focus else ""
@@ -58,13 +57,11 @@ def load_template(job: str, lang: str = "") -> Template:
         path = folder / name
         if path.is_file():
             data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-            known = {"job", "system", "user", "pick", "focus"}
             return Template(
                 job=data.get("job", job),
                 system=str(data["system"]).strip(),
                 user=str(data["user"]),
                 pick=max(1, int(data.get("pick", 1))),
                 focus=str(data.get("focus") or ""),
-                extra={k: v for k, v in data.items() if k not in known},
             )
     raise FileNotFoundError(f"no summarizer template for job {job!r}")
