@@ -54,7 +54,7 @@ SESSION_DRIVER = """
 
     def ahead_stats():  # our provider's cache of passes computed ahead (this process)
         try:
-            from hermes_mlx.integrations import ahead
+            from hermes_mlx.compactor import ahead
             return ahead.CACHE.stats.as_dict()
         except Exception:
             return {}

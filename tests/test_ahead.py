@@ -13,9 +13,10 @@ import pytest
 from fakes import ScriptedSummarizer
 from test_adapter import EXCHANGE, hermes_serialize
 
+from hermes_mlx.compactor import ahead
 from hermes_mlx.engine import errors
 from hermes_mlx.engine.generate import check_scope, job_bounds
-from hermes_mlx.integrations import adapter, ahead, plugin, provider
+from hermes_mlx.integrations import adapter, plugin, provider
 
 ROOT = Path(__file__).resolve().parent.parent
 

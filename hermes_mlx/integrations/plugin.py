@@ -21,7 +21,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from . import ahead, provider
+from hermes_mlx.compactor import ahead
+
+from . import provider
 
 logger = logging.getLogger("hermes_mlx.integrations")
 

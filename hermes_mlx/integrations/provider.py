@@ -18,7 +18,9 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from . import adapter, ahead
+from hermes_mlx.compactor import ahead
+
+from . import adapter
 from .hermes_prompts import MICRO_EXCHANGE, MICRO_SUMMARY
 from .hermes_settings import PLANNING_CONTEXT_TOKENS
 from .openai_shapes import (

@@ -1,13 +1,14 @@
 """Answers computed ahead: a compaction request guessed before the caller sends it.
 
-Hermes runs its micro pass after the turn's answer, and the turn stays open until the pass is
-done, yet the pass's input (the oldest exchange not yet absorbed) is known a turn earlier. A
-plugin hook guesses the request (plugin.py) and `schedule`s it here; the work runs on one
-background thread at the engine's background priority, so any request a caller is waiting for
-goes first. When the real request arrives, `take` looks it up by its exact text: a finished
-answer comes back at once, a running one is waited for, anything else (no guess, a queued or
-wrong guess, a failed one) is a miss and the caller answers as usual. A wrong guess costs only
-background work.
+A micro pass's input (the oldest exchange not yet absorbed, the rolling summary) is known a turn
+before the pass runs. Whoever can guess it `schedule`s the work here: the Hermes plugin hook
+(integrations/plugin.py) for Hermes's own micro pass, or MicroCompactor itself (micro.py) when
+`CompactorSettings.ahead` is on. The work runs on one background thread at the engine's
+background priority, so any request a caller is waiting for goes first. When the real request
+arrives, `take` looks it up by its exact key: a finished answer comes back at once, a running one
+is waited for (its remaining engine calls promoted to the foreground), anything else (no guess, a
+queued or wrong guess, a failed one) is a miss and the caller answers as usual. A wrong guess
+costs only background work.
 
 One entry per session (the guess for its next pass), a few sessions at most, oldest evicted.
 """
@@ -23,7 +24,7 @@ from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-logger = logging.getLogger("hermes_mlx.integrations")
+logger = logging.getLogger(__name__)
 
 ENV_SWITCH = "HERMES_MLX_AHEAD"  # "0", "off", "false" or "no" turns computing ahead off
 MAX_SESSIONS = 4
