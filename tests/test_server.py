@@ -7,7 +7,9 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ from starlette.testclient import TestClient
 from test_adapter import EXCHANGE, hermes_serialize
 
 from hermes_mlx.integrations import adapter
-from hermes_mlx.integrations.server import build_app, is_loopback
+from hermes_mlx.integrations.server import bind, build_app, is_loopback
 
 ROOT = Path(__file__).resolve().parent.parent
 # `hermes-mlx serve` whether or not cli.COMMANDS lists it yet.
@@ -44,9 +46,35 @@ def sse_events(lines):
     return events
 
 
+@contextmanager
+def in_process(app, wait_s: float = 120):
+    """`app` under uvicorn on 127.0.0.1 in this process (so a test can watch the engine); yields
+    the port. Requests still in flight are cancelled on the way out."""
+    import uvicorn
+
+    sock = bind("127.0.0.1", 0)
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="error", access_log=False, lifespan="off", timeout_graceful_shutdown=2)
+    )
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + wait_s  # a bound on waiting, not a speed assertion
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive()
+        time.sleep(0.02)
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        app.state.cancel_all()
+        server.should_exit = True
+        thread.join(timeout=wait_s)
+
+
 def test_health_and_models(client, tiny_model):
     health = client.get("/health").json()
     assert health["status"] == "ok" and health["busy"] is False
+    assert health["running"] == 0 and health["waiting"] == 0
+    assert {"members", "joined", "max_members"} <= set(health["batch"])
     models = client.get("/v1/models").json()
     assert models["object"] == "list" and models["data"][0]["id"] == tiny_model
 

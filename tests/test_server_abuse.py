@@ -18,12 +18,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
-from test_server import BASE, HELLO, LAUNCH, ROOT
+from test_server import BASE, HELLO, LAUNCH, ROOT, in_process
 
 from hermes_mlx.engine import generate as engine
 from hermes_mlx.integrations.http_guard import REFUSED_MODEL
 from hermes_mlx.integrations.openai_shapes import RequestError, parse_request
-from hermes_mlx.integrations.server import bind, build_app
+from hermes_mlx.integrations.server import build_app
 
 CHAT = "/v1/chat/completions"
 # ~40 tokens per repeat on the tiny tokenizer: 200 repeats is far over its 512-token window.
@@ -287,23 +287,9 @@ def test_parse_request_never_crashes(body):
 @pytest.fixture
 def live(tiny_model):
     """The app under uvicorn on 127.0.0.1 in this process: (port, app)."""
-    import uvicorn
-
     app = build_app(tiny_model, request_timeout=600, max_prompt_tokens=10**6)
-    sock = bind("127.0.0.1", 0)
-    server = uvicorn.Server(
-        uvicorn.Config(app, log_level="error", access_log=False, lifespan="off", timeout_graceful_shutdown=2)
-    )
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + WAIT_S
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive()
-        time.sleep(0.02)
-    yield sock.getsockname()[1], app
-    app.state.cancel_all()
-    server.should_exit = True
-    thread.join(timeout=WAIT_S)
+    with in_process(app, WAIT_S) as port:
+        yield port, app
 
 
 def health(port: int) -> dict:
@@ -358,10 +344,86 @@ def test_a_client_that_hangs_up_stops_the_work(live, submits, stream):
     stopped_at = submits[0]
     worker = engine.engine_state()[1]
     assert worker._queue.qsize() == 0 and worker._current is None  # the engine let go
+    assert health(port)["batch"]["members"] == 0 and health(port)["running"] == 0  # and its batch
     status, body = post(port, HELLO)
     assert status == 200 and body["usage"]["completion_tokens"] <= 4
     assert submits[0] == stopped_at + 1  # no fold chunk ran after the hang-up
     assert not app.state.inflight
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_queued_client_that_hangs_up_leaves_the_queue_and_never_reaches_the_engine(tiny_model, monkeypatch, stream):
+    prompts: list = []  # every request the engine was given
+    submit = engine._submit
+    monkeypatch.setattr(engine, "_submit", lambda request, *args: (prompts.append(request), submit(request, *args))[1])
+    hello = HELLO["messages"]
+    app = build_app(tiny_model, request_timeout=600, max_prompt_tokens=10**6, max_running=1)
+    with in_process(app, WAIT_S) as port:
+        running = send_and_wait_busy(port, LONG)  # holds the only place while it folds
+        until(lambda h: prompts, port)
+        queued = send_and_wait_busy(port, {**HELLO, "stream": stream})
+        h = until(lambda h: h["waiting"] == 1, port)
+        assert h["running"] == 1
+        queued.close()
+        counter = "streams_cancelled" if stream else "requests_cancelled"
+        h = until(lambda h: h["waiting"] == 0 and h[counter] == 1, port)
+        assert h["running"] == 1  # the one running goes on
+        running.close()
+        until(lambda h: not h["busy"] and h["requests_cancelled"] + h["streams_cancelled"] == 2, port)
+        assert hello not in prompts  # the request that left the queue never reached the engine
+        assert post(port, HELLO)[0] == 200  # the place is free again
+        assert prompts[-1] == hello
+    assert not app.state.queue and app.state.running == 0 and app.state.waiting == 0
+
+
+def read_stream(sock: socket.socket) -> str:
+    """The rest of an SSE reply on a raw socket, up to its [DONE]."""
+    seen = b""
+    while b"data: [DONE]" not in seen:
+        part = sock.recv(65536)
+        assert part, seen[-300:]
+        seen += part
+    return seen.decode()
+
+
+def streamed_text(raw: str) -> str:
+    events = [json.loads(line[6:]) for line in raw.splitlines() if line.startswith("data: {")]
+    return "".join((e["choices"] or [{}])[0].get("delta", {}).get("content") or "" for e in events)
+
+
+def test_a_client_that_hangs_up_leaves_the_batch_and_the_other_member_finishes(live, monkeypatch):
+    """Two streams decode in one batch; one client hangs up while the batch is held. Its member
+    leaves at the next step (at most one more token); the other decodes on to the text it gets
+    alone."""
+    from test_engine_batch import held_worker
+    from tiny import HeldDecode
+
+    port, app = live
+    worker = engine.engine_state()[1]
+    body = {**HELLO, "max_tokens": 60, "stream": True}
+    alone = streamed_text(read_stream(send_and_wait_busy(port, body)))
+    held = HeldDecode(monkeypatch)  # holds the batch once a chunk has been emitted, until `closed`
+    release = held_worker()  # both requests reach the engine before either starts
+    try:
+        leaving = send_and_wait_busy(port, {**HELLO, "max_tokens": 400, "stream": True})
+        staying = send_and_wait_busy(port, body)
+        until(lambda h: worker._queue.qsize() >= 2, port)
+        release.set()
+        deadline = time.monotonic() + WAIT_S
+        while not (held.emitted.is_set() and worker.stepper.members() == 2):  # both in the batch, held
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        leaving.close()
+        until(lambda h: sum(flag.is_set() for flag in list(app.state.inflight)) == 1, port)  # the server saw it
+    finally:
+        release.set()
+        held.closed.set()
+    text = streamed_text(read_stream(staying))
+    staying.close()
+    h = until(lambda h: h["streams_cancelled"] == 1 and not h["busy"], port)
+    assert h["batch"]["members"] == 0 and h["batch"]["max_members"] >= 2
+    assert sorted(c["after"] for c in held.calls)[0] <= 1  # the one that left: one more token at most
+    assert text == alone  # the other finished as it does alone
 
 
 def test_shutdown_cancels_requests_in_flight(live):

@@ -5,6 +5,7 @@ Loopback only, on the tiny random-weight model; every wait is bounded, nothing a
 
 import http.client
 import json
+import math
 import subprocess
 import threading
 import time
@@ -16,7 +17,7 @@ from test_server import BASE, HELLO, start_server
 
 from hermes_mlx.engine import errors
 from hermes_mlx.integrations.inflight import RETRY_AFTER_MAX_S, State, engine_error
-from hermes_mlx.integrations.server import MAX_WAITING, build_app
+from hermes_mlx.integrations.server import MAX_RUNNING, MAX_WAITING, build_app
 
 CHAT = "/v1/chat/completions"
 CLIENTS = 100
@@ -40,14 +41,21 @@ def app(tiny_model):
 
 
 def test_a_full_queue_is_a_503_with_retry_after(app):
-    app.state.waiting = MAX_WAITING  # as if MAX_WAITING requests were already queued
-    app.state.service_s = 2.0  # each recently held the engine for ~2 s
+    app.state.running = MAX_RUNNING  # as if every place in the engine were taken
+    app.state.waiting = MAX_WAITING - 1  # and all but one place in the queue
+    app.state.service_s = 2.0  # each recently held its place for ~2 s
     with TestClient(app, base_url=BASE) as c:
+        # One more may still queue: it waits, and gives up at its own deadline.
+        r = c.post(CHAT, json={**HELLO, "timeout": 0.3})
+        assert r.status_code == 504 and "waited for the engine" in r.json()["error"]["message"], r.text
+        app.state.waiting = MAX_WAITING
         r = c.post(CHAT, json=HELLO)
         assert r.status_code == 503 and r.json()["error"]["message"].startswith("busy")
-        assert retry_after_of(r.headers) == 2 * MAX_WAITING  # the queue ahead, at the recent pace
+        # The queue ahead at the recent pace, MAX_RUNNING finishing every ~2 s.
+        assert retry_after_of(r.headers) == math.ceil(2.0 * MAX_WAITING / MAX_RUNNING)
         assert r.headers["connection"] == "close"
-        assert c.get("/health").json()["refused_busy"] == 1
+        health = c.get("/health").json()
+        assert health["refused_busy"] == 1 and health["running"] == MAX_RUNNING and health["busy"]
 
 
 def test_shutting_down_is_a_503_with_retry_after(app):
@@ -77,6 +85,7 @@ def test_over_the_concurrency_limit_is_a_json_503_with_retry_after(tiny_model):
 def test_retry_after_estimate_is_bounded():
     state = State(service_s=3.0, waiting=4)
     assert state.retry_after() == 12
+    assert State(service_s=3.0, waiting=4, running=2).retry_after() == 6  # two finish every 3 s
     assert State(service_s=0.01, waiting=1).retry_after() == 1
     assert State(service_s=500.0, waiting=8).retry_after() == RETRY_AFTER_MAX_S
     state.note_service(13.0)
@@ -201,3 +210,149 @@ def test_a_hundred_clients_get_answers_or_503_and_no_connection_stays_open(tiny_
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+# ------------------------------------------------------------------ requests through serve share the engine's batch
+
+PROMPTS = [
+    "The quick brown fox jumps over the lazy dog.",
+    "pytest tests/test_engine.py -q failed with AssertionError at line 42 " * 3,
+]
+LINE = "pytest tests/test_engine.py -q failed with AssertionError at line 42. "  # 23 tiny-model tokens
+
+
+def chat(port: int, body: dict) -> tuple[int, dict]:
+    """(status, answer) for a request, streamed or not; a stream's answer is gathered into the
+    shape of a plain one: its text, finish reason and usage."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT_S)
+    if body.get("stream"):
+        body = {**body, "stream_options": {"include_usage": True}}
+    conn.request("POST", CHAT, body=json.dumps(body), headers={"Content-Type": "application/json"})
+    reply = conn.getresponse()
+    raw = reply.read().decode()
+    conn.close()
+    if not body.get("stream") or reply.status != 200:
+        return reply.status, json.loads(raw)
+    events = [json.loads(line[6:]) for line in raw.splitlines() if line.startswith("data: {")]
+    assert raw.rstrip().endswith("data: [DONE]"), raw[-300:]
+    assert all("error" not in e for e in events), events[-1]
+    choices = [e["choices"][0] for e in events if e["choices"]]
+    text = "".join(c["delta"].get("content") or "" for c in choices)
+    finish = [c["finish_reason"] for c in choices if c["finish_reason"]]
+    message = {"message": {"content": text}, "finish_reason": finish[-1]}
+    return 200, {"choices": [message], "usage": events[-1]["usage"]}
+
+
+def answer_of(body: dict) -> tuple[str, str, int]:
+    return (
+        body["choices"][0]["message"]["content"],
+        body["choices"][0]["finish_reason"],
+        body["usage"]["completion_tokens"],
+    )
+
+
+def user(text: str, **extra) -> dict:
+    return {"messages": [{"role": "user", "content": text}], **extra}
+
+
+def test_concurrent_generations_through_serve_decode_in_one_batch(tiny_model):
+    from test_engine_batch import held_worker
+    from test_server import in_process
+
+    from hermes_mlx.engine.generate import engine_state
+
+    worker = engine_state()[1]
+    bodies = [user(PROMPTS[0], max_tokens=24), user(PROMPTS[1], max_tokens=24, stream=True)]
+    app = build_app(tiny_model)
+    with in_process(app, WAIT_S) as port:
+        alone = [chat(port, body) for body in bodies]
+        assert [status for status, _ in alone] == [200, 200], alone
+        before = get(port, "/health")[1]["batch"]
+        worker.stepper.max_width = 0
+        release = held_worker()  # both requests reach the engine before either starts
+        try:
+            out: list = [None, None]
+            threads = [threading.Thread(target=lambda i=i: out.__setitem__(i, chat(port, bodies[i]))) for i in (0, 1)]
+            for t in threads:
+                t.start()
+            deadline = time.monotonic() + WAIT_S
+            while worker._queue.qsize() < 2:  # one lock for the engine would keep the second out
+                assert time.monotonic() < deadline and all(t.is_alive() for t in threads), out
+                time.sleep(0.01)
+            health = get(port, "/health")[1]
+            assert health["running"] == 2 and health["waiting"] == 0 and health["busy"]
+            release.set()
+            for t in threads:
+                t.join(WAIT_S)
+        finally:
+            release.set()  # also when an assertion failed: the worker must not stay held
+        after = get(port, "/health")[1]
+    assert [o[0] for o in out] == [200, 200], out
+    for (_, together), (_, single) in zip(out, alone):
+        assert answer_of(together) == answer_of(single)  # greedy: the batch changes nothing
+    assert after["batch"]["max_members"] >= 2  # they did decode together
+    assert after["batch"]["joined"] == before["joined"] + 2 and after["batch"]["members"] == 0
+    assert after["running"] == 0 and not after["busy"] and after["served"] == 4
+
+
+def test_an_over_window_request_leaves_a_streaming_member_of_the_batch_alone(tiny_model, monkeypatch):
+    """A long stream decodes; meanwhile a prompt over --max-prompt-tokens is refused and one over
+    the model's 512-token window is folded to fit, its fold calls decoding in the stream's batch.
+    The stream finishes as it does alone."""
+    import importlib
+
+    from test_server import in_process
+
+    from hermes_mlx.engine.generate import engine_state
+
+    mlx_generate = importlib.import_module("mlx_lm.generate")
+    worker = engine_state()[1]
+    batcher = worker.stepper
+    long_stream = user("hello", max_tokens=400, stream=True)
+    engaged, released = threading.Event(), threading.Event()
+    real_next = mlx_generate.GenerationBatch.next
+
+    def step(batch):
+        # While the stream decodes alone, hold it until other work reaches the engine, so the
+        # stream is certainly still in the batch when the other requests are answered.
+        end = time.monotonic() + WAIT_S
+        while engaged.is_set() and not released.is_set() and batcher.members() == 1 and worker._queue.qsize() == 0:
+            assert time.monotonic() < end
+            time.sleep(0.005)
+        return real_next(batch)
+
+    app = build_app(tiny_model, max_prompt_tokens=3000)
+    with in_process(app, WAIT_S) as port:
+        status, alone = chat(port, long_stream)
+        assert status == 200 and answer_of(alone)[2] > 100, alone  # long enough to outlive the rest
+        batcher.max_width = 0
+        monkeypatch.setattr(mlx_generate.GenerationBatch, "next", step)
+        engaged.set()
+        try:
+            out: list = []
+            first = threading.Thread(target=lambda: out.append(chat(port, long_stream)))
+            first.start()
+            deadline = time.monotonic() + WAIT_S
+            while batcher.members() != 1:
+                assert time.monotonic() < deadline and first.is_alive(), out
+                time.sleep(0.01)
+
+            status, refused = chat(port, user(LINE * 200, max_tokens=50))  # ~4600 tokens: over 3000
+            assert status == 413 and "3000-token limit" in refused["error"]["message"], refused
+            assert refused["error"]["param"] == "messages"
+            health = get(port, "/health")[1]
+            assert health["running"] == 1 and health["batch"]["members"] == 1 and first.is_alive()
+
+            status, folded = chat(port, user(LINE * 30, max_tokens=200))  # ~690 tokens: over the window
+            assert status == 200, folded
+            assert folded["usage"]["prompt_tokens"] > 512  # the fold calls read the whole prompt
+            assert folded["usage"]["completion_tokens"] <= 200
+            assert first.is_alive() and batcher.max_width >= 2  # folded alongside the stream
+            released.set()
+            first.join(WAIT_S)
+        finally:
+            released.set()  # also when an assertion failed: the engine must not stay held
+        after = get(port, "/health")[1]
+    assert out and out[0][0] == 200, out
+    assert answer_of(out[0][1]) == answer_of(alone)
+    assert after["running"] == 0 and after["batch"]["members"] == 0

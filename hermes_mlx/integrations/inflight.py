@@ -1,5 +1,8 @@
-"""Running one request's work in `hermes-mlx serve`: the engine lock, the deadline and the cancel
-flag, for a plain JSON answer and for server-sent events.
+"""Running one request's work in `hermes-mlx serve`: its place in the engine, the deadline and the
+cancel flag, for a plain JSON answer and for server-sent events.
+
+Up to MAX_RUNNING requests run into the engine at once, so their generations decode together in
+the engine's batch (engine/batch.py); the rest wait for a place in arrival order (State.take_slot).
 
 The work runs on a thread inside engine.generate.request_scope, so the engine checks the flag at
 every prompt step and token and refuses further calls once it is up. The flag goes up when the
@@ -15,7 +18,8 @@ import logging
 import math
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +36,10 @@ POLL_S = 0.2  # how often a non-streaming request looks for its client having go
 KEEPALIVE_S = 10.0  # an SSE comment this often while the engine works without output
 RETRY_AFTER_MAX_S = 60  # the openai SDK only honours a Retry-After of at most 60 s
 SHUTDOWN_RETRY_AFTER_S = 5  # a restarted server takes a few seconds to bind and load
+# Requests in the engine at once. mlx-lm's BatchGenerator decodes up to 32 together and reads up
+# to 8 prompts at a time; 8 lets every running request read its prompt in the same step, and a
+# Hermes gateway rarely has more conversations than that compacting at the same moment.
+MAX_RUNNING = 8
 
 
 class Closed(Exception):
@@ -43,20 +51,64 @@ class State:
     served: int = 0
     streams_cancelled: int = 0
     requests_cancelled: int = 0
-    waiting: int = 0
+    waiting: int = 0  # requests admitted that hold no place in the engine yet
+    running: int = 0  # requests holding a place in the engine
+    max_running: int = MAX_RUNNING
     refused_busy: int = 0  # 503s for a full queue
-    lock: asyncio.Lock | None = None
     closing: threading.Event = field(default_factory=threading.Event)
     inflight: set = field(default_factory=set)  # cancel flags of requests being answered
-    service_s: float = 1.0  # moving average of how long a request holds the engine
+    service_s: float = 1.0  # moving average of how long a request holds its place in the engine
+    queue: deque = field(default_factory=deque)  # futures of the requests waiting for a place, oldest first
 
     def note_service(self, seconds: float) -> None:
         self.service_s = 0.8 * self.service_s + 0.2 * max(0.0, seconds)
 
     def retry_after(self) -> int:
         """Seconds until a refused client has a fair chance: the queue ahead of it drained at
-        the recent pace, one request at a time; within what clients honour."""
-        return max(1, min(RETRY_AFTER_MAX_S, math.ceil(self.service_s * max(1, self.waiting))))
+        the recent pace, as many at a time as are running; within what clients honour."""
+        pace = self.service_s / max(1, self.running)
+        return max(1, min(RETRY_AFTER_MAX_S, math.ceil(pace * max(1, self.waiting))))
+
+    async def take_slot(self, deadline: float, gone: Callable[[], Awaitable[bool]]) -> None:
+        """A place in the engine, first come first served; TimeoutError at the deadline, Closed
+        when `gone()` says the caller left. The holder must give_slot() when its work is over."""
+        if self.running < self.max_running and not self.queue:
+            self.running += 1
+            return
+        turn = asyncio.get_running_loop().create_future()
+        self.queue.append(turn)
+        self.waiting += 1
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(
+                        f"the request's deadline passed while it waited for the engine "
+                        f"({self.running} requests were running)"
+                    )
+                done, _ = await asyncio.wait([turn], timeout=min(POLL_S, left))
+                if done:
+                    return
+                if await gone():
+                    raise Closed()
+        except BaseException:
+            if turn.done() and not turn.cancelled():
+                self.give_slot()  # handed a place just as it left: pass it on
+            turn.cancel()
+            raise
+        finally:
+            self.waiting -= 1
+            if turn in self.queue:
+                self.queue.remove(turn)
+
+    def give_slot(self) -> None:
+        """Pass the place to the oldest request still waiting, or free it."""
+        while self.queue:
+            turn = self.queue.popleft()
+            if not turn.done():
+                turn.set_result(None)
+                return
+        self.running -= 1
 
     def cancel_all(self) -> None:
         """Stop every request in flight at its next engine step (safe from a signal handler)."""
@@ -105,22 +157,6 @@ def engine_error(exc: BaseException, state: State) -> Response:
     return error(500, f"internal error ({type(exc).__name__}); the server's log has the details", kind="server_error")
 
 
-async def _acquire(lock: asyncio.Lock, deadline: float, gone: Any) -> None:
-    """Take the engine lock, giving up at the deadline or when `gone()` says the caller left."""
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError(
-                "the request's deadline passed while it waited for the engine (another request was running)"
-            )
-        try:
-            await asyncio.wait_for(lock.acquire(), timeout=min(POLL_S, left))
-            return
-        except TimeoutError:
-            if await gone():
-                raise Closed() from None
-
-
 def _work(req: Any, name: str | None, cancel: threading.Event, deadline: float) -> Any:
     from hermes_mlx.engine.generate import request_scope
 
@@ -128,11 +164,9 @@ def _work(req: Any, name: str | None, cancel: threading.Event, deadline: float) 
         return adapter.complete(req, model=name)
 
 
-async def answer(
-    request: Request, req: Any, name: str | None, label: str, lock: asyncio.Lock, state: State, deadline: float
-) -> Response:
+async def answer(request: Request, req: Any, name: str | None, label: str, state: State, deadline: float) -> Response:
     """A non-streaming answer. The work runs on a thread while this coroutine watches the client:
-    when it hangs up, the cancel flag stops the engine at its next step."""
+    when it hangs up, the cancel flag stops the engine at its next step (its batch member leaves)."""
     cancel = threading.Event()
     state.inflight.add(cancel)
 
@@ -143,17 +177,19 @@ async def answer(
         return False
 
     try:
-        await _acquire(lock, deadline, gone)
+        await state.take_slot(deadline, gone)
         held = time.monotonic()
         try:
-            work = asyncio.ensure_future(asyncio.to_thread(_work, req, name, cancel, deadline))
+            # anyio's thread pool (40 threads), not asyncio's default (cores + 4): every running
+            # request waits on a thread of its own while the engine batches them.
+            work = asyncio.ensure_future(anyio.to_thread.run_sync(_work, req, name, cancel, deadline))
             while not work.done():
                 await asyncio.wait([work], timeout=POLL_S)
                 if not work.done():
                     await gone()
             done = work.result()
         finally:
-            lock.release()
+            state.give_slot()
             state.note_service(time.monotonic() - held)
             state.served += 1
         if cancel.is_set():
@@ -180,9 +216,7 @@ def _sse_line(data: Any) -> str:
     return "data: " + (data if isinstance(data, str) else json.dumps(data)) + "\n\n"
 
 
-async def sse(
-    req: Any, name: str | None, label: str, lock: asyncio.Lock, state: State, deadline: float
-) -> AsyncIterator[str]:
+async def sse(req: Any, name: str | None, label: str, state: State, deadline: float) -> AsyncIterator[str]:
     """Server-sent events. The adapter's generator runs on its own thread under the request's
     cancel flag; when the client goes away Starlette cancels us, we raise the flag, and the
     engine stops at its next step."""
@@ -212,6 +246,9 @@ async def sse(
                 pieces.close()
                 put(("end", None))
 
+    async def stopping() -> bool:  # the server is shutting down
+        return stop.is_set()
+
     id, created = completion_id(), int(time.time())
     finished = False
     thread = threading.Thread(target=produce, name="hermes-mlx-stream", daemon=True)
@@ -219,11 +256,11 @@ async def sse(
     try:
         yield _sse_line(chunk(id, label, created, role="assistant", content=""))
         try:
-            await _acquire(lock, deadline, _never)
-        except TimeoutError as exc:
+            await state.take_slot(deadline, stopping)  # a client that leaves cancels this coroutine
+        except (TimeoutError, Closed) as exc:
             yield _sse_line(json.loads(engine_error(exc, state).body))
             yield _sse_line("[DONE]")
-            finished = True
+            finished = isinstance(exc, TimeoutError)  # else the server stopped it
             return
         held = time.monotonic()
         try:
@@ -247,19 +284,15 @@ async def sse(
             finished = not stop.is_set()
         finally:
             stop.set()
-            # Hold the lock until the engine has really let go (one step at most), even when
-            # this generator is being cancelled.
+            # Hold the place until the engine has really let go (its batch member leaves at the
+            # next step), even when this generator is being cancelled.
             with anyio.CancelScope(shield=True):
                 if thread.ident is not None:
                     await anyio.to_thread.run_sync(thread.join)
-            lock.release()
+            state.give_slot()
             state.note_service(time.monotonic() - held)
     finally:
         state.inflight.discard(stop)
         state.served += 1
         if not finished:
             state.streams_cancelled += 1
-
-
-async def _never() -> bool:
-    return False

@@ -1,15 +1,20 @@
 """`hermes-mlx serve`: an OpenAI-compatible server on loopback, for Hermes 0.19 and any other agent.
 
-One engine, one model: requests queue on a lock and run one at a time, so each keeps the
-prompt cache its template's prefix built. Every request's work is bounded: a deadline (the
-server's --request-timeout, lowered by the request's own `timeout`), a prompt-size limit checked
-before any model work, and a cancel flag that the engine checks at every prompt step and token
-(engine.generate.request_scope). The flag is raised when the client goes away, streaming or not,
-and for every request in flight when the server is told to stop.
+One engine: up to MAX_RUNNING requests run into it at once and their generations decode together
+in its batch (a request that arrives joins at the next step), each starting from the prefix its
+template or session left in the engine's prompt cache; more wait for a place in arrival order.
+Every request's work is bounded: a deadline (the server's --request-timeout, lowered by the
+request's own `timeout`), a prompt-size limit checked before any model work, and a cancel flag
+that the engine checks at every prompt step and token (engine.generate.request_scope). The flag
+is raised when the client goes away, streaming or not (its batch member leaves at the next
+step), and for every request in flight when the server is told to stop.
 
-Load: at most MAX_WAITING requests queue for the engine and MAX_ACTIVE are inside the app; past
-either a client gets a JSON 503 with Retry-After (the queue ahead at the recent pace) and the
-connection closes, so a flood of clients is answered at once and leaves no socket open here.
+Load: at most MAX_WAITING requests wait beyond the MAX_RUNNING places and MAX_ACTIVE are inside
+the app; past either a client gets a JSON 503 with Retry-After (the queue ahead at the recent
+pace) and the connection closes, so a flood of clients is answered at once and leaves no socket
+open here. A prompt over --max-prompt-tokens is refused (413) before it reaches the engine, and
+one over the model's window is folded to fit (integrations/passthrough.py); neither touches the
+other requests in the batch.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from starlette.routing import Route
 from . import adapter
 from .hermes_settings import PLANNING_CONTEXT_TOKENS
 from .http_guard import Admission, HostOriginGuard, ModelPolicy, bearer_ok
-from .inflight import JSON, State, answer, engine_error, error, sse
+from .inflight import JSON, MAX_RUNNING, State, answer, engine_error, error, sse
 from .openai_shapes import RequestError, parse_request
 
 DEFAULT_PORT = 8765
@@ -46,7 +51,7 @@ DEFAULT_REQUEST_TIMEOUT = 300.0
 # are free (reading ~115 tok/s, notes ~9 tok/s) and ~15 tok/s when six processes share them, so
 # 16k tokens (~65 KB of text; Hermes sends ~50 KB) takes ~250 s with the answer on a free machine.
 DEFAULT_MAX_PROMPT_TOKENS = 16384
-MAX_WAITING = 8  # requests queued for the engine before new ones get 503
+MAX_WAITING = 8  # requests waiting for a place in the engine (beyond MAX_RUNNING) before new ones get 503
 MAX_ACTIVE = 4 * MAX_WAITING  # requests inside the app at once, any route, before new ones get 503
 
 
@@ -121,20 +126,16 @@ def build_app(
     allowed_hosts: tuple[str, ...] = (),
     allowed_models: tuple[str, ...] = (),
     max_active: int = MAX_ACTIVE,
+    max_running: int = MAX_RUNNING,
 ) -> Any:
     """The ASGI app. `model` is what requests run on unless they name a manifest model present
     here or one of `allowed_models`; a foreign model id falls back to `model`. The returned app
     has `.state` (a State: counters, and cancel_all() for shutdown); it is the Admission
-    limit itself (`.active`, `.refused`)."""
+    limit itself (`.active`, `.refused`). `max_running` requests run into the engine at once."""
     label = model or "hermes-mlx-default"
     limits = Limits(max_body_bytes, request_timeout, max_prompt_tokens)
-    state = State()
+    state = State(max_running=max_running)
     policy = ModelPolicy(model, allowed_models)
-
-    def lock() -> asyncio.Lock:
-        if state.lock is None:
-            state.lock = asyncio.Lock()
-        return state.lock
 
     def refused(request: Request) -> Response | None:
         if bearer_ok(request.headers.get("authorization"), api_key):
@@ -149,11 +150,13 @@ def build_app(
             "served": state.served,
             "streams_cancelled": state.streams_cancelled,
             "requests_cancelled": state.requests_cancelled,
-            "busy": lock().locked(),
+            "busy": state.running > 0,
+            "running": state.running,
             "waiting": state.waiting,
             "active": admission.active,
             "refused_busy": admission.refused + state.refused_busy,
             "prompt_cache": prompt_cache_report(),
+            "batch": batch_report(),
         }
         if refused(request) is None:  # model names and paths only for those holding the key
             body.update(model=label, warm=warm_models())
@@ -170,11 +173,12 @@ def build_app(
             return no
         if state.closing.is_set():
             return error(503, "the server is shutting down", kind="server_error")
-        if state.waiting >= limits.max_waiting:
+        if state.waiting + state.running >= state.max_running + limits.max_waiting:
             state.refused_busy += 1
-            message = f"busy: {state.waiting} requests are already waiting"
+            message = f"busy: {state.running} requests are running and {state.waiting} already waiting"
             return error(503, message, kind="server_error", retry_after=state.retry_after())
-        state.waiting += 1
+        state.waiting += 1  # until it is checked; then State.take_slot counts it while it queues
+        checked = False
         try:
             try:
                 body = await asyncio.wait_for(_read_json(request, limits.max_body_bytes), limits.request_timeout)
@@ -186,15 +190,18 @@ def build_app(
                 return error(413 if isinstance(exc, TooLarge) else 400, str(exc), exc.field)
             except Exception as exc:
                 return engine_error(exc, state)
+            state.waiting -= 1
+            checked = True
             if req.stream:
                 return StreamingResponse(
-                    sse(req, name, label, lock(), state, deadline),
+                    sse(req, name, label, state, deadline),
                     media_type="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
                 )
-            return await answer(request, req, name, label, lock(), state, deadline)
+            return await answer(request, req, name, label, state, deadline)
         finally:
-            state.waiting -= 1
+            if not checked:
+                state.waiting -= 1
 
     app = Starlette(
         routes=[
@@ -219,6 +226,17 @@ def prompt_cache_report() -> dict | None:
         return None
     found = stats()
     return found.to_dict() if hasattr(found, "to_dict") else dict(found)
+
+
+def batch_report() -> dict | None:
+    """The engine's batch: members decoding now, members ever joined, and the most that decoded
+    together (what shows that requests through serve share the batch); None without a batcher."""
+    from hermes_mlx.engine.generate import engine_state
+
+    batcher = getattr(engine_state()[1], "stepper", None)
+    if batcher is None:
+        return None
+    return {"members": batcher.members(), "joined": batcher.joined, "max_members": batcher.max_width}
 
 
 def is_loopback(host: str) -> bool:
