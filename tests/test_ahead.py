@@ -134,6 +134,32 @@ def test_guesses_run_at_background_priority_and_stop_when_discarded():
     assert cache.stats.errors == 0  # a discarded guess that stopped is no error
 
 
+def test_a_caller_waiting_on_a_running_guess_promotes_its_remaining_calls():
+    cache = ahead.AheadCache()
+    seen, started, release = [], threading.Event(), threading.Event()
+
+    def work():
+        seen.append(job_bounds(None, None)[2])  # an engine call made before anyone waits
+        started.set()
+        release.wait(10)
+        seen.append(job_bounds(None, None)[2])  # one made after a caller started waiting
+        return "A"
+
+    cache.schedule("s1", "prompt A", None, work)
+    assert started.wait(10)
+    entry = cache._entries["s1"]
+    taken = []
+    waiter = threading.Thread(target=lambda: taken.append(cache.take("prompt A", None, timeout=10)))
+    waiter.start()
+    for _ in range(1000):  # a bound on waiting for take() to get there, not a timing assertion
+        if entry.priority.value == "foreground":
+            break
+        threading.Event().wait(0.01)
+    release.set()
+    waiter.join(10)
+    assert taken == ["A"] and seen == ["background", "foreground"]
+
+
 def test_a_failed_guess_is_a_miss():
     cache = ahead.AheadCache()
     cache.schedule("s1", "prompt A", None, lambda: 1 / 0)

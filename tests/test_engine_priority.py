@@ -7,7 +7,7 @@ import pytest
 import hermes_mlx  # noqa: F401  (puts the BLAS in place before MLX loads)
 from hermes_mlx.engine import errors
 from hermes_mlx.engine import score as score_mod
-from hermes_mlx.engine.generate import engine_state, generate, request_scope
+from hermes_mlx.engine.generate import Priority, engine_state, generate, job_bounds, request_scope
 from hermes_mlx.engine.score import score
 from hermes_mlx.engine.worker import Worker, wait
 
@@ -90,3 +90,46 @@ def test_engine_calls_take_their_priority_from_the_keyword_or_the_scope(tiny_mod
     wait(first)
     assert set(results) == {"ahead-1", "ahead-2", "waited-on"}
     assert seen == ["waited-on", "ahead-1", "ahead-2"]
+
+
+def test_a_priority_holder_is_read_at_each_call():
+    holder = Priority("background")
+    with request_scope(threading.Event(), priority=holder):
+        assert job_bounds(None, None)[2] == "background"
+        holder.promote()
+        assert job_bounds(None, None)[2] == "foreground"
+        assert job_bounds(None, "background")[2] == "background"  # a call's own keyword still wins
+    with pytest.raises(errors.InvalidRequest, match="priority"):
+        Priority("later")
+
+
+def test_a_promoted_request_queues_ahead_of_background_work_queued_earlier(tiny_model, monkeypatch):
+    _, worker = engine_state()
+    score(["1"], "warm", model=tiny_model)
+    seen = []
+    real = score_mod.tokenize
+
+    def spy(request, tokenizer):
+        if threading.current_thread() is worker.thread:
+            seen.append(request)
+        return real(request, tokenizer)
+
+    monkeypatch.setattr(score_mod, "tokenize", spy)
+    promoted, kept = Priority("background"), Priority("background")
+    promoted.promote()  # a caller waits on this one now
+    release, first = hold(worker)
+
+    def in_scope(name, holder):
+        with request_scope(threading.Event(), priority=holder):
+            score(["1"], name, model=tiny_model)
+
+    threads = []
+    for name, holder in [("still-ahead", kept), ("waited-on", promoted)]:
+        threads.append(threading.Thread(target=in_scope, args=(name, holder)))
+        threads[-1].start()
+        until_queued(worker, len(threads))
+    release.set()
+    for t in threads:
+        t.join(120)
+    wait(first)
+    assert seen == ["waited-on", "still-ahead"]

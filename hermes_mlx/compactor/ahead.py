@@ -56,6 +56,7 @@ class _Entry:
     future: Future
     cancel: threading.Event = field(default_factory=threading.Event)
     started: threading.Event = field(default_factory=threading.Event)
+    priority: Any = None  # engine.generate.Priority: background until a caller waits for it
 
 
 def _in_background(compute: Callable[[], Any], entry: _Entry) -> Any:
@@ -66,7 +67,7 @@ def _in_background(compute: Callable[[], Any], entry: _Entry) -> Any:
     entry.started.set()
     if entry.cancel.is_set():
         raise CancelledError("discarded before it started")
-    with request_scope(entry.cancel, priority=BACKGROUND):
+    with request_scope(entry.cancel, priority=entry.priority or BACKGROUND):
         return compute()
 
 
@@ -91,7 +92,9 @@ class AheadCache:
                 self._discard(self._entries.pop(session))
             while len(self._entries) >= self.max_sessions:
                 self._discard(self._entries.popitem(last=False)[1])
-            entry = _Entry(key, fingerprint, Future())
+            from hermes_mlx.engine.generate import Priority
+
+            entry = _Entry(key, fingerprint, Future(), priority=Priority(BACKGROUND))
             entry.future = self._pool.submit(_in_background, compute, entry)
             entry.future.add_done_callback(lambda done, entry=entry: self._count_error(done, entry))
             self._entries[session] = entry
@@ -118,6 +121,8 @@ class AheadCache:
             self.stats.misses += 1
             return None
         running = not entry.future.done()
+        if running:
+            entry.priority.promote()  # a caller waits now: the guess's remaining calls go first
         try:
             value = entry.future.result(timeout=timeout)
         except Exception:  # failed, cancelled or too slow: the caller's own run answers

@@ -75,19 +75,35 @@ _resolve_lock = threading.Lock()
 _scope: contextvars.ContextVar[tuple[threading.Event, float | None] | None] = contextvars.ContextVar(
     "hermes_mlx_request_scope", default=None
 )
-_priority: contextvars.ContextVar[str] = contextvars.ContextVar("hermes_mlx_priority", default="foreground")
+
+
+class Priority:
+    """A request's priority that may change while it runs: work computed ahead starts in the
+    background and is promoted once a caller starts waiting for it, so its remaining engine calls
+    no longer queue behind other callers' requests. Read at each engine call's submit."""
+
+    def __init__(self, value: str = "background") -> None:
+        priority_rank(value)
+        self.value = value
+
+    def promote(self) -> None:
+        self.value = "foreground"
+
+
+_priority: contextvars.ContextVar[str | Priority] = contextvars.ContextVar("hermes_mlx_priority", default="foreground")
 
 
 @contextmanager
 def request_scope(
-    cancel: threading.Event, deadline: float | None = None, priority: str | None = None
+    cancel: threading.Event, deadline: float | None = None, priority: str | Priority | None = None
 ) -> Iterator[None]:
     """Bound every engine call made in this context as one request: once `cancel` is set, the
     running call stops at its next prompt step or token and later calls raise Cancelled; no call
     runs past `deadline` (a time.monotonic() value). A request that folds many chunks, or a
     summary of many calls, is thereby cancelled and timed as a whole. `priority="background"`
-    queues its calls behind every call a caller is waiting for (work computed ahead)."""
-    if priority is not None:
+    queues its calls behind every call a caller is waiting for (work computed ahead); a Priority
+    holder instead is read at each call, so promoting it moves the calls still to come ahead."""
+    if priority is not None and not isinstance(priority, Priority):
         priority_rank(priority)
     token = _scope.set((cancel, deadline))
     ptoken = _priority.set(priority) if priority is not None else None
@@ -120,7 +136,9 @@ def job_bounds(timeout: float | None, priority: str | None) -> tuple[float | Non
     if scope_deadline is not None:
         deadline = scope_deadline if deadline is None else min(deadline, scope_deadline)
     cancel = (_scope.get() or (None, None))[0]
-    priority = priority or _priority.get()
+    if not priority:
+        scoped = _priority.get()
+        priority = scoped.value if isinstance(scoped, Priority) else scoped
     priority_rank(priority)
     return deadline, cancel, priority
 
