@@ -111,6 +111,16 @@ class AheadCache:
         """The answer computed ahead for this exact request, waiting for it if it is running;
         None (a miss) when there is none, it has not started, it failed, `accept` refused it or it
         was discarded."""
+        return self.take_status(key, fingerprint, timeout, accept)[0]
+
+    def take_status(
+        self,
+        key: str,
+        fingerprint: Hashable,
+        timeout: float | None = None,
+        accept: Callable[[Any], bool] = lambda value: True,
+    ) -> tuple[Any | None, str]:
+        """`take`, with how it went: "hit" (finished), "waited" (was running) or "miss"."""
         with self._lock:
             session = next((s for s, e in self._entries.items() if e.key == key and e.fingerprint == fingerprint), None)
             entry = self._entries.pop(session) if session is not None else None
@@ -119,7 +129,7 @@ class AheadCache:
                 self.stats.discarded += 1
         if entry is None:
             self.stats.misses += 1
-            return None
+            return None, "miss"
         running = not entry.future.done()
         if running:
             entry.priority.promote()  # a caller waits now: the guess's remaining calls go first
@@ -128,13 +138,21 @@ class AheadCache:
         except Exception:  # failed, cancelled or too slow: the caller's own run answers
             entry.cancel.set()
             self.stats.misses += 1
-            return None
+            return None, "miss"
         if entry.cancel.is_set() or not accept(value):  # discarded while it ran (maybe cut short), or failed
             self.stats.misses += 1
-            return None
+            return None, "miss"
         self.stats.hits += 1
         self.stats.waited += int(running)
-        return value
+        return value, "waited" if running else "hit"
+
+    def discard(self, session: str) -> None:
+        """Drop the session's guess (its inputs changed under it); a running one stops at its next
+        engine step."""
+        with self._lock:
+            entry = self._entries.pop(session, None)
+            if entry is not None:
+                self._discard(entry)
 
     def _discard(self, entry: _Entry) -> None:
         entry.cancel.set()  # a running guess stops at its next engine step

@@ -4,13 +4,23 @@ The cost of compaction is paid in small instalments instead of one long stall at
 The rules are the seeds': user messages are never absorbed, head and tail are never touched, one
 rolling marker replaces the old, the transcript is the source of truth for the cursor, a failed
 pass changes nothing, and no exception ever escapes a pass.
+
+With `ahead` on, the next pass's one summarizer call starts in the background as soon as its
+input is known (compactor/ahead.py): the oldest exchange not yet absorbed that a user message
+has closed, the rolling summary and the budget. The pass takes the answer when its own input is
+exactly that, and otherwise discards it and calls the summarizer itself, so its result is the
+same either way; only the wait moves into the user's think time.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+import time
+from collections.abc import Callable
 
-from hermes_mlx.compactor import markers, telemetry
+from hermes_mlx.compactor import ahead, markers, telemetry
 from hermes_mlx.compactor.passes import Compactor, call_summarizer, notify
 from hermes_mlx.compactor.settings import CompactorSettings
 from hermes_mlx.compactor.telemetry import PassResult
@@ -42,6 +52,8 @@ class MicroCompactor(Compactor):
     def __init__(self, summarizer: Summarizer, settings: CompactorSettings | None = None, **options) -> None:
         super().__init__(summarizer, settings, **options)
         self.turns_since_pass = 0
+        self._ahead_session = f"micro:{id(self)}"  # this compactor's slot in ahead.CACHE
+        self._ahead_used: dict = {}  # how this pass's summarizer call went with `ahead` on
         self.reset()
 
     def reset(self) -> None:
@@ -54,6 +66,8 @@ class MicroCompactor(Compactor):
         self._defrag_failures = 0
         self._defrag_retry_above = 0
         self._aux_model = ""
+        if self.settings.ahead:  # the guess was made from the state just forgotten
+            ahead.CACHE.discard(self._ahead_session)
 
     def state_figures(self) -> dict:
         return {
@@ -66,6 +80,13 @@ class MicroCompactor(Compactor):
 
     def compact(self, messages: list[Message]) -> PassResult:
         """One turn's pass. Never raises; on any failure the input list comes back unchanged."""
+        self._ahead_used = {}
+        result = self._compact(messages)
+        if self.settings.ahead:
+            self._look_ahead(result.messages)
+        return result
+
+    def _compact(self, messages: list[Message]) -> PassResult:
         every = self.settings.every_n_turns
         if every > 1:
             self.turns_since_pass += 1
@@ -73,6 +94,14 @@ class MicroCompactor(Compactor):
                 return PassResult(messages, WAITING)
             self.turns_since_pass = 0
         return self.guarded(messages, lambda prepared, started: self._pass(messages, prepared, started))
+
+    def emit(self, outcome: str, before: list[Message], after: list[Message], started: float, **figures) -> dict:
+        """The logged line keeps exactly Hermes's fields; the payload handed back to the caller
+        (replay, the bench) also says how the pass's call went with `ahead` on: "ahead" is hit,
+        waited or miss, "ahead_ms" the milliseconds of its work done before compact() was called."""
+        data = super().emit(outcome, before, after, started, **figures)
+        data.update(self._ahead_used)
+        return data
 
     def _pass(self, messages: list[Message], prepared: list[Message], started: float) -> PassResult:
         span = self._next_exchange(prepared) if len(prepared) >= 4 else None
@@ -87,9 +116,8 @@ class MicroCompactor(Compactor):
         exchange = prepared[first:end]
         exchange_tokens = transcript_tokens(exchange, self.count)
         cumulative = bool(self.rolling_summary.strip())
-        clipped = clip_for_summary(exchange, self.settings.max_chars_per_message)
-        budget = micro_budget(self.settings.defrag_threshold_tokens, hermes_tokens(self.rolling_summary))
-        result = self._merge(clipped, budget)
+        key, call = self._merge_call(self.rolling_summary, exchange)
+        result = self._summarize(key, call, started)
         self._aux_model = result.model or self._aux_model
         if not result.ok:
             outcome = self._record_failure(first, end, result.error)
@@ -129,12 +157,69 @@ class MicroCompactor(Compactor):
         )
         return PassResult(out, "absorbed", changed=True, telemetry=data, details={"summary": result})
 
-    def _merge(self, exchange: list[Message], budget: int) -> SummaryResult:
-        """The absorbing pass's one summarizer call: what it asks depends only on the rolling
-        summary and the exchange, so it is the seam for running it ahead of the pass."""
-        return call_summarizer(
-            lambda: self.summarizer.merge(self.rolling_summary or None, exchange, budget_tokens=budget)
-        )
+    # ---------------------------------------------------------------- the summarizer call, maybe ahead
+
+    def _merge_call(self, summary: str, exchange: list[Message]) -> tuple[str, Callable[[], SummaryResult]]:
+        """(fingerprint of its inputs, the call) for absorbing `exchange` into `summary`: what the
+        call asks depends on these alone, so it can run ahead of the pass on another thread."""
+        clipped = clip_for_summary(exchange, self.settings.max_chars_per_message)
+        budget = micro_budget(self.settings.defrag_threshold_tokens, hermes_tokens(summary))
+        summarizer = self.summarizer
+
+        def call() -> SummaryResult:
+            return call_summarizer(lambda: summarizer.merge(summary or None, clipped, budget_tokens=budget))
+
+        return _fingerprint("merge", summary, clipped, budget), call
+
+    def _defrag_call(self, summary: str) -> tuple[str, Callable[[], SummaryResult]]:
+        budget = int(self.settings.defrag_threshold_tokens * MICRO_LOW)
+        summarizer = self.summarizer
+
+        def call() -> SummaryResult:
+            return call_summarizer(lambda: summarizer.defrag(summary, budget_tokens=budget))
+
+        return _fingerprint("defrag", summary, budget), call
+
+    def _summarize(self, key: str, call: Callable[[], SummaryResult], started: float) -> SummaryResult:
+        """The pass's call: the answer computed ahead for exactly these inputs (waited for while it
+        runs), else the call itself, after dropping a guess that no longer fits."""
+        if not self.settings.ahead:
+            return call()
+        value, how = ahead.CACHE.take_status(key, self._ahead_owner(), accept=lambda value: value[0].ok)
+        if value is None:
+            ahead.CACHE.discard(self._ahead_session)  # a wrong guess: stop it spending the engine
+            self._ahead_used = {"ahead": "miss"}
+            return call()
+        result, began, ended = value
+        self._ahead_used = {"ahead": how, "ahead_ms": int(max(min(ended, started) - began, 0.0) * 1000)}
+        return result
+
+    def _ahead_owner(self) -> tuple:
+        """Who may take a guess: a compactor with the same summarizer (the same inputs then give
+        the same answer)."""
+        return ("micro", id(self.summarizer))
+
+    def _look_ahead(self, messages: list[Message]) -> None:
+        """Guess the next pass's call from the transcript just handed back and start it: a defrag
+        when the summary is due one, else a merge of the next exchange after the cursor that a
+        user message has closed (it can no longer grow). Best effort: a failure only logs."""
+        try:
+            cursor = self.cursor
+            if cursor is None:  # no pass has run yet: it will start after the head
+                head = head_end(messages, self.settings.protect_first_n)
+                if markers.last_marker(messages, head, len(messages)) >= 0:
+                    return  # it will recover its summary from the marker first: leave that to it
+                cursor = head
+            if self._needs_defrag():
+                key, call = self._defrag_call(self.rolling_summary)
+            else:
+                span = find_exchange(messages, cursor, len(messages), markers.is_marker)
+                if span is None:
+                    return
+                key, call = self._merge_call(self.rolling_summary, messages[span[0] : span[1]])
+            ahead.CACHE.schedule(self._ahead_session, key, self._ahead_owner(), lambda: _timed(call))
+        except Exception as exc:
+            logger.info("Micro-compaction: could not start the next pass ahead: %s", exc)
 
     # -----------------------------------------------------------------------------------------
 
@@ -189,8 +274,7 @@ class MicroCompactor(Compactor):
     def _defrag(self, messages, prepared, tokens_before, started) -> PassResult:
         """Re-summarize the rolling summary itself; the transcript's structure is not touched."""
         old = self.rolling_summary
-        budget = int(self.settings.defrag_threshold_tokens * MICRO_LOW)
-        result = call_summarizer(lambda: self.summarizer.defrag(old, budget_tokens=budget))
+        result = self._summarize(*self._defrag_call(old), started)
         self._aux_model = result.model or self._aux_model
         if not result.ok:
             self._defrag_failures += 1
@@ -241,3 +325,14 @@ class MicroCompactor(Compactor):
         self.cursor = end  # left in the transcript for batch compaction
         self.failures, self._failure_at = 0, -1
         return "exchange_skipped"
+
+
+def _fingerprint(*inputs: object) -> str:
+    """One summarizer call's inputs, exactly, as a short key."""
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True, default=repr).encode("utf-8")).hexdigest()
+
+
+def _timed(call: Callable[[], SummaryResult]) -> tuple[SummaryResult, float, float]:
+    began = time.monotonic()
+    result = call()
+    return result, began, time.monotonic()

@@ -41,6 +41,7 @@ class CompactorSettings:
     on_compacted: Callable[[list[Message]], object] | None = None  # the session store's write
     every_n_turns: int = 1  # micro: a pass every n turns
     defrag_threshold_tokens: int = 2000  # micro: re-summarize the rolling summary at this size
+    ahead: bool = False  # micro: start the next pass's summarizer call in the background (compactor/ahead.py)
     summary_budget_tokens: int | None = None  # batch: None sizes the budget from the span
 
     def __post_init__(self) -> None:

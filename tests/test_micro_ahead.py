@@ -1,0 +1,159 @@
+"""Micro passes computed ahead (CompactorSettings.ahead): the same passes, the summarizer's calls
+moved into the think time, and a guess whose inputs changed is discarded, never used."""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+
+import pytest
+from fakes import ScriptedSummarizer, telemetry_lines, turn
+
+from hermes_mlx.compactor import ahead, markers, telemetry
+from hermes_mlx.compactor.micro import MicroCompactor
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    ahead.CACHE.clear()
+    yield
+    ahead.CACHE.clear()
+
+
+def compactor(summarizer, **options):
+    options.setdefault("tail_tokens", 300)
+    return MicroCompactor(summarizer, **options)
+
+
+def settle(mc: MicroCompactor) -> None:
+    """The user's think time: the guess for the next pass finishes before the next turn."""
+    entry = ahead.CACHE._entries.get(mc._ahead_session)
+    if entry is not None:
+        entry.future.exception(timeout=30)
+
+
+def drive(mc: MicroCompactor, turns: int, wait: bool = True, edit=None) -> tuple[list, list]:
+    """A live session: one turn at a time, a pass after each; (transcript after each pass, results)."""
+    live, transcripts, results = [{"role": "system", "content": "You are a coding agent."}], [], []
+    for n in range(turns):
+        live = live + turn(n)
+        if edit is not None:
+            live = edit(n, live)
+        result = mc.compact(live)
+        results.append(result)
+        live = result.messages
+        transcripts.append(copy.deepcopy(live))
+        if wait:
+            settle(mc)
+    return transcripts, results
+
+
+class Slow(ScriptedSummarizer):
+    """Guesses (on the ahead thread) wait for `release`; every merge notes its thread."""
+
+    def __init__(self):
+        super().__init__()
+        self.started, self.release, self.threads = threading.Event(), threading.Event(), []
+
+    def merge(self, summary, exchange, budget_tokens=None):
+        self.threads.append(threading.current_thread().name)
+        if threading.current_thread().name.startswith("hermes-mlx-ahead"):
+            self.started.set()
+            self.release.wait(30)
+        return super().merge(summary, exchange, budget_tokens)
+
+
+def calls_by_pass(fake: ScriptedSummarizer) -> list:
+    return [(method, copy.deepcopy(args)) for method, args in fake.calls]
+
+
+def test_passes_computed_ahead_give_the_same_transcripts_summaries_and_calls():
+    plain, early = ScriptedSummarizer(), ScriptedSummarizer()
+    off, on = compactor(plain, defrag_threshold_tokens=60), compactor(early, defrag_threshold_tokens=60, ahead=True)
+    off_transcripts, off_results = drive(off, 16)
+    on_transcripts, on_results = drive(on, 16)
+    assert [r.outcome for r in on_results] == [r.outcome for r in off_results]
+    assert {"absorbed", "defrag"} <= {r.outcome for r in off_results}  # both kinds of call were guessed
+    assert on_transcripts == off_transcripts
+    assert on.rolling_summary == off.rolling_summary and on.cursor == off.cursor
+    # The same calls with the same inputs, plus the guess for a pass that has not come yet.
+    assert calls_by_pass(early)[: len(plain.calls)] == calls_by_pass(plain)
+    assert len(early.calls) == len(plain.calls) + 1
+    used = [r.telemetry["ahead"] for r in on_results if r.telemetry]
+    assert set(used) == {"hit"}  # the first one too: guessed while the passes were still idle
+    assert ahead.CACHE.stats.hits == len(used) and ahead.CACHE.stats.misses == 0
+    assert all("ahead" not in (r.telemetry or {}) for r in off_results)
+
+
+def test_the_logged_line_keeps_hermes_fields_and_duration_is_the_wait(caplog):
+    mc = compactor(ScriptedSummarizer(), ahead=True, session_id="s1")
+    with caplog.at_level(logging.INFO, logger="agent.context_compressor"):
+        _, results = drive(mc, 9)
+    lines = telemetry_lines(caplog, telemetry.MICRO_PREFIX)
+    assert lines and all(set(payload) == set(telemetry.MICRO_FIELDS) for _, payload in lines)
+    hit = next(r.telemetry for r in results if r.telemetry and r.telemetry["ahead"] == "hit")
+    logged = next(p for _, p in lines if p["passes_total"] == hit["passes_total"])
+    assert logged["duration_ms"] == hit["duration_ms"] and hit["ahead_ms"] >= 0
+
+
+def test_an_edited_exchange_discards_the_guess_and_calls_the_summarizer():
+    fake = ScriptedSummarizer()
+    mc = compactor(fake, ahead=True)
+    transcripts, results = drive(mc, 6)
+    guessed = fake.calls[-1][1]["exchange"][0]["content"]  # the guess made after the last pass
+    live = transcripts[-1]
+    at = next(i for i, m in enumerate(live) if m.get("role") == "assistant" and m.get("content") == guessed)
+    live = live[:at] + [{**live[at], "content": "EDITED answer"}] + live[at + 1 :] + turn(6)
+    calls = len(fake.calls)
+    result = mc.compact(live)
+    assert result.outcome == "absorbed" and result.telemetry["ahead"] == "miss"
+    method, args = fake.calls[calls]  # called again, on the edited exchange
+    assert method == "merge" and args["exchange"][0]["content"] == "EDITED answer"
+    assert mc.rolling_summary.endswith("- absorbed: EDITED answer")
+
+    # The same transcript without computing ahead gives the same summary.
+    plain = compactor(ScriptedSummarizer())
+    drive(plain, 6)
+    assert plain.compact(live).messages == result.messages and plain.rolling_summary == mc.rolling_summary
+
+
+def test_a_reset_discards_a_running_guess_and_the_next_pass_calls_the_summarizer():
+    fake = Slow()
+    started, release = fake.started, fake.release
+    mc = compactor(fake, ahead=True)
+    transcripts, _ = drive(mc, 5, wait=False)
+    assert started.wait(30) and mc._ahead_session in ahead.CACHE.held()
+    entry = ahead.CACHE._entries[mc._ahead_session]
+    mc.reset()  # a batch pass rewrote the transcript
+    assert mc._ahead_session not in ahead.CACHE.held() and entry.cancel.is_set()
+    release.set()
+    entry.future.exception(timeout=30)
+    result = mc.compact(transcripts[-1] + turn(5))
+    assert result.outcome == "absorbed" and result.telemetry["ahead"] == "miss"
+    assert markers.parse(markers.build(mc.rolling_summary, micro=True)["content"]) == mc.rolling_summary
+
+
+def test_a_failed_guess_is_not_used_the_pass_calls_again():
+    fake = ScriptedSummarizer([True, False])  # the second guess fails; every later call succeeds
+    mc = compactor(fake, ahead=True)
+    _, results = drive(mc, 6)
+    assert [r.telemetry["ahead"] for r in results if r.telemetry][:3] == ["hit", "miss", "hit"]
+    assert all(r.outcome in ("absorbed", "idle") for r in results)
+    plain = compactor(ScriptedSummarizer())
+    drive(plain, 6)
+    assert plain.rolling_summary == mc.rolling_summary
+
+
+def test_a_pass_waits_for_its_running_guess_instead_of_calling_again():
+    fake = Slow()
+    started, release = fake.started, fake.release
+    mc = compactor(fake, ahead=True)
+    transcripts, _ = drive(mc, 5, wait=False)
+    assert started.wait(30)
+    before = len(fake.threads)
+    threading.Timer(0.2, release.set).start()
+    result = mc.compact(transcripts[-1] + turn(5))
+    assert result.outcome == "absorbed" and result.telemetry["ahead"] == "waited"
+    assert threading.current_thread().name not in fake.threads[before:]  # the pass did not call itself
+    assert ahead.CACHE.stats.waited == 1 and ahead.CACHE.stats.hits == 1
