@@ -324,7 +324,8 @@ def test_an_over_window_request_leaves_a_streaming_member_of_the_batch_alone(tin
     app = build_app(tiny_model, max_prompt_tokens=3000)
     with in_process(app, WAIT_S) as port:
         status, alone = chat(port, long_stream)
-        assert status == 200 and answer_of(alone)[2] > 100, alone  # long enough to outlive the rest
+        # Longer than the ~130 steps the others decode (their 120-token budget plus prompt steps).
+        assert status == 200 and answer_of(alone)[2] >= 200, alone
         batcher.max_width = 0
         monkeypatch.setattr(mlx_generate.GenerationBatch, "next", step)
         engaged.set()
@@ -343,10 +344,10 @@ def test_an_over_window_request_leaves_a_streaming_member_of_the_batch_alone(tin
             health = get(port, "/health")[1]
             assert health["running"] == 1 and health["batch"]["members"] == 1 and first.is_alive()
 
-            status, folded = chat(port, user(LINE * 30, max_tokens=200))  # ~690 tokens: over the window
+            status, folded = chat(port, user(LINE * 30, max_tokens=120))  # ~690 tokens: over the window
             assert status == 200, folded
             assert folded["usage"]["prompt_tokens"] > 512  # the fold calls read the whole prompt
-            assert folded["usage"]["completion_tokens"] <= 200
+            assert folded["usage"]["completion_tokens"] <= 120
             assert first.is_alive() and batcher.max_width >= 2  # folded alongside the stream
             released.set()
             first.join(WAIT_S)
