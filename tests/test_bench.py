@@ -491,6 +491,37 @@ def test_think_time_pauses_between_turns_outside_the_pass(pool):
     assert all(p.visible_s <= p.duration_s for p in replay.passes)
 
 
+def test_passes_computed_ahead_count_their_engine_calls_in_the_pass_that_used_them(tiny_model, short_session):
+    """With --ahead the summarizer's calls run in the think time, on the ahead thread: the pass
+    that uses a guess reports its calls and tokens, the same as the pass made them itself."""
+    from hermes_mlx.bench import harness
+    from hermes_mlx.compactor import ahead
+    from hermes_mlx.compactor.sessions import load_session
+
+    def think(_seconds):  # the user's think time lasts until the guess is done
+        for entry in list(ahead.CACHE._entries.values()):
+            entry.future.exception(timeout=120)
+
+    messages = load_session(short_session)
+    ahead.CACHE.clear()
+    runs = {
+        on: harness.run_passes(
+            messages, model=tiny_model, scenario="none", session="s", max_passes=3, think_s=1, sleep=think, ahead=on
+        )
+        for on in (False, True)
+    }
+    ahead.CACHE.clear()
+    plain, early = runs[False].passes, runs[True].passes
+    assert len(plain) == len(early) == 3 and runs[True].summary == runs[False].summary
+    assert [p.outcome for p in early] == [p.outcome for p in plain]
+    assert [(p.calls, p.prompt_tokens, p.generation_tokens) for p in early] == [
+        (p.calls, p.prompt_tokens, p.generation_tokens) for p in plain
+    ]
+    assert {p.ahead for p in early} == {"hit"} and {p.ahead for p in plain} == {""}
+    assert sum(p.ahead_calls for p in early) == sum(p.calls for p in early) > 0  # every call was made ahead
+    assert all(p.wasted_calls == 0 and p.visible_s <= p.duration_s for p in early)
+
+
 def test_fair_share_bound_arithmetic():
     assert ct.fair_share_bound(busy=2, ours=2, cores=2) == 2.0
     assert ct.fair_share_bound(busy=2, ours=1, cores=2) == 1.5
@@ -584,6 +615,9 @@ def test_memory_watch_sees_memory_taken_while_it_runs():
 def test_think_time_and_many_sessions_on_the_command_line(capsys, session_file):
     assert main(["bench", str(session_file), "--think-s", "-1"]) == 2
     assert "--think-s" in capsys.readouterr().err
-    assert main(["bench", str(session_file), "--dry-run", "--scenarios", "sessions-4", "--think-s", "20"]) == 0
+    assert (
+        main(["bench", str(session_file), "--dry-run", "--scenarios", "sessions-4", "--think-s", "20", "--ahead"]) == 0
+    )
     out = capsys.readouterr().out
     assert "sessions-4: 4 sessions at once (from 1 recorded)" in out and "think time between turns: 20 s" in out
+    assert "passes computed ahead: on" in out

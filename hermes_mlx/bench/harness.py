@@ -7,16 +7,20 @@ measured apart, on one repeated engine call, so the work after each gap is the s
 
 Each pass has two times: `visible_s`, what the caller of compact() waited, and `duration_s`, what
 the pass took, which is longer only when the compactor says it did the work before the call (a
-pass computed ahead, during the think time `think_s` puts between turns).
+pass computed ahead, `ahead=True`, during the think time `think_s` puts between turns). The
+engine calls of a guess computed ahead are recorded apart, under the guess's key, and counted in
+the figures of the pass that used it; those of a guess that was discarded are counted in no
+pass's figures, only in the `wasted_calls` of the pass that discarded it.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from hermes_mlx.compactor import markers
+from hermes_mlx.compactor import ahead, markers
 from hermes_mlx.compactor.replay import PassRecord, replay
 from hermes_mlx.compactor.transcript import repair, split_turns
 from hermes_mlx.summarizer.api import Message, Summarizer
@@ -48,6 +52,9 @@ class Pass:
     occupancy_pct: float | None = None
     peak_mlx_mb: float | None = None  # the engine's peak over the pass's calls
     error: str | None = None
+    ahead: str = ""  # with passes computed ahead: hit | waited | miss
+    ahead_calls: int = 0  # of `calls`, those made ahead, before or while the pass was called
+    wasted_calls: int = 0  # engine calls of discarded guesses (in no pass's figures)
 
     @property
     def prompt_tps(self) -> float | None:
@@ -77,11 +84,22 @@ class Replay:
 @dataclass
 class Recorder:
     """Wraps engine.generate and engine.score (the summarizer's narrative calls); `take()`
-    hands over the calls made since the last take."""
+    hands over the calls made since the last take, `take_ahead()` those made computing a guess."""
 
     model: str | None
     calls: list = field(default_factory=list)
     requests: list = field(default_factory=list)
+    early: dict = field(default_factory=dict)  # guess key -> [(result, request)] made ahead
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def keep(self, result, request) -> None:
+        key = ahead.current_key()
+        if key is None:
+            self.calls.append(result)
+            self.requests.append(request)
+        else:
+            with self.lock:
+                self.early.setdefault(key, []).append((result, request))
 
     def __call__(self, request, **kw):
         from hermes_mlx.engine.generate import generate
@@ -91,8 +109,7 @@ class Recorder:
             return self.score(kw.pop("candidates"), request, **kw)
         kw.setdefault("model", self.model)
         result = generate(request, **kw)
-        self.calls.append(result)
-        self.requests.append((request, kw))
+        self.keep(result, (request, kw))
         return result
 
     def score(self, candidates, prefix, **kw):
@@ -100,13 +117,21 @@ class Recorder:
 
         kw.setdefault("model", self.model)
         result = score(candidates, prefix, **kw)
-        self.calls.append(result)
-        self.requests.append((prefix, {**kw, "candidates": candidates}))
+        self.keep(result, (prefix, {**kw, "candidates": candidates}))
         return result
 
     def take(self) -> list:
         calls, self.calls, self.requests = self.calls, [], []
         return calls
+
+    def take_ahead(self, used: str | None) -> tuple[list, int]:
+        """([(result, request)] of the guess `used`, calls of guesses no longer held: discarded
+        or failed, so no pass will use them); guesses still held stay for the pass they are for."""
+        held = set(ahead.CACHE.held().values())
+        with self.lock:
+            mine = self.early.pop(used, []) if used else []
+            gone = [k for k in self.early if k not in held]
+            return mine, sum(len(self.early.pop(k)) for k in gone)
 
 
 def fill(p: Pass, calls: list) -> Pass:
@@ -152,12 +177,14 @@ def run_passes(
     think_s: float = 0.0,
     on_turn: Callable[[int, int], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    ahead: bool = False,
 ) -> Replay:
     """Passes for one scenario: compactor.replay in micro mode, with the engine's figures added
     to each pass. `before_pass` runs outside the timed region (the load-per-pass baseline
     unloads the model there). After each turn, `on_turn` runs, then the user thinks for
-    `think_s` (no pause after the last pass: nothing would measure it). `summarizer` replaces
-    the MLX one (tests); the engine figures then stay zero."""
+    `think_s` (no pause after the last pass: nothing would measure it). `ahead` computes each
+    pass's summarizer call ahead (CompactorSettings.ahead), in that think time when there is one.
+    `summarizer` replaces the MLX one (tests); the engine figures then stay zero."""
     from hermes_mlx.summarizer.summarizer import MLXSummarizer
 
     recorder = Recorder(model)
@@ -184,9 +211,12 @@ def run_passes(
         nonlocal probe
         requests = recorder.requests
         calls = recorder.take()
+        early, wasted = recorder.take_ahead(rec.telemetry.get("ahead_key"))
+        calls, requests = [r for r, _ in early] + calls, [q for _, q in early] + requests
         if calls:
             probe = requests[max(range(len(calls)), key=lambda i: calls[i].prompt_tokens)]
         worked = (rec.telemetry.get("duration_ms") or 0) / 1000  # the compactor's own time for the pass
+        before_call = (rec.telemetry.get("ahead_ms") or 0) / 1000  # its work done ahead, before compact()
         p = fill(
             Pass(
                 scenario=scenario,
@@ -195,12 +225,15 @@ def run_passes(
                 number=len(passes) + 1,
                 turn=rec.turn,
                 idle_before_s=0.0,
-                duration_s=round(max(rec.duration_s, worked), 4),
+                duration_s=round(max(rec.duration_s + before_call, worked), 4),
                 visible_s=round(rec.duration_s, 4),
                 outcome=rec.outcome,
                 tokens_delta=rec.telemetry.get("tokens_delta"),
                 occupancy_pct=rec.telemetry.get("occupancy_pct"),
                 error=rec.error,
+                ahead=rec.telemetry.get("ahead") or "",
+                ahead_calls=len(early),
+                wasted_calls=wasted,
             ),
             calls,
         )
@@ -217,6 +250,7 @@ def run_passes(
         max_passes=max_passes,
         on_pass=record,
         on_turn=turn_done,
+        ahead=ahead,
     )
     seen = [m for turn in turns[:done] for m in turn]
     return Replay(passes, last_summary(result.messages), result.messages, seen, probe, thought)

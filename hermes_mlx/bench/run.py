@@ -42,6 +42,7 @@ class Options:
     baselines: bool = True
     progress: bool = True
     think_s: float = 0.0  # the user's pause between turns, in every replay of ours
+    ahead: bool = False  # every replay of ours computes its next pass ahead (CompactorSettings.ahead)
 
 
 @dataclass
@@ -144,6 +145,8 @@ def describe(
         )
     if options.think_s:
         lines.append(f"think time between turns: {options.think_s:g} s")
+    if options.ahead:
+        lines.append("passes computed ahead: on (each pass's summarizer call starts after the turn before)")
     if options.baselines:
         lines.append(
             f"baselines: {plan['hermes_passes']} mlx_lm.server pass(es), capped at {plan['hermes_cap']} "
@@ -248,6 +251,7 @@ def run(
         "scenarios": scenarios,
         "quick": options.quick,
         "think_s": options.think_s,
+        "ahead": options.ahead,
         **({"pool": [str(s.path) for s in pool]} if many(scenarios) else {}),
         **plan,
         "wall_s": round(time.monotonic() - started, 1),
@@ -311,6 +315,7 @@ def bench_session(
                     on_pass=on_pass,
                     before_pass=load.check,
                     think_s=options.think_s,
+                    ahead=options.ahead,
                 )
             load.check()
         finally:
@@ -385,6 +390,7 @@ def many_sessions(options: Options, plan: dict, scenario: str, pool: list[Sessio
             on_turn=on_turn,
             on_pass=on_pass,
             think_s=options.think_s,
+            ahead=options.ahead,
         )
 
     named = [(n, s.messages) for n, s in zip(unique_names(pool), pool)]

@@ -53,6 +53,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="S",
         help="the user's think time: seconds of pause between turns in every replay of ours (default: 0)",
     )
+    p.add_argument(
+        "--ahead",
+        action="store_true",
+        help="compute each micro pass ahead, as soon as its input is known (in the think time with --think-s); "
+        "visible_s is then what the caller still waits",
+    )
     p.add_argument("--no-baselines", action="store_true", help="skip mlx_lm.server and load-per-pass")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument(
@@ -82,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         baselines=not args.no_baselines,
         progress=not args.no_progress,
         think_s=args.think_s,
+        ahead=args.ahead,
     )
     if args.dry_run:
         print(bench.describe(plan, scenarios, sessions, options, pool))

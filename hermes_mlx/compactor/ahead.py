@@ -15,6 +15,7 @@ One entry per session (the guess for its next pass), a few sessions at most, old
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import threading
@@ -29,6 +30,13 @@ logger = logging.getLogger(__name__)
 ENV_SWITCH = "HERMES_MLX_AHEAD"  # "0", "off", "false" or "no" turns computing ahead off
 MAX_SESSIONS = 4
 BACKGROUND = "background"  # engine.generate's priority for work no caller waits on yet
+_current: contextvars.ContextVar[str | None] = contextvars.ContextVar("hermes_mlx_ahead_key", default=None)
+
+
+def current_key() -> str | None:
+    """The key of the guess being computed in this context; None in a caller's own work. Lets
+    whoever records engine calls (the bench) give a guess's calls to the pass that used it."""
+    return _current.get()
 
 
 def enabled() -> bool:
@@ -67,8 +75,12 @@ def _in_background(compute: Callable[[], Any], entry: _Entry) -> Any:
     entry.started.set()
     if entry.cancel.is_set():
         raise CancelledError("discarded before it started")
-    with request_scope(entry.cancel, priority=entry.priority or BACKGROUND):
-        return compute()
+    token = _current.set(entry.key)
+    try:
+        with request_scope(entry.cancel, priority=entry.priority or BACKGROUND):
+            return compute()
+    finally:
+        _current.reset(token)
 
 
 class AheadCache:

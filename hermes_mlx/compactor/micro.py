@@ -98,7 +98,8 @@ class MicroCompactor(Compactor):
     def emit(self, outcome: str, before: list[Message], after: list[Message], started: float, **figures) -> dict:
         """The logged line keeps exactly Hermes's fields; the payload handed back to the caller
         (replay, the bench) also says how the pass's call went with `ahead` on: "ahead" is hit,
-        waited or miss, "ahead_ms" the milliseconds of its work done before compact() was called."""
+        waited or miss, "ahead_ms" the milliseconds of its work done before compact() was called,
+        "ahead_key" the guess used (ahead.current_key() in its engine calls)."""
         data = super().emit(outcome, before, after, started, **figures)
         data.update(self._ahead_used)
         return data
@@ -191,7 +192,8 @@ class MicroCompactor(Compactor):
             self._ahead_used = {"ahead": "miss"}
             return call()
         result, began, ended = value
-        self._ahead_used = {"ahead": how, "ahead_ms": int(max(min(ended, started) - began, 0.0) * 1000)}
+        done_before = int(max(min(ended, started) - began, 0.0) * 1000)
+        self._ahead_used = {"ahead": how, "ahead_ms": done_before, "ahead_key": key}
         return result
 
     def _ahead_owner(self) -> tuple:
