@@ -357,7 +357,9 @@ def test_doctor_report_and_its_lines(tmp_path, capsys):
 def test_doctor_command_prints_the_hermes_section(monkeypatch, tmp_path, capsys):
     from hermes_mlx.commands import doctor
 
-    monkeypatch.setattr(doctor, "facts", lambda home=None: {"device": "gpu", **doctor.hermes_facts(home)})
+    monkeypatch.setattr(
+        doctor, "facts", lambda home=None, serve_port=None: {"device": "gpu", **doctor.hermes_facts(home)}
+    )
     parser = argparse.ArgumentParser()
     doctor.register(parser.add_subparsers())
     args = parser.parse_args(["doctor", "--hermes-home", str(tmp_path)])
