@@ -299,3 +299,65 @@ def test_the_entry_point_is_the_thin_module_hermes_classifies_as_a_plugin():
     assert entry == {"hermes-mlx": "hermes_mlx.integrations.plugin"}
     source = Path(plugin.__file__).read_text()
     assert "ProviderProfile" not in source[:8192] and re.search(r"^def register\(ctx", source, re.M)
+
+
+# ------------------------------------------------------------------ clearing, and the process exiting
+
+
+def test_clear_cancels_queued_guesses_and_stops_the_running_one():
+    cache = ahead.AheadCache()
+    started, release, ran = threading.Event(), threading.Event(), []
+
+    def running():
+        started.set()
+        release.wait(10)
+        check_scope()  # its next engine step
+
+    cache.schedule("s1", "prompt A", None, running)
+    assert started.wait(10)
+    first = cache._entries["s1"].future
+    queued = []
+    for n in (2, 3):
+        cache.schedule(f"s{n}", f"prompt {n}", None, lambda n=n: ran.append(n))
+        queued.append(cache._entries[f"s{n}"].future)
+    cache.clear()
+    release.set()
+    with pytest.raises(errors.Cancelled):
+        first.result(timeout=10)
+    assert all(f.cancelled() for f in queued) and ran == [] and cache.held() == {}
+    cache.schedule("s4", "prompt 4", None, lambda: "4")  # the cache still works after clearing
+    wait_done(cache, "s4")
+    assert cache.take("prompt 4", None) == "4"
+
+
+EXIT_SCRIPT = """
+import sys, threading, time
+from hermes_mlx.compactor import ahead
+from hermes_mlx.engine.generate import check_scope
+
+started = threading.Event()
+
+def running():
+    started.set()
+    for _ in range(1000):  # about 10 s unless cancelled
+        check_scope()
+        time.sleep(0.01)
+    print("running guess finished", flush=True)
+
+ahead.CACHE.schedule("s1", "A", None, running)
+started.wait(10)
+for n in (2, 3):
+    ahead.CACHE.schedule(f"s{n}", str(n), None, lambda n=n: print(f"queued guess {n} ran", flush=True))
+print("exiting", flush=True)
+"""
+
+
+def test_exit_cancels_the_guesses_before_the_pool_joins_its_thread():
+    """concurrent.futures joins its threads (running everything queued) before atexit handlers
+    run; the cache is cleared first, so the process exits without computing unused guesses."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["exiting"]

@@ -621,3 +621,30 @@ def test_think_time_and_many_sessions_on_the_command_line(capsys, session_file):
     out = capsys.readouterr().out
     assert "sessions-4: 4 sessions at once (from 1 recorded)" in out and "think time between turns: 20 s" in out
     assert "passes computed ahead: on" in out
+
+
+def test_a_replay_that_ends_leaves_no_guess_to_run_in_the_next_scenario():
+    """The guess for the pass after the last one is dropped when the replay ends: nobody will take
+    it, and it would run inside the next scenario's timed region."""
+    from fakes import ScriptedSummarizer, session
+
+    from hermes_mlx.bench import harness
+    from hermes_mlx.compactor import ahead
+
+    ahead.CACHE.clear()
+    ahead.CACHE.schedule("another replay", "its guess", None, lambda: "kept")
+    replay = harness.run_passes(
+        session(12),
+        model=None,
+        scenario="none",
+        session="s",
+        max_passes=2,
+        context_limit=8000,
+        summarizer=ScriptedSummarizer(),
+        ahead=True,
+    )
+    try:
+        assert [p.outcome for p in replay.passes] == ["absorbed", "absorbed"]
+        assert ahead.CACHE.held() == {"another replay": "its guess"}  # another replay's guess stays
+    finally:
+        ahead.CACHE.clear()

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from hermes_mlx.compactor import ahead, markers
+from hermes_mlx.compactor.micro import discard_ahead
 from hermes_mlx.compactor.replay import PassRecord, replay
 from hermes_mlx.compactor.transcript import repair, split_turns
 from hermes_mlx.summarizer.api import Message, Summarizer
@@ -241,17 +242,20 @@ def run_passes(
         if on_pass is not None:
             on_pass(p)
 
-    result = replay(
-        messages,
-        summarizer or MLXSummarizer(model=model, generate=recorder),
-        context_limit=context_limit,
-        session_id=session,
-        before_pass=before,
-        max_passes=max_passes,
-        on_pass=record,
-        on_turn=turn_done,
-        ahead=ahead,
-    )
+    try:
+        result = replay(
+            messages,
+            summarizer or MLXSummarizer(model=model, generate=recorder),
+            context_limit=context_limit,
+            session_id=session,
+            before_pass=before,
+            max_passes=max_passes,
+            on_pass=record,
+            on_turn=turn_done,
+            ahead=ahead,
+        )
+    finally:
+        discard_ahead(session)  # the guess for a pass past the last would run in the next scenario
     seen = [m for turn in turns[:done] for m in turn]
     return Replay(passes, last_summary(result.messages), result.messages, seen, probe, thought)
 

@@ -183,6 +183,8 @@ class AheadCache:
             return {s: e.key for s, e in self._entries.items()}
 
     def clear(self) -> None:
+        """Drop every guess: a queued one never runs (its future is cancelled), a running one stops
+        at its next engine step."""
         with self._lock:
             while self._entries:
                 self._discard(self._entries.popitem(last=False)[1])
@@ -190,3 +192,7 @@ class AheadCache:
 
 
 CACHE = AheadCache()
+# The pool's thread is no daemon: at exit concurrent.futures joins it in threading._shutdown, before
+# atexit handlers run, and it would first run every queued guess (each a whole summarizer pass).
+# Handlers registered here run before that join (last registered first), so nothing is left to run.
+threading._register_atexit(CACHE.clear)

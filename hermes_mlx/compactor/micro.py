@@ -52,7 +52,7 @@ class MicroCompactor(Compactor):
     def __init__(self, summarizer: Summarizer, settings: CompactorSettings | None = None, **options) -> None:
         super().__init__(summarizer, settings, **options)
         self.turns_since_pass = 0
-        self._ahead_session = f"micro:{id(self)}"  # this compactor's slot in ahead.CACHE
+        self._ahead_session = f"{_ahead_prefix(self.settings.session_id)}{id(self)}"  # its slot in ahead.CACHE
         self._ahead_used: dict = {}  # how this pass's summarizer call went with `ahead` on
         self.reset()
 
@@ -327,6 +327,19 @@ class MicroCompactor(Compactor):
         self.cursor = end  # left in the transcript for batch compaction
         self.failures, self._failure_at = 0, -1
         return "exchange_skipped"
+
+
+def discard_ahead(session_id: str | None) -> None:
+    """Drop the guesses of this session's micro compactors: its replay ended, so no pass will take
+    them, and they would otherwise run inside whatever is measured next."""
+    prefix = _ahead_prefix(session_id)
+    for slot in ahead.CACHE.held():
+        if slot.startswith(prefix):
+            ahead.CACHE.discard(slot)
+
+
+def _ahead_prefix(session_id: str | None) -> str:
+    return f"micro:{session_id or ''!r}:"
 
 
 def _fingerprint(*inputs: object) -> str:
