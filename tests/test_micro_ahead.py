@@ -157,3 +157,25 @@ def test_a_pass_waits_for_its_running_guess_instead_of_calling_again():
     assert result.outcome == "absorbed" and result.telemetry["ahead"] == "waited"
     assert threading.current_thread().name not in fake.threads[before:]  # the pass did not call itself
     assert ahead.CACHE.stats.waited == 1 and ahead.CACHE.stats.hits == 1
+
+
+def test_a_guess_is_never_taken_by_a_compactor_with_another_summarizer(monkeypatch):
+    """Two summarizers answer the same inputs differently. Once the first one's guess is done,
+    nothing else holds that summarizer, so its id() may go to a new one (another model); the
+    patched id() below gives every summarizer the same one, as such a reuse would."""
+    import builtins
+
+    from hermes_mlx.compactor import micro
+
+    def same_id(obj):
+        return 7 if isinstance(obj, ScriptedSummarizer) else builtins.id(obj)
+
+    monkeypatch.setattr(micro, "id", same_id, raising=False)
+    first = compactor(ScriptedSummarizer(["by the first summarizer"] * 9), ahead=True)
+    transcripts, _ = drive(first, 2)  # passes still idle; the first pass's call is guessed and done
+    assert len(first.summarizer.calls) == 1 and ahead.CACHE.held()
+    other = ScriptedSummarizer()
+    second = compactor(other, ahead=True)
+    result = second.compact(transcripts[-1] + turn(2) + turn(3))  # the same first pass, the same inputs
+    assert result.outcome == "absorbed" and result.telemetry["ahead"] == "miss"
+    assert second.rolling_summary == "- absorbed: answer 0" and len(other.calls) >= 1

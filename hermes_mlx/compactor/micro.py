@@ -198,8 +198,9 @@ class MicroCompactor(Compactor):
 
     def _ahead_owner(self) -> tuple:
         """Who may take a guess: a compactor with the same summarizer (the same inputs then give
-        the same answer)."""
-        return ("micro", id(self.summarizer))
+        the same answer). The object itself, not its id(): a finished guess holds no other
+        reference to it, so a new summarizer (another model) could get the same id."""
+        return ("micro", self.summarizer)
 
     def _look_ahead(self, messages: list[Message]) -> None:
         """Guess the next pass's call from the transcript just handed back and start it: a defrag
