@@ -226,6 +226,27 @@ def test_a_streamed_micro_request_is_answered_from_ahead(fake):
     assert text.startswith("## Goal") and len(fake.calls) == 1 and ahead.CACHE.stats.hits == 1
 
 
+def test_a_guess_that_skipped_model_calls_is_not_used(monkeypatch):
+    """Past the deadline code picks a chunk's sentence and the answer is still ok; a guess waited
+    on at background priority can get there, so the real request answers itself instead."""
+    degraded = ScriptedSummarizer()
+    plain = degraded.merge
+
+    def merge(summary, exchange, budget_tokens=None):
+        result = plain(summary, exchange, budget_tokens)
+        if len(degraded.calls) == 1:
+            result.text, result.details = "## Goal\ncode-picked", {"model_calls_skipped": 1}
+        return result
+
+    degraded.merge = merge
+    monkeypatch.setattr(adapter, "_summarizer", lambda model, timeout: degraded)
+    messages = micro_messages()
+    schedule(messages)
+    answered = create(provider.MLXClient(), messages).choices[0].message.content
+    assert len(degraded.calls) == 2 and "code-picked" not in answered
+    assert ahead.CACHE.stats.hits == 0 and ahead.CACHE.stats.misses == 1
+
+
 def test_passthrough_requests_never_look(fake, tiny_model):
     client = provider.MLXClient(model=tiny_model)
     client.chat.completions.create(messages=[{"role": "user", "content": "hi"}], max_tokens=2)

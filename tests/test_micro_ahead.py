@@ -179,3 +179,25 @@ def test_a_guess_is_never_taken_by_a_compactor_with_another_summarizer(monkeypat
     result = second.compact(transcripts[-1] + turn(2) + turn(3))  # the same first pass, the same inputs
     assert result.outcome == "absorbed" and result.telemetry["ahead"] == "miss"
     assert second.rolling_summary == "- absorbed: answer 0" and len(other.calls) >= 1
+
+
+class DegradedFirst(ScriptedSummarizer):
+    """Its first call reaches the deadline (as a guess can, queued at background priority): code
+    picks a chunk's sentence, and the result is still ok."""
+
+    def _next(self, method, default_text, **args):
+        result = super()._next(method, default_text, **args)
+        if len(self.calls) == 1:
+            result.text, result.details = "code-picked", {"model_calls_skipped": 1}
+        return result
+
+
+def test_a_guess_that_skipped_model_calls_is_not_used():
+    fake = DegradedFirst()
+    mc = compactor(fake, ahead=True)
+    _, results = drive(mc, 6)
+    used = [r.telemetry["ahead"] for r in results if r.telemetry]
+    assert used[0] == "miss" and "code-picked" not in mc.rolling_summary
+    plain = compactor(ScriptedSummarizer())
+    drive(plain, 6)
+    assert plain.rolling_summary == mc.rolling_summary

@@ -258,9 +258,13 @@ def from_ahead(request: ChatRequest, name: str | None) -> adapter.Completion | N
     if request.timeout:
         _micro_shape["timeout"] = request.timeout
     wait = min(request.timeout or adapter.HERMES_TIMEOUT_S, adapter.HERMES_TIMEOUT_S)
-    return ahead.CACHE.take(
-        request.messages[-1]["content"], fingerprint(request, name), timeout=wait, accept=lambda done: not done.error
-    )
+    return ahead.CACHE.take(request.messages[-1]["content"], fingerprint(request, name), timeout=wait, accept=_whole)
+
+
+def _whole(done: adapter.Completion) -> bool:
+    """A guess to answer with: it did not fail, and waiting at background priority did not eat
+    its deadline (code then picks sentences the model would have): else the request runs itself."""
+    return not done.error and not getattr(done, "model_calls_skipped", 0)
 
 
 # ------------------------------------------------------------------------- Hermes registration
