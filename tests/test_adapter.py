@@ -241,3 +241,26 @@ def test_stream_closed_early_stops(tiny_model, monkeypatch):
     stopped = held.calls[0]
     assert stopped["before"] + 2 <= full.completion_tokens  # an engine ignoring close() would decode on
     assert stopped["after"] <= 1
+
+
+def test_a_streamed_compaction_runs_inside_the_callers_request_scope():
+    """serve streams through a worker thread; the request's cancel flag, deadline and priority
+    must reach the engine calls the summarizer makes there, not only the chunk boundaries."""
+    import threading
+    import time
+
+    from hermes_mlx.engine.generate import job_bounds, request_scope
+
+    seen = []
+
+    class Engine(ScriptedSummarizer):
+        def merge(self, summary, exchange, budget_tokens=None):
+            seen.append(job_bounds(None, None))  # what an engine call made here would be bound by
+            return super().merge(summary, exchange, budget_tokens)
+
+    cancel, deadline = threading.Event(), time.monotonic() + 600
+    req = parse_request({"messages": adapter.micro_prompt(None, hermes_serialize(EXCHANGE)), "stream": True})
+    with request_scope(cancel, deadline, priority="background"):
+        items = list(adapter.stream(req, summarizer=Engine()))
+    assert items[-1][1].text.startswith("- absorbed")
+    assert seen == [(deadline, cancel, "background")]

@@ -9,6 +9,7 @@ recognise goes to the model as is, folded in chunks when it does not fit, never 
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import queue
 import threading
@@ -165,7 +166,10 @@ def stream(
         except BaseException as exc:  # handed to the consumer's thread
             events.put(("error", exc))
 
-    threading.Thread(target=work, name="hermes-mlx-summary", daemon=True).start()
+    # The caller's contextvars go along: its request_scope (cancel flag, deadline, priority) then
+    # bounds every engine call the summarizer makes, not only the chunk boundaries.
+    ctx = contextvars.copy_context()
+    threading.Thread(target=ctx.run, args=(work,), name="hermes-mlx-summary", daemon=True).start()
     try:
         while True:
             try:
