@@ -382,3 +382,56 @@ def test_exit_cancels_the_guesses_before_the_pool_joins_its_thread():
     done = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["exiting"]
+
+
+class WatchedLock:
+    """The cache's lock, noting whether it is held, for stats that check every change."""
+
+    def __init__(self):
+        self.inner, self.depth, self.owner = threading.RLock(), 0, None
+
+    def __enter__(self):
+        self.inner.acquire()
+        self.depth, self.owner = self.depth + 1, threading.get_ident()
+
+    def __exit__(self, *exc):
+        self.depth -= 1
+        if self.depth == 0:
+            self.owner = None
+        self.inner.release()
+
+    def held_here(self) -> bool:
+        return self.owner == threading.get_ident()
+
+
+def test_every_stats_change_is_made_under_the_lock(monkeypatch):
+    """Callers, the pool's thread and Hermes's hooks count at once, and clear() replaces the stats:
+    an increment outside the lock can be lost."""
+    cache = ahead.CACHE
+    lock, unlocked = WatchedLock(), []
+
+    class Watched(ahead.AheadStats):
+        def __setattr__(self, name, value):
+            if not lock.held_here():
+                unlocked.append(name)
+            super().__setattr__(name, value)
+
+    monkeypatch.setattr(cache, "_lock", lock)
+    monkeypatch.setattr(cache, "stats", Watched())
+    unlocked.clear()  # its fields set as it was made
+    cache.schedule("s1", "prompt A", None, lambda: "A")
+    wait_done(cache, "s1")
+    assert cache.take("prompt A", None) == "A"  # hits, waited
+    assert cache.take("prompt A", None) is None  # misses
+    cache.schedule("s1", "prompt B", None, lambda: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        cache._entries["s1"].future.result(timeout=10)
+    monkeypatch.setattr(plugin, "_ours_and_micro", lambda: True)
+    monkeypatch.setattr(plugin, "next_micro_request", lambda *a: 1 / 0)
+    plugin.compute_ahead(session_id="s", conversation_history=[{"role": "user", "content": "x"}])
+    for _ in range(1000):  # the failed guess's done callback runs on the pool's thread
+        if cache.stats.errors == 2:
+            break
+        threading.Event().wait(0.01)
+    assert (cache.stats.hits, cache.stats.misses, cache.stats.errors) == (1, 1, 2)
+    assert unlocked == []

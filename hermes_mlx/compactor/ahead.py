@@ -88,7 +88,7 @@ class AheadCache:
         self.max_sessions = max_sessions
         self.stats = AheadStats()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()  # session -> its guess, oldest first
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entered by a done callback run under it (count)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-mlx-ahead")
 
     def schedule(self, session: str, key: str, fingerprint: Hashable, compute: Callable[[], Any]) -> bool:
@@ -140,7 +140,7 @@ class AheadCache:
                 entry = None  # still queued behind another session's guess: the caller's own run is sooner
                 self.stats.discarded += 1
         if entry is None:
-            self.stats.misses += 1
+            self.count("misses")
             return None, "miss"
         running = not entry.future.done()
         if running:
@@ -149,13 +149,13 @@ class AheadCache:
             value = entry.future.result(timeout=timeout)
         except Exception:  # failed, cancelled or too slow: the caller's own run answers
             entry.cancel.set()
-            self.stats.misses += 1
+            self.count("misses")
             return None, "miss"
         if entry.cancel.is_set() or not accept(value):  # discarded while it ran (maybe cut short), or failed
-            self.stats.misses += 1
+            self.count("misses")
             return None, "miss"
-        self.stats.hits += 1
-        self.stats.waited += int(running)
+        self.count("hits")
+        self.count("waited", int(running))
         return value, "waited" if running else "hit"
 
     def discard(self, session: str) -> None:
@@ -174,8 +174,14 @@ class AheadCache:
     def _count_error(self, future: Future, entry: _Entry) -> None:
         if future.cancelled() or entry.cancel.is_set() or future.exception() is None:
             return  # a discarded guess that stopped is no error
-        self.stats.errors += 1
+        self.count("errors")
         logger.info("hermes-mlx: a pass computed ahead failed: %s", future.exception())
+
+    def count(self, name: str, n: int = 1) -> None:
+        """Add to one of the stats: callers, the pool's thread and hooks count at once, and clear()
+        replaces the stats, so every change is made under the lock."""
+        with self._lock:
+            setattr(self.stats, name, getattr(self.stats, name) + n)
 
     def held(self) -> dict[str, str]:
         """session -> the request text guessed for it (for tests and doctor)."""
@@ -188,7 +194,7 @@ class AheadCache:
         with self._lock:
             while self._entries:
                 self._discard(self._entries.popitem(last=False)[1])
-        self.stats = AheadStats()
+            self.stats = AheadStats()
 
 
 CACHE = AheadCache()

@@ -101,7 +101,7 @@ def compute_ahead(session_id: Any = None, conversation_history: list | None = No
             lambda: provider.answer(request, name),
         )
     except Exception as exc:
-        ahead.CACHE.stats.errors += 1
+        ahead.CACHE.count("errors")
         logger.warning("hermes-mlx: could not compute the next micro pass ahead: %s", exc, exc_info=True)
     return None
 
