@@ -150,3 +150,38 @@ def test_a_failing_batch_fails_its_members_and_the_engine_keeps_serving(tiny_mod
     assert all(isinstance(r, MemoryError) for r in results)
     monkeypatch.undo()
     assert generate(PROMPTS[0], model=tiny_model, max_tokens=3).generation_tokens >= 1
+
+
+def test_a_model_reloaded_while_its_batch_runs_leaves_no_member_behind(tiny_model, batcher, monkeypatch):
+    from concurrent import futures
+
+    long = generate(PROMPTS[2], model=tiny_model, max_tokens=40)
+    if long.generation_tokens < 12:
+        pytest.skip("the random model stopped too early to still be decoding at the reload")
+    short = generate(PROMPTS[1], model=tiny_model, max_tokens=8)
+    models, worker = engine_state()
+    inserted = []
+    real_insert = models.prompts.insert
+    monkeypatch.setattr(
+        models.prompts,
+        "insert",
+        lambda key, tokens, cache: (inserted.append(len(tokens)), real_insert(key, tokens, cache)),
+    )
+    loads = models.loads
+    release = held_worker()
+    # Queued in this order: the first request joins a batch, the model is unloaded between two of
+    # its steps, and the next request loads a new model object whose batch ids restart at 0.
+    first = engine._submit(PROMPTS[2], tiny_model, 40, 0.0, [], None, None, None)
+    worker.submit(lambda job: models.unload(tiny_model))
+    second = engine._submit(PROMPTS[1], tiny_model, 8, 0.0, [], None, None, None)
+    release.set()
+    done, _ = futures.wait([first.future, second.future], timeout=120)  # a bound on waiting, not a timing assertion
+    assert len(done) == 2, "a member of the unloaded model's batch was lost"
+    a, b = first.future.result(), second.future.result()
+    assert models.loads == loads + 1
+    assert (a.text, a.generation_tokens) == (long.text, long.generation_tokens)
+    assert (b.text, b.generation_tokens) == (short.text, short.generation_tokens)
+    assert inserted == [b.prompt_tokens + b.generation_tokens]  # the unloaded model's cache was not kept
+    wait(worker.submit(lambda job: None))  # the step after the last result has run
+    assert not batcher.busy() and not batcher._retired  # the old generator was closed
+    assert batcher._gens[tiny_model].model is models.models[tiny_model].model

@@ -42,6 +42,7 @@ class Member:
     load_s: float
     threads: int | None
     start: float  # perf_counter when the job started
+    gen: Any = None  # the BatchGenerator it decodes in (set by Batcher.add)
     hold: int = 0  # trailing characters held back: they could begin a stop string
     text: str = ""
     sent: int = 0
@@ -58,14 +59,17 @@ def stop_at(text: str, stop: list[str]) -> int:
 
 
 class Batcher:
-    """The worker's stepper: one BatchGenerator per warm model, kept while the model is loaded
-    (so its member ids stay unique), dropped on unload once its members are done."""
+    """The worker's stepper: one BatchGenerator per warm model, kept while the model is loaded.
+    A model unloaded (or reloaded) while its batch runs leaves that generator retired: stepped
+    until its members finish, then closed. Members are keyed by their generator, whose ids
+    restart at 0, so a reloaded model's new batch cannot overwrite the old one's members."""
 
     def __init__(self, models: ModelCache, result: Callable[[Member], Any]) -> None:
         self._models = models
         self._result = result  # builds a finished member's GenerationResult
-        self._gens: dict[str, Any] = {}
-        self._members: dict[tuple[str, int], Member] = {}
+        self._gens: dict[str, Any] = {}  # model key -> the generator of the model loaded now
+        self._retired: list[Any] = []  # generators of unloaded models, until their members finish
+        self._members: dict[tuple[Any, int], Member] = {}  # (generator, uid)
         self._samplers: dict[float, Any] = {}
         self.threads: int | None = None  # BLAS threads, fitted when the batch starts from idle
         self.joined = 0  # members ever added, for tests and telemetry
@@ -81,7 +85,10 @@ class Batcher:
     def add(self, member: Member, loaded: LoadedModel, cache: list, temperature: float) -> None:
         """Queue a member's prompt (its tail after the cached prefix) into its model's batch."""
         gen = self._gens.get(member.key)
-        if gen is None or gen.model is not loaded.model:
+        if gen is not None and gen.model is not loaded.model:  # reloaded: the old batch runs on apart
+            self._forget(member.key)
+            gen = None
+        if gen is None:
             from mlx_lm.generate import BatchGenerator
 
             gen = self._gens[member.key] = BatchGenerator(
@@ -97,9 +104,10 @@ class Batcher:
             all_tokens=[member.tokens[: member.cached]],
             samplers=[self._sampler(temperature)],
         )
-        self._members[(member.key, uid)] = member
+        member.gen = gen
+        self._members[(gen, uid)] = member
         self.joined += 1
-        self.max_width = max(self.max_width, sum(1 for k in self._members if k[0] == member.key))
+        self.max_width = max(self.max_width, len(self._mine(gen)))
 
     def _sampler(self, temperature: float) -> Any:
         """One sampler object per temperature: mlx-lm samples a batch in one call when its
@@ -117,24 +125,22 @@ class Batcher:
         a decode step for the members decoding, a prompt chunk for those still reading."""
         import mlx.core as mx
 
-        for key, gen in list(self._gens.items()):
-            for uid, m in self._mine(key):
+        for gen in [*self._gens.values(), *self._retired]:
+            for uid, m in self._mine(gen):
                 if m.job.stopped() or m.job.expired():
                     self._leave(gen, uid, m, "deadline")
-            if not self._mine(key):
-                if key not in self._models.models:
-                    self._drop(key)  # its model was unloaded while it ran
+            if not self._mine(gen):
                 continue
             try:
                 _, responses = gen.next()
             except BaseException as exc:  # the batch as a whole failed: its members with it
-                log.exception("hermes-mlx: a batch of %d failed", len(self._mine(key)))
-                for uid, m in self._mine(key):
+                log.exception("hermes-mlx: a batch of %d failed", len(self._mine(gen)))
+                for uid, m in self._mine(gen):
                     self._fail(uid, m, exc)
-                self._drop(key)
+                self._drop(gen)
                 continue
             for r in responses:
-                m = self._members.get((key, r.uid))
+                m = self._members.get((gen, r.uid))
                 if m is None:
                     continue
                 try:
@@ -150,6 +156,8 @@ class Batcher:
                     self._leave(gen, r.uid, m, finish)
                 else:
                     self._done(r.uid, m, finish, r.prompt_cache, r.all_tokens)
+        for gen in [g for g in self._retired if not self._mine(g)]:
+            self._drop(gen)  # its model was unloaded while it ran; its last member is done
         if not self._members:
             mx.synchronize()  # nothing may stay in flight once the batch is idle (exit, BLAS threads)
 
@@ -157,8 +165,8 @@ class Batcher:
         for m in list(self._members.values()):
             m.job.cancelled.set()
 
-    def _mine(self, key: str) -> list[tuple[int, Member]]:
-        return [(uid, m) for (k, uid), m in list(self._members.items()) if k == key]
+    def _mine(self, gen: Any) -> list[tuple[int, Member]]:
+        return [(uid, m) for (g, uid), m in list(self._members.items()) if g is gen]
 
     def _advance(self, m: Member, token: int, reason: str | None) -> str | None:
         """Take one decoded token; the finish reason when the member is done."""
@@ -203,9 +211,11 @@ class Batcher:
             self._fail(uid, m, errors.DeadlineExceeded("the request's deadline passed while reading the prompt"))
 
     def _done(self, uid: int, m: Member, finish: str, cache: list | None, tokens: list[int] | None) -> None:
-        self._members.pop((m.key, uid), None)
+        self._members.pop((m.gen, uid), None)
         m.finish, m.t_end = finish, time.perf_counter()
-        if cache is not None and tokens:
+        loaded = self._models.models.get(m.key)
+        warm = loaded is not None and loaded.model is m.gen.model  # not a cache of an unloaded model
+        if cache is not None and tokens and warm:
             self._models.prompts.insert(m.key, list(tokens), cache)  # prompt and reply, for the next turn
         try:
             result = self._result(m)
@@ -217,18 +227,23 @@ class Batcher:
         m.job.future.set_result(result)
 
     def _fail(self, uid: int, m: Member, exc: BaseException) -> None:
-        self._members.pop((m.key, uid), None)
+        self._members.pop((m.gen, uid), None)
         if not m.job.future.done():
             m.job.future.set_exception(exc)
 
-    def _drop(self, key: str) -> None:
-        """Close a model's generator (it restores the wired limit it found) and put ours back."""
-        gen = self._gens.pop(key, None)
-        if gen is not None:
-            gen.close()
-            residency.reassert()
+    def _drop(self, gen: Any) -> None:
+        """Close a generator (it restores the wired limit it found) and put ours back."""
+        self._gens = {k: g for k, g in self._gens.items() if g is not gen}
+        self._retired = [g for g in self._retired if g is not gen]
+        gen.close()
+        residency.reassert()
 
     def _forget(self, key: str) -> None:
-        """The model was unloaded: drop its generator now, or after its last member."""
-        if not self._mine(key):
-            self._drop(key)
+        """The model was unloaded: close its generator now, or retire it until its last member."""
+        gen = self._gens.pop(key, None)
+        if gen is None:
+            return
+        if self._mine(gen):
+            self._retired.append(gen)
+        else:
+            self._drop(gen)
