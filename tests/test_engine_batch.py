@@ -185,3 +185,56 @@ def test_a_model_reloaded_while_its_batch_runs_leaves_no_member_behind(tiny_mode
     wait(worker.submit(lambda job: None))  # the step after the last result has run
     assert not batcher.busy() and not batcher._retired  # the old generator was closed
     assert batcher._gens[tiny_model].model is models.models[tiny_model].model
+
+
+def test_threads_change_only_once_the_generation_stream_is_drained(tiny_model, batcher, monkeypatch):
+    import mlx.core as mx
+    from mlx_lm.generate import generation_stream
+
+    from hermes_mlx.engine import score as score_mod
+
+    _, worker = engine_state()
+    events = []
+    real_sync = mx.synchronize
+
+    def sync(stream=None):
+        events.append(("sync", stream is generation_stream))
+        return real_sync(stream)
+
+    def fitting(real):
+        return lambda: events.append(("fit", None)) or real()
+
+    monkeypatch.setattr(mx, "synchronize", sync)
+    monkeypatch.setattr(engine, "fit_threads", fitting(engine.fit_threads))
+    monkeypatch.setattr(score_mod, "fit_threads", fitting(score_mod.fit_threads))
+    generate(PROMPTS[0], model=tiny_model, max_tokens=4)
+    score_mod.score(["1", "2"], PROMPTS[1], model=tiny_model)
+    generate(PROMPTS[1], model=tiny_model, max_tokens=4)
+    wait(worker.submit(lambda job: None))  # the step after the last result has run
+    fits = [i for i, e in enumerate(events) if e[0] == "fit"]
+    assert len(fits) == 3
+    # mlx-lm's decode step leaves the next forward in flight on its own stream (async_eval): the
+    # default stream's synchronize would not wait for it.
+    assert all(events[i - 1] == ("sync", True) for i in fits)
+    assert events[-1] == ("sync", True)  # the batch went idle with nothing in flight
+
+
+def test_a_score_between_batch_steps_keeps_the_batchs_threads(tiny_model, batcher, monkeypatch):
+    from hermes_mlx.engine import score as score_mod
+
+    long = generate(PROMPTS[2], model=tiny_model, max_tokens=40)
+    if long.generation_tokens < 8:
+        pytest.skip("the random model stopped too early to still be decoding at the score")
+    _, worker = engine_state()
+    fitted = []
+    real_fit = score_mod.fit_threads
+    monkeypatch.setattr(score_mod, "fit_threads", lambda: fitted.append(1) or real_fit())
+    key, path = engine.resolve(tiny_model)
+    release = held_worker()
+    decoding = engine._submit(PROMPTS[2], tiny_model, 40, 0.0, [], None, None, None)
+    scored = worker.submit(lambda job: (batcher.busy(), score_mod._run(job, key, path, PROMPTS[1], ["1"])))
+    release.set()
+    busy, result = wait(scored)
+    assert busy  # it ran between two steps of the batch
+    assert not fitted and result.blas_threads == batcher.threads
+    assert wait(decoding).text == long.text

@@ -124,6 +124,7 @@ class Batcher:
         """Drop members that were cancelled or ran out of time, then one step of every batch:
         a decode step for the members decoding, a prompt chunk for those still reading."""
         import mlx.core as mx
+        from mlx_lm.generate import generation_stream
 
         for gen in [*self._gens.values(), *self._retired]:
             for uid, m in self._mine(gen):
@@ -159,7 +160,9 @@ class Batcher:
         for gen in [g for g in self._retired if not self._mine(g)]:
             self._drop(gen)  # its model was unloaded while it ran; its last member is done
         if not self._members:
-            mx.synchronize()  # nothing may stay in flight once the batch is idle (exit, BLAS threads)
+            # Nothing may stay in flight once the batch is idle (exit, BLAS threads): mlx-lm's step
+            # leaves the next forward running on its generation stream, not the default one.
+            mx.synchronize(generation_stream)
 
     def cancel_all(self) -> None:
         for m in list(self._members.values()):

@@ -223,11 +223,12 @@ def _run(
     its model's batch (engine/batch.py), which settles the job's future when it finishes. A
     prompt over the window is refused here, before it can touch the batch."""
     import mlx.core as mx
+    from mlx_lm.generate import generation_stream
 
     start = time.perf_counter()
     loaded, load_s = _models.get(key, path)
     if not _batch.busy():  # nothing in flight: BLAS threads may change, the peak starts afresh
-        mx.synchronize()
+        mx.synchronize(generation_stream)  # where mlx-lm's steps run ahead (async_eval)
         _batch.threads = fit_threads()
         mx.reset_peak_memory()
     tokens = tokenize(request, loaded.tokenizer)

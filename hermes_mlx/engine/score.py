@@ -17,6 +17,7 @@ from hermes_mlx.engine import errors
 from hermes_mlx.engine.blas import fit_threads
 from hermes_mlx.engine.generate import (
     Request,
+    _batch,
     _models,
     _worker,
     job_bounds,
@@ -60,8 +61,11 @@ def _run(job: Job, key: str, path: Path, prefix: Request, candidates: list[str])
 
     start = time.perf_counter()
     loaded, load_s = _models.get(key, path)
-    mx.synchronize()
-    threads = fit_threads()
+    if _batch.busy():  # a decode step may be in flight on the generation stream: keep its threads
+        threads = _batch.threads
+    else:
+        mx.synchronize(generation_stream)
+        threads = fit_threads()
     tokens = tokenize(prefix, loaded.tokenizer)
     encoded = [list(loaded.tokenizer.encode(c, add_special_tokens=False)) for c in candidates]
     if not all(encoded):
