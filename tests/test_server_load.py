@@ -357,3 +357,89 @@ def test_an_over_window_request_leaves_a_streaming_member_of_the_batch_alone(tin
     assert out and out[0][0] == 200, out
     assert answer_of(out[0][1]) == answer_of(alone)
     assert after["running"] == 0 and after["batch"]["members"] == 0
+
+
+# ------------------------------------------------------------------ streams held to the queue bound
+
+
+def test_a_stream_stays_counted_as_waiting_until_it_asks_for_a_place(tiny_model):
+    """A stream's generator asks for its place in the engine only once its response has started;
+    until then it still counts against MAX_RUNNING + MAX_WAITING, so clients that read slowly
+    cannot pile up streams past the bound (the 4th here gets a 503)."""
+    import asyncio
+
+    from starlette.requests import ClientDisconnect
+
+    app = build_app(tiny_model, max_running=1, max_waiting=2)
+    body = json.dumps({**HELLO, "stream": True}).encode()
+    headers = [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")]
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.4"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": CHAT,
+        "raw_path": CHAT.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [*headers, (b"content-length", str(len(body)).encode())],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 80),
+    }
+
+    async def burst() -> list[tuple[int, bytes]]:
+        reading = asyncio.Event()  # the clients start reading their streams
+
+        async def one(answered: asyncio.Event) -> tuple[int, bytes]:
+            status, chunks, requested = [], [], []
+
+            async def receive():
+                if not requested:
+                    requested.append(1)
+                    return {"type": "http.request", "body": body, "more_body": False}
+                await asyncio.Event().wait()  # never hangs up
+
+            async def send(message):
+                if message["type"] == "http.response.start":
+                    status.append(message["status"])
+                    answered.set()
+                    if message["status"] == 200:
+                        await reading.wait()
+                else:
+                    chunks.append(message.get("body", b""))
+
+            await app(scope, receive, send)
+            return status[0], b"".join(chunks)
+
+        tasks = []
+        for _ in range(5):  # one after another, each answered before the next arrives
+            answered = asyncio.Event()
+            tasks.append(asyncio.create_task(one(answered)))
+            await asyncio.wait_for(answered.wait(), WAIT_S)
+        reading.set()
+        return await asyncio.wait_for(asyncio.gather(*tasks), WAIT_S)
+
+    replies = asyncio.run(burst())
+    assert [status for status, _ in replies] == [200, 200, 200, 503, 503]
+    assert all(b"data: [DONE]" in body and b'"error"' not in body for _, body in replies[:3])
+    assert app.state.refused_busy == 2 and app.state.served == 3
+    assert app.state.waiting == 0 and app.state.running == 0 and not app.state.queue
+
+    async def gone_before_streaming() -> None:  # its generator never starts; the count comes back
+        requested = []
+
+        async def receive():
+            if not requested:
+                requested.append(1)
+                return {"type": "http.request", "body": body, "more_body": False}
+            return {"type": "http.disconnect"}
+
+        async def send(message):
+            raise OSError("the client went away")
+
+        with pytest.raises((OSError, ClientDisconnect)):
+            await app(scope, receive, send)
+
+    asyncio.run(gone_before_streaming())
+    assert app.state.waiting == 0 and app.state.running == 0

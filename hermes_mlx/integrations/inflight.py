@@ -216,10 +216,18 @@ def _sse_line(data: Any) -> str:
     return "data: " + (data if isinstance(data, str) else json.dumps(data)) + "\n\n"
 
 
-async def sse(req: Any, name: str | None, label: str, state: State, deadline: float) -> AsyncIterator[str]:
+async def sse(
+    req: Any,
+    name: str | None,
+    label: str,
+    state: State,
+    deadline: float,
+    queued: Callable[[], None] = lambda: None,
+) -> AsyncIterator[str]:
     """Server-sent events. The adapter's generator runs on its own thread under the request's
     cancel flag; when the client goes away Starlette cancels us, we raise the flag, and the
-    engine stops at its next step."""
+    engine stops at its next step. `queued()` runs just before the request asks for its place in
+    the engine: the server counts it in `waiting` until then (take_slot counts it from there)."""
     from hermes_mlx.engine.generate import request_scope
 
     loop = asyncio.get_running_loop()
@@ -256,6 +264,7 @@ async def sse(req: Any, name: str | None, label: str, state: State, deadline: fl
     try:
         yield _sse_line(chunk(id, label, created, role="assistant", content=""))
         try:
+            queued()
             await state.take_slot(deadline, stopping)  # a client that leaves cancels this coroutine
         except (TimeoutError, Closed) as exc:
             yield _sse_line(json.loads(engine_error(exc, state).body))

@@ -26,6 +26,7 @@ import json
 import socket
 import sys
 import time
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +54,32 @@ DEFAULT_REQUEST_TIMEOUT = 300.0
 DEFAULT_MAX_PROMPT_TOKENS = 16384
 MAX_WAITING = 8  # requests waiting for a place in the engine (beyond MAX_RUNNING) before new ones get 503
 MAX_ACTIVE = 4 * MAX_WAITING  # requests inside the app at once, any route, before new ones get 503
+
+
+class Stream(StreamingResponse):
+    """Server-sent events for a request that stays counted in `state.waiting` until its generator
+    asks for a place in the engine, which happens only once the response has started: a burst of
+    streams to slow readers is thereby held to MAX_RUNNING + MAX_WAITING. However the response
+    ends, even before its generator starts (the client gone), the count is given back once."""
+
+    def __init__(self, state: State, events: Callable[[Callable[[], None]], AsyncIterator[str]]):
+        self._state, self._waiting = state, True
+        super().__init__(
+            events(self._stop_waiting),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    def _stop_waiting(self) -> None:
+        if self._waiting:
+            self._waiting = False
+            self._state.waiting -= 1
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._stop_waiting()
 
 
 class TooLarge(RequestError):
@@ -127,13 +154,15 @@ def build_app(
     allowed_models: tuple[str, ...] = (),
     max_active: int = MAX_ACTIVE,
     max_running: int = MAX_RUNNING,
+    max_waiting: int = MAX_WAITING,
 ) -> Any:
     """The ASGI app. `model` is what requests run on unless they name a manifest model present
     here or one of `allowed_models`; a foreign model id falls back to `model`. The returned app
     has `.state` (a State: counters, and cancel_all() for shutdown); it is the Admission
-    limit itself (`.active`, `.refused`). `max_running` requests run into the engine at once."""
+    limit itself (`.active`, `.refused`). `max_running` requests run into the engine at once, and
+    `max_waiting` more may wait for a place."""
     label = model or "hermes-mlx-default"
-    limits = Limits(max_body_bytes, request_timeout, max_prompt_tokens)
+    limits = Limits(max_body_bytes, request_timeout, max_prompt_tokens, max_waiting)
     state = State(max_running=max_running)
     policy = ModelPolicy(model, allowed_models)
 
@@ -177,7 +206,7 @@ def build_app(
             state.refused_busy += 1
             message = f"busy: {state.running} requests are running and {state.waiting} already waiting"
             return error(503, message, kind="server_error", retry_after=state.retry_after())
-        state.waiting += 1  # until it is checked; then State.take_slot counts it while it queues
+        state.waiting += 1  # until it asks for its place (a stream: once streaming); take_slot counts it from there
         checked = False
         try:
             try:
@@ -190,14 +219,10 @@ def build_app(
                 return error(413 if isinstance(exc, TooLarge) else 400, str(exc), exc.field)
             except Exception as exc:
                 return engine_error(exc, state)
-            state.waiting -= 1
             checked = True
             if req.stream:
-                return StreamingResponse(
-                    sse(req, name, label, state, deadline),
-                    media_type="text/event-stream",
-                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-                )
+                return Stream(state, lambda queued: sse(req, name, label, state, deadline, queued))
+            state.waiting -= 1  # answer() asks for its place at once
             return await answer(request, req, name, label, state, deadline)
         finally:
             if not checked:
