@@ -238,3 +238,24 @@ def test_a_score_between_batch_steps_keeps_the_batchs_threads(tiny_model, batche
     assert busy  # it ran between two steps of the batch
     assert not fitted and result.blas_threads == batcher.threads
     assert wait(decoding).text == long.text
+
+
+def test_a_prompt_cache_that_fails_to_keep_an_entry_loses_no_result(tiny_model, batcher, monkeypatch, caplog):
+    from concurrent import futures
+
+    alone = generate(PROMPTS[3], model=tiny_model, max_tokens=6)
+    models, _ = engine_state()
+
+    def broken(key, tokens, cache):
+        raise MemoryError("no room for the entry")
+
+    monkeypatch.setattr(models.prompts, "insert", broken)
+    release = held_worker()
+    # Two identical requests finish in the same step: the second's response comes after the failure.
+    jobs = [engine._submit(PROMPTS[3], tiny_model, 6, 0.0, [], None, None, None) for _ in range(2)]
+    release.set()
+    done, _ = futures.wait([j.future for j in jobs], timeout=120)  # a bound on waiting, not a timing assertion
+    assert len(done) == 2, "a finished member's result was lost"
+    assert [j.future.result().text for j in jobs] == [alone.text] * 2
+    assert "could not keep a prompt cache entry" in caplog.text
+    assert batcher.members() == 0

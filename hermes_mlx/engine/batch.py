@@ -219,7 +219,10 @@ class Batcher:
         loaded = self._models.models.get(m.key)
         warm = loaded is not None and loaded.model is m.gen.model  # not a cache of an unloaded model
         if cache is not None and tokens and warm:
-            self._models.prompts.insert(m.key, list(tokens), cache)  # prompt and reply, for the next turn
+            try:  # prompt and reply, for the next turn; kept before the caller hears, so it sees them
+                self._models.prompts.insert(m.key, list(tokens), cache)
+            except Exception:  # a lost cache entry must not lose the result, nor the step's others
+                log.exception("hermes-mlx: could not keep a prompt cache entry")
         try:
             result = self._result(m)
             if m.emit is not None:
