@@ -88,3 +88,18 @@ def test_budget_comes_from_the_env_or_a_share_of_the_memory_budget(monkeypatch):
     assert budget_bytes(8192) == 1024 * 1_000_000
     monkeypatch.setenv("HERMES_MLX_PROMPT_CACHE_MB", "64")
     assert budget_bytes(8192) == 64 * 1_000_000
+
+
+def test_a_malformed_budget_in_the_env_falls_back_to_the_default(monkeypatch, caplog):
+    """ModelCache is built when the engine is imported: a typo there must not break the import."""
+    from hermes_mlx.engine.cache import DEFAULT_IDLE_UNLOAD_S, DEFAULT_MEMORY_BUDGET_MB, ModelCache
+
+    monkeypatch.setenv("HERMES_MLX_PROMPT_CACHE_MB", "512MB")
+    assert budget_bytes(8192) == 1024 * 1_000_000
+    monkeypatch.setenv("HERMES_MLX_MEMORY_BUDGET_MB", "8GB")
+    monkeypatch.setenv("HERMES_MLX_IDLE_UNLOAD_S", "nan")
+    models = ModelCache()
+    assert models.memory_budget_mb == DEFAULT_MEMORY_BUDGET_MB and models.idle_unload_s == DEFAULT_IDLE_UNLOAD_S
+    assert models.prompts.max_bytes == int(DEFAULT_MEMORY_BUDGET_MB / 8 * 1e6)
+    for name in ("HERMES_MLX_PROMPT_CACHE_MB", "HERMES_MLX_MEMORY_BUDGET_MB", "HERMES_MLX_IDLE_UNLOAD_S"):
+        assert name in caplog.text

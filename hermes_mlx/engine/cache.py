@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -17,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hermes_mlx.engine.prompt_cache import PromptCache, budget_bytes
+from hermes_mlx.engine.prompt_cache import PromptCache, budget_bytes, env_float
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +100,8 @@ def model_nbytes(model: Any) -> int:
 class ModelCache:
     def __init__(self) -> None:
         self.models: dict[str, LoadedModel] = {}
-        self.idle_unload_s = float(os.environ.get("HERMES_MLX_IDLE_UNLOAD_S", DEFAULT_IDLE_UNLOAD_S))
-        self.memory_budget_mb = float(os.environ.get("HERMES_MLX_MEMORY_BUDGET_MB", DEFAULT_MEMORY_BUDGET_MB))
+        self.idle_unload_s = env_float("HERMES_MLX_IDLE_UNLOAD_S", DEFAULT_IDLE_UNLOAD_S)
+        self.memory_budget_mb = env_float("HERMES_MLX_MEMORY_BUDGET_MB", DEFAULT_MEMORY_BUDGET_MB)
         self.loads = 0  # how many loads ran, for tests and telemetry
         self.prompts = PromptCache(budget_bytes(self.memory_budget_mb))  # prefixes, per model
         self.on_unload: list[Callable[[str], None]] = []  # told each unloaded model's key

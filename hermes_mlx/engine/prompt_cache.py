@@ -10,6 +10,8 @@ Only the engine's worker thread fetches and inserts; `stats()` may be read from 
 
 from __future__ import annotations
 
+import logging
+import math
 import os
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -18,11 +20,28 @@ PROMPT_CACHE_ENV = "HERMES_MLX_PROMPT_CACHE_MB"
 PROMPT_CACHE_SHARE = 1 / 8  # of the engine memory budget, when the env does not say
 MAX_ENTRIES = 256  # the byte budget is what binds; this only caps the trie's bookkeeping
 
+log = logging.getLogger(__name__)
+
+
+def env_float(name: str, default: float) -> float:
+    """A number from the environment. A malformed one ("512MB") falls back to the default with a
+    warning: these are read when the engine is imported, and an error there breaks the plugin."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        log.warning("hermes-mlx: %s=%r is not a number; using %s", name, raw, default)
+        return default
+    return value
+
 
 def budget_bytes(memory_budget_mb: float) -> int:
     """HERMES_MLX_PROMPT_CACHE_MB, else a share of the engine memory budget."""
-    raw = os.environ.get(PROMPT_CACHE_ENV, "").strip()
-    mb = float(raw) if raw else memory_budget_mb * PROMPT_CACHE_SHARE
+    mb = env_float(PROMPT_CACHE_ENV, memory_budget_mb * PROMPT_CACHE_SHARE)
     return max(0, int(mb * 1e6))
 
 
