@@ -133,3 +133,16 @@ def test_a_promoted_request_queues_ahead_of_background_work_queued_earlier(tiny_
         t.join(120)
     wait(first)
     assert seen == ["waited-on", "still-ahead"]
+
+
+def test_a_quiesced_worker_refuses_later_jobs():
+    """At exit a daemon thread mid-summary may still submit: its call is cancelled, never run."""
+    worker = Worker()
+    wait(worker.submit(lambda job: None))
+    worker.quiesce(timeout=5)
+    ran = []
+    job = worker.submit(lambda job: ran.append(1))
+    assert job.future.cancelled()
+    with pytest.raises(errors.Cancelled):
+        wait(job)
+    assert worker._queue.empty() and not ran

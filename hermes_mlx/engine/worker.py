@@ -74,7 +74,8 @@ class Worker:
         self._on_idle = on_idle
         self._tick_s = tick_s
         self._thread: threading.Thread | None = None
-        self._start_lock = threading.Lock()
+        self._start_lock = threading.Lock()  # also orders submit against quiesce's closing
+        self._closed = False  # quiesced (interpreter exit): later jobs are cancelled, never run
         self._current: Job | None = None
         self._idle_now = threading.Event()
         self._idle_now.set()
@@ -92,15 +93,20 @@ class Worker:
     ) -> Job:
         rank = priority_rank(priority)
         job = Job(fn, deadline, linked=linked, priority=priority)
-        self._ensure_started()
-        self._queue.put((rank, next(self._seq), job))
+        with self._start_lock:
+            if self._closed:  # a daemon thread's call during teardown: its waiter gets Cancelled
+                job.cancelled.set()
+                job.future.cancel()
+                return job
+            self._ensure_started()
+            self._queue.put((rank, next(self._seq), job))
         return job
 
     def _ensure_started(self) -> None:
-        with self._start_lock:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._loop, name="hermes-mlx-worker", daemon=True)
-                self._thread.start()
+        """Called with _start_lock held."""
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._loop, name="hermes-mlx-worker", daemon=True)
+            self._thread.start()
 
     def _loop(self) -> None:
         while True:
@@ -153,12 +159,15 @@ class Worker:
             self._idle_now.set()
 
     def quiesce(self, timeout: float = 15.0) -> None:
-        """Cancel what is queued, stop the job in hand at its next check, and wait for that.
+        """Refuse later jobs, cancel what is queued, stop the job in hand at its next check, and
+        wait for that.
 
         Run at interpreter exit: MLX aborts the process ("terminate called without an active
         exception") if it is torn down while this thread is inside a computation. The thread
         itself must live on: ending a thread that used MLX streams aborts the same way.
         """
+        with self._start_lock:
+            self._closed = True
         while True:
             try:
                 _, _, job = self._queue.get_nowait()
