@@ -146,3 +146,59 @@ def test_a_quiesced_worker_refuses_later_jobs():
     with pytest.raises(errors.Cancelled):
         wait(job)
     assert worker._queue.empty() and not ran
+
+
+def test_promoting_a_holder_moves_its_queued_job_ahead_of_later_foreground_work():
+    worker = Worker()
+    release, first = hold(worker)
+    order = []
+    holder = Priority("background")
+    ahead = worker.submit(lambda job: order.append("ahead"), priority="background", holder=holder)
+    before = worker.submit(lambda job: order.append("fg-before"))
+    holder.promote()  # a caller starts waiting for the work computed ahead
+    after = worker.submit(lambda job: order.append("fg-after"))
+    release.set()
+    for job in [first, ahead, before, after]:
+        wait(job)
+    wait(worker.submit(lambda job: None, priority="background"))  # past the job's first queue entry too
+    assert order == ["fg-before", "ahead", "fg-after"]  # and it ran once
+
+
+def test_a_promoted_scope_moves_its_queued_engine_call_ahead(tiny_model, monkeypatch):
+    _, worker = engine_state()
+    score(["1"], "warm", model=tiny_model)
+    seen = []
+    real = score_mod.tokenize
+
+    def spy(request, tokenizer):
+        if threading.current_thread() is worker.thread:
+            seen.append(request)
+        return real(request, tokenizer)
+
+    monkeypatch.setattr(score_mod, "tokenize", spy)
+    holder = Priority("background")
+    release, first = hold(worker)
+
+    def ahead():
+        with request_scope(threading.Event(), priority=holder):
+            score(["1"], "ahead", model=tiny_model)
+
+    threads = [
+        threading.Thread(target=ahead),
+        threading.Thread(target=score, args=(["1"], "fg-before"), kwargs={"model": tiny_model}),
+    ]
+    for n, t in enumerate(threads, 1):
+        t.start()
+        until_queued(worker, n)
+    holder.promote()  # its call is queued already: it moves, not only the calls still to come
+    threads.append(threading.Thread(target=score, args=(["1"], "fg-after"), kwargs={"model": tiny_model}))
+    threads[-1].start()
+    for _ in range(6000):  # a bound on waiting, not a timing assertion
+        if len({id(entry[2]) for entry in list(worker._queue.queue)}) >= 3:  # a promoted job has two entries
+            break
+        threading.Event().wait(0.01)
+    release.set()
+    for t in threads:
+        t.join(120)
+    wait(first)
+    assert seen == ["fg-before", "ahead", "fg-after"]

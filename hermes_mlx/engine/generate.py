@@ -25,7 +25,7 @@ from hermes_mlx.engine.batch import Batcher, Member
 from hermes_mlx.engine.blas import fit_threads
 from hermes_mlx.engine.cache import ModelCache, TokenizerCache, context_window, read_config
 from hermes_mlx.engine.prompt_cache import PromptCacheStats
-from hermes_mlx.engine.worker import DEFERRED, Job, Worker, priority_rank, wait
+from hermes_mlx.engine.worker import DEFERRED, Job, Priority, Worker, priority_rank, wait
 
 Request = str | list[dict]
 
@@ -77,19 +77,6 @@ _scope: contextvars.ContextVar[tuple[threading.Event, float | None] | None] = co
 )
 
 
-class Priority:
-    """A request's priority that may change while it runs: work computed ahead starts in the
-    background and is promoted once a caller starts waiting for it, so its remaining engine calls
-    no longer queue behind other callers' requests. Read at each engine call's submit."""
-
-    def __init__(self, value: str = "background") -> None:
-        priority_rank(value)
-        self.value = value
-
-    def promote(self) -> None:
-        self.value = "foreground"
-
-
 _priority: contextvars.ContextVar[str | Priority] = contextvars.ContextVar("hermes_mlx_priority", default="foreground")
 
 
@@ -102,7 +89,8 @@ def request_scope(
     runs past `deadline` (a time.monotonic() value). A request that folds many chunks, or a
     summary of many calls, is thereby cancelled and timed as a whole. `priority="background"`
     queues its calls behind every call a caller is waiting for (work computed ahead); a Priority
-    holder instead is read at each call, so promoting it moves the calls still to come ahead."""
+    holder instead is read at each call, so promoting it moves the calls queued or still to come
+    ahead (Priority lives in engine/worker.py)."""
     if priority is not None and not isinstance(priority, Priority):
         priority_rank(priority)
     token = _scope.set((cancel, deadline))
@@ -141,6 +129,13 @@ def job_bounds(timeout: float | None, priority: str | None) -> tuple[float | Non
         priority = scoped.value if isinstance(scoped, Priority) else scoped
     priority_rank(priority)
     return deadline, cancel, priority
+
+
+def scope_holder(priority: str | None) -> Priority | None:
+    """The request_scope's Priority holder when a call takes the scope's priority (no keyword):
+    the worker re-ranks the call's queued job when the holder is promoted."""
+    scoped = _priority.get()
+    return scoped if not priority and isinstance(scoped, Priority) else None
 
 
 def resolve(model: str | None) -> tuple[str, Path]:
@@ -297,9 +292,14 @@ def _submit(
 ) -> Job:
     stop = _check(max_tokens, temperature, stop)
     key, path = resolve(model)
+    holder = scope_holder(priority)
     deadline, cancel, priority = job_bounds(timeout, priority)
     return _worker.submit(
-        lambda job: _run(job, key, path, request, max_tokens, temperature, stop, emit), deadline, cancel, priority
+        lambda job: _run(job, key, path, request, max_tokens, temperature, stop, emit),
+        deadline,
+        cancel,
+        priority,
+        holder,
     )
 
 

@@ -22,6 +22,7 @@ from hermes_mlx.engine.generate import (
     _worker,
     job_bounds,
     resolve,
+    scope_holder,
     tokenize,
 )
 from hermes_mlx.engine.worker import Job, wait
@@ -141,5 +142,7 @@ def score(
     by `timeout` and by the current request_scope (its cancel flag, deadline and priority)."""
     candidates = _check(candidates)
     key, path = resolve(model)
+    holder = scope_holder(priority)
     deadline, cancel, priority = job_bounds(timeout, priority)
-    return wait(_worker.submit(lambda job: _run(job, key, path, prefix, candidates), deadline, cancel, priority))
+    job = _worker.submit(lambda job: _run(job, key, path, prefix, candidates), deadline, cancel, priority, holder)
+    return wait(job)

@@ -10,7 +10,9 @@ alternates: one queued job, one step, so a request that arrives mid-batch joins 
 
 Jobs carry a priority: a caller waiting on a request comes before work nobody waits for yet
 (a compaction pass computed ahead). The worker always takes the highest-priority queued job,
-oldest first within a priority; a job already running is not preempted.
+oldest first within a priority; a job already running is not preempted. A queued background job
+whose Priority holder is promoted is queued again at foreground rank; whichever of its two
+entries the worker reaches second is skipped.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class Job:
     cancelled: threading.Event = field(default_factory=threading.Event)
     linked: threading.Event | None = None  # a whole request's cancel flag (generate.request_scope)
     priority: str = "foreground"
+    started: bool = False  # the worker took it (a promoted job has a second queue entry)
 
     def expired(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline
@@ -64,6 +67,33 @@ class Job:
     def stopped(self) -> bool:
         """This job, or the request it belongs to, was cancelled."""
         return self.cancelled.is_set() or (self.linked is not None and self.linked.is_set())
+
+
+class Priority:
+    """A request's priority that may change while it runs: work computed ahead starts in the
+    background and is promoted once a caller starts waiting for it. Read at each engine call's
+    submit; promote() also moves the calls already queued ahead of other background work."""
+
+    def __init__(self, value: str = "background") -> None:
+        priority_rank(value)
+        self.value = value
+        self._lock = threading.Lock()
+        self._queued: list[tuple[Worker, Job]] = []  # its background jobs, perhaps still queued
+
+    def promote(self) -> None:
+        with self._lock:
+            self.value = "foreground"
+            queued, self._queued = self._queued, []
+        for worker, job in queued:
+            worker.promote(job)
+
+    def watch(self, worker: Worker, job: Job) -> None:
+        """Remember a job submitted at this holder's background rank, to move it on promote()."""
+        with self._lock:
+            if self.value != "foreground":
+                self._queued = [(w, j) for w, j in self._queued if not j.future.done()] + [(worker, job)]
+                return
+        worker.promote(job)  # promoted between reading the priority and queueing the job
 
 
 class Worker:
@@ -90,7 +120,9 @@ class Worker:
         deadline: float | None = None,
         linked: threading.Event | None = None,
         priority: str = "foreground",
+        holder: Priority | None = None,
     ) -> Job:
+        """Queue `fn`; `holder` is the Priority the call's priority was read from, if any."""
         rank = priority_rank(priority)
         job = Job(fn, deadline, linked=linked, priority=priority)
         with self._start_lock:
@@ -100,7 +132,18 @@ class Worker:
                 return job
             self._ensure_started()
             self._queue.put((rank, next(self._seq), job))
+        if holder is not None and rank > PRIORITIES["foreground"]:
+            holder.watch(self, job)
         return job
+
+    def promote(self, job: Job) -> None:
+        """Queue a background job again at foreground rank, behind the foreground jobs queued now
+        (its caller began waiting now); its background entry is skipped when reached."""
+        with self._start_lock:
+            if self._closed or job.started or job.future.done() or job.priority == "foreground":
+                return
+            job.priority = "foreground"
+            self._queue.put((PRIORITIES["foreground"], next(self._seq), job))
 
     def _ensure_started(self) -> None:
         """Called with _start_lock held."""
@@ -129,6 +172,9 @@ class Worker:
         return self.stepper is not None and self.stepper.busy()
 
     def _run(self, job: Job) -> None:
+        if job.started:
+            return  # a promoted job's other queue entry
+        job.started = True
         if job.stopped():
             job.future.cancel()  # its waiter gets Cancelled instead of waiting forever
             return
