@@ -86,8 +86,19 @@ def test_score_and_generate_share_the_cache_and_unload_drops_it(tiny_model, prom
 def test_budget_comes_from_the_env_or_a_share_of_the_memory_budget(monkeypatch):
     monkeypatch.delenv("HERMES_MLX_PROMPT_CACHE_MB", raising=False)
     assert budget_bytes(8192) == 1024 * 1_000_000
+    assert budget_bytes(8192, weights_bytes=540_000_000) == 270 * 1_000_000  # at most half the warm weights
     monkeypatch.setenv("HERMES_MLX_PROMPT_CACHE_MB", "64")
     assert budget_bytes(8192) == 64 * 1_000_000
+    assert budget_bytes(8192, weights_bytes=540_000_000) == 64 * 1_000_000  # the env wins
+
+
+def test_the_budget_follows_the_warm_weights(monkeypatch, tiny_model):
+    monkeypatch.delenv("HERMES_MLX_PROMPT_CACHE_MB", raising=False)
+    generate("a b c", model=tiny_model, max_tokens=1)
+    models = engine_state()[0]
+    warm = sum(m.nbytes for m in models.models.values())
+    budget = prompt_cache_stats().budget_bytes
+    assert budget == budget_bytes(models.memory_budget_mb, warm) < budget_bytes(models.memory_budget_mb)
 
 
 def test_a_malformed_budget_in_the_env_falls_back_to_the_default(monkeypatch, caplog):

@@ -145,15 +145,17 @@ class ModelCache:
         )
         self.models[key] = loaded
         self.loads += 1
-        self._wire()
+        self._fit_to_warm()
         log.info("hermes-mlx: loaded %s in %.2fs (%s, %.0f MB)", key, loaded.load_s, weights, loaded.nbytes / 1e6)
         return loaded
 
-    def _wire(self) -> None:
-        """On Metal, keep what is warm resident (the weights and the prompt caches' budget)."""
+    def _fit_to_warm(self) -> None:
+        """Size the prompt caches to what is warm and, on Metal, keep that resident (weights and
+        prompt caches' budget)."""
         from hermes_mlx.engine import residency
 
         model_bytes = sum(m.nbytes for m in self.models.values())
+        self.prompts.max_bytes = budget_bytes(self.memory_budget_mb, model_bytes)  # the next insert trims
         residency.wire(model_bytes, self.prompts.max_bytes if model_bytes else 0, int(self.memory_budget_mb * 1e6))
 
     def _evict_over_budget(self, keep: str) -> None:
@@ -174,7 +176,7 @@ class ModelCache:
         self.prompts.drop(key)
         for hook in self.on_unload:
             hook(key)
-        self._wire()  # after the hooks: the batcher has closed its generator; nothing warm releases
+        self._fit_to_warm()  # after the hooks: the batcher has closed its generator; nothing warm releases
         import mlx.core as mx
 
         mx.clear_cache()
