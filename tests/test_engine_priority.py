@@ -30,6 +30,37 @@ def until_queued(worker, n):
     raise AssertionError("jobs never reached the queue")
 
 
+def start_in_turn(worker, threads):
+    """Start each thread only once the one before it is queued, so the queue's order is the threads' order."""
+    for n, t in enumerate(threads, 1):
+        t.start()
+        until_queued(worker, n)
+
+
+def finish(release, first, threads):
+    release.set()
+    for t in threads:
+        t.join(120)
+    wait(first)
+
+
+@pytest.fixture
+def tokenized(tiny_model, monkeypatch):
+    """The engine's worker, warm, and the score requests it tokenizes, in the order it runs them."""
+    _, worker = engine_state()
+    score(["1"], "warm", model=tiny_model)
+    seen = []
+    real = score_mod.tokenize
+
+    def spy(request, tokenizer):
+        if threading.current_thread() is worker.thread:
+            seen.append(request)
+        return real(request, tokenizer)
+
+    monkeypatch.setattr(score_mod, "tokenize", spy)
+    return worker, seen
+
+
 def test_foreground_runs_before_earlier_background_fifo_within_a_priority():
     worker = Worker()
     release, first = hold(worker)
@@ -53,18 +84,8 @@ def test_a_bad_priority_is_a_clear_error(tiny_model):
         pass
 
 
-def test_engine_calls_take_their_priority_from_the_keyword_or_the_scope(tiny_model, monkeypatch):
-    _, worker = engine_state()
-    score(["1"], "warm", model=tiny_model)
-    seen = []
-    real = score_mod.tokenize
-
-    def spy(request, tokenizer):
-        if threading.current_thread() is worker.thread:
-            seen.append(request)
-        return real(request, tokenizer)
-
-    monkeypatch.setattr(score_mod, "tokenize", spy)
+def test_engine_calls_take_their_priority_from_the_keyword_or_the_scope(tiny_model, tokenized):
+    worker, seen = tokenized
     release, first = hold(worker)
     results = {}
 
@@ -75,19 +96,16 @@ def test_engine_calls_take_their_priority_from_the_keyword_or_the_scope(tiny_mod
         with request_scope(threading.Event(), priority="background"):
             call(name)
 
-    threads = []
-    for name, target, kw in [
-        ("ahead-1", call, {"priority": "background"}),
-        ("ahead-2", in_scope, {}),
-        ("waited-on", call, {}),
-    ]:
-        threads.append(threading.Thread(target=target, args=(name,), kwargs=kw))
-        threads[-1].start()
-        until_queued(worker, len(threads))
-    release.set()
-    for t in threads:
-        t.join(120)
-    wait(first)
+    threads = [
+        threading.Thread(target=target, args=(name,), kwargs=kw)
+        for name, target, kw in [
+            ("ahead-1", call, {"priority": "background"}),
+            ("ahead-2", in_scope, {}),
+            ("waited-on", call, {}),
+        ]
+    ]
+    start_in_turn(worker, threads)
+    finish(release, first, threads)
     assert set(results) == {"ahead-1", "ahead-2", "waited-on"}
     assert seen == ["waited-on", "ahead-1", "ahead-2"]
 
@@ -103,18 +121,8 @@ def test_a_priority_holder_is_read_at_each_call():
         Priority("later")
 
 
-def test_a_promoted_request_queues_ahead_of_background_work_queued_earlier(tiny_model, monkeypatch):
-    _, worker = engine_state()
-    score(["1"], "warm", model=tiny_model)
-    seen = []
-    real = score_mod.tokenize
-
-    def spy(request, tokenizer):
-        if threading.current_thread() is worker.thread:
-            seen.append(request)
-        return real(request, tokenizer)
-
-    monkeypatch.setattr(score_mod, "tokenize", spy)
+def test_a_promoted_request_queues_ahead_of_background_work_queued_earlier(tiny_model, tokenized):
+    worker, seen = tokenized
     promoted, kept = Priority("background"), Priority("background")
     promoted.promote()  # a caller waits on this one now
     release, first = hold(worker)
@@ -123,15 +131,11 @@ def test_a_promoted_request_queues_ahead_of_background_work_queued_earlier(tiny_
         with request_scope(threading.Event(), priority=holder):
             score(["1"], name, model=tiny_model)
 
-    threads = []
-    for name, holder in [("still-ahead", kept), ("waited-on", promoted)]:
-        threads.append(threading.Thread(target=in_scope, args=(name, holder)))
-        threads[-1].start()
-        until_queued(worker, len(threads))
-    release.set()
-    for t in threads:
-        t.join(120)
-    wait(first)
+    threads = [
+        threading.Thread(target=in_scope, args=args) for args in [("still-ahead", kept), ("waited-on", promoted)]
+    ]
+    start_in_turn(worker, threads)
+    finish(release, first, threads)
     assert seen == ["waited-on", "still-ahead"]
 
 
@@ -164,18 +168,8 @@ def test_promoting_a_holder_moves_its_queued_job_ahead_of_later_foreground_work(
     assert order == ["fg-before", "ahead", "fg-after"]  # and it ran once
 
 
-def test_a_promoted_scope_moves_its_queued_engine_call_ahead(tiny_model, monkeypatch):
-    _, worker = engine_state()
-    score(["1"], "warm", model=tiny_model)
-    seen = []
-    real = score_mod.tokenize
-
-    def spy(request, tokenizer):
-        if threading.current_thread() is worker.thread:
-            seen.append(request)
-        return real(request, tokenizer)
-
-    monkeypatch.setattr(score_mod, "tokenize", spy)
+def test_a_promoted_scope_moves_its_queued_engine_call_ahead(tiny_model, tokenized):
+    worker, seen = tokenized
     holder = Priority("background")
     release, first = hold(worker)
 
@@ -187,9 +181,7 @@ def test_a_promoted_scope_moves_its_queued_engine_call_ahead(tiny_model, monkeyp
         threading.Thread(target=ahead),
         threading.Thread(target=score, args=(["1"], "fg-before"), kwargs={"model": tiny_model}),
     ]
-    for n, t in enumerate(threads, 1):
-        t.start()
-        until_queued(worker, n)
+    start_in_turn(worker, threads)
     holder.promote()  # its call is queued already: it moves, not only the calls still to come
     threads.append(threading.Thread(target=score, args=(["1"], "fg-after"), kwargs={"model": tiny_model}))
     threads[-1].start()
@@ -197,8 +189,5 @@ def test_a_promoted_scope_moves_its_queued_engine_call_ahead(tiny_model, monkeyp
         if len({id(entry[2]) for entry in list(worker._queue.queue)}) >= 3:  # a promoted job has two entries
             break
         threading.Event().wait(0.01)
-    release.set()
-    for t in threads:
-        t.join(120)
-    wait(first)
+    finish(release, first, threads)
     assert seen == ["fg-before", "ahead", "fg-after"]
