@@ -7,6 +7,7 @@ import logging
 import re
 import threading
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,25 @@ def wait_done(cache: ahead.AheadCache, session: str) -> None:
     cache._entries[session].future.exception(timeout=10)
 
 
+def hold_guess(cache: ahead.AheadCache, then: Callable[[], object], seen: list | None = None) -> threading.Event:
+    """Schedule s1's guess for "prompt A" and return once it is running, so a test can act while it runs.
+
+    The guess appends the priority its engine calls get to seen, holds until the returned event is set,
+    then returns then()."""
+    started, release = threading.Event(), threading.Event()
+
+    def work():
+        if seen is not None:
+            seen.append(job_bounds(None, None)[2])
+        started.set()
+        release.wait(10)
+        return then()
+
+    cache.schedule("s1", "prompt A", None, work)
+    assert started.wait(10)
+    return release
+
+
 def test_hit_returns_the_finished_answer_once():
     cache = ahead.AheadCache()
     calls = []
@@ -57,15 +77,7 @@ def test_other_text_or_other_fields_miss():
 
 def test_a_running_guess_is_waited_for():
     cache = ahead.AheadCache()
-    started, release = threading.Event(), threading.Event()
-
-    def slow():
-        started.set()
-        release.wait(10)
-        return "late answer"
-
-    cache.schedule("s1", "prompt A", None, slow)
-    assert started.wait(10)
+    release = hold_guess(cache, lambda: "late answer")
     threading.Timer(0.2, release.set).start()
     assert cache.take("prompt A", None, timeout=10) == "late answer"
     assert (cache.stats.hits, cache.stats.waited) == (1, 1)
@@ -73,16 +85,8 @@ def test_a_running_guess_is_waited_for():
 
 def test_a_queued_guess_is_a_miss_and_never_runs():
     cache = ahead.AheadCache()
-    started, release = threading.Event(), threading.Event()
     ran = []
-
-    def slow():
-        started.set()
-        release.wait(10)
-        return "A"
-
-    cache.schedule("s1", "prompt A", None, slow)
-    assert started.wait(10)
+    release = hold_guess(cache, lambda: "A")
     cache.schedule("s2", "prompt B", None, lambda: ran.append("B") or "B")
     assert cache.take("prompt B", None) is None  # queued behind s1: the caller's own run is sooner
     release.set()
@@ -115,16 +119,8 @@ def test_oldest_session_is_evicted():
 
 def test_guesses_run_at_background_priority_and_stop_when_discarded():
     cache = ahead.AheadCache()
-    seen, started, release = [], threading.Event(), threading.Event()
-
-    def work():
-        seen.append(job_bounds(None, None)[2])  # the priority every engine call here gets
-        started.set()
-        release.wait(10)
-        check_scope()  # the next engine step after the guess was replaced
-
-    cache.schedule("s1", "prompt A", None, work)
-    assert started.wait(10)
+    seen = []  # the priority every engine call here gets
+    release = hold_guess(cache, check_scope, seen)  # check_scope: the next engine step after the guess was replaced
     old = cache._entries["s1"].future
     cache.schedule("s1", "prompt B", None, lambda: "B")
     release.set()
@@ -136,17 +132,8 @@ def test_guesses_run_at_background_priority_and_stop_when_discarded():
 
 def test_a_caller_waiting_on_a_running_guess_promotes_its_remaining_calls():
     cache = ahead.AheadCache()
-    seen, started, release = [], threading.Event(), threading.Event()
-
-    def work():
-        seen.append(job_bounds(None, None)[2])  # an engine call made before anyone waits
-        started.set()
-        release.wait(10)
-        seen.append(job_bounds(None, None)[2])  # one made after a caller started waiting
-        return "A"
-
-    cache.schedule("s1", "prompt A", None, work)
-    assert started.wait(10)
+    seen = []  # an engine call made before anyone waits, then one made after a caller started waiting
+    release = hold_guess(cache, lambda: seen.append(job_bounds(None, None)[2]) or "A", seen)
     entry = cache._entries["s1"]
     taken = []
     waiter = threading.Thread(target=lambda: taken.append(cache.take("prompt A", None, timeout=10)))
@@ -327,15 +314,8 @@ def test_the_entry_point_is_the_thin_module_hermes_classifies_as_a_plugin():
 
 def test_clear_cancels_queued_guesses_and_stops_the_running_one():
     cache = ahead.AheadCache()
-    started, release, ran = threading.Event(), threading.Event(), []
-
-    def running():
-        started.set()
-        release.wait(10)
-        check_scope()  # its next engine step
-
-    cache.schedule("s1", "prompt A", None, running)
-    assert started.wait(10)
+    ran = []
+    release = hold_guess(cache, check_scope)  # check_scope: its next engine step
     first = cache._entries["s1"].future
     queued = []
     for n in (2, 3):
