@@ -353,6 +353,23 @@ def test_idle_probe_failures_are_rows_and_replies_are_evened(monkeypatch):
     assert not report.leaked("", "anything")
 
 
+def test_idle_probes_say_what_was_wired_on_metal(monkeypatch):
+    """On a Mac the probe after each pause records the wired memory (faked here): a weight set that
+    was unwired during the pause is what makes that probe slow."""
+    from hermes_mlx.bench import harness
+    from hermes_mlx.engine import residency
+
+    monkeypatch.setattr(harness.Recorder, "__call__", lambda self, request, **kw: None)
+    wired = iter([600e6, 0])
+    monkeypatch.setattr(residency, "status", lambda: {"device": "metal", "wired_bytes": next(wired)})
+    rows = harness.idle_probes(("hi", {"model": None}), gaps=[0.0, 0.01], session="s")
+    assert [r.wired_mb for r in rows] == [600.0, 0.0]
+    monkeypatch.setattr(residency, "status", lambda: {"device": "cpu", "wired_bytes": 0})
+    assert [r.wired_mb for r in harness.idle_probes(("hi", {"model": None}), gaps=[0.0], session="s")] == [None]
+    _, ratios = report.summary_table([dict(r.to_dict(), ttft_s=1.0) for r in rows])
+    assert ratios["idle_probe_wired_mb_by_gap"] == {"0.0": 600.0, "0.01": 0.0}
+
+
 def test_no_probe_and_a_failing_baseline_are_notes(tiny_model, short_session, tmp_path, monkeypatch):
     from hermes_mlx.bench import baselines, harness
 

@@ -24,6 +24,7 @@ from hermes_mlx.compactor import ahead, markers
 from hermes_mlx.compactor.micro import discard_ahead
 from hermes_mlx.compactor.replay import PassRecord, replay
 from hermes_mlx.compactor.transcript import repair, split_turns
+from hermes_mlx.engine import residency
 from hermes_mlx.summarizer.api import Message, Summarizer
 
 
@@ -56,6 +57,7 @@ class Pass:
     ahead: str = ""  # with passes computed ahead: hit | waited | miss
     ahead_calls: int = 0  # of `calls`, those made ahead, before or while the pass was called
     wasted_calls: int = 0  # engine calls of discarded guesses (in no pass's figures)
+    wired_mb: float | None = None  # idle probes on Metal: memory wired when the pause ended
 
     @property
     def prompt_tps(self) -> float | None:
@@ -283,6 +285,7 @@ def idle_probes(
     passes = []
     for i, gap in enumerate(gaps):
         time.sleep(gap)
+        wired = residency.status()
         started = time.monotonic()
         error = None
         try:
@@ -302,6 +305,7 @@ def idle_probes(
                 visible_s=round(duration, 4),
                 outcome="error" if error else "probe",
                 error=error,
+                wired_mb=round(wired["wired_bytes"] / 1e6, 1) if wired["device"] == "metal" else None,
             ),
             recorder.take(),
         )

@@ -259,6 +259,9 @@ def summary_table(passes: list[dict], cores: int | None = None) -> tuple[str, di
         ratios["idle_penalty_s_by_gap"] = {
             str(k): round(percentile(v, 50) - base_s, 3) for k, v in sorted(by_gap.items()) if k
         }
+    wired = {str(p["idle_before_s"]): p["wired_mb"] for p in probes if p.get("wired_mb") is not None}
+    if wired:  # Metal: was the warm model still wired when each pause ended (0 means it could page out)
+        ratios["idle_probe_wired_mb_by_gap"] = wired
     cold = g.get(("none", "ours-cold"))
     if cold and cold.get("p50"):
         ratios["cold_first_pass_s"] = round(cold["p50"], 3)
