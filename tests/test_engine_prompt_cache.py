@@ -87,6 +87,7 @@ def test_budget_comes_from_the_env_or_a_share_of_the_memory_budget(monkeypatch):
     monkeypatch.delenv("HERMES_MLX_PROMPT_CACHE_MB", raising=False)
     assert budget_bytes(8192) == 1024 * 1_000_000
     assert budget_bytes(8192, weights_bytes=540_000_000) == 270 * 1_000_000  # at most half the warm weights
+    assert budget_bytes(8192, weights_bytes=1_000_000) == 64 * 1_000_000  # and at least 64 MB
     monkeypatch.setenv("HERMES_MLX_PROMPT_CACHE_MB", "64")
     assert budget_bytes(8192) == 64 * 1_000_000
     assert budget_bytes(8192, weights_bytes=540_000_000) == 64 * 1_000_000  # the env wins

@@ -19,6 +19,7 @@ from typing import Any
 PROMPT_CACHE_ENV = "HERMES_MLX_PROMPT_CACHE_MB"
 PROMPT_CACHE_SHARE = 1 / 8  # of the engine memory budget, when the env does not say
 WEIGHTS_SHARE = 0.5  # and at most this share of the warm weights (8 sessions' peak stays ~1.5x one's)
+MIN_MB = 64.0  # but never less: a very small model still keeps a few prefixes
 MAX_ENTRIES = 256  # the byte budget is what binds; this only caps the trie's bookkeeping
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ def budget_bytes(memory_budget_mb: float, weights_bytes: int = 0) -> int:
     (a ~30 MB entry a pass), 8 sessions at once filled 500 MB of entries for the same reuse as 250."""
     default = memory_budget_mb * PROMPT_CACHE_SHARE
     if weights_bytes > 0:
-        default = min(default, weights_bytes * WEIGHTS_SHARE / 1e6)
+        default = min(default, max(MIN_MB, weights_bytes * WEIGHTS_SHARE / 1e6))
     mb = env_float(PROMPT_CACHE_ENV, default)
     return max(0, int(mb * 1e6))
 
