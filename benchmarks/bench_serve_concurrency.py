@@ -15,7 +15,6 @@ import http.client
 import json
 import os
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -23,6 +22,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_HOME = ROOT / ".hermes-mlx-test-home"
+sys.path.insert(0, str(ROOT / "tests"))  # the tests' helpers: serve as a process, a tiny model
+from serve_process import start_server, stop_server  # noqa: E402
+
 TOPICS = ["a failing pytest run in src/app.py", "a slow SQL query", "a flaky CI job", "a memory leak in a worker"]
 WAIT_S = 300
 
@@ -37,30 +39,9 @@ def pick_model(explicit: str | None) -> str | None:
         resolve_model(None, fetch=False)
         return None
     except Exception:
-        sys.path.insert(0, str(ROOT / "tests"))
         from tiny import build_tiny_model
 
         return str(build_tiny_model(Path("/tmp/hermes-mlx-bench-tiny"), seed=0))
-
-
-def start(model: str | None) -> tuple[subprocess.Popen, int]:
-    args = [sys.executable, "-c", "import sys; from hermes_mlx.cli import main; sys.exit(main())", "serve"]
-    args += ["--port", "0"] + (["--model", model] if model else [])
-    proc = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, cwd=ROOT)
-    line = proc.stderr.readline()
-    if "serving" not in line:
-        proc.kill()
-        raise SystemExit(f"serve did not start: {line}{proc.stderr.read()}")
-    return proc, int(line.rsplit(":", 1)[1].split("/")[0])
-
-
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def call(port: int, method: str, path: str, body: dict | None = None) -> dict:
@@ -88,7 +69,7 @@ def requests(n: int, max_tokens: int) -> list[dict]:
 
 def phase(model: str | None, bodies: list[dict], together: bool) -> dict:
     """One fresh server: warm it on an unrelated prompt, then send the requests."""
-    proc, port = start(model)
+    proc, port = start_server(*(["--model", model] if model else []))
     try:
         call(
             port,
@@ -117,7 +98,7 @@ def phase(model: str | None, bodies: list[dict], together: bool) -> dict:
         wall = time.perf_counter() - t
         after = call(port, "GET", "/health")
     finally:
-        stop(proc)
+        stop_server(proc)
     latencies = [lat for lat, _ in out]
     return {
         "wall_s": round(wall, 3),

@@ -4,10 +4,10 @@ answers on loopback, this process's otherwise, and what is wired ("n/a on CPU" h
 import argparse
 import json
 import socket
-import subprocess
 
 import pytest
-from test_server import HELLO, request, start_server
+from serve_process import start_server, stop_server
+from test_server import HELLO, request
 
 from hermes_mlx.commands import doctor
 from hermes_mlx.engine import residency
@@ -38,12 +38,7 @@ def line_of(out: str, prefix: str) -> str:
 def served(tiny_model):
     proc, port = start_server("--model", tiny_model)
     yield port
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    stop_server(proc)
 
 
 def test_doctor_reports_a_running_serves_prompt_cache(served, capsys):

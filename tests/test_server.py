@@ -3,7 +3,6 @@ process: port 0, a busy port, and a client that hangs up mid-stream."""
 
 import errno
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -14,19 +13,13 @@ from pathlib import Path
 
 import pytest
 from fakes import ScriptedSummarizer
+from serve_process import LAUNCH, ROOT, start_server, stop_server
 from starlette.testclient import TestClient
 from test_adapter import EXCHANGE, hermes_serialize
 
 from hermes_mlx.integrations import adapter
 from hermes_mlx.integrations.server import bind, build_app, is_loopback
 
-ROOT = Path(__file__).resolve().parent.parent
-# `hermes-mlx serve` whether or not cli.COMMANDS lists it yet.
-LAUNCH = (
-    "import argparse, sys, hermes_mlx; from hermes_mlx.commands import serve; "
-    "p = argparse.ArgumentParser(prog='hermes-mlx'); serve.register(p.add_subparsers()); "
-    "a = p.parse_args(); sys.exit(a.func(a))"
-)
 HELLO = {"messages": [{"role": "user", "content": "hello"}], "max_tokens": 4}
 BASE = "http://127.0.0.1"  # TestClient's default host, "testserver", is not one the server answers to
 
@@ -187,25 +180,6 @@ def test_other_host_warns_and_busy_port_says_so(monkeypatch, capsys):
 # ------------------------------------------------------------------ as a real process
 
 
-def start_server(*args):
-    """`hermes-mlx serve --port 0 *args` as a real process; returns it and the port it bound."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", LAUNCH, "serve", "--port", "0", *args],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-        env=env,
-        cwd=ROOT,
-    )
-    line = proc.stderr.readline()
-    if "serving" not in line:
-        proc.kill()
-        raise AssertionError(f"server did not start: {line}{proc.stderr.read()}")
-    port = int(line.rsplit(":", 1)[1].split("/")[0])
-    return proc, port
-
-
 def request(port, method, path, body=None):
     import http.client
 
@@ -223,11 +197,7 @@ def request(port, method, path, body=None):
 def served(tiny_model):
     proc, port = start_server("--model", tiny_model)
     yield proc, port
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    stop_server(proc)
 
 
 def test_process_serves_and_a_second_serve_on_the_port_fails_clearly(served, tiny_model):

@@ -6,14 +6,14 @@ Loopback only, on the tiny random-weight model; every wait is bounded, nothing a
 import http.client
 import json
 import math
-import subprocess
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from serve_process import start_server, stop_server
 from starlette.testclient import TestClient
-from test_server import BASE, HELLO, start_server
+from test_server import BASE, HELLO
 
 from hermes_mlx.engine import errors
 from hermes_mlx.integrations.inflight import RETRY_AFTER_MAX_S, State, engine_error
@@ -204,12 +204,7 @@ def test_a_hundred_clients_get_answers_or_503_and_no_connection_stays_open(tiny_
         assert conn.getresponse().status == 200  # still answers
         conn.close()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_server(proc)
 
 
 # ------------------------------------------------------------------ requests through serve share the engine's batch
