@@ -299,9 +299,7 @@ class MicroCompactor(Compactor):
         self.failures, self._failure_at = 0, -1
         out = list(prepared)
         for i in range(len(out) - 1, -1, -1):
-            if markers.is_micro_marker(out[i]) or (
-                self._rehydrated_from is not None and out[i].get("content") == self._rehydrated_from
-            ):
+            if self._superseded(out[i]):
                 out[i] = {**out[i], "content": markers.render(self.rolling_summary), markers.MICRO_KEY: True}
                 self._rehydrated_from = out[i]["content"]
                 break
