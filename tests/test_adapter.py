@@ -11,7 +11,7 @@ import pytest
 from fakes import ScriptedSummarizer
 from tiny import HeldDecode
 
-from hermes_mlx.integrations import adapter
+from hermes_mlx.integrations import adapter, hermes_prompts
 from hermes_mlx.integrations.hermes_wire import hermes_serialize  # Hermes's serializer, one copy
 from hermes_mlx.integrations.openai_shapes import parse_request
 
@@ -95,7 +95,7 @@ TURNS = [{"role": "user", "content": "Fix the CSV export rounding."}] + EXCHANGE
 
 
 def test_parse_turns_round_trips_hermes_serialization():
-    parsed = adapter.parse_turns(hermes_serialize(TURNS))
+    parsed = hermes_prompts.parse_turns(hermes_serialize(TURNS))
     assert [m["role"] for m in parsed] == ["user", "assistant", "tool", "tool", "assistant"]
     assert parsed[0]["content"] == "Fix the CSV export rounding."
     assert parsed[1]["content"] == "Running the export tests."
@@ -109,32 +109,32 @@ def test_parse_turns_round_trips_hermes_serialization():
 
 def test_parse_turns_assistant_with_only_tool_calls_and_truncated_args():
     text = '[ASSISTANT]: \n[Tool calls:\n  terminal({"command": "ls"...)\n  patch(...)\n]\n\n[TOOL RESULT x9]: ok'
-    parsed = adapter.parse_turns(text)
+    parsed = hermes_prompts.parse_turns(text)
     assert parsed[0]["content"] == ""
     assert [c["function"]["arguments"] for c in parsed[0]["tool_calls"]] == ['{"command": "ls"...', ""]
     assert parsed[0]["tool_calls"][0]["id"] == "x9" and parsed[0]["tool_calls"][1]["id"].startswith("call_")
 
 
 def test_recognise_micro_first_and_later_pass():
-    first = adapter.recognise(adapter.micro_prompt(None, hermes_serialize(EXCHANGE)))
+    first = hermes_prompts.recognise(hermes_prompts.micro_prompt(None, hermes_serialize(EXCHANGE)))
     assert first.kind == "micro" and first.summary is None
     assert [m["role"] for m in first.turns] == ["assistant", "tool", "tool", "assistant"]
     summary = "## Goal\nFix rounding\n\n## Progress\n- read the code"
-    later = adapter.recognise(adapter.micro_prompt(summary, hermes_serialize(EXCHANGE)))
+    later = hermes_prompts.recognise(hermes_prompts.micro_prompt(summary, hermes_serialize(EXCHANGE)))
     assert later.kind == "micro" and later.summary == summary and len(later.turns) == 4
 
 
 def test_recognise_micro_defrag():
     old = "## Goal\nFix rounding\n\n## Progress\n- one\n- two"
-    prompt = adapter.recognise(adapter.micro_prompt("", old))
+    prompt = hermes_prompts.recognise(hermes_prompts.micro_prompt("", old))
     assert prompt.kind == "micro_defrag" and prompt.text == old
 
 
 def test_recognise_batch_first_update_focus_budget_memory():
-    first = adapter.recognise(batch_prompt(TURNS, budget=1234, memory="user likes tabs"))
+    first = hermes_prompts.recognise(batch_prompt(TURNS, budget=1234, memory="user likes tabs"))
     assert first.kind == "batch" and first.summary is None and first.budget_tokens == 1234 and first.focus is None
     assert len(first.turns) == 5 and "MEMORY PROVIDER" not in first.turns[-1]["content"]
-    update = adapter.recognise(batch_prompt(TURNS, previous="## Goal\nold goal", focus='the "CSV" export'))
+    update = hermes_prompts.recognise(batch_prompt(TURNS, previous="## Goal\nold goal", focus='the "CSV" export'))
     assert update.kind == "batch_update" and update.summary == "## Goal\nold goal"
     assert update.focus == 'the "CSV" export' and len(update.turns) == 5
 
@@ -148,7 +148,7 @@ def test_recognise_batch_first_update_focus_budget_memory():
     ],
 )
 def test_other_prompts_pass_through(messages):
-    assert adapter.recognise(messages).kind == "passthrough"
+    assert hermes_prompts.recognise(messages).kind == "passthrough"
 
 
 def run(messages, summarizer, **body):
@@ -157,7 +157,7 @@ def run(messages, summarizer, **body):
 
 def test_micro_runs_merge_and_returns_the_summary_body():
     s = ScriptedSummarizer(["## Goal\nFix rounding\n\n## Progress\n- found the bug"])
-    done = run(adapter.micro_prompt(None, hermes_serialize(EXCHANGE)), s, max_tokens=1500, temperature=0.1)
+    done = run(hermes_prompts.micro_prompt(None, hermes_serialize(EXCHANGE)), s, max_tokens=1500, temperature=0.1)
     assert s.methods() == ["merge"]
     assert s.calls[0][1]["summary"] is None and len(s.calls[0][1]["exchange"]) == 4
     assert done.text.startswith("## Goal") and done.finish_reason == "stop" and done.kind == "micro"
@@ -166,7 +166,7 @@ def test_micro_runs_merge_and_returns_the_summary_body():
 
 def test_defrag_and_batch_calls():
     s = ScriptedSummarizer()
-    assert run(adapter.micro_prompt(None, "## Goal\nx\n\n## Progress\n- a"), s).kind == "micro_defrag"
+    assert run(hermes_prompts.micro_prompt(None, "## Goal\nx\n\n## Progress\n- a"), s).kind == "micro_defrag"
     run(batch_prompt(TURNS, focus="export", budget=700), s)
     run(batch_prompt(TURNS, previous="## Goal\nold"), s)
     assert s.methods() == ["defrag", "update", "update"]
@@ -175,13 +175,13 @@ def test_defrag_and_batch_calls():
 
 
 def test_summarizer_failure_is_empty_content_not_an_exception():
-    done = run(adapter.micro_prompt(None, hermes_serialize(EXCHANGE)), ScriptedSummarizer([False]))
+    done = run(hermes_prompts.micro_prompt(None, hermes_serialize(EXCHANGE)), ScriptedSummarizer([False]))
     assert done.text == "" and done.error and done.finish_reason == "stop"
 
 
 def test_over_the_callers_cap_is_shortened_not_cut():
     s = ScriptedSummarizer(["## Goal\n" + "word " * 400, "## Goal\nshort"])
-    done = run(adapter.micro_prompt(None, hermes_serialize(EXCHANGE)), s, max_tokens=50)
+    done = run(hermes_prompts.micro_prompt(None, hermes_serialize(EXCHANGE)), s, max_tokens=50)
     assert s.methods() == ["merge", "defrag"] and done.text == "## Goal\nshort" and done.finish_reason == "stop"
 
 
@@ -259,7 +259,7 @@ def test_a_streamed_compaction_runs_inside_the_callers_request_scope():
             return super().merge(summary, exchange, budget_tokens)
 
     cancel, deadline = threading.Event(), time.monotonic() + 600
-    req = parse_request({"messages": adapter.micro_prompt(None, hermes_serialize(EXCHANGE)), "stream": True})
+    req = parse_request({"messages": hermes_prompts.micro_prompt(None, hermes_serialize(EXCHANGE)), "stream": True})
     with request_scope(cancel, deadline, priority="background"):
         items = list(adapter.stream(req, summarizer=Engine()))
     assert items[-1][1].text.startswith("- absorbed")

@@ -17,7 +17,7 @@ from test_adapter import EXCHANGE, hermes_serialize
 from hermes_mlx.compactor import ahead
 from hermes_mlx.engine import errors
 from hermes_mlx.engine.generate import check_scope, job_bounds
-from hermes_mlx.integrations import adapter, plugin, provider
+from hermes_mlx.integrations import adapter, hermes_prompts, plugin, provider
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -163,7 +163,7 @@ def test_a_failed_guess_is_a_miss():
 
 
 def micro_messages(exchange_text: str = None) -> list[dict]:
-    return adapter.micro_prompt("## Goal\nShip the export", exchange_text or hermes_serialize(EXCHANGE))
+    return hermes_prompts.micro_prompt("## Goal\nShip the export", exchange_text or hermes_serialize(EXCHANGE))
 
 
 def create(client, messages, **kwargs):

@@ -9,7 +9,7 @@ from summarizer_fakes import FakeModel, call, count
 from test_adapter import EXCHANGE, batch_prompt
 
 from hermes_mlx.compactor.micro import MicroCompactor
-from hermes_mlx.integrations import adapter, hermes_settings, provider
+from hermes_mlx.integrations import adapter, hermes_prompts, hermes_settings, provider
 from hermes_mlx.integrations.hermes_prompts import recognise
 from hermes_mlx.integrations.hermes_wire import hermes_serialize
 from hermes_mlx.integrations.openai_shapes import parse_request
@@ -151,7 +151,7 @@ def test_lean_session_log_allowance_is_not_our_budget():
 
 
 def test_micro_prompt_recognised_by_its_headings_when_the_wording_changes():
-    messages = adapter.micro_prompt(None, hermes_serialize(EXCHANGE))
+    messages = hermes_prompts.micro_prompt(None, hermes_serialize(EXCHANGE))
     messages[1]["content"] = (
         "Fold the next exchange into the record." + messages[1]["content"].split("open questions.", 1)[1]
     )
@@ -179,7 +179,7 @@ def test_budgets_follow_hermes_config(monkeypatch):
     )
     fake = ScriptedSummarizer()
     adapter.complete(
-        parse_request({"messages": adapter.micro_prompt(None, hermes_serialize(EXCHANGE))}), summarizer=fake
+        parse_request({"messages": hermes_prompts.micro_prompt(None, hermes_serialize(EXCHANGE))}), summarizer=fake
     )
     adapter.complete(parse_request({"messages": batch_prompt(EXCHANGE, budget=3000)}), summarizer=fake)
     merge, update = fake.calls[0][1], fake.calls[1][1]
@@ -249,7 +249,7 @@ def test_async_callers_await_the_provider(monkeypatch):
     fake = ScriptedSummarizer(["## Goal\nFix rounding"] * 2)
     monkeypatch.setattr(adapter, "_summarizer", lambda model, timeout: fake)
     client = provider.MLXClient()
-    messages = adapter.micro_prompt(None, hermes_serialize(EXCHANGE))
+    messages = hermes_prompts.micro_prompt(None, hermes_serialize(EXCHANGE))
 
     async def main():
         ticks = 0

@@ -8,7 +8,7 @@ import pytest
 from fakes import ScriptedSummarizer
 from test_adapter import EXCHANGE, hermes_serialize
 
-from hermes_mlx.integrations import adapter, provider
+from hermes_mlx.integrations import adapter, hermes_prompts, provider
 from hermes_mlx.integrations.hermes_settings import PLANNING_CONTEXT_TOKENS
 from hermes_mlx.integrations.openai_shapes import RequestError
 
@@ -91,7 +91,7 @@ def test_micro_prompt_goes_through_the_summarizer(monkeypatch):
     client = provider.MLXClient()
     response = client.chat.completions.create(
         model="hermes-mlx-default",
-        messages=adapter.micro_prompt(None, hermes_serialize(EXCHANGE)),
+        messages=hermes_prompts.micro_prompt(None, hermes_serialize(EXCHANGE)),
         max_tokens=1500,
         temperature=0.1,
     )

@@ -276,9 +276,9 @@ def prompts(cases: list[Case]) -> dict[str, list[dict]]:
 
 
 def _micro(summary, text):
-    from hermes_mlx.integrations import adapter
+    from hermes_mlx.integrations.hermes_prompts import micro_prompt
 
-    return adapter.micro_prompt(summary, text)
+    return micro_prompt(summary, text)
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -18,6 +18,7 @@ from starlette.testclient import TestClient
 from test_adapter import EXCHANGE, hermes_serialize
 
 from hermes_mlx.integrations import adapter
+from hermes_mlx.integrations.hermes_prompts import micro_prompt
 from hermes_mlx.integrations.server import bind, build_app, is_loopback
 
 HELLO = {"messages": [{"role": "user", "content": "hello"}], "max_tokens": 4}
@@ -100,7 +101,7 @@ def test_micro_prompt_answers_with_the_summary(client, monkeypatch):
     monkeypatch.setattr(adapter, "_summarizer", lambda model, timeout: fake)
     r = client.post(
         "/v1/chat/completions",
-        json={"model": "mlx", "temperature": 0.1, "messages": adapter.micro_prompt(None, hermes_serialize(EXCHANGE))},
+        json={"model": "mlx", "temperature": 0.1, "messages": micro_prompt(None, hermes_serialize(EXCHANGE))},
     )
     assert r.json()["choices"][0]["message"]["content"] == "## Goal\nFix rounding"
     assert fake.methods() == ["merge"]

@@ -14,16 +14,15 @@ import logging
 import queue
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from hermes_mlx.summarizer.api import Summarizer, SummaryResult
 from hermes_mlx.summarizer.budget import MICRO_LOW, hermes_tokens, micro_budget
 
 from . import passthrough
-from .hermes_prompts import Prompt, micro_prompt, parse_turns, recognise  # noqa: F401  (micro_prompt, parse_turns: re-exported)
+from .hermes_prompts import Prompt, recognise
 from .hermes_settings import compaction_settings
 from .openai_shapes import ChatRequest
-from .passthrough import DEFAULT_MAX_TOKENS  # noqa: F401  (re-exported)
+from .passthrough import Completion
 
 logger = logging.getLogger("hermes_mlx.integrations")
 
@@ -32,13 +31,6 @@ HERMES_TIMEOUT_S = 300.0  # Hermes's floor for a compression call
 DEADLINE_SHARE = 0.8  # of the caller's timeout, for the summarizer's whole job
 KEEPALIVE_S = 15.0  # Hermes's inter-chunk stream watchdog fires after 60 s
 KEEPALIVE = "\n"
-
-
-@dataclass
-class Completion(passthrough.Completion):
-    # chunks whose narrative code picked because the deadline came (the summarizer's
-    # details["model_calls_skipped"]): still an answer, but not the one the model gives in time
-    model_calls_skipped: int = 0
 
 
 class StreamClosed(Exception):

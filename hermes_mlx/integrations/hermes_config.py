@@ -258,9 +258,9 @@ def self_check(
     path: str, *, port: int = 8765, model: str | None = None, api_key: str | None = None, timeout: float = 300.0
 ) -> CheckResult:
     """One micro-pass prompt, as Hermes would send it, down the configured path."""
-    from . import adapter
+    from .hermes_prompts import micro_prompt
 
-    messages = adapter.micro_prompt(None, SELF_CHECK_EXCHANGE)
+    messages = micro_prompt(None, SELF_CHECK_EXCHANGE)
     started = time.perf_counter()
     try:
         if path == "in-process":

@@ -35,6 +35,9 @@ class Completion:
     model: str = ""
     error: str | None = None
     folded: int = 0  # passthrough chunks folded to fit the window
+    # compaction: chunks whose narrative code picked because the deadline came (the summarizer's
+    # details["model_calls_skipped"]): still an answer, but not the one the model gives in time
+    model_calls_skipped: int = 0
 
 
 def stream(request: ChatRequest, model: str | None) -> Iterator[tuple[str, Completion | None]]:

@@ -34,6 +34,7 @@ from .openai_shapes import (
     usage,
     wrap,
 )
+from .passthrough import Completion
 
 logger = logging.getLogger("hermes_mlx.integrations")
 
@@ -191,7 +192,7 @@ class MLXClient:
         id, created = completion_id(), int(time.time())
         label = name or "default"
 
-        def computed(ready: adapter.Completion) -> Iterator[tuple[str, adapter.Completion | None]]:
+        def computed(ready: Completion) -> Iterator[tuple[str, Completion | None]]:
             if ready.text:
                 yield ready.text, None
             yield "", ready
@@ -219,7 +220,7 @@ def create_client(**kwargs: Any) -> MLXClient:
 # ------------------------------------------------------------------------- passes computed ahead
 
 
-def answer(request: ChatRequest, name: str | None) -> adapter.Completion:
+def answer(request: ChatRequest, name: str | None) -> Completion:
     """The one call that answers a compaction prompt, for Hermes's request and for the same request
     computed ahead (plugin.py), so both give the same text: redaction, ledger and budget included."""
     return adapter.complete(request, model=name)
@@ -249,7 +250,7 @@ def ahead_request(messages: list[dict]) -> tuple[ChatRequest, str | None]:
     return request, adapter.engine_model(request.model, adapter.engine_model(configured) if configured else None)
 
 
-def from_ahead(request: ChatRequest, name: str | None) -> adapter.Completion | None:
+def from_ahead(request: ChatRequest, name: str | None) -> Completion | None:
     """The answer computed ahead for this exact micro request (waiting for it while it runs), or
     None: not a micro prompt, computing ahead is off, or no guess matched."""
     if not _is_micro(request) or not ahead.enabled():
@@ -261,10 +262,10 @@ def from_ahead(request: ChatRequest, name: str | None) -> adapter.Completion | N
     return ahead.CACHE.take(request.messages[-1]["content"], fingerprint(request, name), timeout=wait, accept=_whole)
 
 
-def _whole(done: adapter.Completion) -> bool:
+def _whole(done: Completion) -> bool:
     """A guess to answer with: it did not fail, and waiting at background priority did not eat
     its deadline (code then picks sentences the model would have): else the request runs itself."""
-    return not done.error and not getattr(done, "model_calls_skipped", 0)
+    return not done.error and not done.model_calls_skipped
 
 
 # ------------------------------------------------------------------------- Hermes registration

@@ -36,7 +36,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from . import adapter
+from .hermes_prompts import recognise
 from .hermes_settings import PLANNING_CONTEXT_TOKENS
 from .http_guard import Admission, HostOriginGuard, ModelPolicy, bearer_ok
 from .inflight import JSON, MAX_RUNNING, State, answer, engine_error, error, sse
@@ -138,7 +138,7 @@ def prompt_limit(req, limits: Limits) -> int:
     """Hermes's compaction prompts go to the summarizer, which folds any input chunk by chunk
     within its deadline (code carries the facts past it), so they are held to the context we
     tell Hermes to plan with, not to the model-window limit that bounds a passthrough prompt."""
-    if adapter.recognise(req.messages).kind != "passthrough":
+    if recognise(req.messages).kind != "passthrough":
         return max(limits.max_prompt_tokens, PLANNING_CONTEXT_TOKENS)
     return limits.max_prompt_tokens
 
