@@ -6,6 +6,7 @@ import threading
 import pytest
 
 import hermes_mlx  # noqa: F401  (puts the BLAS in place before MLX loads)
+from hermes_mlx.engine import batch as batch_mod
 from hermes_mlx.engine import errors
 from hermes_mlx.engine import generate as engine
 from hermes_mlx.engine.generate import engine_state, generate, stream_generate
@@ -205,8 +206,7 @@ def test_threads_change_only_once_the_generation_stream_is_drained(tiny_model, b
         return lambda: events.append(("fit", None)) or real()
 
     monkeypatch.setattr(mx, "synchronize", sync)
-    monkeypatch.setattr(engine, "fit_threads", fitting(engine.fit_threads))
-    monkeypatch.setattr(score_mod, "fit_threads", fitting(score_mod.fit_threads))
+    monkeypatch.setattr(batch_mod, "fit_threads", fitting(batch_mod.fit_threads))  # the one place threads change
     generate(PROMPTS[0], model=tiny_model, max_tokens=4)
     score_mod.score(["1", "2"], PROMPTS[1], model=tiny_model)
     generate(PROMPTS[1], model=tiny_model, max_tokens=4)
@@ -227,16 +227,18 @@ def test_a_score_between_batch_steps_keeps_the_batchs_threads(tiny_model, batche
         pytest.skip("the random model stopped too early to still be decoding at the score")
     _, worker = engine_state()
     fitted = []
-    real_fit = score_mod.fit_threads
-    monkeypatch.setattr(score_mod, "fit_threads", lambda: fitted.append(1) or real_fit())
+    real_fit = batch_mod.fit_threads
+    monkeypatch.setattr(batch_mod, "fit_threads", lambda: fitted.append(1) or real_fit())
     key, path = engine.resolve(tiny_model)
     release = held_worker()
     decoding = engine._submit(PROMPTS[2], tiny_model, 40, 0.0, [], None, None, None)
-    scored = worker.submit(lambda job: (batcher.busy(), score_mod._run(job, key, path, PROMPTS[1], ["1"])))
+    scored = worker.submit(
+        lambda job: (batcher.busy(), len(fitted), score_mod._run(job, key, path, PROMPTS[1], ["1"]), len(fitted))
+    )
     release.set()
-    busy, result = wait(scored)
+    busy, before, result, after = wait(scored)
     assert busy  # it ran between two steps of the batch
-    assert not fitted and result.blas_threads == batcher.threads
+    assert after == before and result.blas_threads == batcher.threads  # the score fitted no threads
     assert wait(decoding).text == long.text
 
 

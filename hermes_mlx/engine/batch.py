@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes_mlx.engine import errors, residency
+from hermes_mlx.engine.blas import fit_threads
 from hermes_mlx.engine.cache import LoadedModel, ModelCache
 from hermes_mlx.engine.worker import Job
 
@@ -78,6 +79,19 @@ class Batcher:
 
     def busy(self) -> bool:
         return bool(self._members)
+
+    def refit_threads(self) -> bool:
+        """Fit the BLAS threads to the load now, when nothing is in flight (mlx-lm's step leaves
+        the next forward running on its generation stream, so that is waited for first); True
+        when it did. While members decode, the batch's count stays."""
+        if self.busy():
+            return False
+        import mlx.core as mx
+        from mlx_lm.generate import generation_stream
+
+        mx.synchronize(generation_stream)
+        self.threads = fit_threads()
+        return True
 
     def members(self) -> int:
         return len(self._members)

@@ -22,7 +22,6 @@ from typing import Any
 
 from hermes_mlx.engine import errors
 from hermes_mlx.engine.batch import Batcher, Member
-from hermes_mlx.engine.blas import fit_threads
 from hermes_mlx.engine.cache import ModelCache, TokenizerCache, context_window, read_config
 from hermes_mlx.engine.prompt_cache import PromptCacheStats
 from hermes_mlx.engine.worker import DEFERRED, Job, Priority, Worker, priority_rank, wait
@@ -218,13 +217,10 @@ def _run(
     its model's batch (engine/batch.py), which settles the job's future when it finishes. A
     prompt over the window is refused here, before it can touch the batch."""
     import mlx.core as mx
-    from mlx_lm.generate import generation_stream
 
     start = time.perf_counter()
     loaded, load_s = _models.get(key, path)
-    if not _batch.busy():  # nothing in flight: BLAS threads may change, the peak starts afresh
-        mx.synchronize(generation_stream)  # where mlx-lm's steps run ahead (async_eval)
-        _batch.threads = fit_threads()
+    if _batch.refit_threads():  # nothing was in flight: the peak starts afresh
         mx.reset_peak_memory()
     tokens = tokenize(request, loaded.tokenizer)
     window = loaded.context_window
@@ -291,16 +287,22 @@ def _submit(
     priority: str | None,
 ) -> Job:
     stop = _check(max_tokens, temperature, stop)
+    return submit(
+        model,
+        timeout,
+        priority,
+        lambda job, key, path: _run(job, key, path, request, max_tokens, temperature, stop, emit),
+    )
+
+
+def submit(model: str | None, timeout: float | None, priority: str | None, run: Any) -> Job:
+    """Queue `run(job, key, path)` on the worker for `model`, bounded as one engine call: its own
+    timeout within the request_scope's deadline, the scope's cancel flag, and its priority (or
+    the scope's, re-ranked if the scope's holder is promoted while it waits)."""
     key, path = resolve(model)
     holder = scope_holder(priority)
     deadline, cancel, priority = job_bounds(timeout, priority)
-    return _worker.submit(
-        lambda job: _run(job, key, path, request, max_tokens, temperature, stop, emit),
-        deadline,
-        cancel,
-        priority,
-        holder,
-    )
+    return _worker.submit(lambda job: run(job, key, path), deadline, cancel, priority, holder)
 
 
 def generate(

@@ -14,15 +14,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from hermes_mlx.engine import errors
-from hermes_mlx.engine.blas import fit_threads
 from hermes_mlx.engine.generate import (
     Request,
     _batch,
     _models,
-    _worker,
-    job_bounds,
-    resolve,
-    scope_holder,
+    submit,
     tokenize,
 )
 from hermes_mlx.engine.worker import Job, wait
@@ -62,11 +58,8 @@ def _run(job: Job, key: str, path: Path, prefix: Request, candidates: list[str])
 
     start = time.perf_counter()
     loaded, load_s = _models.get(key, path)
-    if _batch.busy():  # a decode step may be in flight on the generation stream: keep its threads
-        threads = _batch.threads
-    else:
-        mx.synchronize(generation_stream)
-        threads = fit_threads()
+    _batch.refit_threads()  # between batch steps a decode step may be in flight: its count stays
+    threads = _batch.threads
     tokens = tokenize(prefix, loaded.tokenizer)
     encoded = [list(loaded.tokenizer.encode(c, add_special_tokens=False)) for c in candidates]
     if not all(encoded):
@@ -141,8 +134,4 @@ def score(
     or chat messages; the assistant turn is opened as for generate). Blocks until done; bounded
     by `timeout` and by the current request_scope (its cancel flag, deadline and priority)."""
     candidates = _check(candidates)
-    key, path = resolve(model)
-    holder = scope_holder(priority)
-    deadline, cancel, priority = job_bounds(timeout, priority)
-    job = _worker.submit(lambda job: _run(job, key, path, prefix, candidates), deadline, cancel, priority, holder)
-    return wait(job)
+    return wait(submit(model, timeout, priority, lambda job, key, path: _run(job, key, path, prefix, candidates)))
