@@ -20,6 +20,7 @@ _PACKAGED = Path(__file__).resolve().parent / "sessions"  # a wheel's package da
 _CHECKOUT = Path(__file__).resolve().parents[2] / "benchmarks" / "sessions"  # a source checkout
 SESSIONS_DIR = _PACKAGED if _PACKAGED.is_dir() else _CHECKOUT
 ADVERSARIAL_DIR = SESSIONS_DIR / "adversarial"
+REAL_DIR = SESSIONS_DIR / "real"  # sessions real agents wrote (MIT), with fact lists in JSON
 
 
 def shipped_sessions(directory: str | Path | None = None) -> list[Path]:
@@ -40,8 +41,24 @@ class SessionFacts:
     decisions: list[str] = field(default_factory=list)
     secrets: list[str] = field(default_factory=list)  # must NOT appear in any summary
     injections: list[str] = field(default_factory=list)  # planted instructions, never to follow
+    # the real sessions' fact kinds that the planted ones lack
+    requests: list[str] = field(default_factory=list)  # the user's request, verbatim
+    agent_decisions: list[str] = field(default_factory=list)  # the agent's choices with their reason
+    outcomes: list[str] = field(default_factory=list)  # test counts, commit lines, closed tasks
+    next_steps: list[str] = field(default_factory=list)  # work the session leaves open
 
-    KEEP = ("paths", "commands", "errors", "urls", "identifiers", "decisions")
+    KEEP = (
+        "paths",
+        "commands",
+        "errors",
+        "urls",
+        "identifiers",
+        "decisions",
+        "requests",
+        "agent_decisions",
+        "outcomes",
+        "next_steps",
+    )
 
     def must_keep(self) -> list[tuple[str, str]]:
         """(category, fact) pairs that should survive compaction."""
@@ -51,9 +68,24 @@ class SessionFacts:
         return [(f.name, fact) for f in fields(self) for fact in getattr(self, f.name)]
 
 
+# `NAME.facts.json` (the real sessions): {"facts": [{"kind", "text"}]}, kinds to our categories
+JSON_KINDS = {
+    "user_request": "requests",
+    "file": "paths",
+    "command": "commands",
+    "error": "errors",
+    "identifier": "identifiers",
+    "decision": "agent_decisions",
+    "outcome": "outcomes",
+    "next_step": "next_steps",
+}
+
+
 def load_facts(path: str | Path) -> SessionFacts:
-    """Read `NAME.facts.yaml`: a mapping of category -> list of exact strings."""
+    """Read `NAME.facts.yaml` (a mapping of category -> list of exact strings) or `NAME.facts.json`."""
     path = Path(path)
+    if path.suffix == ".json":
+        return _load_json_facts(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -75,8 +107,39 @@ def load_facts(path: str | Path) -> SessionFacts:
     return SessionFacts(**values)
 
 
+def _load_json_facts(path: Path) -> SessionFacts:
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SessionFormatError(f"{path}: cannot read facts file: {exc.strerror or exc}") from exc
+    except ValueError as exc:
+        raise SessionFormatError(f"{path}: invalid JSON: {exc}") from exc
+    items = data.get("facts") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise SessionFormatError(f'{path}: expected {{"facts": [{{"kind", "text"}}, ...]}}')
+    out = SessionFacts()
+    for item in items:
+        kind = JSON_KINDS.get(item.get("kind")) if isinstance(item, dict) else None
+        if kind is None or not isinstance(item.get("text"), str):
+            raise SessionFormatError(f"{path}: bad fact {item!r} (kinds: {', '.join(JSON_KINDS)})")
+        getattr(out, kind).append(item["text"])
+    return out
+
+
 def facts_path(session_path: str | Path) -> Path:
-    """`x/NAME.jsonl` -> `x/NAME.facts.yaml`."""
+    """`x/NAME.jsonl` -> `x/NAME.facts.yaml`, or `x/NAME.facts.json` where only that exists."""
     p = Path(session_path)
     stem = p.name[: -len(".jsonl")] if p.name.endswith(".jsonl") else p.stem
-    return p.with_name(stem + ".facts.yaml")
+    yaml_path = p.with_name(stem + ".facts.yaml")
+    json_path = p.with_name(stem + ".facts.json")
+    return json_path if json_path.is_file() and not yaml_path.is_file() else yaml_path
+
+
+def reference_summary(session_path: str | Path) -> str | None:
+    """The summary the session's own agent wrote at the same cut (`NAME.reference_summary.txt`), if any."""
+    p = Path(session_path)
+    stem = p.name[: -len(".jsonl")] if p.name.endswith(".jsonl") else p.stem
+    ref = p.with_name(stem + ".reference_summary.txt")
+    return ref.read_text(encoding="utf-8") if ref.is_file() else None
