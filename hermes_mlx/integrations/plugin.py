@@ -106,10 +106,32 @@ def compute_ahead(session_id: Any = None, conversation_history: list | None = No
     return None
 
 
+def register_engine(ctx: Any = None) -> bool:
+    """Register our context engine (integrations/context_engine.py) only when config.yaml selects
+    it with `context.engine: hermes-mlx`; otherwise Hermes keeps its own compressor and the
+    provider mode above. A failure here logs and leaves Hermes on its own compressor."""
+    if ctx is None or not hasattr(ctx, "register_context_engine"):
+        return False
+    try:
+        from hermes_cli.config import load_config
+
+        from .context_engine import build_engine, selected
+
+        if not selected(load_config() or {}):
+            return False
+        ctx.register_context_engine(build_engine())
+        return True
+    except Exception as exc:
+        logger.warning("hermes-mlx: context engine not registered, Hermes's own compressor runs: %s", exc)
+        return False
+
+
 def register(ctx: Any = None) -> None:
     """The general plugin manager's hook: the provider (its import registered it; this makes sure)
     and, on a Hermes with micro-compaction, the two hooks that compute its next pass ahead."""
     provider.register_provider()
+    if register_engine(ctx):
+        return  # the engine computes its own passes ahead; the provider's guesses would go unused
     if ctx is None or not hasattr(ctx, "register_hook") or not _hermes_has_micro_compaction():
         return
     try:
@@ -119,4 +141,4 @@ def register(ctx: Any = None) -> None:
         logger.warning("hermes-mlx: could not register the compute-ahead hooks: %s", exc)
 
 
-__all__ = ["compute_ahead", "next_micro_request", "register"]
+__all__ = ["compute_ahead", "next_micro_request", "register", "register_engine"]

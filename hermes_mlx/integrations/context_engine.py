@@ -1,0 +1,353 @@
+"""hermes-mlx as a Hermes context engine: our compactor replaces Hermes's, opt-in.
+
+Why a second way in: in provider mode Hermes runs its own compressor and we answer the prompts it
+sends, recognised by their wording, which any Hermes release may change. Hermes 0.22 lets a
+plugin replace the compressor (agent/context_engine.py `ContextEngine`). Selected by
+`context.engine: hermes-mlx` in config.yaml, this engine runs our micro and batch passes
+(compactor/micro.py, batch.py) with our summarizer directly: no prompt is parsed or rebuilt, the
+marker and the telemetry line are Hermes's own format, and the next micro pass is computed in the
+background from the turn `on_turn_complete` hands us. It also offers the main model one tool,
+recall (integrations/recall.py), over the messages compaction removed.
+
+How Hermes drives it (docs/hermes-context-engine.md has the file and function names): `compress`
+is its batch pass, called on a pooled thread under a timeout, and Hermes itself commits the result
+to its session DB; the micro pass is Hermes's private `_micro_compact` seam in its turn finalizer,
+which an engine must commit to the session DB itself (we call Hermes's own helpers for that, so
+its watermark and stale-generation rules hold). Every hook is fail-open: an exception is logged
+and Hermes carries on with the conversation unchanged.
+
+`EngineCore` holds all of it and imports nothing from Hermes, so it is testable without Hermes;
+`build_engine()` makes the subclass of Hermes's ContextEngine the plugin registers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+from hermes_mlx.compactor import ahead, markers
+from hermes_mlx.compactor.batch import BatchCompactor
+from hermes_mlx.compactor.micro import MicroCompactor, discard_ahead
+from hermes_mlx.compactor.settings import CompactorSettings
+from hermes_mlx.compactor.store import SessionStore
+
+from . import recall
+
+logger = logging.getLogger("hermes_mlx.integrations")
+
+ENGINE_NAME = "hermes-mlx"
+STORE_FILE = Path("hermes-mlx") / "engine.db"  # under Hermes's home: our archive and the recall index
+DB_PERSISTED = "_db_persisted"  # Hermes's mark on a row its session DB already holds (context_compressor.py)
+_KEEP_PRIVATE = {markers.SUMMARY_KEY, markers.MICRO_KEY, markers.HAS_USER_TURN_KEY, markers.MERGED_FROM_KEY}
+_STORES: dict[str, tuple[SessionStore, recall.RecallIndex]] = {}
+_STORES_LOCK = threading.Lock()
+
+
+def selected(config: Any) -> bool:
+    """True when config.yaml picks this engine (`context.engine: hermes-mlx`)."""
+    section = config.get("context") if isinstance(config, dict) else None
+    return isinstance(section, dict) and str(section.get("engine") or "").strip() == ENGINE_NAME
+
+
+def open_store(home: str | Path) -> tuple[SessionStore, recall.RecallIndex]:
+    """The store and recall index under a Hermes home, one per file for the process (engines
+    cloned per agent share them, as Hermes's clone_for_agent contract asks)."""
+    path = str(Path(home).expanduser() / STORE_FILE)
+    with _STORES_LOCK:
+        if path not in _STORES:
+            store = SessionStore(path)
+            _STORES[path] = (store, recall.RecallIndex(store, path))
+        return _STORES[path]
+
+
+def _fail_open(default):
+    """A hook that logs its exception and returns `default` (or, for "input", its first argument
+    unchanged): Hermes's contract is that an engine fault never stops the conversation."""
+
+    def wrap(method):
+        @functools.wraps(method)
+        def guarded(self, *args, **kwargs):
+            try:
+                return method(self, *args, **kwargs)
+            except Exception as exc:
+                logger.warning(
+                    "hermes-mlx context engine: %s failed, conversation unchanged: %s",
+                    method.__name__,
+                    exc,
+                    exc_info=True,
+                )
+                if default == "input":
+                    return args[0] if args else kwargs.get("messages")
+                return default
+
+        return guarded
+
+    return wrap
+
+
+def for_store(message: dict) -> dict:
+    """A message as our store keeps it: Hermes's bookkeeping keys (row ids, persisted marks) left out,
+    so the same message always encodes the same way."""
+    return {k: v for k, v in message.items() if not k.startswith("_") or k in _KEEP_PRIVATE}
+
+
+def with_note(message: dict) -> dict:
+    """A marker that tells the main model the recall tool exists (after the end line, so a marker
+    parsed back into a rolling or previous summary never carries the note into it)."""
+    content = message.get("content")
+    if not isinstance(content, str) or recall.MARKER_NOTE in content:
+        return message
+    return {**message, "content": f"{content}\n\n{recall.MARKER_NOTE}"}
+
+
+class _EngineMicro(MicroCompactor):
+    """Our micro compactor, with the next pass started from `on_turn_complete` instead of from the
+    end of the pass: the turn Hermes hands over is the transcript the next pass will see."""
+
+    def _look_ahead(self, messages) -> None:
+        return None
+
+    def look_ahead(self, messages) -> None:
+        if self.settings.ahead:
+            super()._look_ahead(messages)
+
+
+class EngineCore:
+    """The engine without Hermes's base class. Its token fields are the ones Hermes reads."""
+
+    last_prompt_tokens = 0
+    last_completion_tokens = 0
+    last_total_tokens = 0
+    threshold_tokens = 0
+    context_length = 0
+    compression_count = 0
+    threshold_percent = 0.75
+    protect_first_n = 3
+    protect_last_n = 6
+    # Hermes's finalizer runs `_micro_compact` when this is True; agent_init sets it from
+    # compression.micro_compact (and the two below from their config keys) when the engine has them.
+    _micro_compact_enabled = False
+    _micro_compact_every_n_turns = 1
+    _micro_compact_defrag_threshold_tokens = 2000
+    _flush_scan_cursor_invalidated = False
+
+    def __init__(self, summarizer: Any = None, *, home: str | Path | None = None, model: str | None = None) -> None:
+        self._summarizer = summarizer
+        self._model = model
+        self._home = home
+        self._lock = threading.RLock()
+        self._session_db = None
+        self._session_id = ""
+        self._main_model = ""
+        self._micro: _EngineMicro | None = None
+        self._batch: BatchCompactor | None = None
+        self._store: SessionStore | None = None
+        self._recall: recall.RecallIndex | None = None
+        self.failures = 0  # hooks that raised (and were contained)
+
+    @property
+    def name(self) -> str:
+        return ENGINE_NAME
+
+    # ------------------------------------------------------------------ shared state and settings
+
+    def clone_for_agent(self):
+        """A fresh engine per agent (Hermes holds one registered instance): it shares the durable
+        backend (summarizer, store) and copies only the budget figures, never the locks."""
+        clone = type(self)(self._summarizer, home=self._home, model=self._model)
+        for attr in ("threshold_percent", "protect_first_n", "protect_last_n", "context_length", "threshold_tokens"):
+            setattr(clone, attr, getattr(self, attr))
+        return clone
+
+    def __deepcopy__(self, memo):
+        return self.clone_for_agent()
+
+    @property
+    def summarizer(self):
+        if self._summarizer is None:
+            from .adapter import HERMES_TIMEOUT_S, _summarizer, engine_model
+
+            self._summarizer = _summarizer(engine_model(self._model), HERMES_TIMEOUT_S)
+        return self._summarizer
+
+    def settings(self, messages: list[dict]) -> CompactorSettings:
+        system = 1 if messages and messages[0].get("role") == "system" else 0
+        return CompactorSettings(
+            context_limit=self.context_length or 65536,
+            threshold_tokens=self.threshold_tokens or None,
+            protect_first_n=self.protect_first_n + system,
+            session_id=self._session_id,
+            main_model=self._main_model,
+            every_n_turns=self._micro_compact_every_n_turns,
+            defrag_threshold_tokens=self._micro_compact_defrag_threshold_tokens,
+            ahead=ahead.enabled(),
+        )
+
+    def _compactors(self, messages: list[dict]) -> tuple[_EngineMicro, BatchCompactor]:
+        settings = self.settings(messages)
+        if self._micro is None:
+            self._micro = _EngineMicro(self.summarizer, settings)
+            self._batch = BatchCompactor(self.summarizer, settings)
+        else:  # the window may have changed (update_model); the rolling state stays
+            self._micro.settings = dataclasses.replace(settings, every_n_turns=self._micro.settings.every_n_turns)
+            self._batch.settings = settings
+        return self._micro, self._batch
+
+    # ------------------------------------------------------------------ Hermes's token bookkeeping
+
+    @_fail_open(None)
+    def update_from_response(self, usage: dict[str, Any]) -> None:
+        usage = usage or {}
+        self.last_prompt_tokens = int(usage.get("prompt_tokens") or 0)
+        self.last_completion_tokens = int(usage.get("completion_tokens") or 0)
+        self.last_total_tokens = int(usage.get("total_tokens") or 0)
+
+    @_fail_open(False)
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
+        tokens = self.last_prompt_tokens if prompt_tokens is None else prompt_tokens
+        return bool(self.threshold_tokens) and (tokens or 0) >= self.threshold_tokens
+
+    # ------------------------------------------------------------------ batch: Hermes commits it
+
+    @_fail_open("input")
+    def compress(self, messages, current_tokens=None, focus_topic=None, force=False, memory_context=""):
+        """One batch pass over Hermes's private snapshot. Hermes has already decided to compact
+        (should_compress, preflight or /compress), so the pass is forced; Hermes commits what we
+        return (archive_and_compact in place, or a rotation). A failed pass returns the input."""
+        with self._lock:
+            _, batch = self._compactors(messages)
+            result = batch.compact(list(messages), focus=focus_topic or None, force=True)
+            if not result.changed:
+                return messages
+            out = [dict(with_note(m)) if markers.is_marker(m) else dict(m) for m in result.messages]
+            for m in out:  # Hermes's invariant: nothing compress() returns carries a persisted mark
+                m.pop(DB_PERSISTED, None)
+            self.compression_count += 1
+            self._micro.reset()  # the batch marker holds more than the rolling summary
+            self._record(messages, out)
+            return out
+
+    # ------------------------------------------------------------------ micro: we commit it
+
+    @_fail_open("input")
+    def _micro_compact(self, messages, *, turn_session_id=None):
+        """Hermes's finalizer calls this after each answered turn (agent/turn_finalizer.py). The
+        pass folds the oldest exchange into the rolling marker; the session DB is brought in line
+        with Hermes's own micro-commit helpers, or the pass is dropped."""
+        if not self._micro_compact_enabled:
+            return messages
+        with self._lock:
+            micro, _ = self._compactors(messages)
+            held = list(messages)
+            skip, watermark = self._hermes_start_watermark(held)
+            if skip:
+                return messages
+            result = micro.compact(held)
+            if not result.changed:
+                return messages
+            originals = {id(m) for m in messages}
+            out = []
+            for m in result.messages:
+                if markers.is_marker(m):
+                    m = with_note(m)
+                if id(m) not in originals:  # new or rewritten: the DB does not hold it yet
+                    m = {k: v for k, v in m.items() if k not in (DB_PERSISTED, "_row_id")}
+                out.append(m)
+            if not self._hermes_commit(out, held, watermark):
+                micro.reset()  # another compaction won; the transcript is the source of truth again
+                return messages
+            self._flush_scan_cursor_invalidated = True
+            self._record(messages, out)
+            return out
+
+    def _hermes_start_watermark(self, held):
+        if self._session_db is None:
+            return None, None
+        from agent.micro_compaction import MicroCompactionMixin
+
+        return MicroCompactionMixin._micro_start_watermark(self, held)
+
+    def _hermes_commit(self, out, held, watermark) -> bool:
+        if self._session_db is None:
+            return True
+        from agent.micro_compaction import MicroCompactionMixin
+
+        return MicroCompactionMixin._sync_micro_compact_to_db(self, out, held=held, start_watermark=watermark)
+
+    def bind_session_state(self, session_db: Any = None, session_id: str = "") -> None:
+        """Hermes binds its session DB to any engine that has this (agent_init._build_context_engine)."""
+        self._session_db = session_db
+        self._session_id = session_id or self._session_id
+
+    # ------------------------------------------------------------------ turn and session hooks
+
+    @_fail_open(None)
+    def on_turn_complete(self, messages, usage=None, **kwargs) -> None:
+        """The finished turn: start the next micro pass's summarizer call in the background (at
+        background priority); the pass at the end of the next turn takes it if its input is this."""
+        if kwargs.get("interrupted") or kwargs.get("failed") or not self._micro_compact_enabled:
+            return
+        with self._lock:
+            micro, _ = self._compactors(messages)
+            micro.look_ahead(list(messages))
+
+    @_fail_open(None)
+    def on_session_start(self, session_id: str, **kwargs) -> None:
+        old = self._session_id
+        self._session_id = session_id or self._session_id
+        self._main_model = str(kwargs.get("model") or self._main_model)
+        home = kwargs.get("hermes_home") or self._home
+        if home and self._store is None:
+            self._home = home
+            self._store, self._recall = open_store(home)
+        # A compaction boundary (boundary_reason="compression") keeps the micro state: in place
+        # the id is the same, and a rotation carries the same transcript on under a new id.
+        if self._micro is not None and self._session_id != old and kwargs.get("boundary_reason") != "compression":
+            self._micro.reset()
+
+    @_fail_open(None)
+    def on_session_end(self, session_id: str, messages) -> None:
+        discard_ahead(self._session_id)
+
+    @_fail_open(None)
+    def on_session_reset(self) -> None:
+        for attr in ("last_prompt_tokens", "last_completion_tokens", "last_total_tokens", "compression_count"):
+            setattr(self, attr, 0)
+        if self._micro is not None:
+            self._micro.reset()
+
+    # ------------------------------------------------------------------ recall
+
+    def get_tool_schemas(self) -> list[dict]:
+        return [dict(recall.TOOL_SCHEMA)]
+
+    def handle_tool_call(self, name: str, args: Any, **kwargs) -> str:
+        if name != recall.TOOL_NAME:
+            return json.dumps({"error": f"Unknown context engine tool: {name}"})
+        return recall.handle_call(self._recall, self._session_id, args)
+
+    def _record(self, before: list[dict], after: list[dict]) -> None:
+        """Our store in step with the pass: the transcript before it, then after it, so what the
+        pass removed is archived there and recall can find it. A store fault only logs."""
+        if self._store is None or not self._session_id:
+            return
+        self._store.sync(self._session_id, [for_store(m) for m in before])
+        self._store.archive_and_compact(self._session_id, [for_store(m) for m in after])
+
+
+def build_engine(**options):
+    """The engine as a subclass of Hermes's ContextEngine (importable only inside Hermes 0.22+)."""
+    from agent.context_engine import ContextEngine
+
+    class HermesMLXContextEngine(EngineCore, ContextEngine):
+        __doc__ = EngineCore.__doc__
+
+    return HermesMLXContextEngine(**options)
+
+
+__all__ = ["ENGINE_NAME", "EngineCore", "build_engine", "for_store", "open_store", "selected", "with_note"]

@@ -1,0 +1,171 @@
+"""The context engine's core (integrations/context_engine.py) and recall (integrations/recall.py),
+without Hermes: a scripted summarizer, the hooks Hermes calls, in the order it calls them.
+Hermes's own session loop drives the engine in tests/test_hermes_context_engine.py."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from fakes import ScriptedSummarizer, assistant, session, tool, user
+
+from hermes_mlx.compactor import markers
+from hermes_mlx.integrations import context_engine, recall
+from hermes_mlx.integrations.context_engine import EngineCore
+
+SECRET = "sk-proj-" + "Q7x9" * 10
+
+
+@pytest.fixture(autouse=True)
+def no_ahead(monkeypatch):
+    monkeypatch.setenv("HERMES_MLX_AHEAD", "0")
+
+
+def engine(tmp_path, summarizer=None, sid="s1"):
+    e = EngineCore(summarizer or ScriptedSummarizer(), home=tmp_path)
+    e.context_length, e.threshold_tokens = 4000, 1500  # tail: 20% of the threshold
+    e._micro_compact_enabled = True
+    e.on_session_start(sid, hermes_home=str(tmp_path), model="stub-main")
+    return e
+
+
+def fact_session():
+    messages = session(turns=6, size=300)
+    messages[7] = tool("call_1", f"Traceback: ZeroDivisionError in src/ledger_rounding.py line 88\nexport KEY={SECRET}")
+    return messages
+
+
+def fold(e, messages, passes=3):
+    """Hermes's finalizer, turn after turn: each pass's output is the next one's input."""
+    for _ in range(passes):
+        messages = e._micro_compact(messages)
+    return messages
+
+
+def test_micro_pass_archives_what_it_folds_and_recall_returns_the_exact_line(tmp_path):
+    e = engine(tmp_path)
+    messages = fact_session()
+    out = fold(e, messages)
+    assert len(out) < len(messages)
+    marker = next(m for m in out if markers.is_marker(m))
+    assert recall.MARKER_NOTE in marker["content"] and markers.END_MARKER in marker["content"]
+    assert recall.MARKER_NOTE not in markers.parse(marker["content"])  # the note never enters a summary
+    answer = json.loads(e.handle_tool_call(recall.TOOL_NAME, {"query": "ZeroDivisionError ledger_rounding"}))
+    texts = [m["text"] for m in answer["matches"]]
+    assert "Traceback: ZeroDivisionError in src/ledger_rounding.py line 88" in texts
+    secret = json.loads(e.handle_tool_call(recall.TOOL_NAME, {"query": "export KEY"}))
+    assert secret["matches"] and all(SECRET not in m["text"] for m in secret["matches"])
+    assert e._flush_scan_cursor_invalidated
+
+
+def test_recall_finds_only_what_compaction_removed(tmp_path):
+    e = engine(tmp_path)
+    messages = fact_session() + [user("the tail mentions quixotic_marker_word"), assistant("ok")]
+    fold(e, messages)
+    answer = json.loads(e.handle_tool_call(recall.TOOL_NAME, {"query": "quixotic_marker_word"}))
+    assert answer["matches"] == [] and "note" in answer  # still in context: not recalled
+
+
+def test_batch_compress_is_forced_and_returns_a_clean_list(tmp_path):
+    e = engine(tmp_path)
+    messages = [dict(m, _db_persisted=True) for m in fact_session()]
+    out = e.compress(messages, current_tokens=2000)
+    assert len(out) < len(messages) and e.compression_count == 1
+    assert not any("_db_persisted" in m for m in out)  # Hermes's invariant for compress()
+    assert sum(markers.is_marker(m) for m in out) == 1
+    assert [m["content"] for m in out if markers.is_plain_user(m)]  # user turns kept
+    assert json.loads(e.handle_tool_call(recall.TOOL_NAME, {"query": "ledger_rounding"}))["matches"]
+
+
+def test_malformed_recall_calls_get_a_clear_tool_error(tmp_path):
+    e = engine(tmp_path)
+    fold(e, fact_session())
+    for args in (
+        None,
+        [],
+        "not json",
+        {},
+        {"query": ""},
+        {"query": 3},
+        {"query": "x" * 600},
+        {"query": "ok", "limit": 0},
+        {"query": "ok", "limit": "5"},
+        {"query": "!!! ???"},
+    ):
+        answer = json.loads(e.handle_tool_call(recall.TOOL_NAME, args))
+        assert answer["error"].startswith(recall.TOOL_NAME), args
+    assert "Unknown" in json.loads(e.handle_tool_call("other_tool", {"query": "x"}))["error"]
+    assert json.loads(e.handle_tool_call(recall.TOOL_NAME, '{"query": "ledger_rounding"}'))["matches"]
+
+
+def test_recall_before_any_compaction_is_an_error_not_an_exception(tmp_path):
+    e = EngineCore(ScriptedSummarizer())
+    assert "error" in json.loads(e.handle_tool_call(recall.TOOL_NAME, {"query": "anything"}))
+
+
+def test_answers_are_bounded(tmp_path):
+    e = engine(tmp_path)
+    messages = session(turns=6, size=300)
+    messages[7] = tool("call_1", "\n".join(f"needle line {i} " + "y" * 900 for i in range(40)))
+    fold(e, messages)
+    answer = json.loads(e.handle_tool_call(recall.TOOL_NAME, {"query": "needle", "limit": 12}))
+    assert sum(len(m["text"]) for m in answer["matches"]) <= recall.MAX_RESULT_CHARS
+    assert all(len(m["text"]) <= recall.MAX_LINE_CHARS + 2 for m in answer["matches"])
+
+
+def test_a_failing_summarizer_leaves_the_conversation_unchanged(tmp_path):
+    e = engine(tmp_path, ScriptedSummarizer([RuntimeError("boom")] * 5))
+    messages = fact_session()
+    assert e._micro_compact(messages) is messages
+    assert e.compress(messages) is messages
+
+
+def test_every_hook_contains_its_exception(tmp_path, monkeypatch, caplog):
+    e = engine(tmp_path)
+
+    def broken(*a, **k):
+        raise RuntimeError("engine bug")
+
+    monkeypatch.setattr(e, "_compactors", broken)
+    messages = fact_session()
+    assert e._micro_compact(messages) is messages
+    assert e.compress(messages) is messages
+    assert e.on_turn_complete(messages, usage=None) is None
+    assert e.should_compress("not a number") is False
+    assert e.update_from_response({"prompt_tokens": "x"}) is None
+    assert "engine bug" in caplog.text
+
+
+def test_micro_off_means_no_pass(tmp_path):
+    e = engine(tmp_path)
+    e._micro_compact_enabled = False
+    messages = fact_session()
+    assert e._micro_compact(messages) is messages
+
+
+def test_should_compress_uses_the_threshold(tmp_path):
+    e = engine(tmp_path)
+    assert not e.should_compress(1499) and e.should_compress(1500)
+    e.update_from_response({"prompt_tokens": 1600, "completion_tokens": 10, "total_tokens": 1610})
+    assert e.should_compress()
+
+
+def test_clones_share_the_store_and_copy_budgets(tmp_path):
+    e = engine(tmp_path)
+    clone = e.clone_for_agent()
+    assert clone is not e and clone.threshold_tokens == e.threshold_tokens and clone._lock is not e._lock
+    assert copy.deepcopy(e)._summarizer is e._summarizer
+    clone.on_session_start("s1", hermes_home=str(tmp_path))
+    assert clone._store is e._store
+
+
+def test_the_config_line_selects_the_engine():
+    assert context_engine.selected({"context": {"engine": "hermes-mlx"}})
+    assert not context_engine.selected({"context": {"engine": "compressor"}})
+    assert not context_engine.selected({})
+    assert not context_engine.selected({"context": "hermes-mlx"})
+
+
+def test_terms_keep_paths_and_identifiers_whole():
+    assert recall.terms_of("src/ledger_rounding.py, 'line 88'!") == ["src/ledger_rounding.py", "line", "88"]
