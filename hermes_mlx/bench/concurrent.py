@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from hermes_mlx.bench.memory import MemoryWatch
 from hermes_mlx.summarizer.api import Message
 
+MAX_SESSIONS = 64  # twice the most the engine's batch decodes together
 KINDS = {"sessions": "concurrent", "alternating": "alternating"}  # scenario kind -> variant beside sequential
 
 # (name, messages, variant, before_pass, on_turn) -> harness.Replay
@@ -27,9 +28,15 @@ ReplayOne = Callable[[str, list[Message], str, Callable | None, Callable | None]
 
 
 def parse(scenario: str) -> tuple[str, int] | None:
-    """("sessions", 8) for `sessions-8`; None for any other scenario."""
+    """("sessions", 8) for `sessions-8`; None for any other scenario. ValueError past
+    MAX_SESSIONS: each session is a thread and a transcript in memory, so `sessions-100000`
+    would exhaust the machine before the first pass instead of measuring anything."""
     kind, _, n = scenario.partition("-")
-    return (kind, int(n)) if kind in KINDS and n.isdigit() and int(n) > 0 else None
+    if not (kind in KINDS and n.isdigit() and int(n) > 0):
+        return None
+    if int(n) > MAX_SESSIONS:
+        raise ValueError(f"{scenario}: at most {MAX_SESSIONS} sessions at once")
+    return kind, int(n)
 
 
 def stamp(messages: list[Message], mark: str) -> list[Message]:

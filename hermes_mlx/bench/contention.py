@@ -28,6 +28,7 @@ MAIN_MODEL_LOOP = (
 # a GPU-bound MLX load: large matmuls on the default (Metal) device
 GPU_LOOP = "import hermes_mlx, mlx.core as mx\na = mx.random.normal((4096, 4096))\nwhile True: mx.eval(a @ a)"
 
+MAX_BUSY = 64  # cpuN: more busy loops than this measure nothing new, only the fork rate
 SCENARIOS = ("none", "cpu2", "membw", "main-model", "gpu")
 KNOWN = f"{', '.join(SCENARIOS)} (cpuN: N busy loops), sessions-N and alternating-N (N sessions at once, taking turns)"
 _LIVE: list[Contention] = []
@@ -57,6 +58,8 @@ def commands(scenario: str, model: str | None) -> list[list[str]]:
 def check_scenario(scenario: str) -> None:
     """Raise ValueError for a name that is not a scenario, before anything starts."""
     if scenario.startswith("cpu") and scenario[3:].isdigit() and int(scenario[3:]) > 0:
+        if int(scenario[3:]) > MAX_BUSY:  # each loop is a process: cpu100000 would fork-bomb the machine
+            raise ValueError(f"{scenario}: at most {MAX_BUSY} busy loops (cpu{MAX_BUSY})")
         return
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; known: {KNOWN}")

@@ -75,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 <= args.think_s < float("inf"):
         raise UsageError(f"--think-s must be 0 or more seconds, got {args.think_s}")
+    check_out(Path(args.out))
     plan = bench.make_plan(args.quick, args.max_passes, args.idle_gaps)
     scenarios = bench.choose_scenarios(args.scenarios, args.quick)
     paths = [Path(s) for s in args.sessions]
@@ -94,3 +95,23 @@ def run(args: argparse.Namespace) -> int:
         print(bench.describe(plan, scenarios, sessions, options, pool))
         return 0
     return bench.run(options, plan, scenarios, sessions, bench.resolve(args.model), pool)
+
+
+def check_out(out: Path) -> None:
+    """--out is a folder bench creates or adds to; checked before any work, since a run takes
+    minutes to hours and its results are written only at the end."""
+    import os
+
+    from hermes_mlx.errors import UsageError
+
+    if out.exists() and not out.is_dir():
+        raise UsageError(
+            f"--out {out} exists and is not a folder (bench writes bench.json, bench.md and plots into one)"
+        )
+    existing = out
+    while not existing.exists() and existing != existing.parent:  # the folder that will hold the new ones
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"--out {out}: {existing} is not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out}: {existing} is not writable")

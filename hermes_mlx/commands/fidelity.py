@@ -10,6 +10,8 @@ from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from .options import int_at_least
+
     p = subparsers.add_parser(
         "fidelity",
         help="replay sessions through compaction and report facts kept, faithfulness, contradictions, inventions",
@@ -29,10 +31,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--model", default=None, help="summarizer model: manifest name or mlx-lm folder (default: the embedded model)"
     )
-    p.add_argument("--context-limit", type=int, default=32768, help="the main model's window in tokens")
+    p.add_argument(
+        "--context-limit",
+        type=int_at_least(1024),
+        default=32768,
+        help="the main model's window in tokens (at least 1024)",
+    )
     p.add_argument(
         "--tail-tokens",
-        type=int,
+        type=int_at_least(0),
         default=512,
         help="recent tokens kept out of compaction (small, so short sessions get passes; 0: the compactor's default)",
     )
@@ -75,4 +82,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"mode": args.mode, "sessions": [s.to_dict() for s in scores]}, indent=2, default=str))
     else:
         print(table(scores))
-    return 2 if failed and not scores else 0
+    if failed and not scores:
+        return 2
+    if failed:  # the table looks complete; the status must not
+        print(f"hermes-mlx fidelity: {failed} of {len(paths)} sessions failed", file=sys.stderr)
+        return 1
+    return 0

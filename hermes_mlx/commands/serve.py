@@ -6,6 +6,8 @@ import argparse
 import os
 import sys
 
+MAX_KEY_LINE = 4096  # bytes: far beyond any bearer token
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from hermes_mlx.integrations.server import (
@@ -16,6 +18,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         DEFAULT_REQUEST_TIMEOUT,
         MAX_BODY_BYTES,
     )
+
+    from .options import int_at_least, port, positive_float
 
     p = subparsers.add_parser(
         "serve",
@@ -33,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help="another model folder clients may name (repeatable); other paths are refused",
     )
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
+    p.add_argument("--port", type=port, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
     p.add_argument(
         "--host",
         default=DEFAULT_HOST,
@@ -60,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--request-timeout",
-        type=float,
+        type=positive_float,
         default=DEFAULT_REQUEST_TIMEOUT,
         metavar="S",
         help=f"seconds one request may take, queueing included (default {DEFAULT_REQUEST_TIMEOUT:g}); "
@@ -68,19 +72,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--max-prompt-tokens",
-        type=int,
+        type=int_at_least(1),
         default=DEFAULT_MAX_PROMPT_TOKENS,
         metavar="N",
         help=f"refuse longer prompts with 413 before any model work (default {DEFAULT_MAX_PROMPT_TOKENS})",
     )
-    p.add_argument("--max-body-mb", type=float, default=MAX_BODY_BYTES / 2**20, help="request size limit in MiB")
+    p.add_argument(
+        "--max-body-mb", type=positive_float, default=MAX_BODY_BYTES / 2**20, help="request size limit in MiB"
+    )
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     p.set_defaults(func=run)
 
 
 def api_key(args: argparse.Namespace) -> str | None:
     """--api-key, else --api-key-file's first line, else the environment; never stripped of
-    anything but the file's line ending (a key with spaces is a different key)."""
+    anything but the file's line ending (a key with spaces is a different key). A key no HTTP
+    client can send back (not printable ASCII, spaces at either end) is refused here, at start,
+    rather than found out as 401s."""
+    from hermes_mlx.errors import UsageError
+    from hermes_mlx.integrations.http_guard import unsendable_key
+    from hermes_mlx.integrations.server import API_KEY_ENV
+
+    key, source = _api_key(args), "--api-key"
+    if args.api_key_file and not args.api_key:
+        source = f"--api-key-file {args.api_key_file}"
+    elif not args.api_key:
+        source = f"${API_KEY_ENV}"
+    if key is not None and (why := unsendable_key(key)):
+        raise UsageError(f"the key from {source} {why}; a client cannot send it in an Authorization header")
+    return key
+
+
+def _api_key(args: argparse.Namespace) -> str | None:
+    from hermes_mlx.errors import UsageError
     from hermes_mlx.integrations.server import API_KEY_ENV
 
     if args.api_key:
@@ -92,8 +116,14 @@ def api_key(args: argparse.Namespace) -> str | None:
         )
         return args.api_key
     if args.api_key_file:
-        with open(args.api_key_file, encoding="utf-8") as f:
-            key = f.readline().rstrip("\r\n")
+        with open(args.api_key_file, "rb") as f:
+            raw = f.readline(MAX_KEY_LINE + 1)  # bounded: --api-key-file /dev/zero must not eat memory
+        try:
+            key = raw.rstrip(b"\r\n").decode("ascii")
+        except UnicodeDecodeError:
+            raise UsageError(f"--api-key-file {args.api_key_file}: its first line is not ASCII text") from None
+        if len(raw) > MAX_KEY_LINE:
+            raise UsageError(f"--api-key-file {args.api_key_file}: its first line is over {MAX_KEY_LINE} bytes")
         if not key:
             raise OSError(0, f"{args.api_key_file} holds no key on its first line")
         return key

@@ -142,6 +142,20 @@ def bearer_ok(header: str | None, api_key: str | None) -> bool:
     )
 
 
+def unsendable_key(key: str) -> str | None:
+    """Why no client could send `key` as `Authorization: Bearer KEY` (every request would get
+    401), or None. HTTP header values are ASCII in practice (httpx and the openai SDK refuse
+    anything else), control characters end or corrupt a header, and parsers strip spaces at
+    either end of a value, so the key compared would never be the key sent."""
+    if not key.isascii():
+        return "holds characters that are not ASCII"
+    if not key.isprintable():
+        return "holds control characters"
+    if key != key.strip():
+        return "starts or ends with whitespace"
+    return None
+
+
 def path_like(name: str) -> bool:
     """A name that can only mean a folder. "anthropic/claude-3.5" is a provider's model id, not a
     path: only absolute, home- or dot-relative names (and Windows forms) count."""
