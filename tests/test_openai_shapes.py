@@ -139,4 +139,9 @@ def test_stream_chunks_put_usage_in_the_finish_chunk_unless_asked_for_the_usage_
 
 
 def test_finish_reasons_map_to_openai_words():
-    assert [finish_reason(r) for r in ("stop", "length", "deadline")] == ["stop", "length", "length"]
+    assert [finish_reason(r) for r in ("stop", "length", "deadline", "repetition")] == [
+        "stop",
+        "length",
+        "length",
+        "stop",
+    ]

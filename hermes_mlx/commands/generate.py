@@ -1,4 +1,8 @@
-"""`hermes-mlx generate`: one prompt through the warm engine, text or JSON stats out."""
+"""`hermes-mlx generate`: one prompt through the warm engine, text or JSON stats out.
+
+The repetition guard is on here (the engine leaves it off): a person reading a 135M model's
+reply wants it to end once it only repeats itself, not sixteen copies later (issue 23).
+"""
 
 from __future__ import annotations
 
@@ -31,6 +35,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--stop", action="append", default=None, help="a stop string (repeatable)")
     p.add_argument("--timeout", type=float, default=None, help="seconds before giving up")
     p.add_argument("--json", action="store_true", help="print one JSON object with text and stats")
+    p.add_argument(
+        "--no-repetition-guard",
+        dest="repetition_guard",
+        action="store_false",
+        help="decode to max_tokens or EOS even when the output repeats itself verbatim "
+        "(by default a loop ends the reply, one copy kept, finish_reason 'repetition')",
+    )
     p.set_defaults(func=run)
 
 
@@ -45,7 +56,12 @@ def run(args: argparse.Namespace) -> int:
         request = [{"role": "system", "content": args.system}] if args.system else []
         request.append({"role": "user", "content": prompt})
     options = dict(
-        model=args.model, max_tokens=args.max_tokens, temperature=args.temperature, stop=args.stop, timeout=args.timeout
+        model=args.model,
+        max_tokens=args.max_tokens,
+        temperature=args.temperature,
+        stop=args.stop,
+        timeout=args.timeout,
+        repetition_guard=args.repetition_guard,
     )
     try:
         if args.json:

@@ -8,7 +8,8 @@ expires or fails leaves the batch at once (BatchGenerator.remove) and the others
 
 Stop strings are matched on the decoded text, as the one-request path did, not on token
 sequences: a stop string can tokenize differently in context. Only EOS stops inside mlx-lm.
-Everything here runs on the worker thread.
+A member with a repetition guard (engine/repetition.py) also leaves here, with finish
+"repetition", once its output repeats itself verbatim. Everything here runs on the worker thread.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 from hermes_mlx.engine import errors, residency
 from hermes_mlx.engine.blas import fit_threads
 from hermes_mlx.engine.cache import LoadedModel, ModelCache
+from hermes_mlx.engine.repetition import RepetitionGuard
 from hermes_mlx.engine.worker import Job
 
 log = logging.getLogger(__name__)
@@ -45,6 +47,7 @@ class Member:
     start: float  # perf_counter when the job started
     gen: Any = None  # the BatchGenerator it decodes in (set by Batcher.add)
     hold: int = 0  # trailing characters held back: they could begin a stop string
+    guard: RepetitionGuard | None = None  # ends the member once its output loops
     text: str = ""
     sent: int = 0
     n: int = 0  # tokens decoded, EOS excluded
@@ -198,6 +201,9 @@ class Batcher:
         if cut >= 0:
             m.text = m.text[:cut]
             return "stop"
+        if m.guard is not None and m.guard.push(token, len(m.text)):
+            m.text = m.guard.trim(m.text, m.sent)  # one copy of the loop (what was streamed stays)
+            return "repetition"
         if m.emit is not None and len(m.text) - m.hold > m.sent:
             m.emit(m.text[m.sent : len(m.text) - m.hold], None)
             m.sent = len(m.text) - m.hold

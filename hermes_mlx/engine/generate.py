@@ -24,6 +24,7 @@ from hermes_mlx.engine import errors
 from hermes_mlx.engine.batch import Batcher, Member
 from hermes_mlx.engine.cache import ModelCache, TokenizerCache, context_window, read_config
 from hermes_mlx.engine.prompt_cache import PromptCacheStats
+from hermes_mlx.engine.repetition import RepetitionGuard
 from hermes_mlx.engine.worker import DEFERRED, Job, Priority, Worker, priority_rank, wait
 
 Request = str | list[dict]
@@ -32,7 +33,7 @@ Request = str | list[dict]
 @dataclass
 class GenerationResult:
     text: str
-    finish_reason: str  # "stop" | "length" | "deadline"
+    finish_reason: str  # "stop" | "length" | "deadline" | "repetition" (the repetition guard ended it)
     prompt_tokens: int
     cached_tokens: int
     generation_tokens: int
@@ -211,7 +212,15 @@ def prompt_cache_stats() -> PromptCacheStats:
 
 
 def _run(
-    job: Job, key: str, path: Path, request: Request, max_tokens: int, temperature: float, stop: list[str], emit: Any
+    job: Job,
+    key: str,
+    path: Path,
+    request: Request,
+    max_tokens: int,
+    temperature: float,
+    stop: list[str],
+    emit: Any,
+    guard: bool = False,
 ) -> object:
     """On the worker thread: load (or reuse) the model, check the prompt, and hand the request to
     its model's batch (engine/batch.py), which settles the job's future when it finishes. A
@@ -245,6 +254,7 @@ def _run(
         threads=_batch.threads,
         start=start,
         hold=max((len(s) for s in stop), default=1) - 1,  # text that could still begin a stop string
+        guard=RepetitionGuard() if guard else None,
     )
     _batch.add(member, loaded, cache, temperature)
     return DEFERRED
@@ -285,13 +295,14 @@ def _submit(
     timeout: float | None,
     emit: Any,
     priority: str | None,
+    repetition_guard: bool = False,
 ) -> Job:
     stop = _check(max_tokens, temperature, stop)
     return submit(
         model,
         timeout,
         priority,
-        lambda job, key, path: _run(job, key, path, request, max_tokens, temperature, stop, emit),
+        lambda job, key, path: _run(job, key, path, request, max_tokens, temperature, stop, emit, repetition_guard),
     )
 
 
@@ -314,11 +325,15 @@ def generate(
     stop: list[str] | None = None,
     timeout: float | None = None,
     priority: str | None = None,
+    repetition_guard: bool = False,
 ) -> GenerationResult:
     """Generate a completion for a prompt string or a list of chat messages; blocks until done.
     `priority="background"` for work no caller waits on yet (default: the request_scope's, else
-    "foreground")."""
-    return wait(_submit(request, model, max_tokens, temperature, stop, timeout, None, priority))
+    "foreground"). `repetition_guard=True` ends the reply once it repeats itself verbatim and
+    keeps one copy (finish_reason "repetition"; engine/repetition.py). It is off here, as in
+    mlx-lm, because a caller of the engine may want every token (tests drive long generations
+    with random tiny models, which loop at once); `hermes-mlx generate` turns it on."""
+    return wait(_submit(request, model, max_tokens, temperature, stop, timeout, None, priority, repetition_guard))
 
 
 def stream_generate(
@@ -330,8 +345,10 @@ def stream_generate(
     stop: list[str] | None = None,
     timeout: float | None = None,
     priority: str | None = None,
+    repetition_guard: bool = False,
 ) -> Iterator[GenerationChunk]:
-    """Like `generate`, yielding text as it comes; the last chunk carries the result.
+    """Like `generate`, yielding text as it comes; the last chunk carries the result. With
+    `repetition_guard`, the copies of a loop already streamed stay streamed; the rest are dropped.
 
     Closing the iterator early (a client that went away) stops the generation at once.
     """
@@ -345,6 +362,7 @@ def stream_generate(
         timeout,
         lambda text, result: chunks.put(GenerationChunk(text, result)),
         priority,
+        repetition_guard,
     )
     try:
         while True:

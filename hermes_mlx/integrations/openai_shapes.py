@@ -315,7 +315,8 @@ def error_body(message: str, field_name: str | None = None, kind: str = "invalid
 
 
 def finish_reason(engine_reason: str) -> str:
-    """The engine says stop|length|deadline; OpenAI clients know stop|length."""
+    """The engine says stop|length|deadline|repetition; OpenAI clients know stop|length. A reply
+    the repetition guard ended is complete as far as the client can tell: "stop"."""
     return "length" if engine_reason in ("length", "deadline") else "stop"
 
 
