@@ -356,3 +356,83 @@ def test_fidelity_exits_1_when_one_of_several_sessions_failed(src, tmp_path, cap
     assert main(["fidelity", str(src), str(broken)]) == 1
     err = capsys.readouterr().err
     assert "broken.jsonl" in err and "1 of 2 sessions failed" in err
+
+
+# ------------------------------------------------------------------------------------------------
+# 10. report: odd numbers and nesting are bad lines, unreadable files one clear error, memory bounded.
+
+GOOD_LINE = (
+    'micro compaction telemetry: {"outcome":"absorbed","session_id":"s","tokens_before":900,"tokens_after":400}\n'
+)
+
+
+def report_json(capsys, *paths) -> dict:
+    import json
+
+    assert main(["report", "--json", *map(str, paths)]) == 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return json.loads(captured.out)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        '{"outcome":"absorbed","tokens_before":1e400,"tokens_after":1}',
+        '{"outcome":"absorbed","tokens_before":Infinity}',
+        '{"outcome":"absorbed","duration_ms":-Infinity}',
+        '{"outcome":"absorbed","duration_ms":NaN}',
+        '{"outcome":"absorbed","tokens_delta":' + "9" * 400 + "}",
+        '{"outcome":"absorbed","tokens_delta":' + "9" * 5000 + "}",
+        "[" * 100_000,
+        '{"a":' * 100_000,
+    ],
+    ids=["1e400", "Infinity", "-Infinity", "NaN", "400-digits", "5000-digits", "deep-list", "deep-object"],
+)
+def test_report_counts_unusable_payloads_as_bad_lines(payload, tmp_path, capsys):
+    log = tmp_path / "agent.log"
+    log.write_text(GOOD_LINE + "micro compaction telemetry: " + payload + "\n" + GOOD_LINE)
+    out = report_json(capsys, log)
+    assert out["bad_lines"] == 1 and out["summary"]["passes"] == 2
+
+
+def gz(tmp_path: Path, data: bytes, name: str = "agent.log.gz") -> Path:
+    import gzip
+
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data, compresslevel=1))
+    return path
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not-gzip", "garbled"])
+def test_report_on_a_corrupt_gz_is_one_clear_error(damage, tmp_path, capsys):
+    path = gz(tmp_path, GOOD_LINE.encode() * 2000)
+    data = path.read_bytes()
+    if damage == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "not-gzip":
+        path.write_bytes(b"plain text, not gzip\n" * 10)
+    else:
+        path.write_bytes(data[:20] + bytes(b ^ 0x5A for b in data[20:-8]) + data[-8:])
+    assert main(["report", str(path)]) == 2
+    one_error(capsys, str(path), "hermes-mlx report: ")
+
+
+def test_report_refuses_a_device(capsys):
+    assert main(["report", "/dev/zero"]) == 2  # read for ever before: memory grew without limit
+    one_error(capsys, "device", "hermes-mlx report: ")
+
+
+def test_report_reads_a_gzip_bomb_in_bounded_memory(tmp_path, capsys):
+    import tracemalloc
+
+    bomb = gz(tmp_path, GOOD_LINE.encode() + b"\0" * (48 << 20) + b"\n" + GOOD_LINE.encode())
+    assert bomb.stat().st_size < 1 << 20
+    tracemalloc.start()
+    try:
+        out = report_json(capsys, bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert out["summary"]["passes"] == 2
+    assert peak < 24 << 20, f"peak {peak >> 20} MiB for a 48 MiB line"

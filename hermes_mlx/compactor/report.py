@@ -9,14 +9,23 @@ well under its threshold is working even when the net tokens saved look small.
 
 from __future__ import annotations
 
+import errno
 import gzip
+import math
+import os
+import stat
 import sys
+import zlib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from hermes_mlx.compactor import telemetry
+
+MAX_LINE = 1 << 20  # characters of one log line looked at
+MAX_NUMBER = 1e15  # above any token count or duration a pass can log
 
 
 @dataclass
@@ -106,8 +115,12 @@ def parse_record(line: str, source: str = "") -> TelemetryRecord | None:
 
 
 def _number(value) -> float | None:
+    """A usable number, or None when absent; ValueError (a bad line) for one no pass could
+    log: 1e400 and Infinity parse as inf, which int() and the percentiles cannot take."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
+    if not (isinstance(value, int) or math.isfinite(value)) or abs(value) > MAX_NUMBER:
+        raise ValueError(f"telemetry number out of range: {value!r:.40}")
     return value
 
 
@@ -128,21 +141,40 @@ def parse_lines(lines: Iterable[str], source: str = "") -> ParseResult:
 def read_logs(paths: Iterable[str | Path]) -> ParseResult:
     """Records of all files in order; `-` is standard input, `.gz` files are read compressed.
 
-    A file that cannot be opened raises OSError (the caller reports it); odd bytes are replaced.
+    A file that cannot be read (absent, a device, corrupt gzip data) raises OSError naming it
+    (the caller reports it); odd bytes are replaced; memory stays bounded (bounded_lines).
     """
     total = ParseResult()
     for path in paths:
-        name = str(path)
-        if name == "-":
-            part = parse_lines(sys.stdin, "<stdin>")
-        else:
-            opener = gzip.open if name.endswith(".gz") else open
-            with opener(name, "rt", encoding="utf-8", errors="replace") as fh:
-                part = parse_lines(fh, name)
+        part = _read_one(str(path))
         total.records.extend(part.records)
         total.bad_lines += part.bad_lines
         total.lines_read += part.lines_read
     return total
+
+
+def _read_one(name: str) -> ParseResult:
+    if name == "-":
+        return parse_lines(bounded_lines(sys.stdin), "<stdin>")
+    if stat.S_IFMT(os.stat(name).st_mode) in (stat.S_IFCHR, stat.S_IFBLK):  # /dev/zero: read for ever
+        raise OSError(errno.EINVAL, "a device, not a log file", name)
+    opener = gzip.open if name.endswith(".gz") else open
+    try:
+        with opener(name, "rt", encoding="utf-8", errors="replace") as fh:
+            return parse_lines(bounded_lines(fh), name)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise OSError(errno.EINVAL, f"corrupt or truncated gzip data ({exc})", name) from None
+
+
+def bounded_lines(fh: IO[str]) -> Iterator[str]:
+    """The file's lines, each cut at MAX_LINE characters and the rest of it skipped, so memory
+    stays bounded whatever the file holds (a gzip bomb of one endless line, a file of zeros).
+    Telemetry lines are a few hundred bytes; a cut one counts as a bad line if it had the marker."""
+    while line := fh.readline(MAX_LINE):
+        if len(line) == MAX_LINE and not line.endswith("\n"):
+            while (rest := fh.readline(MAX_LINE)) and not rest.endswith("\n"):
+                pass
+        yield line
 
 
 # ---------------------------------------------------------------------------------------------

@@ -158,6 +158,10 @@ def parse_line(line: str, strict: bool = False) -> dict | None:
         if strict:
             raise ValueError(f"telemetry payload is not valid JSON: {exc.msg}") from exc
         return None
+    except (RecursionError, ValueError) as exc:  # [[[[... 100k deep; an integer of 5,000 digits
+        if strict:
+            raise ValueError("telemetry payload is nested too deeply or holds a number too long") from exc
+        return None
     if not isinstance(payload, dict):
         if strict:
             raise ValueError("telemetry payload is not a JSON object")
