@@ -436,3 +436,26 @@ def test_report_reads_a_gzip_bomb_in_bounded_memory(tmp_path, capsys):
         tracemalloc.stop()
     assert out["summary"]["passes"] == 2
     assert peak < 24 << 20, f"peak {peak >> 20} MiB for a 48 MiB line"
+
+
+# ------------------------------------------------------------------------------------------------
+# 13. doctor says a config.yaml it cannot parse cannot be parsed (not "provider unset").
+
+
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        (b"auxiliary:\n  compression:\n    provider: mlx\n  bad: [unclosed\n", "cannot be parsed as YAML at line"),
+        (b"plugins:\n\tenabled: [hermes-mlx]\n", "cannot be parsed as YAML"),
+        (b"auxiliary: {compression: {provider: \xff\xfe}}\n", "not UTF-8"),
+        (b"- provider: mlx\n", "not a mapping"),
+        (b"[" * 100_000, "cannot be parsed"),
+    ],
+    ids=["unclosed", "tab", "not-utf8", "list", "deep"],
+)
+def test_doctor_reports_an_unparsable_config_as_unparsable(content, says, tmp_path):
+    from hermes_mlx.integrations.hermes_checks import doctor_report
+
+    (tmp_path / "config.yaml").write_bytes(content)
+    report = doctor_report(tmp_path, {"path": "loopback"}, run_feasibility=False)
+    assert len(report["warnings"]) == 1 and says in report["warnings"][0], report["warnings"]

@@ -233,13 +233,17 @@ def feasibility(home: str | os.PathLike, *, python: str | None = None, timeout: 
 def doctor_report(home: str | os.PathLike, info: dict, *, run_feasibility: bool = True) -> dict:
     """What `hermes-mlx doctor` says about Hermes's config in `home` for the path `info` names:
     warnings (each with its fix) and, when Hermes is importable here, its feasibility verdict."""
-    from .hermes_config import read_config
+    from .hermes_config import config_problem, read_config
 
     path = info.get("path") or "loopback"
     config_path = Path(home) / "config.yaml"
     report: dict[str, Any] = {"config": str(config_path), "exists": config_path.is_file(), "path": path}
     if not report["exists"]:
         report["warnings"] = [f"{config_path} does not exist. Fix: run `hermes-mlx setup-hermes`"]
+        return report
+    problem = config_problem(config_path)
+    if problem is not None:  # Hermes cannot read it either: no finding about its lines would be true
+        report["warnings"] = [f"{config_path} {problem}. Fix: correct it (setup-hermes keeps config.yaml.bak-* copies)"]
         return report
     config = read_config(Path(home))
     found = config_findings(

@@ -197,6 +197,24 @@ def read_config(home: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
+def config_problem(config_path: Path) -> str | None:
+    """Why `config_path` cannot be read as Hermes's config (what Hermes would fail on too), or
+    None. read_config treats such a file as empty, which alone would read as "nothing set"."""
+    try:
+        data = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    except UnicodeDecodeError:
+        return "is not UTF-8 text"
+    except (yaml.YAMLError, RecursionError) as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
+        return f"cannot be parsed as YAML{at} ({getattr(exc, 'problem', None) or type(exc).__name__})"
+    if data is not None and not isinstance(data, dict):
+        return f"holds a {type(data).__name__} at the top level, not a mapping of settings"
+    return None
+
+
 @dataclass
 class SetupResult:
     config_path: Path
