@@ -48,11 +48,12 @@ def _call_names(messages: list[Message]) -> dict[str, str]:
 
 def one_line(name: str, text: str) -> str:
     """A tool result reduced to what a later reader needs to know it happened."""
-    lines = text.splitlines()
-    first = next((line.strip() for line in lines if line.strip()), "")
+    stripped = text.lstrip()
+    first = stripped[: stripped.find("\n") if "\n" in stripped[:4096] else 4096].strip()
     if len(first) > 120:
         first = first[:117] + "..."
-    return f"{PRUNED_TAG} {name or 'tool'}, {len(lines)} lines, {len(text):,} chars; first line: {first}]"
+    lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)  # no list of 50 MB of lines
+    return f"{PRUNED_TAG} {name or 'tool'}, {lines} lines, {len(text):,} chars; first line: {first}]"
 
 
 def prune_tool_results(middle: list[Message], later: list[Message] = ()) -> tuple[list[Message], int, int]:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from hermes_mlx.summarizer.api import Message
-from hermes_mlx.summarizer.budget import hermes_tokens
+from hermes_mlx.summarizer.budget import bounded_count, hermes_tokens
 from hermes_mlx.summarizer.text import trim_middle
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -77,14 +77,16 @@ def message_text(message: Message) -> str:
 
 def make_counter(count: TokenCounter | None) -> TokenCounter:
     """A memoized, never-raising counter: passes re-count the same messages every turn. Without
-    a tokenizer (or when it fails) it counts as Hermes does when it has none (hermes_tokens)."""
+    a tokenizer (or when it fails) it counts as Hermes does when it has none (hermes_tokens).
+    The tokenizer never gets more than budget.EXACT_COUNT_CHARS of one text (bounded_count): a
+    50 MB tool output is counted by its head and tail, the rest estimated."""
 
     @functools.lru_cache(maxsize=8192)
     def counted(text: str) -> int:
         if count is None:
             return hermes_tokens(text)
         try:
-            return int(count(text))
+            return int(bounded_count(count, text))
         except Exception:
             return hermes_tokens(text)
 

@@ -20,6 +20,10 @@ CHARS_PER_TOKEN = 4
 # Codepoints Hermes counts as a token each (CJK ideographs, kana, Hangul): agent/model_metadata.py
 _CJK_DENSE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]")
 
+# Longer texts are not handed to the tokenizer whole: 50 MB of tool output took 12.8 GB and
+# 262 s to tokenize (issue 20), for a count that only decides thresholds and budgets.
+EXACT_COUNT_CHARS = 32_000
+
 MICRO_HIGH = 0.9  # a merge may grow the summary up to this share of Hermes's defrag threshold
 MICRO_LOW = 0.6  # past it (and on every defrag) it is cut back to this share
 
@@ -34,6 +38,22 @@ def hermes_tokens(text: str) -> int:
     stripped = _CJK_DENSE.sub("", text)
     dense = len(text) - len(stripped)
     return dense + (len(stripped.encode("utf-8", "replace")) + 3) // CHARS_PER_TOKEN
+
+
+def bounded_count(count: Callable[[str], int], text: str, limit: int = EXACT_COUNT_CHARS) -> int:
+    """Tokens in `text`, handing `count` at most `limit` characters of it in all.
+
+    Up to `limit` characters are counted exactly. Past that, the head and tail (what a clipped
+    copy keeps) are counted and the middle is estimated at the denser of their measured rate and
+    Hermes's own estimate, so a long text is not undercounted against a threshold.
+    """
+    if len(text) <= limit:
+        return count(text)
+    half = limit // 2
+    head, tail = text[:half], text[-half:]
+    exact = count(head) + count(tail)
+    rate = max(exact, hermes_tokens(head) + hermes_tokens(tail)) / (2 * half)
+    return exact + int((len(text) - 2 * half) * rate + 0.999)
 
 
 def micro_budget(threshold_tokens: int, current_tokens: int) -> int:
