@@ -213,9 +213,40 @@ def test_each_write_archives_only_what_it_replaced(store):
         transcript = transcript[:2] + [summary] + transcript[-2:]
         assert store.archive_and_compact("s1", transcript)
     rows = store.history("s1")
-    assert len(rows) == len(TRANSCRIPT) + 20 * 3  # every message once, plus each pass's summary
+    # every message once, plus one rolling summary row: each pass's summary supersedes the last,
+    # which it was made from, so it is rewritten in place rather than archived one per pass
+    assert len(rows) == len(TRANSCRIPT) + 20 * 2 + 1
     assert store.load_active("s1") == transcript
     assert sum(r.active for r in rows) == len(transcript)
+    assert [r.message["content"] for r in rows if r.message.get("_micro_compact_marker")] == ["summary after turn 19"]
+
+
+def test_a_merged_user_row_that_grows_is_rewritten_in_place_and_its_originals_stay_archived(store):
+    from hermes_mlx.compactor import markers
+
+    head = TRANSCRIPT[:2]
+    users = [{"role": "user", "content": f"short turn {n}"} for n in range(30)]
+    merged = users[0]
+    for n in range(1, 30):
+        assert store.sync("s1", head + [merged, MARKER, users[n], {"role": "assistant", "content": f"ok {n}"}])
+        merged = markers.merge_users(merged, users[n])
+        assert store.sync("s1", head + [merged, MARKER])
+    rows = store.history("s1")
+    assert store.load_active("s1") == head + [merged, MARKER]
+    assert len([r for r in rows if r.message.get(markers.MERGED_FROM_KEY)]) == 1  # not one a pass
+    assert len(rows) < len(head) + 2 * 30 + 3
+    for user in users:  # each original is findable as its own row
+        assert any(r.message == user for r in rows)
+
+
+def test_a_write_from_another_connection_is_seen_before_the_next_reconcile(tmp_path):
+    path = tmp_path / "s.db"
+    with SessionStore(path) as first, SessionStore(path) as second:
+        assert first.sync("s1", TRANSCRIPT[:3])
+        assert second.sync("s1", TRANSCRIPT[:2])  # archives the third row behind first's back
+        assert first.sync("s1", TRANSCRIPT)
+        assert first.load_active("s1") == TRANSCRIPT
+        assert sum(r.active for r in first.history("s1")) == len(TRANSCRIPT)
 
 
 def test_sync_records_the_replay_position_with_the_rows(store):

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes_mlx.compactor.store_rows import clean, encode, row_to_message, session_key
+from hermes_mlx.compactor.store_rows import clean, encode, rewritten_rows, row_to_message, session_key
 from hermes_mlx.errors import HermesMLXError, UsageError
 from hermes_mlx.files import NotAFileTarget, write_target
 
@@ -122,6 +122,8 @@ class SessionStore:
         self._lock = threading.Lock()
         self.failures: Counter[str] = Counter()  # reason -> failed writes
         self.last_error: str | None = None
+        # session -> (data_version, active rows as last committed here): no re-reading 50 MB a write
+        self._active: dict[str, tuple[int, list[tuple]]] = {}
         conn = None
         try:
             if self.path != ":memory:":
@@ -155,6 +157,7 @@ class SessionStore:
                 "SELECT COALESCE(MAX(active_order), -1) + 1 FROM messages WHERE session_id = ? AND active = 1",
                 (session_key(session_id),),
             ).fetchone()
+            self._active.pop(session_key(session_id), None)
             self._insert(cur, session_id, list(enumerate(messages, start=start)))
 
         return self._write(session_id, "append", work)
@@ -208,6 +211,7 @@ class SessionStore:
                 cur.execute("COMMIT")
                 return True
             except Exception as exc:  # noqa: BLE001 - a store failure must never end the session
+                self._active.clear()  # rolled back: what it cached was never committed
                 try:
                     if self._conn.in_transaction:
                         self._conn.execute("ROLLBACK")
@@ -230,31 +234,60 @@ class SessionStore:
     def _reconcile(self, cur: sqlite3.Cursor, session_id: str, messages: list[Message]) -> None:
         key = session_key(session_id)
         encoded = [encode(m, i) for i, m in enumerate(messages)]
-        rows = cur.execute(
-            "SELECT id, active_order, role, content, tool_calls, tool_call_id, name, flags FROM messages"
-            " WHERE session_id = ? AND active = 1 ORDER BY active_order, position",
-            (key,),
-        ).fetchall()
-        matcher = difflib.SequenceMatcher(None, [tuple(r[2:]) for r in rows], encoded, autojunk=False)
+        rows = self._active_rows(cur, key)
+        matcher = difflib.SequenceMatcher(None, [r[2] for r in rows], encoded, autojunk=False)
         kept: dict[int, int] = {}  # row index -> transcript index
         for a, b, size in matcher.get_matching_blocks():
             kept.update((a + k, b + k) for k in range(size))
+        rewritten = rewritten_rows(rows, messages, matcher.get_opcodes())  # row index -> transcript index
         now = self._clock()
         cur.executemany(
             "UPDATE messages SET active = 0, compacted = 1, archived_at = ?, active_order = NULL WHERE id = ?",
-            [(now, row[0]) for i, row in enumerate(rows) if i not in kept],
+            [(now, row[0]) for i, row in enumerate(rows) if i not in kept and i not in rewritten],
         )
         cur.executemany(
             "UPDATE messages SET active_order = ? WHERE id = ?",
             [(j, rows[i][0]) for i, j in kept.items() if rows[i][1] != j],
         )
-        taken = set(kept.values())
-        self._insert(cur, session_id, [(j, encoded[j]) for j in range(len(encoded)) if j not in taken], encoded=True)
+        cur.executemany(
+            "UPDATE messages SET role = ?, content = ?, tool_calls = ?, tool_call_id = ?, name = ?, flags = ?,"
+            " active_order = ? WHERE id = ?",
+            [(*encoded[j], j, rows[i][0]) for i, j in rewritten.items()],
+        )
+        taken = set(kept.values()) | set(rewritten.values())
+        last = self._insert(
+            cur, session_id, [(j, encoded[j]) for j in range(len(encoded)) if j not in taken], encoded=True
+        )
+        ids = {j: rows[i][0] for i, j in (*kept.items(), *rewritten.items())}
+        ids.update(
+            (order, rid)
+            for rid, order in cur.execute(
+                "SELECT id, active_order FROM messages WHERE session_id = ? AND position > ?", (key, last)
+            )
+        )
+        (version,) = cur.execute("PRAGMA data_version").fetchone()
+        self._active[key] = (version, [(ids[j], j, encoded[j]) for j in range(len(encoded))])
+
+    def _active_rows(self, cur: sqlite3.Cursor, key: str) -> list[tuple]:
+        """(id, active_order, encoded columns) of the session's active rows, in order: from what this
+        connection last committed while no other connection has written, else read back."""
+        (version,) = cur.execute("PRAGMA data_version").fetchone()
+        cached = self._active.get(key)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        return [
+            (r[0], r[1], tuple(r[2:]))
+            for r in cur.execute(
+                "SELECT id, active_order, role, content, tool_calls, tool_call_id, name, flags FROM messages"
+                " WHERE session_id = ? AND active = 1 ORDER BY active_order, position",
+                (key,),
+            ).fetchall()
+        ]
 
     def _insert(
         self, cur: sqlite3.Cursor, session_id: str, items: list[tuple[int, object]], encoded: bool = False
-    ) -> None:
-        """Insert (active_order, message) pairs after the session's last position."""
+    ) -> int:
+        """Insert (active_order, message) pairs after the session's last position (returned)."""
         key = session_key(session_id)
         (last,) = cur.execute(
             "SELECT COALESCE(MAX(position), -1) FROM messages WHERE session_id = ?", (key,)
@@ -269,6 +302,7 @@ class SessionStore:
             " flags, active, compacted, created_at, active_order) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, 0, ?, ?)",
             rows,
         )
+        return last
 
     # -- reads: a clear StoreError on failure ---------------------------------------------------
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 
+from hermes_mlx.compactor.markers import MERGED_FROM_KEY, MICRO_KEY, is_marker
+
 Message = dict
 
 # Columns of their own; every other key of a message dict (the `_compressed_summary` and
@@ -20,6 +22,8 @@ RAW_KEY = "_store_raw"  # flags key: exact text of columns SQLite cannot hold (l
 
 
 def encodable(text: str) -> bool:
+    if text.isascii():  # O(1) in CPython: no copy of a 50 MB tool output to learn it is plain
+        return True
     try:
         text.encode("utf-8")
         return True
@@ -106,3 +110,49 @@ def row_to_message(role: str, content, tool_calls, tool_call_id, name, flags) ->
             message[key] = value
     message.update(extra)
     return message
+
+
+# Rows a pass rewrites in place
+
+
+def rewritten_rows(rows: list[tuple], messages: list[Message], opcodes) -> dict[int, int]:
+    """Active rows that a new transcript row supersedes, paired with it (row index -> transcript
+    index), so the write updates them in place instead of archiving one copy a pass.
+
+    Only rows whose whole content the new row carries: a rolling (micro) summary marker replaced
+    by the next summary (made from it), and a merged user row whose original messages begin the
+    new merged row's originals. Every original user message was stored as its own row when its
+    turn came and archived when merged, so it stays searchable.
+    """
+    pairs: dict[int, int] = {}
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag != "replace":
+            continue
+        j = j1
+        for i in range(i1, i2):
+            old = _flags(rows[i][2])
+            for k in range(j, j2):
+                if _supersedes(old, messages[k]):
+                    pairs[i] = k
+                    j = k + 1
+                    break
+    return pairs
+
+
+def _flags(columns: tuple) -> dict:
+    flags = columns[5]
+    if not flags or not (MICRO_KEY in flags or MERGED_FROM_KEY in flags):
+        return {}
+    try:
+        value = json.loads(flags)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _supersedes(old: dict, new: Message) -> bool:
+    if old.get(MICRO_KEY):
+        return is_marker(new)
+    before = old.get(MERGED_FROM_KEY)
+    after = new.get(MERGED_FROM_KEY)
+    return bool(before) and isinstance(after, list) and len(after) >= len(before) and after[: len(before)] == before
