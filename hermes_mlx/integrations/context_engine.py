@@ -54,6 +54,15 @@ def selected(config: Any) -> bool:
     return isinstance(section, dict) and str(section.get("engine") or "").strip() == ENGINE_NAME
 
 
+def model_from_config(config: Any) -> str | None:
+    """The summarizer model: `auxiliary.compression.model` when that route names us (so a user
+    switching from provider mode keeps the model), else the embedded default (None)."""
+    section = ((config or {}).get("auxiliary") or {}).get("compression") if isinstance(config, dict) else None
+    if not isinstance(section, dict) or str(section.get("provider") or "").strip().lower() not in ("mlx", ENGINE_NAME):
+        return None
+    return str(section.get("model") or "").strip() or None
+
+
 def open_store(home: str | Path) -> tuple[SessionStore, recall.RecallIndex]:
     """The store and recall index under a Hermes home, one per file for the process (engines
     cloned per agent share them, as Hermes's clone_for_agent contract asks)."""
@@ -252,7 +261,7 @@ class EngineCore:
                 return messages
             originals = {id(m) for m in messages}
             out = []
-            for m in result.messages:
+            for m in self._merge_users(micro, result.messages):
                 if markers.is_marker(m):
                     m = with_note(m)
                 if id(m) not in originals:  # new or rewritten: the DB does not hold it yet
@@ -264,6 +273,18 @@ class EngineCore:
             self._flush_scan_cursor_invalidated = True
             self._record(messages, out)
             return out
+
+    @staticmethod
+    def _merge_users(micro: MicroCompactor, messages: list[dict]) -> list[dict]:
+        """Adjacent user rows merged, the protected head included, as Hermes's own micro pass does
+        (`_merge_adjacent_user_turns`): our compactor leaves the head alone, and Hermes would
+        otherwise repair the alternation before every request. The cursor follows the marker."""
+        system = 1 if messages and messages[0].get("role") == "system" else 0
+        merged = markers.merge_adjacent_users(messages, system)
+        if len(merged) != len(messages):
+            last = markers.last_marker(merged)
+            micro.cursor = last + 1 if last >= 0 else None
+        return merged
 
     def _hermes_start_watermark(self, held):
         if self._session_db is None:

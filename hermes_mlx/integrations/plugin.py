@@ -115,11 +115,12 @@ def register_engine(ctx: Any = None) -> bool:
     try:
         from hermes_cli.config import load_config
 
-        from .context_engine import build_engine, selected
+        from .context_engine import build_engine, model_from_config, selected
 
-        if not selected(load_config() or {}):
+        config = load_config() or {}
+        if not selected(config):
             return False
-        ctx.register_context_engine(build_engine())
+        ctx.register_context_engine(build_engine(model=model_from_config(config)))
         return True
     except Exception as exc:
         logger.warning("hermes-mlx: context engine not registered, Hermes's own compressor runs: %s", exc)
