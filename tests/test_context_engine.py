@@ -169,3 +169,32 @@ def test_the_config_line_selects_the_engine():
 
 def test_terms_keep_paths_and_identifiers_whole():
     assert recall.terms_of("src/ledger_rounding.py, 'line 88'!") == ["src/ledger_rounding.py", "line", "88"]
+
+
+def test_setup_writes_the_engine_line_beside_the_provider_lines(tmp_path):
+    from hermes_mlx.integrations import hermes_config as hc
+
+    hc.write_config(tmp_path, "in-process", engine=True)
+    config = hc.read_config(tmp_path)
+    assert context_engine.selected(config)
+    assert config["auxiliary"]["compression"]["provider"] == "mlx"  # Hermes's own compressor's fallback route
+    assert config["compression"]["micro_compact"] is True
+    assert not context_engine.engine_findings(config, "in-process")
+
+
+def test_doctor_names_an_engine_line_that_cannot_work():
+    from hermes_mlx.integrations.hermes_checks import config_findings
+
+    config = {"context": {"engine": "hermes-mlx"}, "auxiliary": {"compression": {"provider": "mlx"}}}
+    loopback = [f.key for f in config_findings(config, "loopback")]
+    assert "context.engine" in loopback
+    in_process = [f.key for f in config_findings(config, "in-process")]
+    assert "compression.micro_compact" in in_process and "plugins.enabled" in in_process
+    assert "context.engine" not in [f.key for f in config_findings({}, "loopback")]
+
+
+def test_setup_hermes_refuses_engine_on_the_loopback_path(tmp_path, capsys):
+    from hermes_mlx.cli import main
+
+    assert main(["setup-hermes", "--hermes-home", str(tmp_path), "--path", "loopback", "--engine", "--no-check"]) == 2
+    assert "--engine needs the in-process path" in capsys.readouterr().err

@@ -30,6 +30,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=port, default=DEFAULT_PORT, help=f"loopback server port (default {DEFAULT_PORT})")
     p.add_argument("--api-key", default=None, help="bearer token the loopback server was started with")
     p.add_argument("--model", default=None, help="model for the self-check (default: the embedded model)")
+    p.add_argument(
+        "--engine",
+        action="store_true",
+        help="also write context.engine: hermes-mlx (in process, Hermes 0.22+): hermes-mlx replaces "
+        "Hermes's compressor and offers the recall tool (README, context-engine mode)",
+    )
     p.add_argument("--no-check", action="store_true", help="write the config only")
     p.set_defaults(func=run)
 
@@ -45,6 +51,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"Hermes: {where}; path: {path}")
     # Hermes 0.19 drops the first user turns at its second compaction unless protect_first_n is 0.
     protect = path == "loopback" and hermes_checks.drops_first_turns(info)
+    if args.engine and path != "in-process":
+        print("setup-hermes: --engine needs the in-process path (a Hermes 0.22+ in this environment)", file=sys.stderr)
+        return 2
     try:
         result = hc.write_config(
             home,
@@ -53,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
             plugin=info["plugin_entry_point"] or hc.PLUGIN_NAME,
             api_key=args.api_key,
             protect_first_turns=protect,
+            engine=args.engine,
         )
     except (OSError, ValueError) as exc:
         # One line naming the file, not a raw "[Errno 1] ..." (an immutable folder, a full disk).

@@ -155,6 +155,9 @@ def config_findings(
                     "set compression.protect_first_n: 0, so they are summarized at the first compaction",
                 )
             )
+    from .context_engine import engine_findings
+
+    out += engine_findings(config, path)
     threshold = from_config(config).defrag_threshold_tokens
     if threshold < MIN_DEFRAG_THRESHOLD_TOKENS:
         keep = int(threshold * MICRO_LOW)

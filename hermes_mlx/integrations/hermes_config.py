@@ -106,11 +106,17 @@ def config_lines(
     plugin: str = PLUGIN_NAME,
     api_key: str | None = None,
     protect_first_turns: bool = False,
+    engine: bool = False,
 ) -> dict:
     """The keys setup owns, for 'in-process' or 'loopback'. `protect_first_turns` adds
-    compression.protect_first_n: 0 for a Hermes that drops the first turns (hermes_checks)."""
+    compression.protect_first_n: 0 for a Hermes that drops the first turns (hermes_checks).
+    `engine` (in process only) adds context.engine: hermes-mlx, our context engine in place of
+    Hermes's compressor (integrations/context_engine.py); the provider lines stay as its fallback."""
     if path == "in-process":
-        return {"plugins": {"enabled": [plugin]}, "auxiliary": {"compression": {"provider": "mlx"}}}
+        lines = {"plugins": {"enabled": [plugin]}, "auxiliary": {"compression": {"provider": "mlx"}}}
+        if engine:
+            lines["context"] = {"engine": "hermes-mlx"}
+        return lines
     # A key Hermes can send (the server ignores it unless started with --api-key).
     lines: dict = {
         "providers": {"mlx": {"base_url": f"http://127.0.0.1:{port}/v1", "api_key": api_key or "local"}},
@@ -234,6 +240,7 @@ def write_config(
     api_key: str | None = None,
     protect_first_turns: bool = False,
     round_trip: bool = True,
+    engine: bool = False,
 ) -> SetupResult:
     """Merge our lines into `home/config.yaml`; the old file is copied aside first. Warnings
     name what in the merged file will still break a session (hermes_checks.config_findings)."""
@@ -249,7 +256,10 @@ def write_config(
         if not isinstance(data, dict):
             raise ValueError(f"{config_path}: top level is {type(data).__name__}, not a mapping; not touching it")
     result.changes = merge(
-        data, config_lines(path, port=port, plugin=plugin, api_key=api_key, protect_first_turns=protect_first_turns)
+        data,
+        config_lines(
+            path, port=port, plugin=plugin, api_key=api_key, protect_first_turns=protect_first_turns, engine=engine
+        ),
     )
     result.changes += merge(data, config_defaults(path), overwrite=False)
     result.warnings = [
