@@ -22,6 +22,7 @@ and Hermes carries on with the conversation unchanged.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -124,6 +125,33 @@ def _fail_open(default):
         return guarded
 
     return wrap
+
+
+@contextlib.contextmanager
+def _progress_to_hermes(summarizer: Any):
+    """Tell Hermes's compression deadline that the pass is alive, once per folded chunk.
+
+    Hermes runs compress() under an idle timeout (compression.context_timeout_seconds, 120 s by
+    default) that only its aux-LLM client resets, through a hook it installs on the calling
+    thread (agent/auxiliary_client.py `aux_progress_hook`). We make no aux-LLM call, so the hook
+    is taken here and handed to the summarizer's per-chunk callback; without it a long batch on
+    a slow CPU would be abandoned at 120 s although it is making progress."""
+    hook = None
+    try:
+        from agent import auxiliary_client
+
+        hook = getattr(auxiliary_client._aux_progress, "hook", None)
+    except Exception:
+        pass
+    if not callable(hook) or not hasattr(summarizer, "on_chunk"):
+        yield
+        return
+    previous = summarizer.on_chunk
+    summarizer.on_chunk = hook
+    try:
+        yield
+    finally:
+        summarizer.on_chunk = previous
 
 
 def for_store(message: dict) -> dict:
@@ -255,7 +283,7 @@ class EngineCore:
         """One batch pass over Hermes's private snapshot. Hermes has already decided to compact
         (should_compress, preflight or /compress), so the pass is forced; Hermes commits what we
         return (archive_and_compact in place, or a rotation). A failed pass returns the input."""
-        with self._lock:
+        with self._lock, _progress_to_hermes(self.summarizer):
             _, batch = self._compactors(messages)
             result = batch.compact(list(messages), focus=focus_topic or None, force=True)
             if not result.changed:
