@@ -29,6 +29,17 @@ def shipped_sessions(directory: str | Path | None = None) -> list[Path]:
     return sorted(d.glob("*.jsonl")) if d.is_dir() else []
 
 
+def example_names() -> list[str]:
+    """The names `hermes-mlx compact --example NAME` takes: the real sessions shipped here."""
+    return [p.name[: -len(".jsonl")] for p in shipped_sessions(REAL_DIR)]
+
+
+def example_session(name: str) -> Path | None:
+    """The shipped real session called `name` (no folders, no suffix), or None. Looked up by
+    name so the README's main command runs the same from a wheel as from a checkout."""
+    return REAL_DIR / f"{name}.jsonl" if name in example_names() else None
+
+
 @dataclass
 class SessionFacts:
     """What a compaction of a recorded session must keep, and what it must never repeat."""

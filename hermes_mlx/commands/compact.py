@@ -18,6 +18,7 @@ from hermes_mlx.compactor import telemetry
 from hermes_mlx.errors import HermesMLXError, UsageError
 from hermes_mlx.files import write_target
 
+SUMMARY_HEADING = "final summary (what the agent reads in place of the compacted turns):"
 MIN_CONTEXT_LIMIT = 1024  # below this no main model could hold a system prompt and one turn
 
 
@@ -29,7 +30,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "agent would, then print the per-pass table.",
     )
     p.add_argument(
-        "session", metavar="SESSION.jsonl", help="one OpenAI chat message object a line (or a Hermes state.db)"
+        "session",
+        nargs="?",
+        metavar="SESSION.jsonl",
+        help="one OpenAI chat message object a line (or a Hermes state.db); or use --example",
+    )
+    p.add_argument(
+        "--example",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="NAME",
+        help="replay a real session shipped with hermes-mlx instead of SESSION.jsonl (no NAME: list them)",
     )
     p.add_argument("--session-id", default=None, help="which session of a state.db to replay")
     p.add_argument(
@@ -159,6 +171,48 @@ def check_args(args: argparse.Namespace) -> None:
             raise UsageError(str(exc)) from exc
 
 
+def pick_example(args: argparse.Namespace) -> bool:
+    """--example NAME: a shipped session stands in for SESSION.jsonl, so the README's first
+    command needs no file of the user's. True when there is nothing to replay: --example alone
+    lists the names. A wrong name is a UsageError (exit 2) that lists them too."""
+    from hermes_mlx.bench.shipped import example_names, example_session
+
+    if args.example is None:
+        if args.session is None:
+            raise UsageError(
+                "give SESSION.jsonl to replay, or --example NAME for a shipped session (--example lists them)"
+            )
+        return False
+    if args.session is not None:
+        raise UsageError("give SESSION.jsonl or --example NAME, not both")
+    if args.in_place:
+        raise UsageError("--in-place would write over a shipped example; use --out")
+    names = example_names()
+    if not args.example:
+        print("sessions shipped for `hermes-mlx compact --example NAME`:")
+        print("\n".join(f"  {name}" for name in names))
+        return True
+    path = example_session(args.example)
+    if path is None:
+        raise UsageError(f"no shipped session named {args.example!r}; the shipped ones: {', '.join(names)}")
+    args.session = str(path)
+    return False
+
+
+def print_outcome(result, summarizer) -> None:
+    """What the agent would read: the transcript's tokens before and after, then the summary
+    itself (the last summary marker's body), so a first run shows the product, not only a table."""
+    from hermes_mlx.compactor.markers import last_marker, parse
+    from hermes_mlx.compactor.transcript import make_counter, transcript_tokens
+
+    count = make_counter(getattr(summarizer, "count_tokens", None))
+    before, after = transcript_tokens(result.original, count), transcript_tokens(result.messages, count)
+    print(f"tokens {before:,} before -> {after:,} after")
+    i = last_marker(result.messages)
+    summary = parse(result.messages[i].get("content")) if i >= 0 else ""
+    print(f"\n{SUMMARY_HEADING}\n{summary}" if summary else "\nno summary: no pass compacted the session")
+
+
 def _log_handler(path: str) -> logging.Handler:
     try:
         handler = logging.FileHandler(path, encoding="utf-8", errors="backslashreplace")
@@ -188,6 +242,8 @@ def run(args: argparse.Namespace) -> int:
     from hermes_mlx.compactor.sessions import load_session, save_jsonl
     from hermes_mlx.compactor.transcript import TranscriptError, repair
 
+    if pick_example(args):
+        return 0
     check_args(args)
     messages = load_session(args.session, args.session_id)
     try:
@@ -270,6 +326,7 @@ def run(args: argparse.Namespace) -> int:
         f"net tokens saved {result.tokens_saved:+,}"
         + (f", {len(result.repairs)} repairs to the input" if result.repairs else "")
     )
+    print_outcome(result, summarizer)
     if args.out:
         try:
             save_jsonl(result.messages, args.out)

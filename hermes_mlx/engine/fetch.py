@@ -67,7 +67,8 @@ def fetch_wheel(source: dict[str, str], dest: Path, progress: bool) -> Path:
     spec = f"{source['package']}=={source['version']}"
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
            "--disable-pip-version-check", "--no-input", spec, "-d", str(dest)]  # fmt: skip
-    proc = subprocess.run(cmd, stdout=None if progress else subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # pip's progress goes to our stderr: stdout is the command's own (generate --json, compact)
+    proc = subprocess.run(cmd, stdout=_stderr_fd() if progress else subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wheel = dest / source["wheel"]
     if proc.returncode != 0 or not wheel.is_file():
         tail = "\n".join((proc.stderr or "").strip().splitlines()[-5:])
@@ -76,6 +77,14 @@ def fetch_wheel(source: dict[str, str], dest: Path, progress: bool) -> Path:
             f"Without PyPI access, put {source['wheel']} in a folder and set ${WHEELHOUSE_ENV} to it."
         )
     return wheel
+
+
+def _stderr_fd() -> int | None:
+    """Our stderr's descriptor for a child's output; None (inherit) where it has none (a test's capture)."""
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def extract(wheel: Path, member: str, dest: Path) -> Path:

