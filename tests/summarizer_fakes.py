@@ -60,7 +60,7 @@ def failing_exchange():
     return [
         {
             "role": "assistant",
-            "content": "Running the export tests.",
+            "content": "The export suite has five tests.",
             "tool_calls": [call("c1", "terminal", command="pytest tests/test_export.py -q")],
         },
         {

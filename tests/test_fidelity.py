@@ -104,11 +104,12 @@ def test_fidelity_command_json(capsys, monkeypatch):
     import hermes_mlx.summarizer.summarizer as summ
 
     class Scripted(summ.MLXSummarizer):
-        def __init__(self, model=None):
+        def __init__(self, model=None, ranking="code"):
             super().__init__(
                 score=FakeModel(*["Type check, lint and all 7 tests pass."] * 50).score,
                 count_tokens=count,
                 context_window=4096,
+                ranking=ranking,
             )
 
     monkeypatch.setattr(summ, "MLXSummarizer", Scripted)

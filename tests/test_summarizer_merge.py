@@ -23,21 +23,21 @@ def test_merge_builds_ledger_and_copies_the_chosen_sentence():
     r = s.merge(None, failing_exchange())
     assert r.ok, r.error
     assert f"## Progress\n- {FAILS}" in r.text
-    assert "`pytest tests/test_export.py -q` exit 1" in r.text
+    assert "`pytest tests/test_export.py -q` (exit 1)" in r.text
     assert "FAILED tests/test_export.py::test_rounding" in r.text
     # prompt: fixed instructions first (cacheable), then the exchange, then the numbered sentences
     req = fake.requests[0]
     assert req["request"][0]["role"] == "system" and "work log" in req["request"][0]["content"]
     assert "Ran: pytest tests/test_export.py -q (exit 1)" in req["request"][1]["content"]
-    assert fake.chosen() == ["Running the export tests.", FAILS] and req["candidates"] == ["1", "2"]
+    assert fake.chosen() == ["The export suite has five tests.", FAILS] and req["candidates"] == ["1", "2"]
     assert r.details["picks"] == [[2]] and r.details["narrative"] == "model"
     assert r.chunks == 1 and r.generation_tokens == 0 and r.prompt_tokens > 0
     assert r.details["gate"]["kept"] == 1 and not r.details["rejected"]
 
 
 def test_the_models_choice_is_copied_verbatim_whatever_it_prefers():
-    s, _ = make("Running the export tests")
-    assert parse(s.merge(None, failing_exchange()).text).progress == ["Running the export tests."]
+    s, _ = make("The export suite has five tests")
+    assert parse(s.merge(None, failing_exchange()).text).progress == ["The export suite has five tests."]
     s, _ = make("")  # no preference: the concluding sentence (ties go to the later sentence)
     assert parse(s.merge(None, failing_exchange()).text).progress == [FAILS]
 
@@ -80,7 +80,7 @@ def test_only_the_assistants_plain_statements_can_be_chosen(preferred):
     }
     s, fake = make(preferred)
     r = s.merge(None, exchange)
-    assert r.ok and parse(r.text).progress[0] in ("Running the export tests.", FAILS)
+    assert r.ok and parse(r.text).progress[0] in ("The export suite has five tests.", FAILS)
     assert "user asked" not in r.text and "Ignore previous" not in r.text
     assert all("user" not in c and "Ignore" not in c for c in fake.chosen())
 
@@ -135,7 +135,7 @@ def test_only_tool_output_exchange_and_megabyte_result():
     s, fake = make("")
     r = s.merge(None, exchange)
     assert r.ok, r.error
-    assert "`./deploy.sh --prod` exit 3" in r.text and "FATAL: disk full on /var/lib/app" in r.text
+    assert "`./deploy.sh --prod` (exit 3)" in r.text and "FATAL: disk full on /var/lib/app" in r.text
     assert not fake.requests  # no sentence to choose: the last command tells the step
     assert r.details["narrative"] == "fallback" and "Ran terminal" in r.text
 
@@ -156,7 +156,7 @@ def test_secrets_redacted_before_model_and_after():
     ]
     s, fake = make("The .env key is sk-proj-abcdefghijklmnopqrstuvwxyz0123 here.")
     r = s.merge(None, exchange)
-    assert fake.requests and "sk-proj-" not in json.dumps(fake.requests) and "sk-proj-" not in r.text
+    assert "sk-proj-" not in json.dumps(fake.requests) and "sk-proj-" not in r.text
 
 
 def test_unknown_previous_summary_is_carried():
@@ -179,8 +179,8 @@ def test_update_with_focus_and_iterative():
     assert back.goal == "Fix the CSV rounding."  # the request; its directive stays with the constraints
     assert "Fix the CSV rounding. Don't touch the migrations." in back.ledger.constraints
     assert "Go ahead." in back.ledger.constraints
-    assert "Pay most attention to: rounding" in fake.requests[0]["request"][1]["content"]
-    assert back.progress == [FAILS, FIXED]  # two picked, in the session's order
+    assert not fake.requests  # code ranks a batch's findings (ranking="code", the default)
+    assert back.progress.index(FAILS) < back.progress.index(FIXED)  # in the session's order
     r2 = s.update(r.text, [{"role": "user", "content": "Now open the PR."}])
     assert r2.ok and "Now open the PR." in r2.text and back.goal in r2.text
 
@@ -204,9 +204,7 @@ def test_update_chunks_large_input_and_folds_in_order():
     s, fake = make(*[f"module_{i}.py raises ValueError" for i in range(40)], window=2048, chunk_tokens=1500)
     r = s.update(None, turns)
     assert r.ok, r.error
-    assert r.chunks > 3 and len(fake.requests) > 3
-    for req in fake.requests:
-        assert count(req["request"]) < 2048
+    assert r.chunks == 1 and not fake.requests  # one pass over the whole span: code reads it all
     assert all(f"module_{i}.py" in r.text for i in range(30))
     progress = parse(r.text).progress
     assert progress == sorted(progress, key=lambda x: int(x.split("case ")[1].split()[0]))
@@ -225,7 +223,7 @@ def test_on_chunk_hears_each_chunk_once():
         )
     ]
     r = s.update(None, turns)
-    assert r.ok and len(heard) == r.chunks > 1
+    assert r.ok and len(heard) == r.chunks == 1
 
 
 def test_update_over_budget_condenses_narrative():
@@ -281,9 +279,9 @@ def test_count_tokens_never_raises():
 
 
 def test_a_scripted_model_passed_as_generate_serves_score():
-    fake = FakeModel("Running")
+    fake = FakeModel("export suite five tests")
     r = MLXSummarizer(generate=fake, count_tokens=count, context_window=8192).merge(None, failing_exchange())
-    assert r.ok and fake.requests and parse(r.text).progress == ["Running the export tests."]
+    assert r.ok and fake.requests and parse(r.text).progress == ["The export suite has five tests."]
 
 
 def test_summary_of_wrong_type_fails_the_pass_instead_of_being_replaced():
@@ -320,7 +318,7 @@ def test_deadline_skips_model_but_keeps_every_fact():
     s = MLXSummarizer(score=Slow().score, count_tokens=count, context_window=8192, deadline_s=30)
     r = s.merge(None, failing_exchange())
     assert r.ok and r.details["model_calls_skipped"] == 1 and r.details["narrative"] == "fallback"
-    assert "`pytest tests/test_export.py -q` exit 1" in r.text and FAILS in r.text
+    assert "`pytest tests/test_export.py -q` (exit 1)" in r.text and FAILS in r.text
     s0, fake = make("unused", deadline_s=0)
     r0 = s0.merge(None, failing_exchange())
     assert r0.ok and not fake.requests

@@ -24,6 +24,7 @@ from hermes_mlx.compactor.batch import BatchCompactor
 from hermes_mlx.compactor.replay import replay
 from hermes_mlx.compactor.settings import CompactorSettings
 from hermes_mlx.summarizer.api import Message
+from hermes_mlx.summarizer.budget import hermes_tokens
 from hermes_mlx.summarizer.faithful import (
     REASONS,
     STOCK_STEMS,
@@ -189,6 +190,13 @@ class SessionScore:
     secrets_leaked: list
     gate: dict
     pass_s: list = field(default_factory=list)
+    # facts whose every message compaction removed: only the summary can carry them
+    stake: int = 0
+    stake_kept: int = 0
+    summary_tokens: int = 0
+    reference_facts: int | None = None  # of all the session's facts, in the agent's own summary
+    reference_tokens: int | None = None
+    summary_facts: int = 0  # of all the session's facts, in ours (compare with the reference)
 
     @property
     def faithful_pct(self) -> float | None:
@@ -211,7 +219,7 @@ class SessionScore:
         return d
 
 
-def score(name: str, mode: str, run: SimpleNamespace, facts) -> SessionScore:
+def score(name: str, mode: str, run: SimpleNamespace, facts, reference: str | None = None) -> SessionScore:
     seen_turns = normalize(run.seen)
     seen_text = source_text(seen_turns)
     raw = "\n".join(str(m.get("content") or "") for m in run.seen) + "\n" + seen_text
@@ -239,6 +247,12 @@ def score(name: str, mode: str, run: SimpleNamespace, facts) -> SessionScore:
         secrets_leaked=ctx["secrets_leaked"],
         gate=gate,
         pass_s=[round(r.duration_s, 3) for r in run.results],
+        stake=ctx["facts_absorbed"],
+        stake_kept=ctx["absorbed_kept_in_summary"],
+        summary_tokens=hermes_tokens(run.summary),
+        reference_facts=sum(f in reference for _, f in facts.must_keep()) if reference and facts else None,
+        reference_tokens=hermes_tokens(reference) if reference else None,
+        summary_facts=sum(f in run.summary for _, f in facts.must_keep()) if facts else 0,
     )
 
 
@@ -249,6 +263,9 @@ def table(scores: list[SessionScore]) -> str:
         "mode",
         "passes",
         "facts kept",
+        "at stake kept",
+        "summary facts/tok",
+        "reference facts/tok",
         "faithful",
         "contradicted",
         "invented",
@@ -264,6 +281,9 @@ def table(scores: list[SessionScore]) -> str:
                 s.mode,
                 str(s.passes),
                 f"{s.facts_kept}/{s.facts_seen}",
+                f"{s.stake_kept}/{s.stake}",
+                f"{s.summary_facts}/{s.summary_tokens}",
+                "-" if s.reference_tokens is None else f"{s.reference_facts}/{s.reference_tokens}",
                 "-" if s.faithful_pct is None else f"{s.faithful_pct:.0f}% of {s.lines}",
                 str(len(s.contradictions)),
                 str(len(s.invented)),

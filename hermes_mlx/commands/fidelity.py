@@ -44,17 +44,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="recent tokens kept out of compaction (small, so short sessions get passes; 0: the compactor's default)",
     )
     p.add_argument("--json", action="store_true", help="one JSON object: a row per session")
+    p.add_argument(
+        "--real",
+        action="store_true",
+        help="the shipped sessions real agents wrote (benchmarks/sessions/real/) instead of the default set",
+    )
+    p.add_argument(
+        "--ranking",
+        choices=("code", "model"),
+        default="code",
+        help="who ranks the findings a batch summary keeps: code alone (default) or the model, one prefill a pass",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from hermes_mlx.bench.fidelity import default_sessions, run_session, score, table
-    from hermes_mlx.bench.shipped import facts_path, load_facts
+    from hermes_mlx.bench.shipped import REAL_DIR, facts_path, load_facts, reference_summary, shipped_sessions
     from hermes_mlx.compactor.sessions import SessionFormatError, load_session
     from hermes_mlx.compactor.transcript import TranscriptError
     from hermes_mlx.summarizer.summarizer import MLXSummarizer
 
-    paths = [Path(p) for p in args.sessions] or default_sessions()
+    paths = [Path(p) for p in args.sessions] or (shipped_sessions(REAL_DIR) if args.real else default_sessions())
     if not paths:
         print("hermes-mlx fidelity: no sessions", file=sys.stderr)
         return 2
@@ -66,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
             facts = load_facts(fp) if fp.is_file() else None
             replayed = run_session(
                 messages,
-                MLXSummarizer(model=args.model),
+                MLXSummarizer(model=args.model, ranking=args.ranking),
                 mode=args.mode,
                 context_limit=args.context_limit,
                 tail_tokens=args.tail_tokens or None,
@@ -76,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"hermes-mlx fidelity: {path}: {exc}", file=sys.stderr)
             failed += 1
             continue
-        scores.append(score(path.stem, args.mode, replayed, facts))
+        scores.append(score(path.stem, args.mode, replayed, facts, reference_summary(path)))
         print(f"{path.stem}: {scores[-1].passes} passes", file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps({"mode": args.mode, "sessions": [s.to_dict() for s in scores]}, indent=2, default=str))

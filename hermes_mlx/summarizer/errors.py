@@ -27,7 +27,7 @@ ERROR_LINE = re.compile(
     r"(?:^|(?<=[\s:>(\]]))(?i:fatal error|error|fatal|panic)(?:\[[\w\-]+\])?:"  # error: / error[E0308]: / f.c:1:2: error:
     r"|\berror\s+[A-Z]{1,4}\d{2,5}\b"  # tsc, MSVC: error TS2345 / error C2065
     r"|^\s*\d+:\d+\s+error\s"  # eslint (stylish), under a file header
-    r"|\b[A-Z][\w.]*(?:Error|Exception|Failure|Exit)\b:"  # ValueError: msg / HTTPError: 404 ...
+    r"|\b[A-Z][\w.]*(?:Error|Exception|Failure|Exit)\b:(?!:)"  # ValueError: msg / HTTPError: 404 (not a test id's ::)
     r"|:\d+:\s+[A-Z]\w*(?:Error|Exception)$|^[a-z][\w.]*\.[A-Z]\w*(?:Error|Exception)$|^[A-Z]\w*(?:Error|Exception)$"
     r"|^\s*(?:FAILED|ERROR|FAIL|FAILURE)(?::|\s+\S|$)"  # pytest, jest, go test, Gradle
     r"|^\[(?:ERROR|FATAL)\]\s*\S"  # Maven
@@ -42,6 +42,7 @@ ERROR_LINE = re.compile(
     r"|^\* What went wrong:"  # Gradle
     r"|^curl: \(\d+\)"
     r"|\bHTTP(?:/[\d.]+)?\s+[45]\d\d\b|\bstatus(?: code)?[:= ]+[45]\d\d\b|\b[45]\d\d (?:Client|Server) Error\b"
+    r"|^\s*E[A-Z]{2,9}: [a-z]"  # Node / libuv errno: EISDIR: illegal operation on a directory
     r"|npm ERR!|command not found|: not found$|No such file or directory|Permission denied|Segmentation fault|core dumped"
     r"|\*\*\* \[[^\]\n]{0,200}\] Error \d+"  # make
 )

@@ -85,7 +85,7 @@ _VERSION = re.compile(r"(?<![\w.\-])(?:v|go)?\d+\.\d+\.\d+(?:[\-+][0-9A-Za-z]+(?
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 TEST_ID = re.compile(r"([\w./\-]+\.py::[\w\[\]\-.:,]+)")
 _EXIT_TEXT = re.compile(
-    r"(?:exit(?:ed)?(?: with)?(?: code| status)?[:= ]+|returned non-zero exit status |\[exit(?: code)? |exit_code[\"']?\s*[:=]\s*|returncode[\"']?\s*[:=]\s*)(-?\d{1,3})\b",
+    r"(?:<returncode>(?=-?\d{1,3}</returncode>)|exit(?:ed)?(?: with)?(?: code| status)?[:= ]+|returned non-zero exit status |\[exit(?: code)? |exit_code[\"']?\s*[:=]\s*|returncode[\"']?\s*[:=]\s*)(-?\d{1,3})\b",
     re.I,
 )
 _DIRECTIVE = re.compile(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .digest import human_words
 from .text import Turn
 from .verify import instruction_like, line_problem, main_script
 
@@ -364,9 +365,10 @@ def goal_of(turns: list[Turn], limit: int = 300) -> str:
     """The user's request: the first user turn that asks for something (not a greeting, not a
     go-ahead, not only directives), its directive sentences left to the constraints, clipped."""
     for t in turns:
-        if t.role != "user" or not t.text.strip():
+        words = human_words(t.text) if t.role == "user" else ""
+        if not words.strip():  # not a user turn, or one no human typed (an envelope, a notification)
             continue
-        folded = " ".join(t.text.split())
+        folded = " ".join(words.split())
         if is_ack(folded):
             continue
         asks = [s for s in re.split(r"(?<=[.!?])\s+|(?<=[。！？])", folded) if s.strip() and not directive_shaped(s)]

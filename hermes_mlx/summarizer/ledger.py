@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .digest import human_words, machine_written
 from .extract import (  # noqa: F401  (also re-exported for callers of the ledger)
     ERROR_LINE,
     TEST_ID,
@@ -30,6 +31,7 @@ from .extract import (  # noqa: F401  (also re-exported for callers of the ledge
     user_constraints,
     whole_head,
 )
+from .outcomes import outcome_line
 from .text import Turn
 
 _NOISE_PATH = (
@@ -56,6 +58,7 @@ _FILE_KEYS = (
     "source",
 )
 _ACTION_RANK = {"mentioned": 0, "read": 1, "edited": 2, "created": 3, "deleted": 3}
+OUTCOME_SEP = " ⇒ "  # an earlier result, then the latest: `11 failures ⇒ 0 failures`
 MORE_ERRORS = re.compile(r"^… and (\d+) more error lines?$")  # how many error lines a result had beyond those kept
 
 # ---------------------------------------------------------------- the ledger
@@ -64,12 +67,18 @@ MORE_ERRORS = re.compile(r"^… and (\d+) more error lines?$")  # how many error
 @dataclass
 class Command:
     cmd: str
-    statuses: list = field(default_factory=list)  # int or None ("?"), oldest first, last 3 kept
+    statuses: list = field(default_factory=list)  # int or None (unknown), oldest first, last 3 kept
+    outcome: str = ""  # the latest run's result line, verbatim (outcomes.outcome_line)
 
     def status_text(self) -> str:
-        if not self.statuses:
-            return "exit ?"
-        return "exit " + " → ".join("?" if s is None else str(s) for s in self.statuses)
+        """`(exit 1) → result line`: what is known of the latest runs; never a bare `exit ?`."""
+        known = [s for s in self.statuses if s is not None]
+        parts = []
+        if known:
+            parts.append("(exit " + " → ".join(str(s) for s in known) + ")")
+        if self.outcome:
+            parts.append("→ " + self.outcome)
+        return " ".join(parts)
 
 
 @dataclass
@@ -100,7 +109,7 @@ class Ledger:
         if old is None or _ACTION_RANK.get(action, 0) > _ACTION_RANK.get(old, 0):
             self.files[path] = action
 
-    def add_command(self, cmd: str, status: int | None) -> None:
+    def add_command(self, cmd: str, status: int | None, outcome: str = "") -> None:
         cmd = cmd.strip()
         if not cmd:
             return
@@ -110,9 +119,13 @@ class Ledger:
             if c.cmd == cmd:
                 self.commands.remove(c)  # move to the end: most recent last
                 c.statuses = (c.statuses + [status])[-3:]
+                if outcome and outcome != c.outcome.rsplit(OUTCOME_SEP, 1)[-1]:  # the last two results
+                    c.outcome = (
+                        c.outcome.rsplit(OUTCOME_SEP, 1)[-1][:120] + OUTCOME_SEP if c.outcome else ""
+                    ) + outcome
                 self.commands.append(c)
                 return
-        self.commands.append(Command(cmd, [status]))
+        self.commands.append(Command(cmd, [status], outcome))
 
     def add_error(self, line: str, cmd: str = "", test: str = "") -> None:
         if MORE_ERRORS.match(line):  # the latest count for this command replaces an older one
@@ -208,14 +221,20 @@ class Ledger:
         output = strip_injections(tool_output(text))
         cmd = whole_head(call.text) if call is not None and _is_command(call) else ""
         if cmd:
-            self.add_command(cmd, status)
-        errors, omitted = error_report(output)
-        if status not in (0, None) or errors and status is None:
+            self.add_command(cmd, status, outcome_line(output, status))
+        # a file's contents are no errors (`raise ValueError(...)` in code read back): reading
+        # tools and read-only commands report errors only in a short answer (EISDIR, not found)
+        reads = call is not None and (
+            bool(_READS.search(call.name.lower())) and not cmd or bool(cmd and _TRIVIAL.match(cmd))
+        )
+        errors, omitted = error_report(output) if not reads or len(output) <= 400 else ([], 0)
+        piped = status == 0 and bool(re.search(r"(?<!\|)\|(?!\|)", cmd))  # `cmd | tail` reports tail's status
+        if status not in (0, None) or errors and (status is None or piped):
             for line in errors:
                 self.add_error(line, cmd)
             if omitted:
                 self.add_error(f"… and {omitted} more error lines", cmd)
-        elif status == 0 and cmd:
+        elif status == 0 and cmd and not errors:
             self.resolve(cmd, output)
         # paths and URLs in tool output: only where they name a problem or a change
         for line in uncut(output, "line").splitlines()[:4000]:
@@ -243,9 +262,11 @@ class Ledger:
                 m = re.match(r"^\s*\$ (\S.*)$", line)
                 if m:
                     self.add_command(m.group(1).strip(), None)
-        if t.role == "user":
-            self.add_list("constraints", user_constraints(text))
-            self.add_list("asks", [user_message(text)])
+        if t.role == "user":  # directives only from what a human typed, never an envelope
+            words = human_words(text)
+            if words.strip():
+                self.add_list("constraints", user_constraints(words) if not machine_written(text) else [])
+                self.add_list("asks", [user_message(words)])
         if t.role == "assistant":
             self.add_list("ids", code_names(text, exclude=set(self.files) | {c.cmd for c in self.commands}))
 
@@ -271,6 +292,41 @@ class Ledger:
         self.ids = [i for i in self.ids if i not in spelled]
         return before - len(self.items()) - len(self.resolved)
 
+    def tidy(self, root: str = "", keep_commands: int = 24) -> None:
+        """What a reader can use: paths relative to the working folder, each file once (a bare
+        name or tail of a listed path is that path), nothing that is not a path (`Update/create`
+        in prose), and commands that tell something: read-only ones with no result go, and of
+        the rest the latest `keep_commands`, those with a result or a failure first kept."""
+        files: dict = {}
+        for p, a in self.files.items():
+            if root and p.startswith(root + "/") and len(p) > len(root) + 1:
+                p = p[len(root) + 1 :]
+            if a == "mentioned" and not _path_shaped(p):
+                continue
+            old = files.get(p)
+            if old is None or _ACTION_RANK.get(a, 0) > _ACTION_RANK.get(old, 0):
+                files[p] = a
+        names = list(files)
+        self.files = {
+            p: a
+            for p, a in files.items()
+            if not any(q != p and q.endswith("/" + p.lstrip("./")) for q in names) and p.rstrip("/") != root
+        }
+        useful = [
+            c
+            for c in self.commands
+            if c.outcome or any(s not in (0, None) for s in c.statuses) or not _TRIVIAL.match(c.cmd)
+        ]
+        if len(useful) > keep_commands:
+            told = [c for c in useful if c.outcome or any(s is not None for s in c.statuses)]
+            keep = {id(c) for c in told[-keep_commands:]}
+            for c in reversed(useful):  # then the latest others, while there is room
+                if len(keep) >= keep_commands:
+                    break
+                keep.add(id(c))
+            useful = [c for c in useful if id(c) in keep]
+        self.commands = useful
+
     # ---- views
 
     def items(self) -> list[str]:
@@ -287,6 +343,26 @@ class Ledger:
 
 
 USER_MESSAGE_CHARS = 600
+_READS = re.compile(r"read|view|open|cat|show|get|search|grep|glob|list|find|fetch|extract")
+_TRIVIAL = re.compile(
+    r"^(?:cd \S+ && )?(?:git (?:status|diff|log|show|branch|ls-files)|ls|pwd|cat|head|tail|echo|which|wc|tree|find|grep|rg|"
+    r"sed -n|nl|bd (?:show|ready|list)|tail -\d+|less|file|stat|du|env|printenv)\b"
+)
+
+
+def _path_shaped(p: str) -> bool:
+    """A path named only in prose must look like one: a file name with an extension or a
+    known special name, or a rooted path; `Update/create`, `compile/test` are words."""
+    last = p.rstrip("/").rsplit("/", 1)[-1]
+    if re.search(r"\.[A-Za-z][\w]{0,9}$", last) or last in (
+        "Makefile",
+        "Dockerfile",
+        "Justfile",
+        "Procfile",
+        "Gemfile",
+    ):
+        return True
+    return p.startswith(("/", "~/", "./", "../")) and p.count("/") >= 2
 
 
 def user_message(text: str) -> str:

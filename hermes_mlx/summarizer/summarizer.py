@@ -24,13 +24,14 @@ from .api import Message, SummaryResult
 from .budget import fit as fit_budget
 from .budget import hermes_tokens
 from .chunk import chunk_turns, fit
+from .digest import findings, is_announcement, plan_state, rank, rank_ids, working_folder
 from .faithful import Source, directive_shaped, gate, goal_of, line_verdict, statements, tally
 from .ledger import user_message
-from .narrative import fallback_notes, shortlist, turns_in
+from .narrative import fallback_notes
 from .prompts import MAX_CHOICES, Template, labels, load_template
 from .redact import redact
-from .summary import EARLIER, Summary, parse, render
-from .text import Turn, normalize, source_text, split_exchanges, to_text
+from .summary import EARLIER, Summary, code, parse, render
+from .text import Turn, normalize, source_text, to_text
 from .verify import check_lines, main_script, verify_summary
 
 logger = logging.getLogger("hermes_mlx.summarizer")
@@ -58,6 +59,8 @@ class MLXSummarizer:
         timeout: float | None = None,
         deadline_s: float | None = None,
         score: Callable | None = None,
+        ranking: str = "code",
+        findings_keep: int = 12,
     ):
         self.model = model
         self._score = score if score is not None else getattr(generate, "score", None)
@@ -71,6 +74,12 @@ class MLXSummarizer:
         # whole-job budget: once spent, remaining chunks get the code-written narrative, so a
         # slow machine still returns every fact in time (Hermes waits 300 s at least)
         self.deadline_s = deadline_s
+        # "code": findings ranked by code alone; "model": the model orders the ones just past
+        # the cut (one prefill a pass). Measured on the real sessions: see README "Checking summaries"
+        if ranking not in ("code", "model"):
+            raise ValueError(f"ranking must be 'code' or 'model', not {ranking!r}")
+        self.ranking = ranking
+        self.findings_keep = findings_keep
         self.on_chunk: Callable[[], None] | None = None  # hears each chunk start (streams' progress)
 
     # ------------------------------------------------------------ engine access
@@ -163,6 +172,52 @@ class MLXSummarizer:
         stats["rejected"].extend(f"{why}: {line[:80]}" for line, why in checked.dropped)
         return checked.lines
 
+    def _digest(self, s: Summary, turns: list[Turn], source: str, stats: dict, details: dict, keep: int) -> list[str]:
+        """Fold what `turns` established into `s` and return the new progress lines: the `keep`
+        best findings (code ranks them; with `ranking="model"` the model orders the ones just
+        past the cut in one prefill), the task in progress, the plan's open items, tidy files
+        and ranked identifiers. Announcements never become progress."""
+        if self.on_chunk is not None:  # streams hear the pass start (their keep-alive)
+            self.on_chunk()
+        ranked = [
+            f for f in rank(findings(turns), len(turns)) if f.text not in s.progress and not is_announcement(f.text)
+        ]
+        chosen = ranked[:keep]
+        if self.ranking == "model" and len(ranked) > keep:
+            m = min(3, max(1, keep // 3))
+            window = ranked[keep - m : keep - m + MAX_CHOICES]
+            tpl = load_template("rank", _lang(s, turns))
+            picked = self._choose(tpl, "", [f.text for f in sorted(window, key=lambda f: f.turn)], source, stats)
+            if len(stats["picks"]):
+                details["narrative"] = "model"
+                chosen = ranked[: keep - m] + [f for f in window if f.text in picked][:m]
+        notes = [f.text for f in sorted(chosen, key=lambda f: f.turn)]
+        s.progress.extend(n for n in notes if n not in s.progress)
+        self._state(s, turns, source)
+        return notes
+
+    def _state(self, s: Summary, turns: list[Turn], source: str) -> None:
+        """Where the work stands after `turns`: the task in progress (not closed since), the
+        latest error still open, the plan's open items; files made relative and identifiers
+        ranked (code's job in every pass, micro and batch)."""
+        plan = plan_state(turns)
+        state = [x for x in s.state if not x.startswith(("In progress:", "Open error:"))]
+        current = plan.in_progress or next(
+            (x[len("In progress: ") :] for x in s.state if x.startswith("In progress:")), ""
+        )
+        if current and current.split(":")[0] not in plan.closed:
+            state.append(f"In progress: {current}")
+        if s.ledger.errors:
+            last = s.ledger.errors[-1]
+            state.append(f"Open error: {code(last.line)}" + (f" after {code(last.cmd)}" if last.cmd else ""))
+        s.state = state
+        if plan.next_steps:
+            s.remaining = list(plan.next_steps)
+        s.ledger.tidy(working_folder(turns) or _known_root(s.ledger.files))
+        carried = [i for i in s.ledger.ids if i not in source]  # from the earlier summary
+        fresh = rank_ids([i for i in s.ledger.ids if i not in carried], turns)
+        s.ledger.ids = carried[-6:] + [i for i in fresh if i not in carried]
+
     # ------------------------------------------------------------ the three jobs
 
     def merge(self, summary: str | None, exchange: list[Message], budget_tokens: int | None = None) -> SummaryResult:
@@ -232,7 +287,8 @@ class MLXSummarizer:
         chunks = chunk_turns(
             [turns], self._budget(tpl), self.count_tokens, tool_head=self.tool_head, tool_tail=self.tool_tail
         )
-        pool = [x for x in statements(turns) if x not in prev.progress]
+        # the assistant's statements, never its announcements ("Now let me check the API.")
+        pool = [x for x in statements(turns) if x not in prev.progress and not is_announcement(x)]
         source = source_text(turns)
         notes: list[str] = []
         for chunk in chunks:
@@ -247,8 +303,9 @@ class MLXSummarizer:
         details = {"narrative": "model" if stats["picks"] else "verbatim" if notes else "fallback"}
         if not notes:
             notes = fallback_notes(turns)
+        self._state(prev, turns, source)
         _set_goal(prev, turns)
-        prev.progress.extend(notes)
+        prev.progress.extend(n for n in notes if n not in prev.progress)
         return self._finish(prev, sources, stats, details, budget_tokens)
 
     def _update(
@@ -264,38 +321,15 @@ class MLXSummarizer:
         prev = parse(summary)
         norm = normalize(turns if isinstance(turns, list) else [])
         sources = (summary or "") + "\n" + source_text(norm)
-        details: dict = {"narrative": "verbatim", "focus": focus or None}
+        details: dict = {"narrative": "code", "focus": focus or None}
         if not any(t.text.strip() or t.tool_calls for t in norm):
             return render(prev), {**details, "empty_input": True}
         prev.ledger.absorb(norm)
         # user words that reached us only outside the turns (Hermes's focus block): verbatim
         prev.ledger.add_list("asks", [user_message(redact(n)) for n in user_notes or [] if n.strip()])
         _set_goal(prev, norm)
-        tpl = load_template("update", _lang(prev, norm))
-        focus = redact(str(focus))[:200] if focus else None
-        groups = split_exchanges(norm)
-        chunks = chunk_turns(
-            groups, self._budget(tpl), self.count_tokens, tool_head=self.tool_head, tool_tail=self.tool_tail
-        )
-        fallbacks = 0
-        for chunk in chunks:
-            stats["chunks"] += 1
-            mine = turns_in(chunk, norm)
-            pool = [x for x in shortlist(mine) if x not in prev.progress]
-            notes = [
-                n
-                for n in self._choose(tpl, chunk, pool, source_text(mine), stats, focus, turns=mine)
-                if n not in prev.progress
-            ]
-            if not notes:  # no sentence to copy (or no time left): the chunk's last command
-                fallbacks += 1
-                notes = [n for n in fallback_notes(mine) if n not in prev.progress]
-            prev.progress.extend(notes)
-        if stats["picks"]:
-            details["narrative"] = "model"
-        if fallbacks:
-            details["narrative"] = "fallback" if fallbacks == len(chunks) else "mixed"
-            details["fallback_chunks"] = fallbacks
+        stats["chunks"] += 1
+        self._digest(prev, norm, source_text(norm), stats, details, keep=self.findings_keep)
         if budget_tokens and hermes_tokens(render(prev)) > budget_tokens:
             self._condense(prev, sources, stats, details)
         return self._finish(prev, sources, stats, details, budget_tokens)
@@ -400,6 +434,18 @@ def _set_goal(s: Summary, turns: list[Turn]) -> None:
     if s.goal:
         s.ledger.add_list("constraints", [s.goal])
     s.goal = goal_of(turns)
+
+
+def _known_root(files: dict) -> str:
+    """The working folder an earlier pass made paths relative to, found again from a new
+    absolute path that ends in one of them (this span alone may name too few to tell)."""
+    relative = [q for q in files if not q.startswith(("/", "~"))]
+    for p in files:
+        if p.startswith("/"):
+            for q in relative:
+                if "/" in q and p.endswith("/" + q):
+                    return p[: -len(q) - 1]
+    return ""
 
 
 def _paragraph_lines(body: str) -> list[str]:

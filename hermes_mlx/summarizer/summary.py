@@ -17,18 +17,25 @@ MARKER_START = "[CONTEXT COMPACTION"
 MARKER_END = "--- END OF CONTEXT SUMMARY"
 
 # our headings, in render order
-GOAL, CONSTRAINTS, PROGRESS, DECISIONS, QUESTIONS, REMAINING = (
+GOAL, CONSTRAINTS, PROGRESS, DECISIONS, QUESTIONS, STATE, REMAINING = (
     "Goal",
     "Constraints & Preferences",
     "Progress",
     "Decisions",
     "Open Questions",
-    "Remaining Work",
+    "Current State",  # the task in progress at the cut and the error still open
+    "Next Steps",  # the open items of the agent's latest plan, verbatim
 )
 FILES, COMMANDS, ERRORS, RESOLVED, URLS, IDS = "Files", "Commands", "Errors", "Resolved Errors", "URLs", "Identifiers"
 USERS = "User Messages"  # the user's own words from the compacted span, verbatim
 EARLIER = "Earlier Summary"
-NARRATIVE = {PROGRESS: "progress", DECISIONS: "decisions", QUESTIONS: "questions", REMAINING: "remaining"}
+NARRATIVE = {
+    PROGRESS: "progress",
+    DECISIONS: "decisions",
+    QUESTIONS: "questions",
+    STATE: "state",
+    REMAINING: "remaining",
+}
 
 # every heading we read, Hermes's included, to the field it fills
 _ALIASES = {
@@ -56,6 +63,7 @@ _ALIASES = {
     "pending questions": QUESTIONS,
     "historical pending user asks": QUESTIONS,
     "pending user asks": QUESTIONS,
+    "current state": STATE,
     "remaining work": REMAINING,
     "historical remaining work": REMAINING,
     "next steps": REMAINING,
@@ -76,12 +84,13 @@ class Summary:
     progress: list = field(default_factory=list)
     decisions: list = field(default_factory=list)
     questions: list = field(default_factory=list)
+    state: list = field(default_factory=list)
     remaining: list = field(default_factory=list)
     ledger: Ledger = field(default_factory=Ledger)
     extras: list = field(default_factory=list)  # [(heading, body)] carried verbatim
 
     def narrative_text(self) -> str:
-        return "\n".join([self.goal, *self.progress, *self.decisions, *self.questions, *self.remaining])
+        return "\n".join([self.goal, *self.progress, *self.decisions, *self.questions, *self.state, *self.remaining])
 
 
 # ---------------------------------------------------------------- rendering
@@ -107,7 +116,7 @@ def render(s: Summary) -> str:
     for title, name in NARRATIVE.items():
         section(title, [f"- {x}" for x in getattr(s, name)])
     section(FILES, [f"- {code(p)}" + (f" ({a})" if a and a != "mentioned" else "") for p, a in led.files.items()])
-    section(COMMANDS, [f"- {code(c.cmd)} {c.status_text()}" for c in led.commands])
+    section(COMMANDS, [f"- {code(c.cmd)} {c.status_text()}".rstrip() for c in led.commands])
     errors: list[str] = []
     groups: dict[str, list[str]] = {}
     for e in led.errors:
@@ -226,18 +235,22 @@ def _parse_ledger(led: Ledger, kind: str, body: str) -> None:
             else:
                 led.add_file(_uncode(line))
         elif kind == COMMANDS:
-            m = re.fullmatch(r"(``\s.+?\s``|`[^`]+`)\s*(?:→\s*)?(?:exit\s+(.+))?", line)
+            # ours: `cmd` (exit 0 → 1) → result line; before: `cmd` exit 0 → ?
+            m = re.fullmatch(
+                r"(``\s.+?\s``|`[^`]+`)\s*(?:\(exit\s+([-\d→ ?]+)\)|(?:→\s*)?exit\s+([-\d→ ?]+))?\s*(?:→\s*(.+))?",
+                line,
+            )
             if not m:
                 led.commands.append(Command(_uncode(line), []))
                 continue
             statuses = []
-            for part in (m.group(2) or "").split("→"):
+            for part in (m.group(2) or m.group(3) or "").split("→"):
                 part = part.strip()
                 if re.fullmatch(r"-?\d+", part):
                     statuses.append(int(part))
                 elif part == "?":
                     statuses.append(None)
-            led.commands.append(Command(_uncode(m.group(1)), statuses))
+            led.commands.append(Command(_uncode(m.group(1)), statuses, (m.group(4) or "").strip()))
         elif kind == ERRORS:
             m = re.fullmatch(r"after (``\s.+?\s``|`[^`]+`):", line)
             if m:

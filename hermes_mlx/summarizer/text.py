@@ -102,6 +102,16 @@ _SHELL_TOOLS = {"terminal", "bash", "shell", "run_command", "execute_command", "
 _COMMAND_KEYS = ("command", "cmd", "script", "commands")
 
 
+def _argument(value):
+    """One tool-call argument as text (redacted); a list of records (a todo tool's items with
+    their status) stays JSON, so who reads it can tell the open items from the done ones."""
+    if isinstance(value, (int, float, bool)):
+        return value
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return redact(json.dumps(value, ensure_ascii=False, default=str))
+    return redact(to_text(value))
+
+
 def _parse_call(call) -> ToolCall | None:
     if not isinstance(call, dict):
         return None
@@ -119,7 +129,7 @@ def _parse_call(call) -> ToolCall | None:
         args = {"_raw": to_text(raw)}
     if not isinstance(args, dict):
         args = {"_raw": json.dumps(args, default=str)}
-    args = {str(k): (redact(to_text(v)) if not isinstance(v, (int, float, bool)) else v) for k, v in args.items()}
+    args = {str(k): _argument(v) for k, v in args.items()}
     command = command_of(name, args)
     if command:
         text = command

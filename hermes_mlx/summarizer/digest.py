@@ -1,0 +1,328 @@
+"""What a span of a real agent session established, read by code: findings, the task in
+progress, the plan's open items, the working folder, and which identifiers matter.
+
+Real agents narrate before they act ("Now let me check the API.", "Let me implement all the
+pieces:") and state what they learned just before the next announcement ("The linter added
+parens which breaks the macro's pattern matching. I need to use a different approach"). A
+summary built from the last sentence of each turn is therefore a list of intentions. Here an
+announcement is never a finding; the sentences around it are, ranked by what they carry.
+Trackers driven from the shell (`bd update X --status in_progress`, `bd show EPIC` listing its
+children) and todo tools say what is in progress and what is left, better than any sentence.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .text import Turn
+
+# ---------------------------------------------------------------- who wrote a user turn
+
+_MACHINE_USER = re.compile(
+    r"^\s*(?:<(?:task-notification|system-reminder|local-command-stdout|local-command-stderr|command-name|"
+    r"command-message|bash-input|bash-stdout|bash-stderr|user-prompt-submit-hook)\b"
+    r"|\[Request interrupted by user|Command running in background with ID|Caveat: The messages below"
+    r"|This session is being continued from a previous conversation|\[CONTEXT COMPACTION"
+    r"|<pr_description>)",
+    re.I,
+)
+_HUMAN_PART = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+
+
+def machine_written(text: str) -> bool:
+    """A user turn no human typed: a harness's envelope, a notification, an interruption note,
+    a compaction summary handed back. Its lines are no directives and it is no goal.
+    (An SWE-bench task statement in `<pr_description>` is the goal, read by `task_text`.)"""
+    return bool(_MACHINE_USER.match(text or "")) and not (text or "").lstrip().startswith("<pr_description>")
+
+
+def human_words(text: str) -> str:
+    """What a human typed in a user turn: the whole text, or a slash command's arguments;
+    "" for an envelope with none."""
+    if not machine_written(text):
+        return text
+    args = " ".join(" ".join(m.split()) for m in _HUMAN_PART.findall(text or "") if m.strip())
+    return args
+
+
+# ---------------------------------------------------------------- findings
+
+_ANNOUNCE = re.compile(
+    r"^(?:(?:now|next|first|then|finally|okay|ok|great|good|perfect|alright|all right|excellent|so|also|and|"
+    r"yes|right|hmm|wait|actually)\b[,!.:]?\s*)*"
+    r"(?:let me|let'?s|let us|i'?ll|i will|i'?m going to|i am going to|i'?m gonna|i need to|i want to|"
+    r"i should (?:check|look|read|run|verify|see|examine|explore|test|try|start|first|also|now)|we need to (?:check|look|see|run|find|examine|verify)|"
+    r"time to|going to|i can now|i'?ll now|now i'?ll|now i need|i have a clear|i now have|i have enough|"
+    r"i'?m now|i am now|here'?s (?:the|my) plan|the plan is|my plan)\b",
+    re.I,
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[*])|\n+")
+_SIGNAL = re.compile(
+    r"\b(?:because|since|so|which|but|however|instead|actually|turns out|the (?:issue|problem|bug|cause|fix|error|reason)|"
+    r"root cause|means|expects?|requires?|doesn'?t|does not|isn'?t|is not|aren'?t|not|no longer|only|must|"
+    r"should|breaks?|broke|fails?|failed|failing|passes|passed|pass|works|worked|fixed|missing|wrong|"
+    r"returns?|raises?|crash(?:es)?|conflict|ignored|blocked|false positive|succeeded|success(?:ful)?|"
+    r"all \d+|\d+ (?:tests?|failures?|errors?|passed))\b",
+    re.I,
+)
+FINDING_CHARS = 220
+
+
+@dataclass
+class Finding:
+    text: str
+    turn: int  # index of the turn it came from (recency, source order)
+    score: float  # code's estimate of what it carries
+
+
+def is_announcement(sentence: str) -> bool:
+    """A sentence that says what the agent will do next: never a result."""
+    s = sentence.strip(" -*>\t#")
+    if re.match(r"^[A-Z][a-z]+ing\b", s) and _words(s) <= 6 and not _SIGNAL.search(s):
+        return True  # "Running the export tests.": an activity, not what it found
+    return bool(_ANNOUNCE.match(s)) or s.endswith((":", "?", "...", "…"))
+
+
+def _sentences(text: str) -> list[list[str]]:
+    """Paragraph lines (outside code fences) as lists of sentences."""
+    body = re.sub(r"```.*?(?:```|$)", "\n", text, flags=re.DOTALL)
+    out = []
+    for line in body.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("|", "#", "<", "{", "}")):
+            continue
+        out.append([" ".join(s.strip(" \t").split()) for s in _SENTENCE.split(line) if s.strip()])
+    return out
+
+
+def _words(s: str) -> int:
+    return len(re.findall(r"\w+", s))
+
+
+def findings(turns: list[Turn]) -> list[Finding]:
+    """Assistant statements that are not announcements, as runs of adjacent sentences (so a
+    finding and its reason stay one line), each scored by code: code spans, numbers, words
+    of cause and result, and the position before an announcement (what prompted the action)."""
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for i, t in enumerate(turns):
+        if t.role != "assistant" or not t.text.strip():
+            continue
+        for sentences in _sentences(t.text):
+            run: list[str] = []
+            runs: list[tuple[list[str], bool]] = []
+            for s in sentences:
+                if is_announcement(s):
+                    if run:
+                        runs.append((run, True))
+                    run = []
+                else:
+                    run.append(s)
+            if run:
+                runs.append((run, False))
+            for run, before_action in runs:
+                text = ""
+                for s in run:  # the run's sentences while they fit
+                    joined = f"{text} {s}".strip()
+                    if len(joined) > FINDING_CHARS and text:
+                        break
+                    text = joined
+                text = text.lstrip("-*•0123456789.) ").strip()
+                if _words(text) < 4 or len(text) > FINDING_CHARS + 40 or text in seen:
+                    continue
+                seen.add(text)
+                score = min(3, len(_SIGNAL.findall(text))) + min(2, text.count("`") // 2) + before_action
+                score += bool(re.search(r"\d", text)) * 0.5
+                out.append(Finding(text, i, score))
+    return out
+
+
+def rank(found: list[Finding], n_turns: int) -> list[Finding]:
+    """Best first: code's score, then recency (later findings supersede earlier ones)."""
+    return sorted(found, key=lambda f: (f.score + 1.5 * f.turn / max(1, n_turns), f.turn), reverse=True)
+
+
+# ---------------------------------------------------------------- tracker state and plan
+
+_TASK_ID = r"[A-Za-z][\w\-]*-[\w]+(?:\.\d+)*|#\d+"
+_IN_PROGRESS = re.compile(
+    r"\b(?:bd|beads|tk|task|issue)\s+(?:update|start)\s+("
+    + _TASK_ID
+    + r")\b[^\n]*?(?:--status[= ]in[_-]?progress|\bstart\b)"
+)
+_CLOSED = re.compile(r"\b(?:bd|beads|tk|task)\s+(?:close|done|complete)\s+(" + _TASK_ID + r")\b")
+_LISTED = re.compile(r"^\s*(?:[↳←→↑•*\-]\s*)*([○◐●✓✔☐☑□■x ]?)\s*(" + _TASK_ID + r"):\s+(.+?)(?:\s+●\s*P\d)?\s*$")
+_OPEN_MARKS = {"○", "◐", "☐", "□", ""}
+
+
+@dataclass
+class PlanState:
+    in_progress: str = ""  # "ID: title" of the task last set in progress and not closed since
+    next_steps: list = field(default_factory=list)  # the open items of the latest plan, verbatim
+    closed: set = field(default_factory=set)  # tasks closed in these turns
+
+
+def _todo_items(arguments: dict) -> list[tuple[str, str]]:
+    """(status, content) of a todo tool's call (Claude Code's TodoWrite, OpenHands' task_tracker)."""
+    todos = arguments.get("todos") or arguments.get("task_list") or arguments.get("items")
+    if isinstance(todos, str):
+        try:
+            todos = json.loads(todos)
+        except ValueError:
+            return []
+    out = []
+    for item in todos if isinstance(todos, list) else []:
+        if isinstance(item, dict):
+            text = item.get("content") or item.get("title") or item.get("task") or ""
+            out.append((str(item.get("status") or "pending").lower(), " ".join(str(text).split())))
+    return out
+
+
+def plan_state(turns: list[Turn], *, max_items: int = 8, item_chars: int = 200) -> PlanState:
+    """The task in progress at the end of `turns` and the latest plan's open items.
+
+    Titles come from any listing that names the task (`○ spotter-fum.3: Integrate ...`); the
+    plan is the latest todo-tool list or tracker listing with open items, else the latest
+    numbered list in the assistant's own text under a "next"/"remaining"/"todo" heading."""
+    titles: dict[str, str] = {}
+    status: dict[str, str] = {}
+    current = ""
+    closed: set = set()
+    plan: list[str] = []
+    calls = {}
+    for t in turns:
+        for call in t.tool_calls:
+            calls[call.id] = call
+            cmd = call.text or ""
+            for m in _IN_PROGRESS.finditer(cmd):
+                current = m.group(1)
+            for m in _CLOSED.finditer(cmd):
+                status[m.group(1)] = "closed"
+                closed.add(m.group(1))
+                if current == m.group(1):
+                    current = ""
+            items = _todo_items(call.arguments)
+            if items:
+                open_items = [c for s, c in items if s not in ("completed", "done", "cancelled") and c]
+                plan = open_items
+                doing = [c for s, c in items if s == "in_progress" and c]
+                if doing:
+                    current = doing[0]
+        if t.role == "tool" and t.text:
+            listed = []
+            for line in t.text.splitlines()[:400]:
+                m = _LISTED.match(line)
+                if m:
+                    mark, tid, title = m.group(1).strip(), m.group(2), " ".join(m.group(3).split())
+                    titles.setdefault(tid, title)
+                    if mark in ("✓", "✔", "☑", "x"):
+                        status[tid] = "closed"
+                    listed.append((mark, tid, title))
+            listed = [x for x in listed if not x[2].startswith("(EPIC)")]  # the parent, not a step
+            open_listed = [
+                f"{tid}: {title}" for mark, tid, title in listed if mark in _OPEN_MARKS and status.get(tid) != "closed"
+            ]
+            if len(listed) >= 2 and open_listed and any(mark for mark, _, _ in listed):
+                plan = open_listed
+        if t.role == "assistant" and t.text:
+            m = re.search(r"(?im)^\W*(?:next steps?|remaining(?: work| tasks)?|todo|to do|still to do)\W*$", t.text)
+            if m:
+                items = re.findall(r"(?m)^\s*(?:\d+[.)]|[-*])\s+(.+)$", t.text[m.end() :])
+                if items:
+                    plan = [" ".join(x.split()) for x in items]
+    state = PlanState(closed=closed)
+    if current:
+        title = titles.get(current, "")
+        state.in_progress = f"{current}: {title}" if title and not current.startswith(title) else current
+    clip = [x if len(x) <= item_chars else x[: item_chars - 1].rstrip() + "…" for x in plan]
+    state.next_steps = [
+        x for x in clip if not state.in_progress or not x.startswith(state.in_progress.split(":")[0] + ":")
+    ][:max_items]
+    return state
+
+
+# ---------------------------------------------------------------- working folder and ids
+
+_FILE_ARGS = ("path", "file_path", "filepath", "filename", "file", "target_file")
+
+
+def working_folder(turns: list[Turn]) -> str:
+    """The folder the agent works in: the most used `cd DIR &&`, else the deepest folder that
+    holds at least 60% of the absolute paths its file tools were given ("" when unclear)."""
+    cds: Counter = Counter()
+    paths: list[str] = []
+    for t in turns:
+        for call in t.tool_calls:
+            m = re.match(r"\s*cd\s+(/[^\s;&|]+)\s*(?:&&|;)", call.text or "")
+            if m:
+                cds[m.group(1).rstrip("/")] += 1
+            for key in _FILE_ARGS:
+                v = call.arguments.get(key)
+                if isinstance(v, str) and v.startswith("/") and "\n" not in v:
+                    paths.append(v)
+    counts: Counter = Counter()
+    for p in paths:
+        parts = p.split("/")[1:-1]
+        for k in range(1, len(parts) + 1):
+            counts["/" + "/".join(parts[:k])] += 1
+    covering = [f for f, n in counts.items() if len(paths) >= 2 and n >= 0.6 * len(paths) and f.count("/") >= 2]
+    # a project's root holds its lib/, src/, test/...: the deepest such folder, else the deepest
+    # folder holding them all (one path alone would make its own folder the root)
+    rooted = [f for f in covering if f.rsplit("/", 1)[-1] not in _SOURCE_DIRS and _holds_source(f, paths)]
+    best = max(rooted or covering, key=len, default="")
+    if cds:  # `cd DIR &&`, unless the files it works on lie elsewhere
+        folder, n = cds.most_common(1)[0]
+        covered = sum(p.startswith(folder + "/") for p in paths)
+        if n >= 2 and (covered >= 0.6 * len(paths) or not best):
+            best = folder
+    while best.rsplit("/", 1)[-1] in _SOURCE_DIRS:  # reading only tests/ does not make it the root
+        best = best.rsplit("/", 1)[0]
+    return best if best.count("/") >= 2 or cds else ""
+
+
+def _holds_source(folder: str, paths: list[str]) -> bool:
+    return any(p.startswith(folder + "/") and p[len(folder) + 1 :].split("/", 1)[0] in _SOURCE_DIRS for p in paths)
+
+
+_SOURCE_DIRS = set(
+    "src lib test tests spec app assets config priv docs scripts cmd pkg internal support fixtures".split()
+)
+
+
+_VOLATILE = re.compile(
+    r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$|^[0-9a-f]{7,40}$|^\d{4}-\d\d-\d\d"
+    r"|^[A-Za-z]-[A-Za-z0-9]$|^[a-z]-[a-z0-9]-[a-z0-9]|\\[a-z]|^[A-Za-z0-9]-[A-Za-z0-9]$"
+)
+
+
+def rank_ids(ids: list[str], turns: list[Turn], limit: int = 12) -> list[str]:
+    """The identifiers worth carrying, best first: named in an edit, an error line or a command,
+    and repeated. UUIDs, hashes and timestamps only when a user or a command used them;
+    regex fragments (`Z0-9`) never."""
+    users = "\n".join(t.text for t in turns if t.role == "user")
+    commands = "\n".join(c.text for t in turns for c in t.tool_calls if c.name.lower() in _SHELLS)
+    edits = "\n".join(
+        str(v)
+        for t in turns
+        for c in t.tool_calls
+        if c.name.lower() not in _SHELLS
+        for v in c.arguments.values()
+        if isinstance(v, str)
+    )
+    prose = "\n".join(t.text for t in turns if t.role == "assistant")
+    scored = []
+    for i, x in enumerate(ids):
+        if re.fullmatch(r"[A-Za-z]?\d?-?[A-Za-z]?\d?", x) or re.search(r"[a-z]-[a-z0-9]\b|\\[wdsb]", x) and len(x) < 8:
+            continue  # a character class, not a name
+        in_cmd, in_user = x in commands, x in users
+        if _VOLATILE.search(x) and not (in_cmd or in_user):
+            continue
+        score = 3 * (x in edits) + 2 * in_cmd + 2 * in_user + min(3, prose.count(x))
+        scored.append((score, -i, x))
+    return [x for _, _, x in sorted(scored, reverse=True)[:limit]]
+
+
+_SHELLS = {"terminal", "bash", "shell", "run_command", "execute_command", "exec", "run", "sh", "cmd"}

@@ -1,0 +1,114 @@
+"""What a command came to, read off its output: the line a person would quote as its result.
+
+Real agents rarely see exit codes (Claude Code's Bash tool prints none unless a command fails;
+pipes through `tail` hide them), so `exit ?` told the next reader nothing. The outcome is
+in the output: `14 doctests, 410 tests, 0 failures`, `[main 3bb8701] feat: ...`, `Found 3
+errors`, `command not found`. One pattern per tool family, matched on whole lines; the line is
+copied verbatim (whitespace folded), never composed, so it can only be as wrong as the output.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_OUTCOME = 200  # a result line longer than this is clipped (still verbatim up to the cut)
+
+# (family, pattern) in priority order: a test summary says more than a compile line above it
+_RESULT_LINES: list[tuple[str, re.Pattern]] = [
+    (
+        "tests",
+        re.compile(
+            r"^\s*=*\s*(?:\d+ (?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)[, ]*)+(?:in [\d.]+s)?\s*=*\s*$"  # pytest
+            r"|^\s*(?:\d+ doctests?, )?\d+ (?:tests?|properties), \d+ failures?\b.*$"  # ExUnit
+            r"|^\s*\d+ examples?, \d+ failures?\b.*$"  # rspec
+            r"|^\s*Ran \d+ tests? in [\d.]+s\s*$|^\s*(?:OK|FAILED)(?: \([^)]*\))?\s*$"  # unittest
+            r"|^\s*Tests?:?\s+(?:\d+ (?:passed|failed|skipped|todo|total)[, |]*)+.*$"  # jest, vitest
+            r"|^\s*Test (?:Files|Suites):?\s+.*\d+ (?:passed|failed).*$"
+            r"|^\s*test result: (?:ok|FAILED)\. \d+ passed.*$"  # cargo test
+            r"|^(?:ok|FAIL|---\s*FAIL:?)\s+\S+\s+(?:[\d.]+s|\(cached\)|\[.*\])\s*$"  # go test
+            r"|^\s*Tests run: \d+, Failures: \d+.*$"  # maven surefire
+            r"|^\s*(?:Passed|Failed)!\s+-\s+Failed:\s+\d+.*$|^\s*Total tests: \d+.*$"  # dotnet
+            r"|^\s*\d+ (?:passing|failing|pending)\b.*$"  # mocha
+            r"|^\s*All \d+ tests? pass(?:ed)?\b.*$",
+            re.I,
+        ),
+    ),
+    (
+        "build",
+        re.compile(
+            r"^\s*(?:\[INFO\] )?BUILD (?:SUCCESS(?:FUL)?|FAIL(?:URE|ED))\b.*$"  # maven, gradle
+            r"|^\s*Found \d+ errors?\b.*$|^\s*Success: no issues found.*$"  # tsc, mypy, ruff
+            r"|^\s*All checks passed!?\s*$"  # ruff
+            r"|^\s*✖ \d+ problems?\b.*$"  # eslint
+            r"|^\s*\d+ mods/funs, found .*$|^.*\bfound no issues\b.*$"  # credo
+            r"|^\s*(?:done \(passed successfully\)|Total errors: \d+.*)$"  # dialyzer
+            r"|^\s*Finished `?\w+`? profile.*$|^\s*error: could not compile\b.*$"  # cargo
+            r"|^\s*\d+ (?:errors?|warnings?)(?: and \d+ warnings?)? generated\.\s*$"  # clang
+            r"|^\s*Generated \S+ app\s*$|^\s*Compiling \d+ files? \(.*\)\s*$",  # mix
+            re.I,
+        ),
+    ),
+    (
+        "git",
+        re.compile(
+            r"^\[[\w./\-]+(?: \(root-commit\))? [0-9a-f]{7,40}\] .+$"  # git commit
+            r"|^\s*[0-9a-f]{7,40}\.\.[0-9a-f]{7,40}\s+\S+ -> \S+.*$|^\s*\* \[new (?:branch|tag)\]\s+.*$"  # git push
+            r"|^Everything up-to-date$|^branch '.+' set up to track .+$"
+            r"|^(?:fatal|error): .+$"
+            r"|^Switched to (?:a new )?branch .+$|^Already up to date\.$"
+        ),
+    ),
+    (
+        "tracker",
+        re.compile(r"^\s*[✓✔]\s*(?:Closed|Created|Updated|Reopened)\b.*$|^Created issue: .+$"),
+    ),
+    (
+        "failure",
+        re.compile(
+            r"^.*(?:command not found|No such file or directory|No module named \S+|Permission denied).*$"
+            r"|^.*\b(?:timed out|Timeout(?:Error)?|deadline exceeded)\b.*$"
+            r"|^\s*(?:[A-Z]\w*\.)*[A-Z]\w*(?:Error|Exception)(?::.*)?$"
+            r"|^\s*\*\* \(\w+(?:\.\w+)*\).*$"  # Elixir raise
+            r"|^.*\[ERROR\].*$|^\s*error(?:\[\w+\])?: .+$|^.*: error: .+$",
+            re.I,
+        ),
+    ),
+]
+
+
+def _fold(line: str) -> str:
+    line = " ".join(line.split())
+    return line if len(line) <= MAX_OUTCOME else line[: MAX_OUTCOME - 1].rstrip() + "…"
+
+
+def outcome_line(output: str, status: int | None = None) -> str:
+    """The line of `output` that states the command's result, verbatim; "" when none does.
+
+    The last test, build, git or tracker report wins (a chained `test && commit` ends on the
+    commit); failing that, for a failed or unknown status, the last line naming a failure, and
+    for a failed one, its first line of output (where a tool says what went wrong). A short
+    output of one line is its own result."""
+    text = output or ""
+    if len(text) > 400_000:  # results sit at the ends; a huge output is read there only
+        text = text[:200_000] + "\n" + text[-200_000:]
+    lines = [ln for ln in text.splitlines() if ln.strip() and len(ln) <= 2000]
+    if not lines:
+        return ""
+    reports = [p for family, p in _RESULT_LINES if family != "failure"]
+    for line in reversed(lines):
+        if any(p.match(line) for p in reports):
+            return _fold(line)
+    failure = _RESULT_LINES[-1][1]  # also for exit 0: `cmd | head` reports head's status
+    for line in reversed(lines):
+        if failure.match(line):
+            return _fold(line)
+    if status not in (0, None):
+        said = [ln for ln in lines if not _EXIT_LINE.match(ln)]
+        if said:
+            return _fold(said[0])
+    if len(lines) == 1 and len(lines[0]) <= 160 and status is not None and not _EXIT_LINE.match(lines[0]):
+        return _fold(lines[0])
+    return ""
+
+
+_EXIT_LINE = re.compile(r"^\s*(?:Exit code|exit status|\[exit(?: code)?)\s*:?\s*-?\d+\]?\s*$", re.I)

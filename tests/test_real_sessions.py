@@ -1,0 +1,221 @@
+"""Summaries an agent can carry on from, on sessions real agents wrote: each rule with the real
+snippet that needed it (benchmarks/sessions/real/, MIT), and the shipped corpus scored against a
+floor (batch at 32K, findings ranked by code: no model needed, so this runs in seconds)."""
+
+import json
+from types import SimpleNamespace
+
+import pytest
+from summarizer_fakes import call, count
+
+from hermes_mlx.bench.fidelity import run_session
+from hermes_mlx.bench.report import fidelity
+from hermes_mlx.bench.shipped import REAL_DIR, facts_path, load_facts, reference_summary, shipped_sessions
+from hermes_mlx.compactor.sessions import load_session
+from hermes_mlx.summarizer import MLXSummarizer
+from hermes_mlx.summarizer.digest import findings, human_words, is_announcement, plan_state, working_folder
+from hermes_mlx.summarizer.outcomes import outcome_line
+from hermes_mlx.summarizer.summary import parse
+from hermes_mlx.summarizer.text import normalize
+
+SESSIONS = shipped_sessions(REAL_DIR)
+
+
+def test_the_real_corpus_ships_with_facts_licences_and_references():
+    assert len(SESSIONS) == 11
+    for path in SESSIONS:
+        facts = load_facts(facts_path(path))
+        said = "\n".join(
+            [str(m.get("content") or "") for m in load_session(path)]
+            + [c["function"]["arguments"] for m in load_session(path) for c in m.get("tool_calls") or []]
+        )
+        assert facts.must_keep() and all(f in said or json.dumps(f)[1:-1] in said for _, f in facts.must_keep())
+    assert (REAL_DIR / "LICENSES" / "marot_spotter.txt").is_file()
+    assert (REAL_DIR / "LICENSES" / "SWE-agent_mini-swe-agent.txt").is_file()
+    assert reference_summary(REAL_DIR / "claudecode_opus_spotter_fum_precompact.jsonl")
+
+
+@pytest.mark.parametrize(
+    "output,status,line",
+    [
+        (
+            "Running ExUnit with seed: 75736\n....\nFinished in 1.0 seconds\n49 tests, 0 failures",
+            None,
+            "49 tests, 0 failures",
+        ),
+        ("14 doctests, 297 tests, 11 failures\n", None, "14 doctests, 297 tests, 11 failures"),
+        (
+            "[spotter-fum 3bb8701] feat: enrich TranscriptRenderer (spotter-fum.1)\n 2 files changed",
+            None,
+            "[spotter-fum 3bb8701] feat: enrich TranscriptRenderer (spotter-fum.1)",
+        ),
+        (
+            "Exit code 1\nThe following paths are ignored by one of your .gitignore files:\npriv/static/assets\nhint: Use -f",
+            1,
+            "The following paths are ignored by one of your .gitignore files:",
+        ),
+        ("<output>\n/opt/miniconda3/bin/python: No module named pytest\n</output>", 0, None),
+        (
+            "===== 73 passed, 838 deselected, 1 warning in 0.52s =====",
+            0,
+            "===== 73 passed, 838 deselected, 1 warning in 0.52s =====",
+        ),
+        (
+            "✓ Closed spotter-fum.1: Enriched TranscriptRenderer",
+            None,
+            "✓ Closed spotter-fum.1: Enriched TranscriptRenderer",
+        ),
+        ("test result: ok. 12 passed; 0 failed; 0 ignored", 0, "test result: ok. 12 passed; 0 failed; 0 ignored"),
+        ("src/a.ts(3,1): error TS2345: bad\nFound 1 error in src/a.ts:3", 2, "Found 1 error in src/a.ts:3"),
+        ("bash: mix: command not found", 127, "bash: mix: command not found"),
+        ("a lot of\nplain output\nthat says nothing", 0, ""),
+    ],
+)
+def test_commands_carry_their_outcome_line(output, status, line):
+    got = outcome_line(output, status)
+    if line is None:  # exit 0 through a pipe, but the output names the failure
+        assert "No module named pytest" in got
+    else:
+        assert got == line
+
+
+def test_announcements_are_never_findings():
+    for s in (
+        "Now let me check the AshComputer.LiveView API and existing tests.",
+        "Let me implement all the pieces.",
+        "Now create the shared transcript components:",
+        "I'll start by exploring the codebase to understand the issue.",
+        "Writing the implementation...",
+        "Running the export tests.",
+    ):
+        assert is_announcement(s), s
+    for s in (
+        "The linter added parens which breaks the macro's pattern matching.",
+        "`xterm.css` was force-added.",
+        "Date doesn't override `_bind_to_schema`, so it inherits from DateTime.",
+    ):
+        assert not is_announcement(s), s
+
+
+def test_a_finding_before_an_announcement_is_kept_with_its_reason():
+    turns = normalize(
+        [
+            {
+                "role": "assistant",
+                "content": "The linter added parens which breaks the macro's pattern matching. I need to use a "
+                "different approach - capture the broadcast and then assert:",
+            },
+            {"role": "assistant", "content": "`xterm.css` was force-added. I should do the same for `spotter.css`."},
+        ]
+    )
+    texts = [f.text for f in findings(turns)]
+    assert "The linter added parens which breaks the macro's pattern matching." in texts
+    assert "`xterm.css` was force-added. I should do the same for `spotter.css`." in texts
+    assert not any("Let me" in t or t.endswith(":") for t in texts)
+
+
+def test_machine_written_user_turns_are_no_directives_and_no_goal():
+    note = "<task-notification>\n<task-id>b57276d</task-id>\n<status>completed</status>\n</task-notification>"
+    assert human_words(note) == ""
+    slash = "<command-name>/compact</command-name>\n<command-args>and continue with the reamining tasks</command-args>"
+    assert human_words(slash) == "and continue with the reamining tasks"
+    s = MLXSummarizer(score=None, count_tokens=count, context_window=8192)
+    turns = [
+        {"role": "user", "content": note},
+        {"role": "user", "content": "[Request interrupted by user]"},
+        {"role": "user", "content": "Work on bead spotter-fum. Run bd show spotter-fum to see the issue details."},
+        {"role": "assistant", "content": "The epic has four subtasks; spotter-fum.1 is ready."},
+    ]
+    out = parse(s.update(None, turns).text)
+    assert out.goal.startswith("Work on bead spotter-fum")
+    assert not any("task-notification" in c or "interrupted" in c for c in out.ledger.constraints + out.ledger.asks)
+
+
+def _bd(cid, command, output):
+    return [
+        {"role": "assistant", "content": "", "tool_calls": [call(cid, "terminal", command=command)]},
+        {"role": "tool", "tool_call_id": cid, "content": output},
+    ]
+
+
+def test_current_state_and_next_steps_come_from_the_tracker():
+    listing = (
+        "CHILDREN\n"
+        "  ↳ ✓ spotter-fum.1: Enrich TranscriptRenderer with metadata ● P2\n"
+        "  ↳ ○ spotter-fum.3: Integrate highlight.js for transcript code blocks in LiveView lifecycle ● P2\n"
+        "  ↳ ○ spotter-fum.4: Add regression coverage for renderer metadata, SessionLive UX, and JS highlighting behavior ● P2"
+    )
+    msgs = (
+        _bd("c1", "bd show spotter-fum", listing)
+        + _bd("c2", "bd close spotter-fum.1 --reason='done'", "✓ Closed spotter-fum.1: done")
+        + _bd("c3", "bd update spotter-fum.3 --status in_progress", "✓ Updated issue: spotter-fum.3")
+    )
+    plan = plan_state(normalize(msgs))
+    assert plan.in_progress == "spotter-fum.3: Integrate highlight.js for transcript code blocks in LiveView lifecycle"
+    assert plan.next_steps == [
+        "spotter-fum.4: Add regression coverage for renderer metadata, SessionLive UX, and JS highlighting behavior"
+    ]
+    s = MLXSummarizer(score=None, count_tokens=count, context_window=8192)
+    text = s.update(None, [{"role": "user", "content": "Work on bead spotter-fum"}, *msgs]).text
+    assert "## Current State\n- In progress: spotter-fum.3: Integrate highlight.js" in text
+    assert "## Next Steps\n- spotter-fum.4: Add regression coverage" in text
+    assert "exit ?" not in text and "→ ✓ Closed spotter-fum.1: done" in text
+
+
+def test_todo_tool_items_are_the_plan():
+    todos = {"todos": [{"content": "Write tests", "status": "completed"}, {"content": "Fix CI", "status": "pending"}]}
+    msgs = [
+        {"role": "assistant", "content": "", "tool_calls": [call("t1", "todo_write", **todos)]},
+        {"role": "tool", "tool_call_id": "t1", "content": "ok"},
+    ]
+    assert plan_state(normalize(msgs)).next_steps == ["Fix CI"]
+
+
+def test_files_are_relative_to_the_working_folder_once_each_and_only_paths():
+    root = "/home/USER/projects/spotter-worktrees/spotter-fum"
+    msgs = []
+    for i, rel in enumerate(["lib/a/renderer.ex", "test/a/renderer_test.exs", "assets/js/app.js"]):
+        msgs += [
+            {"role": "assistant", "content": "", "tool_calls": [call(f"r{i}", "read_file", path=f"{root}/{rel}")]},
+            {"role": "tool", "tool_call_id": f"r{i}", "content": "ok"},
+        ]
+    msgs.append(
+        {
+            "role": "assistant",
+            "content": "The entry point is `js/app.js`; see renderer.ex. Update/create the Read/Glob/Grep/Bash "
+            "steps and compile/test again.",
+        }
+    )
+    assert working_folder(normalize(msgs)) == root
+    s = MLXSummarizer(score=None, count_tokens=count, context_window=8192)
+    files = parse(s.update(None, msgs).text).ledger.files
+    assert set(files) == {"lib/a/renderer.ex", "test/a/renderer_test.exs", "assets/js/app.js"}
+
+
+def _score(path):
+    facts = load_facts(facts_path(path))
+    run = run_session(
+        load_session(path),
+        MLXSummarizer(ranking="code"),
+        mode="batch",
+        context_limit=32768,
+        session_id=path.stem,
+    )
+    row = fidelity(SimpleNamespace(seen=run.seen, messages=run.messages, summary=run.summary), facts)
+    return row, run.summary
+
+
+@pytest.mark.real_model  # the tokenizer of the default model counts the tokens
+def test_the_real_corpus_keeps_most_facts_at_stake_with_no_noise():
+    kept = stake = 0
+    for path in SESSIONS:
+        row, summary = _score(path)
+        kept += row["absorbed_kept_in_summary"]
+        stake += row["facts_absorbed"]
+        s = parse(summary)
+        assert "exit ?" not in summary, path.stem
+        assert not any(is_announcement(x) for x in s.progress), path.stem
+        assert not any(p.startswith("/home/USER/projects/") for p in s.ledger.files), path.stem
+        assert len(s.ledger.ids) <= 12
+    # measured 43/62 (69%) when this test was written, from 22/62 before; the issue's aim is 90%
+    assert stake and kept / stake >= 0.65, (kept, stake)
