@@ -7,6 +7,7 @@ the test's own, never the machine's /dev/null.
 from __future__ import annotations
 
 import os
+import socket
 import stat
 import subprocess
 from pathlib import Path
@@ -459,3 +460,140 @@ def test_doctor_reports_an_unparsable_config_as_unparsable(content, says, tmp_pa
     (tmp_path / "config.yaml").write_bytes(content)
     report = doctor_report(tmp_path, {"path": "loopback"}, run_feasibility=False)
     assert len(report["warnings"]) == 1 and says in report["warnings"][0], report["warnings"]
+
+
+# ------------------------------------------------------------------------------------------------
+# 17. One model, one cache entry, whatever it is called.
+
+
+def test_the_default_model_by_its_manifest_name_is_the_same_cache_entry():
+    from hermes_mlx.engine.generate import resolve
+    from hermes_mlx.engine.models import DEFAULT_MODEL
+
+    assert resolve(None) == resolve(DEFAULT_MODEL)  # resolving loads nothing: the folder is present
+
+
+def test_one_folder_by_three_names_loads_once(tmp_path):
+    from tiny import build_tiny_model
+
+    from hermes_mlx.engine.generate import engine_state, generate, warm_models
+
+    folder = build_tiny_model(tmp_path / "m17", seed=17)
+    link = tmp_path / "alias"
+    link.symlink_to(folder)
+    models, _ = engine_state()
+    before = models.loads
+    for name in (str(folder), str(link), str(folder) + "/"):
+        generate("hello", model=name, max_tokens=2)
+    assert models.loads - before == 1
+    assert len([w for w in warm_models() if Path(w["path"]).resolve() == folder.resolve()]) == 1
+
+
+# ------------------------------------------------------------------------------------------------
+# 7, 8, 14. serve: slow bodies hold no queue place; a cut stream ends with an error and no [DONE];
+# a client that hangs up mid-body is a clean log line.
+
+WAIT_S = 120  # a bound on waiting for the server, never a speed assertion
+HELLO = {"model": "x", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 4}
+
+
+def partial_body(port: int, declared: int = 1000) -> socket.socket:
+    """A client that sends its headers and the first bytes of its body, then nothing more."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=WAIT_S)
+    sock.sendall(
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Content-Length: " + str(declared).encode() + b"\r\n\r\n" + b'{"messages": ['
+    )
+    return sock
+
+
+def status_of(sock) -> int:
+    head = b""
+    while b"\r\n" not in head:
+        part = sock.recv(4096)
+        assert part, head
+        head += part
+    return int(head.split(b" ", 2)[1])
+
+
+def test_slow_bodies_hold_no_queue_place_and_get_408(tiny_model):
+    from test_server import in_process
+    from test_server_abuse import health, post, until
+
+    from hermes_mlx.integrations.server import build_app
+
+    app = build_app(tiny_model, max_running=1, max_waiting=1, body_timeout=3)
+    with in_process(app, WAIT_S) as port:
+        slow = [partial_body(port) for _ in range(6)]
+        until(lambda h: h["active"] >= 7, port)  # the six, and this /health request
+        h = health(port)
+        assert h["waiting"] == 0 and h["running"] == 0  # they are not in the queue
+        status, body = post(port, HELLO)
+        assert status == 200, body  # a whole request still gets through
+        assert [status_of(s) for s in slow] == [408] * 6  # each told at its body deadline
+        for s in slow:
+            s.close()
+    assert app.state.waiting == 0 and app.state.running == 0
+
+
+def test_a_client_that_hangs_up_mid_body_is_a_clean_log_line(tiny_model, caplog):
+    import logging
+
+    from test_server import in_process
+    from test_server_abuse import until
+
+    from hermes_mlx.integrations.server import build_app
+
+    app = build_app(tiny_model)
+    with caplog.at_level(logging.INFO, logger="hermes_mlx.integrations"), in_process(app, WAIT_S) as port:
+        sock = partial_body(port)
+        until(lambda h: h["active"] >= 2, port)  # it, and this /health request
+        sock.close()
+        until(lambda h: h["active"] == 1, port)
+    records = [r for r in caplog.records if r.name.startswith("hermes_mlx")]
+    assert not [r for r in records if r.levelno >= logging.ERROR], [r.getMessage() for r in records]
+    assert any("hung up while sending" in r.getMessage() for r in records)
+
+
+def test_a_stream_cut_by_sigterm_ends_with_an_error_event_and_no_done(tiny_model):
+    import json
+    import signal
+    import sys
+
+    from test_server import LAUNCH, ROOT
+    from test_server_abuse import LONG, until
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", LAUNCH, "serve", "--model", tiny_model, "--port", "0"]
+        + ["--max-prompt-tokens", "1000000", "--request-timeout", "600"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        line = proc.stderr.readline()
+        assert "serving" in line, line + proc.stderr.read()
+        port = int(line.rsplit(":", 1)[1].split("/")[0])
+        raw = json.dumps({**LONG, "stream": True}).encode()
+        sock = socket.create_connection(("127.0.0.1", port), timeout=WAIT_S)
+        sock.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: " + str(len(raw)).encode() + b"\r\n\r\n" + raw
+        )
+        until(lambda h: h["busy"] and h["warm"] and h["running"] == 1, port)  # the engine has it
+        seen = sock.recv(65536)
+        assert b"data: " in seen  # the stream has started
+        proc.send_signal(signal.SIGTERM)
+        while part := sock.recv(65536):
+            seen += part
+        proc.wait(timeout=WAIT_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = seen.decode()
+    assert "data: [DONE]" not in text, text[-500:]
+    errors = [json.loads(x[6:]) for x in text.splitlines() if x.startswith("data: {") and '"error"' in x]
+    assert errors and "shutting down" in errors[-1]["error"]["message"], text[-500:]

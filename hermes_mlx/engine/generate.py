@@ -71,6 +71,7 @@ _batch = Batcher(_models, lambda member: _result(member))
 _worker = Worker(on_idle=_models.evict_idle, stepper=_batch)
 atexit.register(_worker.quiesce)
 _resolved: dict[str, Path] = {}
+_folder_keys: dict[Path, str] = {}  # model folder -> the cache key of the first name that reached it
 _resolve_lock = threading.Lock()
 _scope: contextvars.ContextVar[tuple[threading.Event, float | None] | None] = contextvars.ContextVar(
     "hermes_mlx_request_scope", default=None
@@ -147,7 +148,7 @@ def resolve(model: str | None) -> tuple[str, Path]:
     with _resolve_lock:
         path = _resolved.get(key)
     if path is not None and (path / "config.json").is_file():
-        return key, path
+        return _key_for(key, path), path
     candidate = Path(model).expanduser() if model else None
     if candidate is not None and (candidate / "config.json").is_file():
         path = candidate.resolve()
@@ -157,7 +158,15 @@ def resolve(model: str | None) -> tuple[str, Path]:
         path = Path(resolve_model(model))
     with _resolve_lock:
         _resolved[key] = path
-    return key, path
+    return _key_for(key, path), path
+
+
+def _key_for(key: str, path: Path) -> str:
+    """One cache key per model folder, whatever the model was called: the default by its
+    manifest name, or its folder, must not load a second copy of the same weights."""
+    folder = path.resolve()
+    with _resolve_lock:
+        return _folder_keys.setdefault(folder, key)
 
 
 def model_info(model: str | None = None) -> ModelInfo:

@@ -267,14 +267,14 @@ async def sse(
             queued()
             await state.take_slot(deadline, stopping)  # a client that leaves cancels this coroutine
         except (TimeoutError, Closed) as exc:
-            yield _sse_line(json.loads(engine_error(exc, state).body))
-            yield _sse_line("[DONE]")
+            yield _sse_line(json.loads(engine_error(exc, state).body))  # an error event and no [DONE]
             finished = isinstance(exc, TimeoutError)  # else the server stopped it
             return
         held = time.monotonic()
         try:
-            if stop.is_set():  # shutting down while we waited
-                raise Closed()
+            if stop.is_set():  # shutting down while we waited: an error event, no [DONE]
+                yield _sse_line(json.loads(engine_error(Closed(), state).body))
+                return
             thread.start()
             while True:
                 try:
@@ -287,10 +287,14 @@ async def sse(
                 if kind == "error":
                     response = engine_error(value, state)
                     yield _sse_line(json.loads(response.body))
-                    break
+                    finished = not stop.is_set()
+                    return  # no [DONE]: a client must not take what came before for a whole answer
                 yield _sse_line(value)
+            if stop.is_set():  # cut short (the server is stopping) after a chunk: say so, and no [DONE]
+                yield _sse_line(json.loads(engine_error(Closed(), state).body))
+                return
             yield _sse_line("[DONE]")
-            finished = not stop.is_set()
+            finished = True
         finally:
             stop.set()
             # Hold the place until the engine has really let go (its batch member leaves at the

@@ -23,6 +23,7 @@ import asyncio
 import errno
 import ipaddress
 import json
+import logging
 import socket
 import sys
 import time
@@ -32,7 +33,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
@@ -44,6 +45,7 @@ from .openai_shapes import RequestError, parse_request
 
 DEFAULT_PORT = 8765
 DEFAULT_HOST = "127.0.0.1"
+logger = logging.getLogger("hermes_mlx.integrations")
 MAX_BODY_BYTES = 8 * 1024 * 1024  # Hermes sends 50 KB prompts; 8 MiB is room without inviting abuse
 API_KEY_ENV = "HERMES_MLX_SERVE_API_KEY"
 DEFAULT_REQUEST_TIMEOUT = 300.0
@@ -52,6 +54,9 @@ DEFAULT_REQUEST_TIMEOUT = 300.0
 # are free (reading ~115 tok/s, notes ~9 tok/s) and ~15 tok/s when six processes share them, so
 # 16k tokens (~65 KB of text; Hermes sends ~50 KB) takes ~250 s with the answer on a free machine.
 DEFAULT_MAX_PROMPT_TOKENS = 16384
+# Seconds a client has to send its whole body (8 MiB arrives in well under a second on loopback):
+# a slow sender holds one of MAX_ACTIVE places for this long, and none of the engine's queue.
+BODY_TIMEOUT_S = 10.0
 MAX_WAITING = 8  # requests waiting for a place in the engine (beyond MAX_RUNNING) before new ones get 503
 MAX_ACTIVE = 4 * MAX_WAITING  # requests inside the app at once, any route, before new ones get 503
 
@@ -92,6 +97,7 @@ class Limits:
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT
     max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS
     max_waiting: int = MAX_WAITING
+    body_timeout: float = BODY_TIMEOUT_S
 
 
 async def _read_json(request: Request, limit: int) -> Any:
@@ -109,6 +115,15 @@ async def _read_json(request: Request, limit: int) -> Any:
         raise RequestError("body", f"not valid JSON: {exc}") from None
     except RecursionError:
         raise RequestError("body", "JSON nested too deeply") from None
+
+
+def queue_full(state: State, limits: Limits) -> Response | None:
+    """The 503 for a request that finds every running and waiting place taken, or None."""
+    if state.waiting + state.running < state.max_running + limits.max_waiting:
+        return None
+    state.refused_busy += 1
+    message = f"busy: {state.running} requests are running and {state.waiting} already waiting"
+    return error(503, message, kind="server_error", retry_after=state.retry_after())
 
 
 def check_prompt_size(messages: list[dict], model: str | None, limit: int) -> None:
@@ -155,6 +170,7 @@ def build_app(
     max_active: int = MAX_ACTIVE,
     max_running: int = MAX_RUNNING,
     max_waiting: int = MAX_WAITING,
+    body_timeout: float = BODY_TIMEOUT_S,
 ) -> Any:
     """The ASGI app. `model` is what requests run on unless they name a manifest model present
     here or one of `allowed_models`; a foreign model id falls back to `model`. The returned app
@@ -162,7 +178,7 @@ def build_app(
     limit itself (`.active`, `.refused`). `max_running` requests run into the engine at once, and
     `max_waiting` more may wait for a place."""
     label = model or "hermes-mlx-default"
-    limits = Limits(max_body_bytes, request_timeout, max_prompt_tokens, max_waiting)
+    limits = Limits(max_body_bytes, request_timeout, max_prompt_tokens, max_waiting, min(body_timeout, request_timeout))
     state = State(max_running=max_running)
     policy = ModelPolicy(model, allowed_models)
 
@@ -202,15 +218,23 @@ def build_app(
             return no
         if state.closing.is_set():
             return error(503, "the server is shutting down", kind="server_error")
-        if state.waiting + state.running >= state.max_running + limits.max_waiting:
-            state.refused_busy += 1
-            message = f"busy: {state.running} requests are running and {state.waiting} already waiting"
-            return error(503, message, kind="server_error", retry_after=state.retry_after())
+        if (busy := queue_full(state, limits)) is not None:  # refused at once, its body unread
+            return busy
+        try:  # a body counts toward the queue only once it is in, within its own short deadline
+            body = await asyncio.wait_for(_read_json(request, limits.max_body_bytes), limits.body_timeout)
+        except TimeoutError:
+            return error(408, f"the request body did not arrive within {limits.body_timeout:g} s", "body")
+        except ClientDisconnect:
+            logger.info("client hung up while sending its request body")
+            return error(499, "the client closed the request", kind="cancelled")
+        except RequestError as exc:
+            return error(413 if isinstance(exc, TooLarge) else 400, str(exc), exc.field)
+        if (busy := queue_full(state, limits)) is not None:
+            return busy
         state.waiting += 1  # until it asks for its place (a stream: once streaming); take_slot counts it from there
         checked = False
         try:
             try:
-                body = await asyncio.wait_for(_read_json(request, limits.max_body_bytes), limits.request_timeout)
                 req = parse_request(body)
                 deadline = started + min(limits.request_timeout, req.timeout or limits.request_timeout)
                 name = await run_in_threadpool(policy.pick, req.model)
