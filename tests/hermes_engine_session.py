@@ -65,6 +65,15 @@ ENGINE_DRIVER = """
                        skip_context_files=True, skip_memory=True, skip_background_review=True,
                        session_db=db, session_id=session_id)
 
+    def answers_sent():  # wall-clock ends of the stub's turn answers
+        import urllib.request
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/stub/replies", timeout=10) as reply:
+            return [r["end"] for r in json.load(reply) if r["kind"] == "main"]
+
+    def ahead_stats():  # the engine's passes computed ahead (this process)
+        from hermes_mlx.compactor import ahead
+        return ahead.CACHE.stats.as_dict()
+
     def run_turns(agent, history, texts):
         out = []
         for i, user in enumerate(texts):
@@ -72,6 +81,7 @@ ENGINE_DRIVER = """
                 time.sleep(think_s)
             n = len(records)
             started = time.monotonic()
+            before = ahead_stats()
             error = final = None
             try:
                 result = agent.run_conversation(user, conversation_history=history)
@@ -79,8 +89,13 @@ ENGINE_DRIVER = """
                 final = result.get("final_response")
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
+            closed = time.time()
+            ends = [t for t in answers_sent() if t <= closed]
+            after = ahead_stats()
             cc = agent.context_compressor
             out.append({
+                "answer_to_close_s": closed - ends[-1] if ends else None,
+                "ahead": {k: after[k] - before.get(k, 0) for k in after},
                 "user": user, "error": error, "completed": bool(final) and not error,
                 "seconds": time.monotonic() - started, "final": (final or "")[:4200],
                 "telemetry": records[n:], "engine": getattr(cc, "name", type(cc).__name__),

@@ -85,6 +85,10 @@ def test_engine_session_micro_recall_and_resume(python, tmp_path):
     records = [r for t in turns for r in t["telemetry"]]
     assert any(r["kind"] == "micro" and r["outcome"] == "absorbed" for r in records), records
     assert all(t["compressions"] == 0 for t in turns)  # micro keeps the session under the threshold
+    # passes ahead: on_turn_complete started each next pass; the passes took those answers
+    ahead = {k: sum(t["ahead"].get(k, 0) for t in turns) for k in ("scheduled", "hits", "misses")}
+    absorbed = sum(r["outcome"] == "absorbed" for r in records)
+    assert ahead["scheduled"] >= absorbed and ahead["hits"] >= absorbed - 1, (ahead, absorbed)
 
     # recall: the main model called the tool and got turn 2's line back, word for word
     line = turn_two_line()
