@@ -160,3 +160,33 @@ def test_engine_session_40_turns(python, tmp_path):
     check_session(result["turns"], result["messages"], users)
     absorbed = [r for t in result["turns"] for r in t["telemetry"] if r["outcome"] == "absorbed"]
     assert len(absorbed) >= 25
+
+
+@pytest.mark.slow
+def test_turn_close_latency_engine_vs_provider(python, tmp_path):
+    """The README figure: what the user waits for after each answer (HERMES_SESSION_THINK_S
+    between turns, default 15 s), engine mode vs provider mode, both with passes computed ahead."""
+    import os
+    import statistics
+
+    from hermes_session import run_session
+    from test_hermes_session import README_IN_PROCESS
+
+    think = float(os.environ.get("HERMES_SESSION_THINK_S", "15"))
+    users = list(USER_TURNS[:12])
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "provider").mkdir()
+    engine, _ = run_engine_session(python, tmp_path / "engine", ENGINE_CONFIG, users, think_s=think)
+    provider, _ = run_session(
+        python, tmp_path / "provider", README_IN_PROCESS, turns=12, reply_chars=6000, think_s=think
+    )
+    figures = {}
+    for name, run in (("engine", engine), ("provider", provider)):
+        waits = sorted(t["answer_to_close_s"] for t in run["turns"] if t["answer_to_close_s"] is not None)
+        figures[name] = {
+            "p50_s": round(statistics.median(waits), 3),
+            "p95_s": round(statistics.quantiles(waits, n=20)[-1], 3),
+            "passes": sum(1 for t in run["turns"] for r in t["telemetry"] if r["outcome"] == "absorbed"),
+        }
+    print(f"\nturn-close wait, think {think:g} s: {json.dumps(figures)}")
+    assert all(t["completed"] for t in engine["turns"])
