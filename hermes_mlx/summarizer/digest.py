@@ -59,12 +59,19 @@ _ANNOUNCE = re.compile(
     r"i'?m now|i am now|here'?s (?:the|my) plan|the plan is|my plan)\b",
     re.I,
 )
+_IMPERATIVE = re.compile(
+    r"^(?:now|next|then|first|finally)\b[,:]?\s+(?!(?:the|that|this|these|those|it|its|all|we|i|there|both|each|every|"
+    r"our|my|a|an|no|only|everything|nothing|tests?|which|when|if)\b)[a-z]+\b"
+    r"|^(?:i'?ve (?:already )?(?:done|got|gathered|explored|read)|i (?:now )?have (?:a|enough|all)|now i have)\b",
+    re.I,
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[*])|\n+")
 _SIGNAL = re.compile(
     r"\b(?:because|since|so|which|but|however|instead|actually|turns out|the (?:issue|problem|bug|cause|fix|error|reason)|"
     r"root cause|means|expects?|requires?|doesn'?t|does not|isn'?t|is not|aren'?t|not|no longer|only|must|"
     r"should|breaks?|broke|fails?|failed|failing|passes|passed|pass|works|worked|fixed|missing|wrong|"
     r"returns?|raises?|crash(?:es)?|conflict|ignored|blocked|false positive|succeeded|success(?:ful)?|"
+    r"messed up|lost|issues?|problems?|complain(?:s|ing)?|oops|broken|error|unexpected|instead of|"
     r"all \d+|\d+ (?:tests?|failures?|errors?|passed))\b",
     re.I,
 )
@@ -83,6 +90,8 @@ def is_announcement(sentence: str) -> bool:
     s = sentence.strip(" -*>\t#")
     if re.match(r"^[A-Z][a-z]+ing\b", s) and _words(s) <= 6 and not _SIGNAL.search(s):
         return True  # "Running the export tests.": an activity, not what it found
+    if _IMPERATIVE.match(s):
+        return True  # "Now update `session_live.ex` — pass ...": an order to itself
     return bool(_ANNOUNCE.match(s)) or s.endswith((":", "?", "...", "…"))
 
 
@@ -105,13 +114,16 @@ def _words(s: str) -> int:
 def findings(turns: list[Turn]) -> list[Finding]:
     """Assistant statements that are not announcements, as runs of adjacent sentences (so a
     finding and its reason stay one line), each scored by code: code spans, numbers, words
-    of cause and result, and the position before an announcement (what prompted the action)."""
+    of cause and result, the position before an announcement (what prompted the action), and
+    the agent's first words after a tool's output: its reading of the result ("The regex messed
+    up - it removed the newline between methods.", "Oops, we lost indentation!")."""
     out: list[Finding] = []
     seen: set[str] = set()
     for i, t in enumerate(turns):
         if t.role != "assistant" or not t.text.strip():
             continue
-        for sentences in _sentences(t.text):
+        reaction = i > 0 and turns[i - 1].role == "tool"
+        for k, sentences in enumerate(_sentences(t.text)):
             run: list[str] = []
             runs: list[tuple[list[str], bool]] = []
             for s in sentences:
@@ -123,21 +135,32 @@ def findings(turns: list[Turn]) -> list[Finding]:
                     run.append(s)
             if run:
                 runs.append((run, False))
-            for run, before_action in runs:
-                text = ""
-                for s in run:  # the run's sentences while they fit
-                    joined = f"{text} {s}".strip()
-                    if len(joined) > FINDING_CHARS and text:
-                        break
-                    text = joined
-                text = text.lstrip("-*•0123456789.) ").strip()
-                if _words(text) < 4 or len(text) > FINDING_CHARS + 40 or text in seen:
-                    continue
-                seen.add(text)
-                score = min(3, len(_SIGNAL.findall(text))) + min(2, text.count("`") // 2) + before_action
-                score += bool(re.search(r"\d", text)) * 0.5
-                out.append(Finding(text, i, score))
+            for j, (run, before_action) in enumerate(runs):
+                pieces = _pieces(run)
+                for n, text in enumerate(pieces):
+                    text = re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", text).strip()
+                    if _words(text) < 4 or len(text) > FINDING_CHARS + 40 or text in seen:
+                        continue
+                    seen.add(text)
+                    score = min(2, len(_SIGNAL.findall(text))) + min(1, text.count("`") // 2)
+                    score += before_action and n == len(pieces) - 1  # what prompted the action
+                    score += len(text) <= 120  # a short finding costs less and says one thing
+                    score += bool(re.search(r"\d", text)) * 0.5 + 2 * (reaction and k == j == n == 0)
+                    out.append(Finding(text, i, score))
     return out
+
+
+def _pieces(run: list[str]) -> list[str]:
+    """A run of sentences as lines of at most FINDING_CHARS, sentences kept whole and together
+    ("Yes! That's it!" joins the sentence after it rather than standing alone)."""
+    pieces, text = [], ""
+    for s in run:
+        joined = f"{text} {s}".strip()
+        if len(joined) > FINDING_CHARS and text and _words(text) >= 4:
+            pieces.append(text)
+            joined = s
+        text = joined
+    return [*pieces, text] if text else pieces
 
 
 def rank(found: list[Finding], n_turns: int) -> list[Finding]:
@@ -298,7 +321,7 @@ _VOLATILE = re.compile(
 )
 
 
-def rank_ids(ids: list[str], turns: list[Turn], limit: int = 12) -> list[str]:
+def rank_ids(ids: list[str], turns: list[Turn], limit: int = 16) -> list[str]:
     """The identifiers worth carrying, best first: named in an edit, an error line or a command,
     and repeated. UUIDs, hashes and timestamps only when a user or a command used them;
     regex fragments (`Z0-9`) never."""
@@ -317,6 +340,8 @@ def rank_ids(ids: list[str], turns: list[Turn], limit: int = 12) -> list[str]:
     for i, x in enumerate(ids):
         if re.fullmatch(r"[A-Za-z]?\d?-?[A-Za-z]?\d?", x) or re.search(r"[a-z]-[a-z0-9]\b|\\[wdsb]", x) and len(x) < 8:
             continue  # a character class, not a name
+        if len(x) < 3 or x.endswith(("/", "-", ".", "_")):
+            continue  # a fragment (`assets/`, `agent-`), not a name
         in_cmd, in_user = x in commands, x in users
         if _VOLATILE.search(x) and not (in_cmd or in_user):
             continue

@@ -43,6 +43,10 @@ ERROR_LINE = re.compile(
     r"|^curl: \(\d+\)"
     r"|\bHTTP(?:/[\d.]+)?\s+[45]\d\d\b|\bstatus(?: code)?[:= ]+[45]\d\d\b|\b[45]\d\d (?:Client|Server) Error\b"
     r"|^\s*E[A-Z]{2,9}: [a-z]"  # Node / libuv errno: EISDIR: illegal operation on a directory
+    r"|^\s*\*\* \([A-Z]\w*(?:\.\w+)*\)"  # Elixir: ** (BadMapError) expected a map
+    r"|^[\w./\-]+\.exs?:\d+(?::\d+)?:[a-z_]+\b"  # Dialyzer (short format): lib/a.ex:94:7:pattern_match_cov
+    r"|^\s*✘ \[ERROR\]"  # esbuild
+    r"|^\s*┃\s*\[[A-Z]\]\s"  # Credo issue: ┃ [D] ↘ Nested modules could be aliased ...
     r"|npm ERR!|command not found|: not found$|No such file or directory|Permission denied|Segmentation fault|core dumped"
     r"|\*\*\* \[[^\]\n]{0,200}\] Error \d+"  # make
 )

@@ -32,6 +32,7 @@ from .extract import (  # noqa: F401  (also re-exported for callers of the ledge
     whole_head,
 )
 from .outcomes import outcome_line
+from .redact import redact
 from .text import Turn
 
 _NOISE_PATH = (
@@ -58,6 +59,7 @@ _FILE_KEYS = (
     "source",
 )
 _ACTION_RANK = {"mentioned": 0, "read": 1, "edited": 2, "created": 3, "deleted": 3}
+COMMAND_CHARS = 140  # a command's first line is kept up to this
 OUTCOME_SEP = " ⇒ "  # an earlier result, then the latest: `11 failures ⇒ 0 failures`
 MORE_ERRORS = re.compile(r"^… and (\d+) more error lines?$")  # how many error lines a result had beyond those kept
 
@@ -113,7 +115,10 @@ class Ledger:
         cmd = cmd.strip()
         if not cmd:
             return
-        if len(cmd) > 200:  # a long commit message or PR body is narrative, not the command
+        first = cmd.split("\n", 1)[0]
+        if len(first) > COMMAND_CHARS:  # a long commit message or close reason: its outcome says the rest
+            cmd = first[: COMMAND_CHARS - 1].rstrip() + "…"
+        elif len(cmd) > 200:
             cmd = cmd[:199].rstrip() + "…"
         for c in self.commands:
             if c.cmd == cmd:
@@ -212,11 +217,20 @@ class Ledger:
                 self.add_list("urls", find_urls(value))
         self.add_list("urls", find_urls(call.text))
         self.add_list("ids", find_ids(call.text) if _is_command(call) else [])
+        if _is_command(call):  # a shell-only agent reads and edits files with commands
+            head = whole_head(call.text).split("\n", 1)[0]
+            verb = "edited" if _SHELL_EDIT.search(head) else "read" if _SHELL_READ.match(head) else ""
+            for p in find_paths(head)[:4] if verb else []:
+                if "/" in p or "." in p:
+                    self.add_file(p, verb)
         for value in call.arguments.values():  # names of tests the agent wrote
             if isinstance(value, str):
                 self.add_list("ids", re.findall(r"\bdef (test_\w+)", value)[:5])
 
     def _absorb_result(self, call, text: str) -> None:
+        if call is not None and _ASKS_USER.search(call.name.lower()):  # the user's own answers
+            self.add_list("asks", [user_message(text)] if text.strip() else [])
+            return
         status = exit_status(text)
         output = strip_injections(tool_output(text))
         cmd = whole_head(call.text) if call is not None and _is_command(call) else ""
@@ -265,7 +279,9 @@ class Ledger:
         if t.role == "user":  # directives only from what a human typed, never an envelope
             words = human_words(text)
             if words.strip():
-                self.add_list("constraints", user_constraints(words) if not machine_written(text) else [])
+                self.add_list(
+                    "constraints", [redact(c) for c in user_constraints(words)] if not machine_written(text) else []
+                )
                 self.add_list("asks", [user_message(words)])
         if t.role == "assistant":
             self.add_list("ids", code_names(text, exclude=set(self.files) | {c.cmd for c in self.commands}))
@@ -292,7 +308,7 @@ class Ledger:
         self.ids = [i for i in self.ids if i not in spelled]
         return before - len(self.items()) - len(self.resolved)
 
-    def tidy(self, root: str = "", keep_commands: int = 24) -> None:
+    def tidy(self, root: str = "", keep_commands: int = 24, keep_files: int = 30) -> None:
         """What a reader can use: paths relative to the working folder, each file once (a bare
         name or tail of a listed path is that path), nothing that is not a path (`Update/create`
         in prose), and commands that tell something: read-only ones with no result go, and of
@@ -303,9 +319,17 @@ class Ledger:
                 p = p[len(root) + 1 :]
             if a == "mentioned" and not _path_shaped(p):
                 continue
+            if a in ("read", "mentioned") and (
+                p.startswith("/tmp/") or not _path_shaped(p) and "." not in p.rsplit("/", 1)[-1]
+            ):
+                continue  # a folder listed, a scratch file read: not a file of the work
             old = files.get(p)
             if old is None or _ACTION_RANK.get(a, 0) > _ACTION_RANK.get(old, 0):
                 files[p] = a
+        changed = [p for p, a in files.items() if a in ("edited", "created", "deleted")]
+        others = [p for p in files if p not in changed]
+        keep = set(changed) | set(others[-max(0, keep_files - len(changed)) :] if keep_files > len(changed) else [])
+        files = {p: a for p, a in files.items() if p in keep}
         names = list(files)
         self.files = {
             p: a
@@ -318,13 +342,16 @@ class Ledger:
             if c.outcome or any(s not in (0, None) for s in c.statuses) or not _TRIVIAL.match(c.cmd)
         ]
         if len(useful) > keep_commands:
-            told = [c for c in useful if c.outcome or any(s is not None for s in c.statuses)]
-            keep = {id(c) for c in told[-keep_commands:]}
-            for c in reversed(useful):  # then the latest others, while there is room
-                if len(keep) >= keep_commands:
-                    break
-                keep.add(id(c))
-            useful = [c for c in useful if id(c) in keep]
+            # what a command tells: a result or a failure, then a change to the environment
+            # (installs, commits, edits), then the rest; the latest first within each
+            def tells(c: Command) -> int:
+                if c.outcome or any(s not in (0, None) for s in c.statuses):
+                    return 2
+                return 1 if _CHANGES.search(c.cmd) else 0
+
+            ranked = sorted(range(len(useful)), key=lambda i: (tells(useful[i]), i), reverse=True)
+            keep = set(ranked[:keep_commands])
+            useful = [c for i, c in enumerate(useful) if i in keep]
         self.commands = useful
 
     # ---- views
@@ -343,10 +370,19 @@ class Ledger:
 
 
 USER_MESSAGE_CHARS = 600
+_CHANGES = re.compile(
+    r"\b(?:pip3?|uv|npm|pnpm|yarn|cargo|go|gem|mix|apt(?:-get)?|brew|poetry) (?:install|add|get|deps\.get)\b"
+    r"|\bgit (?:add|commit|push|checkout|merge|rebase|apply|reset|stash)\b|\bsed -i\b|\bpatch\b|\b(?:mv|cp|rm) "
+)
+_SHELL_EDIT = re.compile(
+    r"\bsed -i\b|(?<![<>&2])>\s*[\w./]|\btee\b|\bpatch\b|\bgit (?:checkout|apply|restore)\b|\b(?:mv|cp|touch)\s"
+)
+_SHELL_READ = re.compile(r"^(?:cd \S+ && )?(?:cat|head|tail|sed -n|nl|less|more|grep|rg|wc|view)\b")
+_ASKS_USER = re.compile(r"ask_?user|ask_?human|user_?question|clarif")
 _READS = re.compile(r"read|view|open|cat|show|get|search|grep|glob|list|find|fetch|extract")
 _TRIVIAL = re.compile(
     r"^(?:cd \S+ && )?(?:git (?:status|diff|log|show|branch|ls-files)|ls|pwd|cat|head|tail|echo|which|wc|tree|find|grep|rg|"
-    r"sed -n|nl|bd (?:show|ready|list)|tail -\d+|less|file|stat|du|env|printenv)\b"
+    r"sed -n|nl|bd (?:show|ready|list|update)|gh (?:issue|pr) view|tail -\d+|less|file|stat|du|env|printenv)\b"
 )
 
 
@@ -368,8 +404,8 @@ def _path_shaped(p: str) -> bool:
 def user_message(text: str) -> str:
     """A user's message as the summary carries it: verbatim, on one line, clipped when long.
     User messages are never summarized; a batch pass that folds them away keeps their words."""
-    one = " ".join(text.split())
-    return one if len(one) <= USER_MESSAGE_CHARS else one[: USER_MESSAGE_CHARS - 1].rstrip() + "…"
+    one = redact(" ".join(text.split()))  # after folding: `token:` and its value on the next line meet here
+    return one if len(one) <= USER_MESSAGE_CHARS else redact(one[: USER_MESSAGE_CHARS - 1].rstrip() + "…")
 
 
 def _is_command(call) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-MAX_OUTCOME = 200  # a result line longer than this is clipped (still verbatim up to the cut)
+MAX_OUTCOME = 160  # a result line longer than this is clipped (still verbatim up to the cut)
 
 # (family, pattern) in priority order: a test summary says more than a compile line above it
 _RESULT_LINES: list[tuple[str, re.Pattern]] = [
@@ -29,7 +29,8 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
             r"|^\s*Tests run: \d+, Failures: \d+.*$"  # maven surefire
             r"|^\s*(?:Passed|Failed)!\s+-\s+Failed:\s+\d+.*$|^\s*Total tests: \d+.*$"  # dotnet
             r"|^\s*\d+ (?:passing|failing|pending)\b.*$"  # mocha
-            r"|^\s*All \d+ tests? pass(?:ed)?\b.*$",
+            r"|^\s*All \d+ tests? pass(?:ed)?\b.*$"
+            r"|^\s*(?:[✓✔✗✘]\s*)?(?:SUCCESS|PASS(?:ED)?|FAIL(?:ED|URE)?|OK|DONE|RESULT)\b\s*[:!-].*$",  # a script's verdict
             re.I,
         ),
     ),

@@ -36,6 +36,7 @@ from .verify import check_lines, main_script, verify_summary
 
 logger = logging.getLogger("hermes_mlx.summarizer")
 DEFAULT_WINDOW = 8192
+FINDING_ROOM = 140  # characters of findings a batch pass keeps per `findings_keep`
 LISTING_TOKENS = 640  # room kept in each prompt for the numbered sentences
 
 
@@ -182,8 +183,14 @@ class MLXSummarizer:
         ranked = [
             f for f in rank(findings(turns), len(turns)) if f.text not in s.progress and not is_announcement(f.text)
         ]
-        chosen = ranked[:keep]
-        if self.ranking == "model" and len(ranked) > keep:
+        chosen, room = [], keep * FINDING_ROOM  # the best that fit: short findings leave room for more
+        for f in ranked:
+            if len(chosen) < 2 * keep and len(f.text) <= room:
+                chosen.append(f)
+                room -= len(f.text)
+        ranked = chosen + [f for f in ranked if f not in chosen]
+        keep = len(chosen)
+        if self.ranking == "model" and len(ranked) > keep > 0:
             m = min(3, max(1, keep // 3))
             window = ranked[keep - m : keep - m + MAX_CHOICES]
             tpl = load_template("rank", _lang(s, turns))
