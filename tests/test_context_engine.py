@@ -221,3 +221,14 @@ def test_a_batch_pass_still_running_makes_the_micro_pass_wait_a_turn_not_block(t
         release.set()
         worker.join()
     assert len(fold(e, messages)) < len(messages)
+
+
+def test_the_engine_model_is_the_one_the_provider_would_use():
+    from hermes_mlx.integrations.engine_config import model_from_config
+
+    aux = {"auxiliary": {"compression": {"provider": "mlx", "model": "qwen-small"}}}
+    plugin = {"plugins": {"entries": {"hermes-mlx": {"settings": {"model": "/models/mine"}}}}}
+    assert model_from_config(aux) == "qwen-small"
+    assert model_from_config(plugin) == "/models/mine"
+    assert model_from_config({"auxiliary": {"compression": {"provider": "openrouter", "model": "x"}}}) is None
+    assert model_from_config({}) is None and model_from_config(None) is None

@@ -45,9 +45,19 @@ def engine_findings(config: Any, path: str) -> list:
 
 
 def model_from_config(config: Any) -> str | None:
-    """The summarizer model: `auxiliary.compression.model` when that route names us (so a user
-    switching from provider mode keeps the model), else the embedded default (None)."""
-    section = ((config or {}).get("auxiliary") or {}).get("compression") if isinstance(config, dict) else None
-    if not isinstance(section, dict) or str(section.get("provider") or "").strip().lower() not in ("mlx", ENGINE_NAME):
+    """The summarizer model, as the provider picks it: `auxiliary.compression.model` when that
+    route names us (a user switching from provider mode keeps the model), else the plugin's own
+    setting (`plugins.entries.hermes-mlx.settings.model`, plugin.yaml's schema), else the
+    embedded default (None). Names like `hermes-mlx-default` mean the default (adapter.engine_model)."""
+    if not isinstance(config, dict):
         return None
-    return str(section.get("model") or "").strip() or None
+    section = (config.get("auxiliary") or {}).get("compression")
+    if isinstance(section, dict) and str(section.get("provider") or "").strip().lower() in ("mlx", ENGINE_NAME):
+        named = str(section.get("model") or "").strip()
+        if named:
+            return named
+    entry = ((config.get("plugins") or {}).get("entries") or {}).get(ENGINE_NAME) or {}
+    settings = entry.get("settings") if isinstance(entry, dict) else None
+    if not isinstance(settings, dict):
+        return None
+    return str(settings.get("model") or "").strip() or None
