@@ -308,7 +308,7 @@ class Ledger:
         self.ids = [i for i in self.ids if i not in spelled]
         return before - len(self.items()) - len(self.resolved)
 
-    def tidy(self, root: str = "", keep_commands: int = 24, keep_files: int = 30) -> None:
+    def tidy(self, root: str = "", keep_commands: int | None = 24, keep_files: int | None = 30) -> None:
         """What a reader can use: paths relative to the working folder, each file once (a bare
         name or tail of a listed path is that path), nothing that is not a path (`Update/create`
         in prose), and commands that tell something: read-only ones with no result go, and of
@@ -328,7 +328,8 @@ class Ledger:
                 files[p] = a
         changed = [p for p, a in files.items() if a in ("edited", "created", "deleted")]
         others = [p for p in files if p not in changed]
-        keep = set(changed) | set(others[-max(0, keep_files - len(changed)) :] if keep_files > len(changed) else [])
+        room = len(others) if keep_files is None else max(0, keep_files - len(changed))
+        keep = set(changed) | set(others[len(others) - room :] if room else [])
         files = {p: a for p, a in files.items() if p in keep}
         names = list(files)
         self.files = {
@@ -341,7 +342,7 @@ class Ledger:
             for c in self.commands
             if c.outcome or any(s not in (0, None) for s in c.statuses) or not _TRIVIAL.match(c.cmd)
         ]
-        if len(useful) > keep_commands:
+        if keep_commands is not None and len(useful) > keep_commands:
             # what a command tells: a result or a failure, then a change to the environment
             # (installs, commits, edits), then the rest; the latest first within each
             def tells(c: Command) -> int:

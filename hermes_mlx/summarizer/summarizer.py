@@ -1,15 +1,21 @@
 """MLXSummarizer: merge, update and defrag on a small local model, with code carrying the facts.
 
 Division of labour: code parses the previous summary, extracts the fact ledger from the full
-redacted input, and assembles the result. The model writes nothing: per chunk it chooses which
-of the assistant's own sentences states the outcome (numbered in the prompt; the answer is read
-off the logits of one prefill, no decode) and code copies that sentence verbatim. A 135M model
-copies well and invents cheaply: the lines it wrote failed the faithfulness gate 57-77% of the
-time; chosen ones pass it by construction (the gate still checks each). On the same passes of
-the shipped and adversarial sessions (`hermes-mlx fidelity`, micro) the extractive narrative
-was as faithful (100%, 0 contradicted, 0 invented), the gate kept 65 of 65 lines against 22 of
-71, and the pass p50 fell from 12.4 s to 8.2 s (the comparison script, bench_extractive.py,
-went with the written path it compared against). Any error becomes `SummaryResult(ok=False)`:
+redacted input (commands with their outcome line, errors, files, ids), reads where the work
+stands (the task in progress, the open error, the plan's open items: state.py) and assembles
+the result. The model writes nothing.
+
+- A micro pass (merge) folds one exchange: the model chooses which of the assistant's own
+  sentences states its outcome (numbered in the prompt, the answer read off the logits of one
+  prefill, no decode) and code copies that sentence verbatim; announcements ("Now let me
+  check the API.") are never offered.
+- A batch pass (update) folds a whole span: its findings (digest.py: what the agent stated,
+  not what it announced) are ranked by code and the best that fit are kept. On the real agent
+  sessions the model's ranking kept no more facts than code's and cost seconds a pass, so it
+  is opt-in (`ranking="model"`: the model orders the candidates just past the cut in one
+  prefill); see README "Checking summaries" for the figures.
+
+The faithfulness gate checks every chosen line. Any error becomes `SummaryResult(ok=False)`:
 the caller keeps its previous summary.
 """
 
@@ -24,13 +30,14 @@ from .api import Message, SummaryResult
 from .budget import fit as fit_budget
 from .budget import hermes_tokens
 from .chunk import chunk_turns, fit
-from .digest import findings, is_announcement, plan_state, rank, rank_ids, working_folder
+from .digest import findings, is_announcement, rank
 from .faithful import Source, directive_shaped, gate, goal_of, line_verdict, statements, tally
 from .ledger import user_message
 from .narrative import fallback_notes
 from .prompts import MAX_CHOICES, Template, labels, load_template
 from .redact import redact
-from .summary import EARLIER, Summary, code, parse, render
+from .state import fold_state
+from .summary import EARLIER, Summary, parse, render
 from .text import Turn, normalize, source_text, to_text
 from .verify import check_lines, main_script, verify_summary
 
@@ -200,30 +207,8 @@ class MLXSummarizer:
                 chosen = ranked[: keep - m] + [f for f in window if f.text in picked][:m]
         notes = [f.text for f in sorted(chosen, key=lambda f: f.turn)]
         s.progress.extend(n for n in notes if n not in s.progress)
-        self._state(s, turns, source)
+        fold_state(s, turns, source)
         return notes
-
-    def _state(self, s: Summary, turns: list[Turn], source: str) -> None:
-        """Where the work stands after `turns`: the task in progress (not closed since), the
-        latest error still open, the plan's open items; files made relative and identifiers
-        ranked (code's job in every pass, micro and batch)."""
-        plan = plan_state(turns)
-        state = [x for x in s.state if not x.startswith(("In progress:", "Open error:"))]
-        current = plan.in_progress or next(
-            (x[len("In progress: ") :] for x in s.state if x.startswith("In progress:")), ""
-        )
-        if current and current.split(":")[0] not in plan.closed:
-            state.append(f"In progress: {current}")
-        if s.ledger.errors:
-            last = s.ledger.errors[-1]
-            state.append(f"Open error: {code(last.line)}" + (f" after {code(last.cmd)}" if last.cmd else ""))
-        s.state = state
-        if plan.next_steps:
-            s.remaining = list(plan.next_steps)
-        s.ledger.tidy(working_folder(turns) or _known_root(s.ledger.files))
-        carried = [i for i in s.ledger.ids if i not in source]  # from the earlier summary
-        fresh = rank_ids([i for i in s.ledger.ids if i not in carried], turns)
-        s.ledger.ids = carried[-6:] + [i for i in fresh if i not in carried]
 
     # ------------------------------------------------------------ the three jobs
 
@@ -310,7 +295,7 @@ class MLXSummarizer:
         details = {"narrative": "model" if stats["picks"] else "verbatim" if notes else "fallback"}
         if not notes:
             notes = fallback_notes(turns)
-        self._state(prev, turns, source)
+        fold_state(prev, turns, source, caps=False)
         _set_goal(prev, turns)
         prev.progress.extend(n for n in notes if n not in prev.progress)
         return self._finish(prev, sources, stats, details, budget_tokens)
@@ -441,18 +426,6 @@ def _set_goal(s: Summary, turns: list[Turn]) -> None:
     if s.goal:
         s.ledger.add_list("constraints", [s.goal])
     s.goal = goal_of(turns)
-
-
-def _known_root(files: dict) -> str:
-    """The working folder an earlier pass made paths relative to, found again from a new
-    absolute path that ends in one of them (this span alone may name too few to tell)."""
-    relative = [q for q in files if not q.startswith(("/", "~"))]
-    for p in files:
-        if p.startswith("/"):
-            for q in relative:
-                if "/" in q and p.endswith("/" + q):
-                    return p[: -len(q) - 1]
-    return ""
 
 
 def _paragraph_lines(body: str) -> list[str]:

@@ -1,0 +1,49 @@
+"""Where the work stands, folded into a summary after each pass: the task in progress, the
+error still open, the plan's open items, files relative to the working folder, identifiers
+ranked. Code's job in every pass, micro and batch; the model has no part in it.
+"""
+
+from __future__ import annotations
+
+from .digest import plan_state, rank_ids, working_folder
+from .summary import Summary, code
+from .text import Turn
+
+
+def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) -> None:
+    """Where the work stands after `turns`: the task in progress (not closed since), the
+    latest error still open, the plan's open items; files made relative and identifiers
+    ranked (code's job in every pass, micro and batch)."""
+    plan = plan_state(turns)
+    state = [x for x in s.state if not x.startswith(("In progress:", "Open error:"))]
+    current = plan.in_progress or next((x[len("In progress: ") :] for x in s.state if x.startswith("In progress:")), "")
+    if current and current.split(":")[0] not in plan.closed:
+        state.append(f"In progress: {current}")
+    if s.ledger.errors:
+        last = s.ledger.errors[-1]
+        state.append(f"Open error: {code(last.line)}" + (f" after {code(last.cmd)}" if last.cmd else ""))
+    s.state = state
+    if plan.next_steps:
+        s.remaining = list(plan.next_steps)
+    root = working_folder(turns) or _known_root(s.ledger.files)
+    # a batch pass caps what one span adds; a micro pass adds one exchange to a rolling
+    # summary, whose size the budget keeps (capping there would drop what earlier passes kept)
+    if caps:
+        s.ledger.tidy(root)
+    else:
+        s.ledger.tidy(root, keep_commands=None, keep_files=None)
+    carried = [i for i in s.ledger.ids if i not in source]  # from the earlier summary
+    fresh = rank_ids([i for i in s.ledger.ids if i not in carried], turns)
+    s.ledger.ids = carried + [i for i in fresh if i not in carried]
+
+
+def _known_root(files: dict) -> str:
+    """The working folder an earlier pass made paths relative to, found again from a new
+    absolute path that ends in one of them (this span alone may name too few to tell)."""
+    relative = [q for q in files if not q.startswith(("/", "~"))]
+    for p in files:
+        if p.startswith("/"):
+            for q in relative:
+                if "/" in q and p.endswith("/" + q):
+                    return p[: -len(q) - 1]
+    return ""
