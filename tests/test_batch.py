@@ -88,7 +88,7 @@ def test_boundary_never_splits_a_call_from_its_results():
     ]
     # A tail budget that would cut between the two results moves back to the call.
     result = compactor(tail_tokens=250, threshold_tokens=300).compact(messages)
-    assert result.outcome == "compacted"
+    assert result.outcome == "over_threshold" and result.changed  # the kept tail alone is over 300
     out = result.messages
     idx = next(i for i, m in enumerate(out) if m.get("tool_calls") and m["tool_calls"][0]["id"] == "p")
     assert [m.get("tool_call_id") for m in out[idx + 1 : idx + 3]] == ["p", "q"]
@@ -101,7 +101,8 @@ def test_second_pass_is_iterative_and_focus_is_passed():
     first = bc.compact(session(10)).messages
     grown = first + sum((turn(n) for n in range(10, 16)), [])
     result = bc.compact(grown, focus="auth.py")
-    assert result.outcome == "compacted" and result.details["iterative"]
+    # the tail and summary alone come near a 600-token threshold: the pass may say it stays over
+    assert result.outcome in ("compacted", "over_threshold") and result.details["iterative"]
     _, args = fake.calls[-1]
     assert args["summary"].startswith("## Goal\nbatch summary")
     assert args["focus"] == "auth.py"
@@ -130,7 +131,7 @@ def test_orphans_are_repaired_and_nothing_is_dropped():
     messages.insert(10, tool("ghost", "orphaned output " * 40))  # a result without a call
     messages += [user("last"), assistant(None, calls=[("z", "ls")])]  # a call without a result
     result = compactor().compact(messages)
-    assert result.outcome == "compacted"
+    assert result.outcome in ("compacted", "over_threshold") and result.changed
     assert tool_pairs_valid(result.messages)
     assert result.messages[-1]["tool_call_id"] == "z"
     assert markers.user_messages(result.messages) == markers.user_messages(messages)

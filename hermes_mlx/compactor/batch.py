@@ -24,6 +24,7 @@ from hermes_mlx.compactor.transcript import (
     tail_start,
     transcript_tokens,
 )
+from hermes_mlx.compactor.users import fit_users
 from hermes_mlx.summarizer.api import Message
 
 logger = logging.getLogger(telemetry.LOGGER_NAME)
@@ -35,6 +36,9 @@ PRUNE_TARGET_RATIO = 0.75  # pruning alone must reach this share of the threshol
 SUMMARY_RATIO = 0.2
 SUMMARY_MIN_TOKENS = 512  # a forced pass over a short span: 256 made the budget drop its errors
 SUMMARY_MAX_TOKENS = 4000
+CONVERGE_RATIO = 0.6  # a pass aims the transcript here, so the next one is many turns away
+MIN_USER_TOKENS = 128  # the user turns' view never gets less, whatever the rest takes
+REGROW_SHARE = 0.1  # a pass that ended above PRUNE_TARGET_RATIO: no other until it grows this much
 NO_PRUNING = {"pruned_tool_results": 0, "duplicates_removed": 0}
 
 
@@ -93,6 +97,7 @@ class BatchCompactor(Compactor):
 
     event = "batch_compaction"
     label = "batch compaction"
+    hold_until = 0  # tokens the transcript must reach before the next (unforced) pass
 
     def state_figures(self) -> dict:
         return {"extra": NO_PRUNING}
@@ -104,7 +109,7 @@ class BatchCompactor(Compactor):
     def _pass(self, messages, prepared, focus, force, started) -> PassResult:
         s = self.settings
         tokens_before = transcript_tokens(prepared, self.count)
-        if not force and tokens_before < s.threshold:
+        if not force and tokens_before < max(s.threshold, self.hold_until):
             return PassResult(messages, "below_threshold")
         # Stage 1: boundaries. The head and the token-budgeted tail are kept; neither splits a tool
         # call from its result.
@@ -158,20 +163,24 @@ class BatchCompactor(Compactor):
             )
             return PassResult(messages, "summarize_failed", telemetry=data, error=result.error, details=counts)
 
-        # Stage 4: reassemble. User turns stay verbatim (one model-view row), then the marker.
-        users = [m for m in middle if markers.is_plain_user(m)]
-        user_rows = markers.merge_adjacent_users(users)
+        # Stage 4: reassemble: the user turns (one model-view row, verbatim when it fits the room
+        # the rest leaves under CONVERGE_RATIO, else clipped there with the originals kept whole
+        # in the row: compactor/users.py), then the marker, then the tail.
         marker = markers.build(result.text, micro=False)
-        out, _ = repair(prepared[:head] + user_rows + [marker] + later)
+        fixed = transcript_tokens(prepared[:head] + [marker] + later, self.count)
+        room = max(MIN_USER_TOKENS, int(s.threshold * CONVERGE_RATIO) - fixed)
+        row, clipped = fit_users(markers.user_messages(middle), room, self.count)
+        out, _ = repair(prepared[:head] + ([row] if row else []) + [marker] + later)
         cursor = next(i for i, m in enumerate(out) if m is marker) + 1
         tokens_after = transcript_tokens(out, self.count)
         summary_tokens = self.count(result.text)
         logger.info(
             "Batch compaction: %d -> %d messages, %d -> %d tokens", len(messages), len(out), tokens_before, tokens_after
         )
+        outcome = "compacted" if force else self._converged(tokens_after)  # /compress asked for one pass
         notify(s.on_compacted, out)
         data = self.emit(
-            "compacted",
+            outcome,
             messages,
             out,
             started,
@@ -181,5 +190,23 @@ class BatchCompactor(Compactor):
             aux_model=result.model,
             **figures,
         )
-        details = {**counts, "summary": result, "iterative": bool(previous), "focus": focus}
-        return PassResult(out, "compacted", changed=True, telemetry=data, details=details)
+        details = {**counts, "summary": result, "iterative": bool(previous), "focus": focus, "users": clipped}
+        return PassResult(out, outcome, changed=True, telemetry=data, details=details)
+
+    def _converged(self, tokens_after: int) -> str:
+        """The outcome: "compacted", or "over_threshold" when even clipped user turns leave the transcript over
+        the threshold (a huge tail, head or summary). Either way, a pass that ends above
+        PRUNE_TARGET_RATIO holds the next until the transcript grows by REGROW_SHARE: otherwise
+        every turn would run a pass that saves a few percent."""
+        threshold = self.settings.threshold
+        self.hold_until = int(tokens_after * (1 + REGROW_SHARE)) if tokens_after > threshold * PRUNE_TARGET_RATIO else 0
+        if tokens_after <= threshold:
+            return "compacted"
+        logger.warning(
+            "Batch compaction cannot bring the transcript under its threshold (%d > %d tokens); no other pass"
+            " until it reaches %d",
+            tokens_after,
+            threshold,
+            self.hold_until,
+        )
+        return "over_threshold"
