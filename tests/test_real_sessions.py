@@ -58,7 +58,7 @@ def test_the_real_corpus_ships_with_facts_licences_and_references():
         (
             "===== 73 passed, 838 deselected, 1 warning in 0.52s =====",
             0,
-            "===== 73 passed, 838 deselected, 1 warning in 0.52s =====",
+            "73 passed, 838 deselected, 1 warning in 0.52s",
         ),
         (
             "✓ Closed spotter-fum.1: Enriched TranscriptRenderer",
@@ -216,7 +216,7 @@ def test_the_real_corpus_keeps_most_facts_at_stake_with_no_noise():
         assert "exit ?" not in summary, path.stem
         assert not any(is_announcement(x) for x in s.progress), path.stem
         assert not any(p.startswith("/home/USER/projects/") for p in s.ledger.files), path.stem
-        assert len(s.ledger.ids) <= 32  # 16 ranked from each of the (at most two) passes' spans
+        assert len(s.ledger.ids) <= 80  # 40 ranked from each of the (at most two) passes' spans
         assert not any(i.endswith(("/", "-")) for i in s.ledger.ids), path.stem
     # measured 56/62 (90%) when this test was written, from 22/62 before
     assert stake and kept / stake >= 0.85, (kept, stake)

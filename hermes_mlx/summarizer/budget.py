@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from .ledger import OUTCOME_SEP
 from .summary import Summary, render
 
 CHARS_PER_TOKEN = 4
@@ -86,6 +87,22 @@ def _drop_command(commands: list, passed: bool) -> bool:
     return False
 
 
+def _trim_history(commands: list) -> bool:
+    for c in commands:
+        if OUTCOME_SEP in c.outcome:
+            c.outcome = c.outcome.rsplit(OUTCOME_SEP, 1)[-1]
+            return True
+    return False
+
+
+def _drop_open_error(s: Summary) -> bool:
+    kept = [x for x in s.state if not x.startswith("Open error:")]
+    if len(kept) == len(s.state):
+        return False
+    s.state = kept
+    return True
+
+
 def _trim_extra(s: Summary) -> bool:
     """Shorten the longest section we carry verbatim (another writer's) by its last line."""
     if not s.extras:
@@ -113,6 +130,9 @@ def _steps(s: Summary) -> list[tuple[str, Callable[[], bool]]]:
     """(kind, drop one entry of that kind) in the order entries are given up."""
     led = s.ledger
     return [
+        ("outcome_history", lambda: _trim_history(led.commands)),  # `A ⇒ B`: B says where it stands
+        ("open_error_line", lambda: _drop_open_error(s)),  # the same error is listed under Errors
+        ("progress", lambda: _drop_first(s.progress, keep_last=8)),  # old narrative before any ledger fact
         ("resolved_error", lambda: _drop_first(led.resolved)),
         ("passed_command", lambda: _drop_command(led.commands, passed=True)),
         ("identifier", lambda: _drop_first(led.ids)),

@@ -321,7 +321,7 @@ _VOLATILE = re.compile(
 )
 
 
-def rank_ids(ids: list[str], turns: list[Turn], limit: int = 16) -> list[str]:
+def rank_ids(ids: list[str], turns: list[Turn], limit: int = 40) -> list[str]:
     """The identifiers worth carrying, best first: named in an edit, an error line or a command,
     and repeated. UUIDs, hashes and timestamps only when a user or a command used them;
     regex fragments (`Z0-9`) never."""
@@ -336,6 +336,7 @@ def rank_ids(ids: list[str], turns: list[Turn], limit: int = 16) -> list[str]:
         if isinstance(v, str)
     )
     prose = "\n".join(t.text for t in turns if t.role == "assistant")
+    outputs = "\n".join(t.text[:20000] for t in turns if t.role == "tool")
     scored = []
     for i, x in enumerate(ids):
         if re.fullmatch(r"[A-Za-z]?\d?-?[A-Za-z]?\d?", x) or re.search(r"[a-z]-[a-z0-9]\b|\\[wdsb]", x) and len(x) < 8:
@@ -345,7 +346,7 @@ def rank_ids(ids: list[str], turns: list[Turn], limit: int = 16) -> list[str]:
         in_cmd, in_user = x in commands, x in users
         if _VOLATILE.search(x) and not (in_cmd or in_user):
             continue
-        score = 3 * (x in edits) + 2 * in_cmd + 2 * in_user + min(3, prose.count(x))
+        score = 3 * (x in edits) + 2 * in_cmd + 2 * in_user + min(3, prose.count(x)) + (x in outputs)
         scored.append((score, -i, x))
     return [x for _, _, x in sorted(scored, reverse=True)[:limit]]
 

@@ -125,9 +125,9 @@ class Ledger:
                 self.commands.remove(c)  # move to the end: most recent last
                 c.statuses = (c.statuses + [status])[-3:]
                 if outcome and outcome != c.outcome.rsplit(OUTCOME_SEP, 1)[-1]:  # the last two results
-                    c.outcome = (
-                        c.outcome.rsplit(OUTCOME_SEP, 1)[-1][:120] + OUTCOME_SEP if c.outcome else ""
-                    ) + outcome
+                    before = c.outcome.rsplit(OUTCOME_SEP, 1)[-1]
+                    before = before if len(before) <= 80 else before[:79].rstrip() + "…"
+                    c.outcome = (before + OUTCOME_SEP if before else "") + outcome
                 self.commands.append(c)
                 return
         self.commands.append(Command(cmd, [status], outcome))
@@ -317,7 +317,7 @@ class Ledger:
         for p, a in self.files.items():
             if root and p.startswith(root + "/") and len(p) > len(root) + 1:
                 p = p[len(root) + 1 :]
-            if a == "mentioned" and not _path_shaped(p):
+            if a == "mentioned" and not _path_shaped(p) or p.strip("./") == "":
                 continue
             if a in ("read", "mentioned") and (
                 p.startswith("/tmp/") or not _path_shaped(p) and "." not in p.rsplit("/", 1)[-1]
@@ -381,8 +381,8 @@ _SHELL_EDIT = re.compile(
 _SHELL_READ = re.compile(r"^(?:cd \S+ && )?(?:cat|head|tail|sed -n|nl|less|more|grep|rg|wc|view)\b")
 _ASKS_USER = re.compile(r"ask_?user|ask_?human|user_?question|clarif")
 _READS = re.compile(r"read|view|open|cat|show|get|search|grep|glob|list|find|fetch|extract")
-_TRIVIAL = re.compile(
-    r"^(?:cd \S+ && )?(?:git (?:status|diff|log|show|branch|ls-files)|ls|pwd|cat|head|tail|echo|which|wc|tree|find|grep|rg|"
+_TRIVIAL = re.compile(  # read-only, and not chained to anything that is not
+    r"^(?!.*(?:&&.*&&|;|\|\|))(?:cd \S+ && )?(?!.*&&)(?:git (?:status|diff|log|show|branch|ls-files)|ls|pwd|cat|head|tail|echo|which|wc|tree|find|grep|rg|"
     r"sed -n|nl|bd (?:show|ready|list|update)|gh (?:issue|pr) view|tail -\d+|less|file|stat|du|env|printenv)\b"
 )
 

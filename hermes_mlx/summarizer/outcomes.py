@@ -40,6 +40,7 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
             r"^\s*(?:\[INFO\] )?BUILD (?:SUCCESS(?:FUL)?|FAIL(?:URE|ED))\b.*$"  # maven, gradle
             r"|^\s*Found \d+ errors?\b.*$|^\s*Success: no issues found.*$"  # tsc, mypy, ruff
             r"|^\s*All checks passed!?\s*$"  # ruff
+            r"|^\s*\d+ issues?\.?\s*$"  # golangci-lint
             r"|^\s*✖ \d+ problems?\b.*$"  # eslint
             r"|^\s*\d+ mods/funs, found .*$|^.*\bfound no issues\b.*$"  # credo
             r"|^\s*(?:done \(passed successfully\)|Total errors: \d+.*)$"  # dialyzer
@@ -78,7 +79,8 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
 
 
 def _fold(line: str) -> str:
-    line = " ".join(line.split())
+    line = " ".join(line.split()).strip("=-_*# ")  # pytest's `===== 3 passed in 0.1s =====` rules go
+    line = re.sub(r"^(?:\[\w+\]\s*)?[=\-_*]{3,}\s*|\s*[=\-_*]{3,}$", "", line) or line
     return line if len(line) <= MAX_OUTCOME else line[: MAX_OUTCOME - 1].rstrip() + "…"
 
 

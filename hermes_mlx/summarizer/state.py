@@ -21,7 +21,8 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
         state.append(f"In progress: {current}")
     if s.ledger.errors:
         last = s.ledger.errors[-1]
-        state.append(f"Open error: {code(last.line)}" + (f" after {code(last.cmd)}" if last.cmd else ""))
+        line = last.line if len(last.line) <= 100 else last.line[:99].rstrip() + "…"  # whole under Errors
+        state.append(f"Open error: {code(line)}" + (f" after {code(last.cmd)}" if last.cmd else ""))
     s.state = state
     if plan.next_steps:
         s.remaining = list(plan.next_steps)

@@ -187,8 +187,10 @@ class MLXSummarizer:
         and ranked identifiers. Announcements never become progress."""
         if self.on_chunk is not None:  # streams hear the pass start (their keep-alive)
             self.on_chunk()
-        ranked = [
-            f for f in rank(findings(turns), len(turns)) if f.text not in s.progress and not is_announcement(f.text)
+        ranked = [  # never an announcement, nor an order restated (the user's own are in the constraints)
+            f
+            for f in rank(findings(turns), len(turns))
+            if f.text not in s.progress and not is_announcement(f.text) and not directive_shaped(f.text)
         ]
         chosen, room = [], keep * FINDING_ROOM  # the best that fit: short findings leave room for more
         for f in ranked:
