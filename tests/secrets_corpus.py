@@ -367,7 +367,128 @@ def build_corpus(seed: int = 20260127) -> list[Case]:
             sep = (" = ", ": ", "=", '": "')[i % 4]
             text = f'"{name}{sep}{value}"' if sep.startswith('"') else f"{name}{sep}{value}"
             cases.append(Case(f"{rule}#{suffix}", text, (value,)))
-    return cases + context_cases(g)
+    return cases + context_cases(g) + hostile_cases(g)
+
+
+def _hostile_password(g: Gen) -> str:
+    """A typed password: letters and digits with symbols anywhere, `&`, `;` and `/` included."""
+    chars = [g.rng.choice(ALNUM) for _ in range(g.rng.randrange(9, 16))]
+    for _ in range(g.rng.randrange(1, 4)):
+        chars.insert(g.rng.randrange(1, len(chars)), g.rng.choice("!#%&*+-.@^~/=?;_"))
+    chars[0], chars[-1] = g.rng.choice(ALNUM), g.rng.choice(DIGITS)
+    return "".join(chars)
+
+
+def _jwt(g: Gen) -> str:
+    header = base64.urlsafe_b64encode(b'{"alg":"HS256","typ":"JWT"}').decode().rstrip("=")
+    claims = f'{{"sub":"{g.s(ALNUM, 12)}","iat":{g.rng.randrange(10**9, 2 * 10**9)},"role":"admin"}}'
+    payload = base64.urlsafe_b64encode(claims.encode()).decode().rstrip("=")
+    return f"{header}.{payload}.{g.s(B64URL, 43)}"
+
+
+def _wrap(g: Gen, value: str, sep: str = "\n") -> str:
+    """The value cut in two to four pieces at random places, one per line."""
+    cuts = sorted(g.rng.sample(range(8, len(value) - 8), g.rng.randrange(1, 4)))
+    return sep.join(value[a:b] for a, b in zip([0, *cuts], [*cuts, len(value)]))
+
+
+PROSE = [
+    "the password is {}",
+    "The password for the staging db is {}.",
+    "my passphrase is {} (do not share)",
+    "Use password {} for the admin account",
+    "the root password was changed to {} yesterday",
+    'The new password will be "{}" from Monday',
+    "your password has been reset to {}",
+    "admin password -> {}",
+    "Password (prod): {}",
+    "passwd is {} btw",
+    "the password is\n{}",
+    "here's the password: {}",
+    "PASSWORD {}",
+    "the passphrase for deploy_key is '{}'",
+    "The API key is {} and it expires in May",
+    "my access token is now {}",
+]
+CLI = [
+    ("ssh-keygen", "ssh-keygen -t ed25519 -N '{}' -f ~/.ssh/deploy_ed25519"),
+    ("ssh-keygen", 'ssh-keygen -q -N "{}" -C ops@example.com -f key'),
+    ("ssh-keygen", "ssh-keygen -p -P {} -N {} -f ~/.ssh/id_rsa"),
+    ("htpasswd", "htpasswd -b .htpasswd admin {}"),
+    ("htpasswd", "sudo htpasswd -bc /etc/nginx/.htpasswd deploy '{}'"),
+    ("htpasswd", "htpasswd -nbB bob {}"),
+    ("htpasswd", "htpasswd -b -C 12 /etc/apache2/.htpasswd alice {}"),
+    ("mysql", "mysql -uroot -p{} app_db"),
+    ("mysql", "mysqladmin -u root --password={} status"),
+    ("sshpass", "sshpass -p{} ssh deploy@10.1.2.3"),
+    ("openssl", "openssl pkcs12 -export -in c.pem -passout pass:{} -out c.p12"),
+    ("openssl", "openssl rsa -in key.pem -passin pass:{} -out plain.pem"),
+    ("curl", "curl -u deploy:{} https://ci.example.org/job/build/json"),
+    ("keytool", "keytool -importkeystore -srcstorepass {} -deststorepass {} -srckeystore a.jks"),
+    ("zip", "zip -P {} backup.zip db.sql"),
+    ("7z", "7z a -p{} -mhe=on archive.7z secrets/"),
+    ("ldap", "ldapsearch -x -D cn=admin,dc=example,dc=org -w {} -b dc=example,dc=org"),
+    ("wget", "wget --user=deploy --password={} https://files.example.com/a.tgz"),
+    ("sudo-S", "echo '{}' | sudo -S systemctl restart app"),
+    ("net-user", "net user svc_backup {} /add"),
+    ("mosquitto", "mosquitto_pub -h broker -u iot -P {} -t a/b -m on"),
+    ("rdp", "xfreerdp /u:Administrator /p:{} /v:10.0.0.7"),
+    ("gpg", "gpg --batch --passphrase {} -c notes.txt"),
+]
+
+
+def hostile_cases(g: Gen) -> list[Case]:
+    """The classes a second hostile round found passing (issue 20): passwords in prose and on
+    command lines, tokens in a URL's user part, URL passwords holding `/`, AWS key ids without
+    digits, `aws_*` config lines, tokens wrapped over lines, private key bodies without BEGIN."""
+    cases = []
+    for i, text in enumerate(PROSE):
+        pw = _hostile_password(g) if "key" not in text and "token" not in text else g.s(ALNUM, 32)
+        cases.append(Case(f"prose-password#{i}", text.format(pw), (pw,)))
+    for i, (rule, text) in enumerate(CLI):
+        pws = [_hostile_password(g) for _ in range(text.count("{}"))]
+        cases.append(Case(f"cli-password-{rule}#{i}", text.format(*pws), tuple(pws)))
+    for i in range(4):
+        token = (g.s(HEX, 40), g.s(ALNUM, 32), g.s(HEX, 40), g.s(B64URL, 36))[i]
+        host = ("github.com/acme/api.git", "gitlab.example.com/x/y.git", "github.com/o/r", "bitbucket.org/t/r")[i]
+        how = ("git clone https://{}@{}", "git remote set-url origin https://{}@{}", "url = https://{}@{}", "{}@{}")[i]
+        text = how.format(token, host) if i < 3 else f"pip install git+https://{token}@{host}"
+        cases.append(Case(f"url-token-user#{i}", text, (token,)))
+    for i, scheme in enumerate(("postgres", "mongodb", "amqp", "https", "redis")):
+        pw = g.s(ALNUM, 6) + "/" + g.s(ALNUM, 5) + g.rng.choice(["", "/", "+/"]) + g.s(ALNUM, 4)
+        cases.append(Case(f"url-password-slash#{i}", f"{scheme}://app:{pw}@db.internal:5432/app", (pw,)))
+    example = "AKIA" + "IOSFODNN7" + "EXAMPLE"  # AWS's documented example id, not written whole
+    ids = [example] + ["AKIA" + g.s(UPPER, 16) for _ in range(6)] + ["ASIA" + g.s(UPPER, 16) for _ in range(2)]
+    ids += ["AKIA" + "".join(g.rng.choice(UPPER_ALNUM) for _ in range(16)) for _ in range(40)]
+    where = [
+        "aws_access_key_id = {}",
+        "export AWS_ACCESS_KEY_ID={}",
+        '{{"AccessKeyId": "{}", "Expiration": "2026-12-01T10:00:00Z"}}',
+        "the key id {} belongs to ci-user",
+        "[default]\naws_access_key_id={}\nregion = eu-west-1",
+    ]
+    for i, key_id in enumerate(ids):
+        cases.append(Case(f"aws-access-key-id-letters#{i}", where[i % len(where)].format(key_id), (key_id,)))
+    for i, name in enumerate(("aws_secret_access_key", "aws_session_token", "AWS_SECRET_ACCESS_KEY")):
+        secret = g.s(B64, 40) if i != 1 else g.s(B64, 300)
+        cases.append(Case(f"aws-config-line#{i}", f"[prod]\n{name} = {secret}\noutput = json", (secret,)))
+    for i in range(6):
+        jwt = _jwt(g)
+        sep = ("\n", "\n  ", "\\n", "\r\n", "\n", "\n")[i]
+        head = ("token:\n", "Authorization token\n", '{"t": "', "jwt=", "", "token: ")[i]
+        cases.append(Case(f"jwt-wrapped#{i}", head + _wrap(g, jwt, sep), (jwt[:30], jwt[-30:])))
+    for i in range(3):
+        body = [("b3BlbnNzaC1rZXktdjE" + g.s(B64, 51))] + [g.s(B64, 70) for _ in range(5)] + [g.s(B64, 12) + "="]
+        end = "\n-----END OPENSSH PRIVATE KEY-----" if i != 1 else ""
+        cases.append(Case(f"private-key-body#{i}", "$ tail -n 7 key\n" + "\n".join(body) + end, tuple(body)))
+    for i, start in enumerate(("MIIEpAIBAAKCAQEA", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", g.s(B64, 16))):
+        body = [start + g.s(B64, 48)] + [g.s(B64, 64) for _ in range(4)] + [g.s(B64, 20) + "=="]
+        text = "\n".join(body) + "\n-----END PRIVATE KEY-----\n$ ls"
+        cases.append(Case(f"private-key-body-pem#{i}", text, tuple(body)))
+    for i, name in enumerate(("token", "API_KEY", "password", "client_secret")):
+        value = g.s(ALNUM, 32) if i != 2 else _hostile_password(g)
+        cases.append(Case(f"name-then-value-on-next-line#{i}", f"{name}:\n  {value}\nthanks", (value,)))
+    return cases
 
 
 # Ordinary text that must come back unchanged.
@@ -441,4 +562,40 @@ def innocent_texts(seed: int = 7) -> list[str]:
         "token = tokenizer.encode(text)",
         "credentials = service_account.Credentials.from_service_account_file(path)",
         "see README#secrets for how to set OPENAI_API_KEY",
+        # near the hostile classes (issue 20), and must stay: prose about passwords, commands
+        # without one, URLs with a user name or a port, ids and hashes in commands
+        "The password is incorrect.",
+        "the password is stored in 1Password, not in the repo",
+        "password is required (min 12 chars)",
+        "The password policy is 12 characters",
+        "token usage is 53% of the window",
+        "the token count is 1532",
+        "The first token is 'Hello' and the EOS token is '</s>'",
+        "The token is valid for 3600 seconds",
+        "api key is set via OPENAI_API_KEY",
+        "the secret is in ~/.config/app/secret.json",
+        "pin numpy to 2.1.3",
+        "Password reset for user bob42 is done",
+        "set the password to something long",
+        "ssh-keygen -t ed25519 -N '' -f ~/.ssh/deploy",
+        "ssh-keygen -lf ~/.ssh/id_ed25519.pub",
+        "htpasswd -c .htpasswd admin",
+        "htpasswd -v .htpasswd admin",
+        "openssl rsa -in key.pem -passin env:KEY_PASS -out plain.pem",
+        "openssl req -new -key k.pem -passin file:pass.txt",
+        'curl -u "$USER:$TOKEN" https://api.example.com',
+        "echo hello | tee /tmp/x",
+        "net user bob /domain",
+        "git clone https://github.com/org/repo.git",
+        "git clone git@github.com:org/repo.git",
+        "https://firstname.lastname@bitbucket.org/team/repo.git",
+        "http://localhost:8080/api/v1/users/@me",
+        "https://registry.npmjs.org:443/@types/node",
+        "AKIA prefixes mark long-term keys, ASIA temporary ones",
+        f"kubectl delete pod worker-{g.uuid()}",
+        f"git show {sha} && git revert --no-edit {sha2[:12]}",
+        "tests/test_auth.py::test_password_is_hashed PASSED",
+        "test_token_is_refreshed_after_expiry FAILED",
+        "-----END PRIVATE KEY----- marks the end of a PEM block",
+        "MIT License",
     ]

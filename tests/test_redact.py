@@ -133,6 +133,19 @@ def test_corpus_is_broad():
         "yaml-secret",
         "json-password",
         "ini-password",
+        # issue 20: the hostile round's classes
+        "prose-password",
+        "cli-password-ssh-keygen",
+        "cli-password-htpasswd",
+        "cli-password-openssl",
+        "url-token-user",
+        "url-password-slash",
+        "aws-access-key-id-letters",
+        "aws-config-line",
+        "jwt-wrapped",
+        "private-key-body",
+        "private-key-body-pem",
+        "name-then-value-on-next-line",
     ):
         assert rule in rules, rule
 
@@ -182,6 +195,39 @@ def test_redacted_text_stays_put_inside_a_summary_line():
             if has_secret(wrap.format(text)):
                 failures.append(f"innocent {wrap}: {wrap.format(text)!r}")
     assert not failures, f"{len(failures)}:\n" + "\n".join(failures[:30])
+
+
+def test_hostile_round_two_keeps_what_is_not_the_secret():
+    # Issue 20: only the secret goes; the command, the sentence and the URL around it stay.
+    g = Gen(20)
+    hex40, pw = g.s("0123456789abcdef", 40), "Tr0ub4dor&3x"
+    cases = {
+        f"the password for prod is {pw}.": "the password for prod is [REDACTED].",
+        f"set the password to {pw} now": "set the password to [REDACTED] now",
+        f"the GITHUB_TOKEN is {g.s(string.ascii_letters + string.digits, 30)}": "the GITHUB_TOKEN is [REDACTED]",
+        f"ssh-keygen -p -P {pw} -N '{pw}' -f key": "ssh-keygen -p -P [REDACTED] -N '[REDACTED]' -f key",
+        f"htpasswd -bc /etc/nginx/.htpasswd bob {pw} && nginx -s reload": (
+            "htpasswd -bc /etc/nginx/.htpasswd bob [REDACTED] && nginx -s reload"
+        ),
+        f"openssl rsa -passin pass:{pw} -in k.pem": "openssl rsa -passin pass:[REDACTED] -in k.pem",
+        f"git clone https://{hex40}@github.com/o/r.git": "git clone https://[REDACTED]@github.com/o/r.git",
+        "postgres://app:ab/cd9x@db:5432/x": "postgres://app:[REDACTED]@db:5432/x",
+        "AKIA" + "IOSFODNN7" + "EXAMPLE in the docs": "[REDACTED] in the docs",
+        f"password={pw}&remember=1": "password=[REDACTED]&remember=1",
+        "token:\n  Zq8T4fakeKEY9XvB2mL7pR3sW6yH1c\nthanks": "token:\n  [REDACTED]\nthanks",
+    }
+    for text, want in cases.items():
+        assert redact(text) == want, text
+
+
+def test_no_random_aws_key_id_escapes():
+    # About 6% of random AKIA ids escaped: those without a digit failed the digit-or-mixed-case test.
+    rng = random.Random(6)
+    alphabet = string.ascii_uppercase + string.digits
+    ids = [rng.choice(["AKIA", "ASIA"]) + "".join(rng.choice(alphabet) for _ in range(16)) for _ in range(2000)]
+    ids += ["AKIA" + "".join(rng.choice(string.ascii_uppercase) for _ in range(16)) for _ in range(200)]
+    escaped = [i for i in ids if i[4:12] in redact(f"id {i}, then aws_access_key_id = {i}")]
+    assert not escaped, escaped[:5]
 
 
 def test_yaml_keys_on_one_line_do_not_shield_the_value():
@@ -330,6 +376,25 @@ LONG_LINES = {
     "mixed": "a=b:c\"d'e " * 20_000,
     "dotted-values": ("password=" + "Ab.c_" * 60 + " ") * 600,
     "capitals": "token=" + "A" * 200_000,
+    # issue 20's rules: prose, command lines, URLs, `@`, wrapped tokens, key bodies, values on the next line
+    "prose": "the password is " * 12_000,
+    "prose-verbs": "set the password to " * 10_000,
+    "prose-names": "GITHUB_TOKEN was " * 12_000,
+    "hints": "passed tokens keyboard mapping secrets " * 5_000,
+    "commands": "ssh-keygen -N " * 14_000,
+    "htpasswd": "htpasswd -b " * 16_000,
+    "piped": "echo x | sudo -S " * 12_000,
+    "at-runs": ("a1b2c3d4e5f6a7b8c9" + "@") * 10_000,
+    "at-long-run": "ab12" * 50_000 + "@x.com",
+    "scheme-runs": "https://" + "ab12" * 50_000,
+    "url-colons": "https://a:" + "b/" * 100_000,
+    "jwt-lines": ("eyJ" + "a" * 12 + "\n") * 14_000,
+    "jwt-dots": ("eyJ" + "a" * 12 + ".\n") * 13_000,
+    "jwt-payloads": ("eyJ" + "a" * 12 + ".eyJ" + "b" * 12 + "\n") * 7_000,
+    "key-body": "b3BlbnNzaC1rZXktdjE" + ("A" * 70 + "\n") * 2_800,
+    "key-ends": ("A" * 64 + "\n-----END PRIVATE KEY-----\n") * 2_200,
+    "names-then-lines": "token:\n" * 28_000,
+    "glued": "pw=" + "a&b" * 66_000,
 }
 
 

@@ -4,7 +4,9 @@ The model is also asked to redact, but a 135M model cannot be trusted with that;
 are the guarantee. They work in three layers:
 
 1. Shapes: PEM/PuTTY private keys, `scheme://user:pass@`, Authorization and Cookie headers,
-   command lines that carry a password (`mysql -pX`, `sshpass -p X`, `curl -u user:pass`).
+   command lines that carry a password (`mysql -pX`, `sshpass -p X`, `curl -u user:pass`), and
+   what only its context gives away (redact_context.py): passwords in prose or by position on a
+   command line, tokens as a URL's user, JWTs and key bodies wrapped over lines or cut.
 2. Provider formats (secret_patterns.py, after gitleaks' and detect-secrets' rule sets). A match
    is widened to its whole run of token characters, so a key longer than its pattern never
    leaves a tail behind (`npm_...Y`).
@@ -12,7 +14,9 @@ are the guarantee. They work in three layers:
    (`*_TOKEN`, `password`, `AccountKey`) loses any value that is not a reference or a type;
    any other name loses a value that looks random (long hex after `=`, mixed-class base64), so
    `TOKEN=3f9a... ./deploy.sh` and unknown providers are covered while `commit 3f9a2b1`,
-   `max_tokens=64` and `api_key_env: OPENAI_API_KEY` survive.
+   `max_tokens=64` and `api_key_env: OPENAI_API_KEY` survive. A secret's name may end its line
+   (`token:` then the value alone on the next): a summary joins lines, and whatever the joined
+   text would lose must already be gone, or the verifier refuses every later pass.
 
 Why not detect-secrets as a second detector at run time: on a 50,000-character tool output
 (benchmarks/bench_redact.py) it took 180-700 ms against our ~20 ms on this shared machine, it
@@ -25,28 +29,29 @@ behind a lookbehind, so none backtracks over a long line (tested on 200,000-char
 
 from __future__ import annotations
 
-import functools
-import itertools
-import math
 import re
-from collections import Counter
 
+from .redact_context import redact_context
 from .secret_patterns import (
     AZURE_AD_SECRET,
     CLASS_FIRST_PATTERNS,
-    HASH_NAMES,
-    KEY_QUALIFIERS,
     LOOSE_RULES,
-    NOT_SECRET_NAMES,
-    PASS_QUALIFIERS,
     PROVIDER_PATTERNS,
-    SAFE_WORDS,
-    SECRET_ENDINGS,
-    SECRET_PARTS,
-    VALUE_PARTS,
 )
-
-REDACTED = "[REDACTED]"
+from .secret_words import (  # noqa: F401  (is_secret_name, looks_random: re-exported)
+    _REFERENCE,
+    HASH_NAMES,
+    REDACTED,
+    SAFE_WORDS,
+    _entropy,
+    _key_like,
+    _name_parts,
+    _safe_value,
+    _switches,
+    _unquote,
+    is_secret_name,
+    looks_random,
+)
 
 _RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=.")
 _LEFT_CHARS = _RUN_CHARS - {"=", "."}
@@ -70,7 +75,9 @@ _COOKIE_HEADER = re.compile(r"(?i)(?<![\w\-])((?:set-)?cookie[ \t]*:[ \t]*)([^\n
 _BEARER = re.compile(r"(?<![A-Za-z0-9_\-])(Bearer|Basic|Token|Bot)([ \t]+)([A-Za-z0-9._~+/=\-]{12,})")
 _Q = r"""('[^'\n]{0,2000}'|"[^"\n]{0,2000}"|[^\s'"]+)"""
 _LINE = r"[^\n]{0,300}?[ \t]"
-_LINES = r"[\s\S]{0,300}?[ \t]"  # curl commands are often split with backslash-newlines
+# curl commands are often split with backslash-newlines; other line breaks end the command (a
+# summary puts `curl ...` and another command's `-b dc=x` on neighbouring lines)
+_LINES = r"(?:[^\n]|\\\r?\n){0,300}?[ \t]"
 # (words that must be in the text, regex, how to redact the captured value: all | after ':' |
 # after ',' | after '%' | if it has '='). The words gate each regex: a leading lookbehind stops
 # the engine skipping ahead, and a `str.__contains__` check is ~100x cheaper than the scan.
@@ -115,6 +122,16 @@ def _alternation(patterns: list[tuple[str, str]]) -> re.Pattern:
 _STRONG_KEYS = _alternation([(r, p) for r, p in PROVIDER_PATTERNS if r not in LOOSE_RULES])
 _LOOSE_KEYS = _alternation([(r, p) for r, p in PROVIDER_PATTERNS if r in LOOSE_RULES])
 _CLASS_KEYS = _alternation(CLASS_FIRST_PATTERNS)
+_AWS_ID = re.compile(r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")
+
+
+def _strong_check(s: str) -> bool:
+    """A distinctive prefix needs a body with digits or mixed case; an AWS key id (exactly 20
+    capitals and digits) needs neither: AWS's own example id, AKIAIOSFODNN7EXAMPLE, has one digit
+    and about 6% of random ids have none, which the digit test let through."""
+    return _key_like(s) or _AWS_ID.fullmatch(s) is not None
+
+
 _AZURE_AD = re.compile(AZURE_AD_SECRET)
 
 # --- layer 3: assignments --------------------------------------------------------------------
@@ -131,79 +148,17 @@ _NEXT_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,100}:")
 # The value is only looked at (lookahead), so it can itself be the next name: `$env:NAME = "v"`.
 _ASSIGN = re.compile(
     r"(?<![A-Za-z0-9_.\-])(-{0,2}[A-Za-z_][A-Za-z0-9_.\-]{0,100})"
-    r"(\\?[\"']?[ \t]*(?:=>|:=|==?|:)[ \t]*)(?=" + _VALUE + ")"
+    r"(\\?[\"']?[ \t]*(?:=>|:=|==?|:)[ \t]*(?:\r?\n[ \t]*)?)(?=" + _VALUE + ")"
 )
+# After a secret's name, a value may continue past `&` or `;` unless a new `name=` starts there.
+_GLUE = re.compile(r"[&;](?![A-Za-z_][\w.\-]{0,100}[=:])[^\s\"'`,;(){}<>&\\]+")
+_LINE_END = re.compile(r"[ \t]*(?:\r?\n|\Z)")
 _FLAG = re.compile(r"(?<![A-Za-z0-9_.\-])(--[A-Za-z][A-Za-z0-9_\-]{0,60})([ \t]+)(?![\-\[])(?=" + _VALUE + ")")
 
-_NAME_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-_REFERENCE = re.compile(
-    r"\$(?:[A-Z_]+|[a-z_]+|\{[^}]*\}|\([^)]*\)|\{\{.*\}\})|%[A-Za-z_]+%|\{\{.*\}\}|<[^<>]*>|\*+|x+|X+|•+|\.{3}|…"
-    r"|[A-Za-z_][\w.]*\[.*"  # list[str], Optional[str], os.environ["X"], ENV["X"]
-    r"|(?:process\.env|ENV|env|getenv|os\.getenv|os\.environ)\b.*"
-)
-# Dotted names in code (args.token, requests.Session, service_account.Credentials); each part is
-# snake_case, CamelCase or CONSTANT, so `H4hZc6eIPd.t1i` is not one. Possessive: no backtracking.
-_PART = r"(?:[a-z_][a-z0-9_]*+|[A-Z]++[a-z]*+(?:[A-Z]++[a-z]++)*+\d*+|[A-Z_][A-Z0-9_]*+)"
-_DOTTED = re.compile(_PART + r"(?:\." + _PART + r")++")
-_PATH = re.compile(r"(?:~?/|\.{1,2}/|[A-Za-z]:\\)")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 _HEX = re.compile(r"[0-9a-fA-F]{32,}")
 _B64 = re.compile(r"[A-Za-z0-9+/_\-]{20,}={0,3}")
 _WORDS = re.compile(r"[A-Z]?[a-z]{3,}")
-
-
-@functools.lru_cache(maxsize=4096)
-def _name_parts(name: str) -> tuple[str, ...]:
-    return tuple(p.lower() for chunk in re.split(r"[_\-.\s:]+", name) for p in _NAME_PARTS.findall(chunk))
-
-
-@functools.lru_cache(maxsize=4096)
-def is_secret_name(name: str) -> bool:
-    """True when a variable, key or flag name says its value is a credential."""
-    parts = _name_parts(name)
-    joined = "".join(parts)
-    if not parts or joined in NOT_SECRET_NAMES:
-        return False
-    if joined.endswith(SECRET_ENDINGS) or parts[-1] in SECRET_PARTS:
-        return True
-    if parts[-1] == "key" and len(parts) > 1 and parts[-2] in KEY_QUALIFIERS:
-        return True
-    if parts[-1] == "pass" and (len(parts) == 1 or parts[-2] in PASS_QUALIFIERS):  # not `on_pass`
-        return True
-    return parts[-1] in VALUE_PARTS and len(parts) > 1 and is_secret_name("_".join(parts[:-1]))
-
-
-def _entropy(s: str) -> float:
-    n = len(s)
-    return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
-
-
-def _switches(s: str) -> float:
-    """Share of neighbour pairs that go lower->upper or between digit and letter.
-
-    Random keys switch far more often than CamelCase or kebab-case names do (`MyVeryLongName2`):
-    measured on 2,000 random strings of 24-40 characters, the 1st percentile is 0.17-0.28 for
-    base64/alphanumeric and 0.13-0.21 for one-case-plus-digits; such names score 0.11-0.25."""
-    pairs = itertools.pairwise(s)
-    hits = sum(
-        1
-        for a, b in pairs
-        if (a.islower() and b.isupper()) or (a.isalnum() and b.isalnum() and a.isdigit() != b.isdigit())
-    )
-    return hits / max(1, len(s) - 1)
-
-
-def _key_like(s: str) -> bool:
-    """A distinctive provider prefix only needs a body with digits or mixed case (not `xxxx`)."""
-    has_digit = any(c.isdigit() for c in s)
-    return (has_digit or (any(c.islower() for c in s) and any(c.isupper() for c in s))) and max(
-        (len(r) for r in re.findall(r"[A-Za-z0-9]+", s)), default=0
-    ) >= 8
-
-
-def looks_random(s: str) -> bool:
-    """A token-like string with the character mix of a generated key, not of words or names."""
-    return len(s) >= 16 and _key_like(s) and _switches(s) >= 0.15 and _entropy(s) >= 3.3
 
 
 def _high_entropy_value(value: str, name: str, sep: str) -> bool:
@@ -216,28 +171,6 @@ def _high_entropy_value(value: str, name: str, sep: str) -> bool:
         return False
     words = sum(len(w) for w in _WORDS.findall(value)) / len(value)
     return any(c.isdigit() for c in value) and words < 0.6 and _switches(value) >= 0.2 and _entropy(value) >= 3.8
-
-
-def _safe_value(bare: str, name: str) -> bool:
-    """Values that are references, types, placeholders or plain words, not credentials."""
-    low = bare.lower()
-    return (
-        len(bare) < 3
-        or low in SAFE_WORDS
-        or low == name.lstrip("-").lower()
-        or _REFERENCE.fullmatch(bare) is not None
-        or ((_PATH.match(bare) or _DOTTED.fullmatch(bare)) is not None and not looks_random(bare))
-    )
-
-
-def _unquote(value: str) -> tuple[str, str, str]:
-    """(opening, inner, closing) for a captured value."""
-    for q in ('\\"', '"', "'", "`"):
-        if len(value) >= 2 * len(q) and value.startswith(q) and value.endswith(q):
-            return q, value[len(q) : -len(q)], q
-    if value[:1] in "\"'`":
-        return value[0], value[1:], ""
-    return "", value, ""
 
 
 def _replace_value(value: str, name: str, sep: str, named_only: bool) -> str | None:
@@ -269,6 +202,15 @@ def _inner_cuts(text: str, at: int, named_only: bool) -> bool:
     )
 
 
+def _value_end(text: str, m: re.Match, name: str) -> int:
+    """Where an assigned value ends: the rest of a long value, or glued on (`"pw"x`); after a
+    secret's name also past `&`/`;` (`password=Tr0ub4dor&3x`, not `?token=x&page=2`)."""
+    end = _VALUE_END.match(text, m.end(3)).end()
+    while m.group(3).lstrip("\\")[:1] not in "\"'`(" and is_secret_name(name) and (glue := _GLUE.match(text, end)):
+        end = glue.end()
+    return end
+
+
 def _redact_values(regex: re.Pattern, text: str, named_only: bool) -> str:
     pieces, last = [], 0
     for m in regex.finditer(text):
@@ -279,11 +221,16 @@ def _redact_values(regex: re.Pattern, text: str, named_only: bool) -> str:
             continue  # cheap exits first: most `word:` / `word=` in text are neither
         if _NEXT_KEY.fullmatch(value) and _inner_cuts(text, m.start(3), named_only):
             continue  # `auth: password: X` (YAML on one line): the inner name's own match cuts X
+        if "\n" in m.group(2) and (
+            not is_secret_name(name) or value.endswith(":") or not _LINE_END.match(text, _value_end(text, m, name))
+        ):
+            continue  # `token:` then the value alone on the next line, not the next YAML key or a sentence
+        if value.lstrip("\\")[:1] not in "\"'`(" and is_secret_name(name):
+            value = text[m.start(3) : _value_end(text, m, name)]  # judged whole: `pw=S&YPQFGiRbVq+1`
         out = _replace_value(value, name, m.group(2), named_only)
         if out is not None:
-            end = _VALUE_END.match(text, m.end(3)).end()  # the rest of a long value, or glued on: `"pw"x`
             pieces += [text[last : m.start(3)], out]
-            last = end
+            last = _value_end(text, m, name)
     return "".join(pieces) + text[last:] if pieces else text
 
 
@@ -381,6 +328,7 @@ def redact(text: str) -> str:
         text = _PUTTY_KEY.sub(lambda m: m.group(1) + REDACTED + "\n", text)
     if "://" in text:
         text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{REDACTED}@", text)
+    text = redact_context(text, low)
     if "authorization" in low:
         text = _AUTH_HEADER.sub(_auth_header, text)
     if "cookie" in low:
@@ -390,7 +338,7 @@ def redact(text: str) -> str:
     for words, regex, how in _COMMAND_RES:
         if any(w in text for w in words):
             text = regex.sub(lambda m, how=how: _command(m, how), text)
-    text = _redact_keys(_STRONG_KEYS, text, _key_like)
+    text = _redact_keys(_STRONG_KEYS, text, _strong_check)
     text = _redact_keys(_LOOSE_KEYS, text, looks_random)
     text = _redact_keys(_CLASS_KEYS, text, looks_random)
     if "Q~" in text:

@@ -1,0 +1,440 @@
+"""Secrets recognised by their context rather than by their own shape (part of redact()).
+
+Why a separate pass: these are the credentials a hostile round found passing redact() because
+nothing in the value itself gives it away, or because it is spread over lines:
+
+- a password stated in prose ("the password for prod is ...", "passphrase was ...",
+  "password Tr0ub4dor&3x"): the sentence says what the next word is;
+- a password given to a command by position or by a short flag (`htpasswd -b FILE USER PW`,
+  `ssh-keygen -N PW`, `openssl -passin pass:PW`, `keytool -storepass PW`, `zip -P PW`, `7z -pPW`,
+  `ldapsearch -w PW`, `echo PW | sudo -S`): the command line says which argument it is;
+- a URL whose user part is a token (`https://<40 hex>@github.com/...`) or whose password holds
+  a `/` (not valid in a URL, but typed anyway);
+- a JWT wrapped over lines, and a private key body whose BEGIN line was cut off.
+
+Every rule is gated by a substring test and written so that no regex backtracks over a long
+line (each repetition is bounded, or split where the next character decides). Values that are
+references (`$PW`, `${{ secrets.X }}`), placeholders, plain words or paths stay: the summary must
+keep `the password is stored in vault` and `pin numpy to 2.1`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .secret_patterns import CLI_PASSWORD_FLAGS, KEY_BODY_STARTS, KEY_BODY_WORDS
+from .secret_words import REDACTED, SAFE_WORDS, _key_like, _safe_value, is_secret_name, looks_random
+
+# One command of a line: up to `&&`, `||`, `;` or a pipe (a password may hold `&` or `;`).
+_SEGMENT = r"(?:(?!&&|\|\||;[ \t]|[ \t]\|)[^\n])*"  # unbounded but linear: one pass per command
+_TOKEN_CH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.=+/")
+_QUOTED = r"""'[^'\n]{0,300}'|"[^"\n]{0,300}"|`[^`\n]{0,300}`"""
+_VAL = r"(" + _QUOTED + r"""|[^\s'"`]{1,300})"""
+_HEX16 = re.compile(r"[0-9a-fA-F]{16,}")
+
+
+def _strip(value: str) -> tuple[str, str, str]:
+    """(opening quote, bare value, closing quote and sentence punctuation)."""
+    if REDACTED[:-1] in value:  # ours already (perhaps cut at its `]`): a rerun leaves it
+        return "", REDACTED, ""
+    if len(value) >= 2 and value[0] in "'\"`" and value[-1] == value[0]:
+        return value[0], value[1:-1], value[0]
+    core = value.rstrip(".,;:!?)]}*>'\"`")
+    return "", core, value[len(core) :]
+
+
+def _plain_word(s: str) -> bool:
+    """A word of prose or a kebab-case name (`incorrect`, `Hunter`, `not-set`), not a password."""
+    parts = s.split("-")
+    return all(p.isalpha() and (p.islower() or p.istitle() or p.isupper()) for p in parts if p) and any(parts)
+
+
+def _password_like(s: str, strict: bool = False) -> bool:
+    """What a person would type as a password: not a plain word, a reference, a path or a flag."""
+    if len(s) < (6 if strict else 4) or REDACTED in s or _plain_word(s) or _safe_value(s, ""):
+        return False
+    if "://" in s or s.startswith("-") or (strict and ("=" in s or not any(c.isalpha() for c in s))):
+        return False
+    return not strict or any(not c.isalpha() for c in s)
+
+
+def _token_like(s: str) -> bool:
+    """A generated token or key: long enough and not a word, a number, a version or a name."""
+    if len(s) < 8 or REDACTED in s or _plain_word(s) or _safe_value(s, "") or "://" in s:
+        return False
+    if s.replace(".", "").replace("-", "").isdigit() or re.fullmatch(r"v?\d+(?:\.\d+)+[\w.+\-]*", s):
+        return False
+    return looks_random(s) or _key_like(s) or (any(c.isdigit() for c in s) and any(c.isalpha() for c in s))
+
+
+# --- prose ------------------------------------------------------------------------------------
+_PW_WORDS = r"pass(?:word|wd|phrase|code)s?|pass[ \t]+phrase|pwd?|pin(?:[ \t]+code)?"
+_KEY_WORDS = r"secret(?:[ \t]+key)?|(?:api|access|secret|private|auth|signing)[ \t_\-]?key|(?:access|auth|api|bot|bearer)?[ \t_\-]?token"
+# Words of one sentence stay on one line: a summary joins facts from many messages line by line,
+# and `password` ending one bullet must not reach a value on the next (the verifier would find a
+# secret no single message held). Only the value may start the next line: "the password is\nX".
+_SEP = r"[ \t]+"
+_CONNECT = (
+    r"(?:" + _SEP + r"(?:(?:is|was|are|has[ \t]+been|have[ \t]+been|will[ \t]+be|got)[ \t]+)?"
+    r"(?:set|changed|reset|updated|rotated)[ \t]+to\b"
+    r"|" + _SEP + r"(?:is|was|are|be|becomes|remains|now)\b(?:[ \t]*[:=])?(?:[ \t]+(?:now|still|also|currently|just))?"
+    r"|[ \t]*(?:[:=]|->|→|=>))"
+)
+_PROSE = re.compile(
+    r"(?i)(?<![\w\-.])(" + _PW_WORDS + "|" + _KEY_WORDS + r")(?![\w\-])"
+    r"((?:" + _SEP + r"[\w.'()@/\-]{1,40}){0,5}?)(" + _CONNECT + r")[ \t]*(?:\r?\n[ \t]*)?" + _VAL
+)
+# "the GITHUB_TOKEN is X": a variable's name as the subject (judged by is_secret_name).
+_PROSE_IDENT = re.compile(r"(?i)([A-Za-z_][\w\-.]{0,80})()(" + _CONNECT + r")[ \t]*(?:\r?\n[ \t]*)?" + _VAL)
+# "set the password to X", "I changed my passphrase to X": the verb comes first.
+_PROSE_TO = re.compile(
+    r"(?i)(?<![\w\-])(?:set|sets|setting|change[sd]?|changing|reset(?:s|ting)?|update[sd]?|updating|rotate[sd]?)"
+    r"[ \t]+(?:[\w\-]{1,20}[ \t]+){0,3}?(" + _PW_WORDS + r")[ \t]+to[ \t]+" + _VAL
+)
+_VERB_BEFORE = re.compile(
+    r"(?i)(?<![\w\-])(?:set|change|reset|updat|rotat)[a-z]{0,4}[ \t]+(?:[\w\-]{1,20}[ \t]+){0,3}?$"
+)
+# "use password X", "PASSWORD X": only a value that reads as a typed password (digits or symbols).
+_PROSE_BARE = re.compile(r"(?i)(?<![\w\-.])(pass(?:word|wd|phrase)|pwd?)[ \t]+" + _VAL)
+# What the words between the secret's name and "is" may not be: then the value is something else
+# ("the password policy is strict", "token usage is 53%", "the token file is ~/.token").
+_NOT_THE_VALUE = frozenset(
+    "length policy field prompt manager strength reset expiry expiration rotation file path env variable var "
+    "format rules rule requirement requirements count usage limit budget type name size id ids cost price rate "
+    "window lifetime ttl age header endpoint url scope scopes version hint prefix suffix".split()
+)
+_NAME_ONLY = re.compile(r"[A-Za-z_][\w.\-]*")
+# Where a prose rule may start: a class first lets the engine skip ahead (the rules themselves
+# open with a lookbehind and a case-blind alternation, ~10x slower to scan 50 MB with).
+_HINT = re.compile(r"[pPsSkKtT](?i:ass|wd?\b|in\b|ecret|ey|oken)")
+_QUALIFIER = re.compile(r"[A-Za-z]{2,8}[ \t_\-]?$")
+
+
+def _sub_prose(text: str) -> str:
+    """The prose rules, tried only where a secret's name starts (or its qualifier, or a verb before it)."""
+    pieces, last = [], 0
+    for h in _HINT.finditer(text):
+        i = h.start()
+        if i < last:
+            continue
+        tries = [(_PROSE, _prose, i), (_PROSE_BARE, _prose_bare, i)]
+        if i and (text[i - 1].isalnum() or text[i - 1] in "_-."):
+            start = i
+            while start > max(last, i - 60) and (text[start - 1].isalnum() or text[start - 1] in "_-."):
+                start -= 1
+            tries.insert(0, (_PROSE_IDENT, _prose_ident, start))  # `DB_PASSWORD was ...`
+        if i and text[i - 1] in " \t_-" and (q := _QUALIFIER.search(text, max(last, i - 9), i)):
+            tries.insert(0, (_PROSE, _prose, q.start()))  # `API key is ...`
+        if text[i] in "pP" and (v := _VERB_BEFORE.search(text, max(last, i - 90), i)):
+            tries.insert(0, (_PROSE_TO, _prose_bare, v.start()))  # `set the password to ...`
+        for rule, fn, at in tries:
+            m = rule.match(text, at)
+            if m:
+                out = fn(m)
+                if out != m.group(0):
+                    pieces += [text[last : m.start()], out]
+                    last = m.end()
+                    break
+    return "".join(pieces) + text[last:] if pieces else text
+
+
+def _prose(m: re.Match) -> str:
+    word, mid, connect, value = m.group(1), m.group(2), m.group(3), m.group(4)
+    if not mid.strip() and connect.strip() in (":", "=") and _NAME_ONLY.fullmatch(word) and is_secret_name(word):
+        return m.group(0)  # `password: x` is an assignment: layer 3 judges it
+    if {w.lower().strip("'()") for w in mid.split()} & _NOT_THE_VALUE:
+        return m.group(0)
+    opening, bare, rest = _strip(value)
+    pw = re.search(r"pass|pwd?\b|pw_|pin\b", word, re.I) is not None
+    if bare.lower() in SAFE_WORDS or not (_password_like(bare) if pw or opening else _token_like(bare)):
+        return m.group(0)
+    return m.group(0)[: m.start(4) - m.start(0)] + f"{opening}{REDACTED}{rest}"
+
+
+def _prose_ident(m: re.Match) -> str:
+    return _prose(m) if is_secret_name(m.group(1)) else m.group(0)
+
+
+def _prose_bare(m: re.Match) -> str:
+    opening, bare, rest = _strip(m.group(2))
+    if not (_password_like(bare) if opening else _password_like(bare, strict=True)):
+        return m.group(0)
+    return m.group(0)[: m.start(2) - m.start(0)] + f"{opening}{REDACTED}{rest}"
+
+
+# --- command lines ----------------------------------------------------------------------------
+_CLI_RES = [
+    (
+        words,
+        re.compile(r"(?<![\w\-/.])(?:" + cmd + r")\b" + _SEGMENT),
+        re.compile(r"(?<=[ \t])(?:" + flag + r")" + _VAL),
+    )
+    for words, cmd, flag in CLI_PASSWORD_FLAGS
+]
+_NET_USER = re.compile(r"(?<![\w\-])net[ \t]+user[ \t]+[^\s/]+[ \t]+(?=[^\s/*])" + _VAL)  # net user NAME PASSWORD
+_HTPASSWD = re.compile(r"(?<![\w\-/.])htpasswd\b" + _SEGMENT)
+_ARG = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|\S+")
+_PIPED = re.compile(
+    r"(?<![\w\-])(?:echo|printf)[ \t]+(?:-[neE]{1,3}[ \t]+)?" + _VAL + r"(?=[ \t]*\|[ \t]*(?:sudo\b[^\n|]{0,40}?-S\b"
+    r"|chpasswd\b|passwd\b|[^\n|]{0,120}?--password-stdin|[^\n|]{0,120}?--passphrase-fd|[^\n|]{0,80}?\bsshpass\b))"
+)
+
+
+_PIPED_WORDS = ("sudo", "passwd", "password-stdin", "passphrase-fd", "sshpass")
+
+
+def _cut_value(value: str) -> str | None:
+    """The redacted form of a command's password argument, or None when it is not a password."""
+    opening, bare, closing = (
+        (value[0], value[1:-1], value[-1]) if value[:1] in "'\"" and len(value) > 1 else ("", value, "")
+    )
+    keep = ""
+    if re.match(r"(?:pass|env|file|fd|stdin|keychain):", bare):  # openssl's pass:X / env:VAR / file:PATH
+        if not bare.startswith("pass:"):
+            return None
+        keep, bare = "pass:", bare[5:]
+    if (
+        len(bare) < 1
+        or bare.startswith(("$", REDACTED[:-1]))
+        or bare in ("-", "''", '""')
+        or bare.lower() in SAFE_WORDS
+    ):
+        return None
+    return f"{opening}{keep}{REDACTED}{closing}"
+
+
+def _cut_flags(segment: str, flag: re.Pattern) -> str:
+    def one(m: re.Match) -> str:
+        out = _cut_value(m.group(1))
+        return m.group(0) if out is None else m.group(0)[: m.start(1) - m.start(0)] + out
+
+    return flag.sub(one, segment)
+
+
+def _htpasswd(m: re.Match) -> str:
+    """`htpasswd -b[c] FILE USER PASSWORD`, `htpasswd -nb USER PASSWORD`: the batch flag puts the
+    password on the command line as the last positional argument."""
+    line = m.group(0)
+    args = list(_ARG.finditer(line))[1:]
+    flags = "".join(a.group(0)[1:] for a in args if a.group(0).startswith("-") and len(a.group(0)) > 1)
+    if "b" not in flags:
+        return line
+    positional, skip = [], False
+    for a in args:
+        word = a.group(0)
+        if skip:
+            skip = False
+        elif word.startswith("-") and len(word) > 1:
+            skip = word in ("-C", "-r")  # cost and rounds take a number
+        else:
+            positional.append(a)
+    need = 2 if "n" in flags else 3
+    if len(positional) < need:
+        return line
+    a = positional[need - 1]
+    out = _cut_value(a.group(0))
+    return line if out is None else line[: a.start()] + out + line[a.end() :]
+
+
+# --- URLs -------------------------------------------------------------------------------------
+# Both matched from each `://` (a literal the engine finds fast), not from every position.
+_SCHEME = re.compile(r"(?<![A-Za-z0-9+.\-])[a-zA-Z][a-zA-Z0-9+.\-]{0,30}$")
+_URL_USER = re.compile(r"(://)([^\s:/@\[\]'\"`]{16,300})@")
+_URL_SLASH_PASSWORD = re.compile(r"(://[^\s:/@\[\]]{0,200}:)([^\s@/]{0,300}/[^\s@]{0,300})@(?=[A-Za-z0-9\[])")
+
+
+# A truncation marker may cut the token in two (`https://403bec91 ... 08a9f6@github.com`): the
+# first half is a dotless run right after `://`, the second a run glued to `@host.tld`.
+_URL_USER_CUT = re.compile(r"(://)([A-Za-z0-9_\-]{16,300})(?=\s|\Z)")
+_AT_HOST = re.compile(r"@[A-Za-z0-9\-]+\.[A-Za-z]")
+_RUN_CH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def _token_user(user: str) -> bool:
+    """A URL's user part that is a token: hex (16+ once cut), random-looking or key-like."""
+    hexish = len(user) >= 16 and _HEX16.fullmatch(user) is not None and not user.isdigit() and not user.isalpha()
+    return REDACTED not in user and (hexish or looks_random(user) or (len(user) >= 24 and _key_like(user)))
+
+
+def _sub_at_tokens(text: str) -> str:
+    """A token glued to `@host.tld` with nothing before it but a space: the rest of a cut URL."""
+    pieces, last, at = [], 0, text.find("@")
+    while at >= 0:
+        start = at
+        while start > max(last, at - 300) and text[start - 1] in _RUN_CH:
+            start -= 1
+        glued = at - start >= 16 and (start == 0 or text[start - 1] not in _RUN_CH and text[start - 1] not in ".@/:%+")
+        if glued and _AT_HOST.match(text, at) and _token_user(text[start:at]):
+            pieces += [text[last:start], REDACTED]
+            last = at
+        at = text.find("@", at + 1)
+    return "".join(pieces) + text[last:] if pieces else text
+
+
+def _sub_urls(text: str) -> str:
+    pieces, last, at = [], 0, text.find("://")
+    while at >= 0:
+        if at >= last and _SCHEME.search(text, max(0, at - 31), at):
+            for rule, fn in (
+                (_URL_USER, _url_user),
+                (_URL_SLASH_PASSWORD, _url_slash_password),
+                (_URL_USER_CUT, _url_user),
+            ):
+                m = rule.match(text, at)
+                if m and (out := fn(m)) != m.group(0):
+                    pieces += [text[last:at], out]
+                    last = m.end()
+                    break
+        at = text.find("://", at + 3)
+    return "".join(pieces) + text[last:] if pieces else text
+
+
+def _url_user(m: re.Match) -> str:
+    if not _token_user(m.group(2)):
+        return m.group(0)
+    return m.group(0)[: m.start(2) - m.start(0)] + REDACTED + m.group(0)[m.end(2) - m.start(0) :]
+
+
+def _url_slash_password(m: re.Match) -> str:
+    pw = m.group(2)
+    head = pw.split("/", 1)[0]
+    if not head or head.isdigit() or REDACTED in pw or "://" in pw:  # `host:8080/path/@scope`: a port
+        return m.group(0)
+    return f"{m.group(1)}{REDACTED}@"
+
+
+# --- over lines -------------------------------------------------------------------------------
+_BREAK = re.compile(r"[ \t]*(?:\\\r?\n|\r?\n|\\r\\n|\\n)[ \t>\"']*")
+_JWT_START = re.compile(r"(?<![A-Za-z0-9_\-])eyJ")
+_JWT = re.compile(r"ey[A-Za-z0-9_\-]{10,}\.ey[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-+/=.]*")
+
+
+def _run_end(text: str, i: int) -> int:
+    n = len(text)
+    while i < n and text[i] in _TOKEN_CH:
+        i += 1
+    return i
+
+
+def _jwt_span(text: str, start: int) -> int | None:
+    """End of a JWT that starts at `start` and is wrapped over lines, or None. A line break is
+    crossed while the token lacks its two dots; once it has them (a wrapped signature), only from
+    a line the token fills (or 40 characters of it) to a next line that starts with a run of token
+    characters that is not a word (or is a piece of 3 characters or less alone on its line: `RE`).
+    Bounded so that text full of `eyJ` stays linear: a header is crossed over at most 6 lines, the
+    payload must start `ey` like a JWT's, at most 40 lines and 16 KB in all."""
+    parts, i, breaks, n, dots, checked = [], start, 0, len(text), 0, False
+    while True:
+        j = _run_end(text, i)
+        parts.append(text[i:j])
+        dots += parts[-1].count(".")
+        if dots and not checked:
+            payload = "".join(parts).split(".", 2)[1]
+            if payload[:2] and not "ey".startswith(payload[:2]):
+                return None
+            checked = len(payload) >= 2
+        b = _BREAK.match(text, j)
+        if b is None or breaks >= 40 or (breaks >= 6 and not dots) or j - start > 16384:
+            break
+        if b.end() >= n or text[b.end()] not in _TOKEN_CH:
+            break
+        if dots >= 2:
+            k = _run_end(text, b.end())
+            nxt = text[b.end() : k]
+            whole_next = k == n or _BREAK.match(text, k) is not None
+            piece = (whole_next and len(nxt) <= 3) or not _plain_word(nxt.rstrip("."))
+            if not ((breaks or j - start >= 40) and piece and any(c.isalnum() for c in nxt)):
+                break
+        i, breaks = b.end(), breaks + 1
+    if not breaks or not _JWT.fullmatch("".join(parts)):
+        return None
+    return j
+
+
+def _split_jwts(text: str) -> str:
+    pieces, last = [], 0
+    for m in _JWT_START.finditer(text):
+        if m.start() < last:
+            continue
+        end = _jwt_span(text, m.start())
+        if end is not None:
+            pieces += [text[last : m.start()], REDACTED]
+            last = end
+    return "".join(pieces) + text[last:] if pieces else text
+
+
+_NL = r"(?:\r?\n|\\r?\\n)"
+# A private key body by its first bytes (KEY_BODY_STARTS), then every line that is base64 alone.
+_KEY_BODY = re.compile(
+    r"(?<![A-Za-z0-9+/])(?:"
+    + KEY_BODY_STARTS
+    + r")[A-Za-z0-9+/=]*(?:"
+    + _NL
+    + r"[ \t]*[A-Za-z0-9+/=]{2,}[ \t]*(?=\r?\n|\\[rn]|[\"']|\Z))*"
+    r"(?:" + _NL + r"[ \t]*-{4,5} ?END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5})?"
+)
+_KEY_END = re.compile(r"-{4,5} ?END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}")
+_B64_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/=]{4,}[ \t]*")
+
+
+def _line_above(text: str, at: int, floor: int) -> tuple[int, int] | None:
+    """(start, end) of the line that ends just before `at` (a real or a JSON-escaped line break,
+    spaces allowed), or None when `at` does not follow a line break."""
+    k = at
+    while k > floor and text[k - 1] in " \t":
+        k -= 1
+    if text[k - 1 : k] == "\n":
+        end = k - 1 - (text[k - 2 : k - 1] == "\r")
+    elif text[k - 2 : k] == "\\n":
+        end = k - 2 - 2 * (text[k - 4 : k - 2] == "\\r")
+    else:
+        return None
+    start = max(text.rfind("\n", floor, end) + 1, floor)
+    escaped = text.rfind("\\n", floor, end)
+    return (max(start, escaped + 2) if escaped >= 0 else start), end
+
+
+def _headless_ends(text: str) -> str:
+    """An END line with no BEGIN above it (the BEGIN was cut off): the base64 lines above go too."""
+    pieces, last = [], 0
+    for m in _KEY_END.finditer(text):
+        begin, lines = m.start(), 0
+        while lines < 400:
+            line = _line_above(text, begin, last)
+            if line is None or not _B64_LINE.fullmatch(text[line[0] : line[1]]):
+                break
+            begin, lines = line[0], lines + 1
+        if lines:
+            pieces += [text[last:begin], REDACTED]
+            last = m.end()
+    return "".join(pieces) + text[last:] if pieces else text
+
+
+def redact_context(text: str, low: str) -> str:
+    """Apply the rules above; `low` is text.lower() (the gates)."""
+    if "eyJ" in text:
+        text = _split_jwts(text)
+    if any(w in text for w in KEY_BODY_WORDS):
+        text = _KEY_BODY.sub(REDACTED, text)
+    if "PRIVATE KEY" in text:
+        text = _headless_ends(text)
+    if "://" in text:
+        text = _sub_urls(text)
+    if "@" in text:
+        text = _sub_at_tokens(text)
+    if any(w in low for w in ("pass", "pw", "pin", "secret", "key", "token")):
+        text = _sub_prose(text)
+    for words, command, flag in _CLI_RES:
+        if any(w in low for w in words):
+            text = command.sub(lambda m, flag=flag: _cut_flags(m.group(0), flag), text)
+    if "net" in low and "user" in low:
+        text = _NET_USER.sub(
+            lambda m: m.group(0)[: m.start(1) - m.start(0)] + (_cut_value(m.group(1)) or m.group(1)), text
+        )
+    if "htpasswd" in low:
+        text = _HTPASSWD.sub(_htpasswd, text)
+    if "|" in text and ("echo" in text or "printf" in text) and any(w in low for w in _PIPED_WORDS):
+        text = _PIPED.sub(
+            lambda m: m.group(0)[: m.start(1) - m.start(0)] + (_cut_value(m.group(1)) or m.group(1)), text
+        )
+    return text
