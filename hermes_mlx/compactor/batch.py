@@ -26,6 +26,7 @@ from hermes_mlx.compactor.transcript import (
 )
 from hermes_mlx.compactor.users import fit_users
 from hermes_mlx.summarizer.api import Message
+from hermes_mlx.summarizer.budget import hermes_tokens
 
 logger = logging.getLogger(telemetry.LOGGER_NAME)
 
@@ -36,6 +37,7 @@ PRUNE_TARGET_RATIO = 0.75  # pruning alone must reach this share of the threshol
 SUMMARY_RATIO = 0.2
 SUMMARY_MIN_TOKENS = 512  # a forced pass over a short span: 256 made the budget drop its errors
 SUMMARY_MAX_TOKENS = 4000
+SUMMARY_CAP_RATIO = 0.3  # nor more than this share of the threshold, so a small window can converge
 CONVERGE_RATIO = 0.6  # a pass aims the transcript here, so the next one is many turns away
 MIN_USER_TOKENS = 128  # the user turns' view never gets less, whatever the rest takes
 REGROW_SHARE = 0.1  # a pass that ended above PRUNE_TARGET_RATIO: no other until it grows this much
@@ -142,9 +144,15 @@ class BatchCompactor(Compactor):
         # the ratio applies to what is new: an iterative summary carries its predecessor whole
         # (20% of old summary + new turns made the budget drop the old summary's commands)
         carried = self.count(previous) if previous else 0
+        # ... but a summary that carries its predecessor whole only grows: in a small window (a long
+        # session of short turns at 4,096) it alone outgrew the threshold, so it is capped too.
+        # The summarizer fits its budget by Hermes's count; the cap is in ours (a tokenizer reads
+        # "step 1207" as more tokens than chars/4), so it is scaled by the previous summary's ratio.
+        cap = int(s.threshold * SUMMARY_CAP_RATIO * min(1.0, hermes_tokens(previous) / carried if carried else 1.0))
+        cap = max(SUMMARY_MIN_TOKENS, cap)
         budget = s.summary_budget_tokens or max(
             SUMMARY_MIN_TOKENS,
-            min(SUMMARY_MAX_TOKENS, carried + int(max(middle_tokens - carried, 0) * SUMMARY_RATIO)),
+            min(SUMMARY_MAX_TOKENS, cap, carried + int(max(middle_tokens - carried, 0) * SUMMARY_RATIO)),
         )
         clipped = clip_for_summary(turns, s.max_chars_per_message)
         result = call_summarizer(
