@@ -148,3 +148,15 @@ def test_short_turns_for_a_long_session_stay_under_the_threshold_and_the_store_s
     summaries = [r for r in rows if markers.is_marker(r.message)]
     assert len(summaries) <= len(batch) + 2  # not one archived a pass
     assert len(rows) <= 3 * len(messages)
+
+
+def test_an_iterative_summary_is_capped_so_a_small_window_can_converge():
+    """The budget used to carry the previous summary whole, so it only grew: at 4,096 the
+    rolling summary alone came to hold most of the threshold."""
+    fake = ScriptedSummarizer()
+    big = "## Progress\n" + "\n".join(f"- Did step {n}." for n in range(600))  # ~2,600 tokens
+    messages = short_session(3) + [markers.build(big, micro=True)] + short_session(200)[1:]
+    result = BatchCompactor(fake, context_limit=4096).compact(messages)
+    assert result.changed
+    (_, args) = fake.calls[-1]
+    assert args["summary"] == big and args["budget_tokens"] <= int(4096 * 0.8 * 0.3)
