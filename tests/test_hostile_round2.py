@@ -348,9 +348,9 @@ def test_fidelity_exits_1_when_one_of_several_sessions_failed(src, tmp_path, cap
     from hermes_mlx.bench import fidelity
     from hermes_mlx.summarizer import summarizer
 
-    monkeypatch.setattr(summarizer, "MLXSummarizer", lambda model=None: ScriptedSummarizer())
+    monkeypatch.setattr(summarizer, "MLXSummarizer", lambda *a, **k: ScriptedSummarizer())
     monkeypatch.setattr(fidelity, "run_session", lambda *a, **k: SimpleNamespace())
-    monkeypatch.setattr(fidelity, "score", lambda name, mode, run, facts: SimpleNamespace(passes=1, name=name))
+    monkeypatch.setattr(fidelity, "score", lambda name, *a, **k: SimpleNamespace(passes=1, name=name))
     monkeypatch.setattr(fidelity, "table", lambda scores: f"{len(scores)} sessions")
     broken = tmp_path / "broken.jsonl"
     broken.write_text("{not json\n")
