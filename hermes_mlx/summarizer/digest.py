@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .text import Turn
+from .text import Turn, clip
 
 # ---------------------------------------------------------------- who wrote a user turn
 
@@ -260,9 +260,9 @@ def plan_state(turns: list[Turn], *, max_items: int = 8, item_chars: int = 200) 
     if current:
         title = titles.get(current, "")
         state.in_progress = f"{current}: {title}" if title and not current.startswith(title) else current
-    clip = [x if len(x) <= item_chars else x[: item_chars - 1].rstrip() + "…" for x in plan]
+    clipped = [clip(x, item_chars) for x in plan]
     state.next_steps = [
-        x for x in clip if not state.in_progress or not x.startswith(state.in_progress.split(":")[0] + ":")
+        x for x in clipped if not state.in_progress or not x.startswith(state.in_progress.split(":")[0] + ":")
     ][:max_items]
     return state
 

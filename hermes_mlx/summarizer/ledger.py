@@ -31,9 +31,9 @@ from .extract import (  # noqa: F401  (also re-exported for callers of the ledge
     user_constraints,
     whole_head,
 )
-from .outcomes import outcome_line
+from .outcomes import is_placeholder, outcome_line
 from .redact import redact
-from .text import Turn
+from .text import Turn, clip
 
 _NOISE_PATH = (
     "site-packages/",
@@ -117,7 +117,7 @@ class Ledger:
             return
         first = cmd.split("\n", 1)[0]
         if len(first) > COMMAND_CHARS:  # a long commit message or close reason: its outcome says the rest
-            cmd = first[: COMMAND_CHARS - 1].rstrip() + "…"
+            cmd = clip(first, COMMAND_CHARS)
         elif len(cmd) > 200:
             cmd = cmd[:199].rstrip() + "…"
         for c in self.commands:
@@ -126,7 +126,7 @@ class Ledger:
                 c.statuses = (c.statuses + [status])[-3:]
                 if outcome and outcome != c.outcome.rsplit(OUTCOME_SEP, 1)[-1]:  # the last two results
                     before = c.outcome.rsplit(OUTCOME_SEP, 1)[-1]
-                    before = before if len(before) <= 80 else before[:79].rstrip() + "…"
+                    before = clip(before, 80)
                     c.outcome = (before + OUTCOME_SEP if before else "") + outcome
                 self.commands.append(c)
                 return
@@ -233,6 +233,8 @@ class Ledger:
             return
         status = exit_status(text)
         output = strip_injections(tool_output(text))
+        if is_placeholder(text):  # output a compactor pruned: the result line it kept is all there is
+            output = outcome_line(text, status)
         cmd = whole_head(call.text) if call is not None and _is_command(call) else ""
         if cmd:
             self.add_command(cmd, status, outcome_line(output, status))
@@ -382,7 +384,7 @@ _SHELL_READ = re.compile(r"^(?:cd \S+ && )?(?:cat|head|tail|sed -n|nl|less|more|
 _ASKS_USER = re.compile(r"ask_?user|ask_?human|user_?question|clarif")
 _READS = re.compile(r"read|view|open|cat|show|get|search|grep|glob|list|find|fetch|extract")
 _TRIVIAL = re.compile(  # read-only, and not chained to anything that is not
-    r"^(?!.*(?:&&.*&&|;|\|\|))(?:cd \S+ && )?(?!.*&&)(?:git (?:status|diff|log|show|branch|ls-files)|ls|pwd|cat|head|tail|echo|which|wc|tree|find|grep|rg|"
+    r"^(?!.*(?:&&.*&&|;|\|\||(?<![\d&])>\s*[\w./]))(?:cd \S+ && )?(?!.*&&)(?:git (?:status|diff|log|show|branch|ls-files)|ls|pwd|cat|head|tail|echo|which|wc|tree|find|grep|rg|"
     r"sed -n|nl|bd (?:show|ready|list|update)|gh (?:issue|pr) view|tail -\d+|less|file|stat|du|env|printenv)\b"
 )
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from .text import clip
+
 MAX_OUTCOME = 160  # a result line longer than this is clipped (still verbatim up to the cut)
 
 # (family, pattern) in priority order: a test summary says more than a compile line above it
@@ -30,7 +32,8 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
             r"|^\s*(?:Passed|Failed)!\s+-\s+Failed:\s+\d+.*$|^\s*Total tests: \d+.*$"  # dotnet
             r"|^\s*\d+ (?:passing|failing|pending)\b.*$"  # mocha
             r"|^\s*All \d+ tests? pass(?:ed)?\b.*$"
-            r"|^\s*(?:[✓✔✗✘]\s*)?(?:SUCCESS|PASS(?:ED)?|FAIL(?:ED|URE)?|OK|DONE|RESULT)\b\s*[:!-].*$",  # a script's verdict
+            r"|^\s*(?:[✓✔✗✘]\s*)?(?:SUCCESS|PASS(?:ED)?|FAIL(?:ED|URE)?|OK|DONE|RESULT)\b\s*[:!-].*$"  # a script's verdict
+            r"|^\s*[✓✔✗✘❌✅]\s*\w[^:\n]{0,40}:\s*\S.*$",  # ✓ Fixed: no crash
             re.I,
         ),
     ),
@@ -79,9 +82,14 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
 
 
 def _fold(line: str) -> str:
-    line = " ".join(line.split()).strip("=-_*# ")  # pytest's `===== 3 passed in 0.1s =====` rules go
-    line = re.sub(r"^(?:\[\w+\]\s*)?[=\-_*]{3,}\s*|\s*[=\-_*]{3,}$", "", line) or line
-    return line if len(line) <= MAX_OUTCOME else line[: MAX_OUTCOME - 1].rstrip() + "…"
+    line = " ".join(line.split())  # pytest's `===== 3 passed in 0.1s =====` rules go, `__format__` stays
+    line = re.sub(r"^[=\-*#]{3,}\s*|\s*[=\-*#]{3,}$", "", line) or line
+    return clip(line, MAX_OUTCOME)
+
+
+def is_placeholder(text: str) -> bool:
+    """A compactor's one-line stand-in for tool output it pruned (compactor/batch.one_line)."""
+    return bool(_OURS.match(text or ""))
 
 
 def outcome_line(output: str, status: int | None = None) -> str:
@@ -92,6 +100,9 @@ def outcome_line(output: str, status: int | None = None) -> str:
     for a failed one, its first line of output (where a tool says what went wrong). A short
     output of one line is its own result."""
     text = output or ""
+    if _OURS.match(text):  # a compactor's placeholder for output it pruned: only the result it kept
+        kept = re.search(r"; result: (.+)\]\s*$", text)
+        return kept.group(1) if kept else ""
     if len(text) > 400_000:  # results sit at the ends; a huge output is read there only
         text = text[:200_000] + "\n" + text[-200_000:]
     lines = [ln for ln in text.splitlines() if ln.strip() and len(ln) <= 2000]
@@ -114,4 +125,5 @@ def outcome_line(output: str, status: int | None = None) -> str:
     return ""
 
 
+_OURS = re.compile(r"^\s*\[(?:tool output pruned|duplicate tool output):")
 _EXIT_LINE = re.compile(r"^\s*(?:Exit code|exit status|\[exit(?: code)?)\s*:?\s*-?\d+\]?\s*$", re.I)

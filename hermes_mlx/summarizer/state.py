@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .digest import plan_state, rank_ids, working_folder
 from .summary import Summary, code
-from .text import Turn
+from .text import Turn, clip
 
 
 def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) -> None:
@@ -21,7 +21,7 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
         state.append(f"In progress: {current}")
     if s.ledger.errors:
         last = s.ledger.errors[-1]
-        line = last.line if len(last.line) <= 100 else last.line[:99].rstrip() + "…"  # whole under Errors
+        line = clip(last.line, 100)  # whole under Errors
         state.append(f"Open error: {code(line)}" + (f" after {code(last.cmd)}" if last.cmd else ""))
     s.state = state
     if plan.next_steps:

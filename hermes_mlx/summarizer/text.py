@@ -102,6 +102,16 @@ _SHELL_TOOLS = {"terminal", "bash", "shell", "run_command", "execute_command", "
 _COMMAND_KEYS = ("command", "cmd", "script", "commands")
 
 
+def clip(text: str, n: int) -> str:
+    """At most `n` characters, cut at a space where one is near so no word is left half
+    (a half name reads as an invented one), ending in "…" when anything was cut."""
+    if len(text) <= n:
+        return text
+    cut = text[: n - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > n // 2 else cut).rstrip() + "…"
+
+
 def _argument(value):
     """One tool-call argument as text (redacted); a list of records (a todo tool's items with
     their status) stays JSON, so who reads it can tell the open items from the done ones."""
