@@ -191,10 +191,14 @@ class EngineCore:
 
     @property
     def summarizer(self):
-        if self._summarizer is None:
-            from .adapter import HERMES_TIMEOUT_S, _summarizer, engine_model
+        with _STORES_LOCK:  # the warm-up thread and the first pass may both ask first
+            if self._summarizer is None:
+                from .adapter import HERMES_TIMEOUT_S, _summarizer, engine_model
 
-            self._summarizer = _summarizer(engine_model(self._model), HERMES_TIMEOUT_S)
+                summarizer = _summarizer(engine_model(self._model), HERMES_TIMEOUT_S)
+                # the telemetry's aux_model, named as provider mode's batch lines name it
+                summarizer.model_name = self._model or "hermes-mlx-default"
+                self._summarizer = summarizer
         return self._summarizer
 
     def settings(self, messages: list[dict]) -> CompactorSettings:
