@@ -134,7 +134,7 @@ def test_every_hook_contains_its_exception(tmp_path, monkeypatch, caplog):
     assert e.on_turn_complete(messages, usage=None) is None
     assert e.should_compress("not a number") is False
     assert e.update_from_response({"prompt_tokens": "x"}) is None
-    assert "engine bug" in caplog.text
+    assert "engine bug" in caplog.text and e.failures >= 3
 
 
 def test_micro_off_means_no_pass(tmp_path):
@@ -232,3 +232,14 @@ def test_the_engine_model_is_the_one_the_provider_would_use():
     assert model_from_config(plugin) == "/models/mine"
     assert model_from_config({"auxiliary": {"compression": {"provider": "openrouter", "model": "x"}}}) is None
     assert model_from_config({}) is None and model_from_config(None) is None
+
+
+def test_recall_follows_the_conversation_across_a_session_rotation(tmp_path):
+    """compression.in_place: false: Hermes moves the conversation to a child session and tells
+    the engine (on_session_start with boundary_reason="compression")."""
+    e = engine(tmp_path, sid="parent")
+    e.compress(fact_session())
+    e.on_session_start("child", boundary_reason="compression", old_session_id="parent")
+    answer = json.loads(e.handle_tool_call(recall.TOOL_NAME, {"query": "ZeroDivisionError ledger_rounding"}))
+    assert any("ledger_rounding.py line 88" in m["text"] for m in answer["matches"])
+    assert e.failures == 0

@@ -70,6 +70,7 @@ def _fail_open(default):
             try:
                 return method(self, *args, **kwargs)
             except Exception as exc:
+                self.failures = getattr(self, "failures", 0) + 1
                 logger.warning(
                     "hermes-mlx context engine: %s failed, conversation unchanged: %s",
                     method.__name__,
@@ -171,6 +172,7 @@ class EngineCore:
         self._store: SessionStore | None = None
         self._recall: recall.RecallIndex | None = None
         self.failures = 0  # hooks that raised (and were contained)
+        self._lineage: list[str] = []  # earlier ids of this conversation (Hermes's rotations)
 
     @property
     def name(self) -> str:
@@ -354,7 +356,11 @@ class EngineCore:
             self._home = home
             self._store, self._recall = open_store(home)
         # A compaction boundary (boundary_reason="compression") keeps the micro state: in place
-        # the id is the same, and a rotation carries the same transcript on under a new id.
+        # the id is the same, and a rotation carries the same transcript on under a new id, so
+        # recall keeps searching the ids before it.
+        parent = kwargs.get("old_session_id")
+        if kwargs.get("boundary_reason") == "compression" and parent and parent != self._session_id:
+            self._lineage = [*self._lineage, parent]
         if self._micro is not None and self._session_id != old and kwargs.get("boundary_reason") != "compression":
             self._micro.reset()
         if kwargs.get("boundary_reason") is None:
@@ -388,7 +394,8 @@ class EngineCore:
     def handle_tool_call(self, name: str, args: Any, **kwargs) -> str:
         if name != recall.TOOL_NAME:
             return json.dumps({"error": f"Unknown context engine tool: {name}"})
-        return recall.handle_call(self._recall, self._session_id, args)
+        ids = [self._session_id, *reversed(self._lineage)] if self._session_id else []
+        return recall.handle_call(self._recall, ids, args)
 
     def _record(self, before: list[dict], after: list[dict]) -> None:
         """Our store in step with the pass: the transcript before it, then after it, so what the

@@ -133,19 +133,23 @@ class RecallIndex:
             self._conn.commit()
         return len(new)
 
-    def search(self, session_id: str, query: str, limit: int = DEFAULT_MATCHES) -> dict:
-        """The matching lines of the session's archived rows, best rows first, redacted and bounded."""
+    def search(self, sessions: str | list[str], query: str, limit: int = DEFAULT_MATCHES) -> dict:
+        """The matching lines of the sessions' archived rows, best rows first, redacted and bounded.
+        Several ids: one conversation carried across Hermes's session rotations."""
         terms = terms_of(query)
         if not terms:
             raise RecallError("query has no words to search for")
-        self.refresh(session_id)
+        ids = [sessions] if isinstance(sessions, str) else list(dict.fromkeys(sessions))
+        for session_id in ids:
+            self.refresh(session_id)
         rows: list[tuple[str, str]] = []
+        marks = ", ".join("?" * len(ids))
         with self._lock:
             for joiner in ("AND", "OR"):  # every word first; any word when no row has them all
                 rows = self._conn.execute(
-                    "SELECT role, body FROM hermes_mlx_recall WHERE session = ? AND hermes_mlx_recall MATCH ?"
-                    " ORDER BY bm25(hermes_mlx_recall) LIMIT 50",
-                    (session_id, _fts_query(terms, joiner)),
+                    f"SELECT role, body FROM hermes_mlx_recall WHERE session IN ({marks})"
+                    " AND hermes_mlx_recall MATCH ? ORDER BY bm25(hermes_mlx_recall) LIMIT 50",
+                    (*ids, _fts_query(terms, joiner)),
                 ).fetchall()
                 if rows or len(terms) == 1:
                     break
@@ -188,7 +192,7 @@ def _answer(query: str, terms: list[str], rows: list[tuple[str, str]], limit: in
     return answer
 
 
-def handle_call(index: RecallIndex | None, session_id: str, args: object) -> str:
+def handle_call(index: RecallIndex | None, session_id: str | list[str], args: object) -> str:
     """One tool call's JSON answer; every bad input is a JSON error, nothing raises."""
     try:
         if isinstance(args, str):  # some hosts pass the raw arguments string
