@@ -434,6 +434,15 @@ CLI = [
     ("mosquitto", "mosquitto_pub -h broker -u iot -P {} -t a/b -m on"),
     ("rdp", "xfreerdp /u:Administrator /p:{} /v:10.0.0.7"),
     ("gpg", "gpg --batch --passphrase {} -c notes.txt"),
+    ("config-set", "aws configure set aws_secret_access_key {}"),
+    ("config-set", "npm config set //registry.npmjs.org/:_authToken {}"),
+    ("config-set", "git config --global github.token {}"),
+    ("code-pair", "define('DB_PASSWORD', '{}');"),
+    ("code-pair", 'os.environ.setdefault("API_TOKEN", "{}")'),
+    ("wpa", "wpa_passphrase HomeNet {}"),
+    ("sqlplus", "sqlplus scott/{}@orcl"),
+    ("httpie", "http -a admin:{} GET https://api.example.org/v1/me"),
+    ("ipmitool", "ipmitool -I lanplus -H 10.0.0.9 -U admin -P {} power status"),
 ]
 
 
@@ -448,6 +457,13 @@ def hostile_cases(g: Gen) -> list[Case]:
     for i, (rule, text) in enumerate(CLI):
         pws = [_hostile_password(g) for _ in range(text.count("{}"))]
         cases.append(Case(f"cli-password-{rule}#{i}", text.format(*pws), tuple(pws)))
+    for i in range(2):
+        token = g.s(HEX, 40)
+        text = (
+            f"https://{token}:x-oauth-basic@github.com/o/r.git",
+            f"[credential]\n\thelper = !echo https://{token}:@gh.io",
+        )[i]
+        cases.append(Case(f"url-token-user-colon#{i}", text, (token,)))
     for i in range(4):
         token = (g.s(HEX, 40), g.s(ALNUM, 32), g.s(HEX, 40), g.s(B64URL, 36))[i]
         host = ("github.com/acme/api.git", "gitlab.example.com/x/y.git", "github.com/o/r", "bitbucket.org/t/r")[i]
@@ -485,6 +501,10 @@ def hostile_cases(g: Gen) -> list[Case]:
         body = [start + g.s(B64, 48)] + [g.s(B64, 64) for _ in range(4)] + [g.s(B64, 20) + "=="]
         text = "\n".join(body) + "\n-----END PRIVATE KEY-----\n$ ls"
         cases.append(Case(f"private-key-body-pem#{i}", text, tuple(body)))
+    for i in range(2):  # a summary folds the lines: the body's words on one line
+        body = [("b3BlbnNzaC1rZXktdjE" if i else g.s(B64, 19)) + g.s(B64, 51)] + [g.s(B64, 70) for _ in range(4)]
+        end = " -----END OPENSSH PRIVATE KEY-----" if not i else ""
+        cases.append(Case(f"private-key-body-folded#{i}", "- key: " + " ".join(body) + end + " then ls", tuple(body)))
     for i, name in enumerate(("token", "API_KEY", "password", "client_secret")):
         value = g.s(ALNUM, 32) if i != 2 else _hostile_password(g)
         cases.append(Case(f"name-then-value-on-next-line#{i}", f"{name}:\n  {value}\nthanks", (value,)))

@@ -213,7 +213,8 @@ def test_hostile_round_two_keeps_what_is_not_the_secret():
         f"git clone https://{hex40}@github.com/o/r.git": "git clone https://[REDACTED]@github.com/o/r.git",
         "postgres://app:ab/cd9x@db:5432/x": "postgres://app:[REDACTED]@db:5432/x",
         "AKIA" + "IOSFODNN7" + "EXAMPLE in the docs": "[REDACTED] in the docs",
-        f"password={pw}&remember=1": "password=[REDACTED]&remember=1",
+        f"password={pw}": "password=[REDACTED]",
+        f"https://x.io/login?user=me&password={pw}&remember=1": "https://x.io/login?user=me&password=[REDACTED]&remember=1",
         "token:\n  Zq8T4fakeKEY9XvB2mL7pR3sW6yH1c\nthanks": "token:\n  [REDACTED]\nthanks",
     }
     for text, want in cases.items():
@@ -392,6 +393,8 @@ LONG_LINES = {
     "jwt-dots": ("eyJ" + "a" * 12 + ".\n") * 13_000,
     "jwt-payloads": ("eyJ" + "a" * 12 + ".eyJ" + "b" * 12 + "\n") * 7_000,
     "key-body": "b3BlbnNzaC1rZXktdjE" + ("A" * 70 + "\n") * 2_800,
+    "key-words": ("A" * 20 + " ") * 10_000 + "-----END PRIVATE KEY-----",
+    "key-body-words": "b3BlbnNzaC1rZXktdjE" + (" " + "A" * 20) * 10_000,
     "key-ends": ("A" * 64 + "\n-----END PRIVATE KEY-----\n") * 2_200,
     "names-then-lines": "token:\n" * 28_000,
     "glued": "pw=" + "a&b" * 66_000,

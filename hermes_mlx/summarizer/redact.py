@@ -150,8 +150,10 @@ _ASSIGN = re.compile(
     r"(?<![A-Za-z0-9_.\-])(-{0,2}[A-Za-z_][A-Za-z0-9_.\-]{0,100})"
     r"(\\?[\"']?[ \t]*(?:=>|:=|==?|:)[ \t]*(?:\r?\n[ \t]*)?)(?=" + _VALUE + ")"
 )
-# After a secret's name, a value may continue past `&` or `;` unless a new `name=` starts there.
-_GLUE = re.compile(r"[&;](?![A-Za-z_][\w.\-]{0,100}[=:])[^\s\"'`,;(){}<>&\\]+")
+# After a secret's name, a value may continue past `&` or `;`; in a URL's query (the name after
+# `?` or `&`) not where a new `name=` starts.
+_GLUE = re.compile(r"[&;]+[^\s\"'`,;(){}<>&\\]+")
+_GLUE_QUERY = re.compile(r"[&;]+(?![A-Za-z_][\w.\-]{0,100}[=:])[^\s\"'`,;(){}<>&\\]+")  # in a query
 _LINE_END = re.compile(r"[ \t]*(?:\r?\n|\Z)")
 _FLAG = re.compile(r"(?<![A-Za-z0-9_.\-])(--[A-Za-z][A-Za-z0-9_\-]{0,60})([ \t]+)(?![\-\[])(?=" + _VALUE + ")")
 
@@ -206,8 +208,9 @@ def _value_end(text: str, m: re.Match, name: str) -> int:
     """Where an assigned value ends: the rest of a long value, or glued on (`"pw"x`); after a
     secret's name also past `&`/`;` (`password=Tr0ub4dor&3x`, not `?token=x&page=2`)."""
     end = _VALUE_END.match(text, m.end(3)).end()
-    while m.group(3).lstrip("\\")[:1] not in "\"'`(" and is_secret_name(name) and (glue := _GLUE.match(text, end)):
-        end = glue.end()
+    glue = _GLUE_QUERY if text[m.start() - 1 : m.start()] in ("?", "&") else _GLUE
+    while m.group(3).lstrip("\\")[:1] not in "\"'`(" and is_secret_name(name) and (more := glue.match(text, end)):
+        end = more.end()
     return end
 
 

@@ -22,14 +22,11 @@ from __future__ import annotations
 
 import re
 
-from .secret_patterns import CLI_PASSWORD_FLAGS, KEY_BODY_STARTS, KEY_BODY_WORDS
+from .redact_commands import _VAL, redact_commands
+from .secret_patterns import KEY_BODY_STARTS, KEY_BODY_WORDS
 from .secret_words import REDACTED, SAFE_WORDS, _key_like, _safe_value, is_secret_name, looks_random
 
-# One command of a line: up to `&&`, `||`, `;` or a pipe (a password may hold `&` or `;`).
-_SEGMENT = r"(?:(?!&&|\|\||;[ \t]|[ \t]\|)[^\n])*"  # unbounded but linear: one pass per command
 _TOKEN_CH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.=+/")
-_QUOTED = r"""'[^'\n]{0,300}'|"[^"\n]{0,300}"|`[^`\n]{0,300}`"""
-_VAL = r"(" + _QUOTED + r"""|[^\s'"`]{1,300})"""
 _HEX16 = re.compile(r"[0-9a-fA-F]{16,}")
 
 
@@ -162,80 +159,6 @@ def _prose_bare(m: re.Match) -> str:
     return m.group(0)[: m.start(2) - m.start(0)] + f"{opening}{REDACTED}{rest}"
 
 
-# --- command lines ----------------------------------------------------------------------------
-_CLI_RES = [
-    (
-        words,
-        re.compile(r"(?<![\w\-/.])(?:" + cmd + r")\b" + _SEGMENT),
-        re.compile(r"(?<=[ \t])(?:" + flag + r")" + _VAL),
-    )
-    for words, cmd, flag in CLI_PASSWORD_FLAGS
-]
-_NET_USER = re.compile(r"(?<![\w\-])net[ \t]+user[ \t]+[^\s/]+[ \t]+(?=[^\s/*])" + _VAL)  # net user NAME PASSWORD
-_HTPASSWD = re.compile(r"(?<![\w\-/.])htpasswd\b" + _SEGMENT)
-_ARG = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|\S+")
-_PIPED = re.compile(
-    r"(?<![\w\-])(?:echo|printf)[ \t]+(?:-[neE]{1,3}[ \t]+)?" + _VAL + r"(?=[ \t]*\|[ \t]*(?:sudo\b[^\n|]{0,40}?-S\b"
-    r"|chpasswd\b|passwd\b|[^\n|]{0,120}?--password-stdin|[^\n|]{0,120}?--passphrase-fd|[^\n|]{0,80}?\bsshpass\b))"
-)
-
-
-_PIPED_WORDS = ("sudo", "passwd", "password-stdin", "passphrase-fd", "sshpass")
-
-
-def _cut_value(value: str) -> str | None:
-    """The redacted form of a command's password argument, or None when it is not a password."""
-    opening, bare, closing = (
-        (value[0], value[1:-1], value[-1]) if value[:1] in "'\"" and len(value) > 1 else ("", value, "")
-    )
-    keep = ""
-    if re.match(r"(?:pass|env|file|fd|stdin|keychain):", bare):  # openssl's pass:X / env:VAR / file:PATH
-        if not bare.startswith("pass:"):
-            return None
-        keep, bare = "pass:", bare[5:]
-    if (
-        len(bare) < 1
-        or bare.startswith(("$", REDACTED[:-1]))
-        or bare in ("-", "''", '""')
-        or bare.lower() in SAFE_WORDS
-    ):
-        return None
-    return f"{opening}{keep}{REDACTED}{closing}"
-
-
-def _cut_flags(segment: str, flag: re.Pattern) -> str:
-    def one(m: re.Match) -> str:
-        out = _cut_value(m.group(1))
-        return m.group(0) if out is None else m.group(0)[: m.start(1) - m.start(0)] + out
-
-    return flag.sub(one, segment)
-
-
-def _htpasswd(m: re.Match) -> str:
-    """`htpasswd -b[c] FILE USER PASSWORD`, `htpasswd -nb USER PASSWORD`: the batch flag puts the
-    password on the command line as the last positional argument."""
-    line = m.group(0)
-    args = list(_ARG.finditer(line))[1:]
-    flags = "".join(a.group(0)[1:] for a in args if a.group(0).startswith("-") and len(a.group(0)) > 1)
-    if "b" not in flags:
-        return line
-    positional, skip = [], False
-    for a in args:
-        word = a.group(0)
-        if skip:
-            skip = False
-        elif word.startswith("-") and len(word) > 1:
-            skip = word in ("-C", "-r")  # cost and rounds take a number
-        else:
-            positional.append(a)
-    need = 2 if "n" in flags else 3
-    if len(positional) < need:
-        return line
-    a = positional[need - 1]
-    out = _cut_value(a.group(0))
-    return line if out is None else line[: a.start()] + out + line[a.end() :]
-
-
 # --- URLs -------------------------------------------------------------------------------------
 # Both matched from each `://` (a literal the engine finds fast), not from every position.
 _SCHEME = re.compile(r"(?<![A-Za-z0-9+.\-])[a-zA-Z][a-zA-Z0-9+.\-]{0,30}$")
@@ -245,6 +168,7 @@ _URL_SLASH_PASSWORD = re.compile(r"(://[^\s:/@\[\]]{0,200}:)([^\s@/]{0,300}/[^\s
 
 # A truncation marker may cut the token in two (`https://403bec91 ... 08a9f6@github.com`): the
 # first half is a dotless run right after `://`, the second a run glued to `@host.tld`.
+_URL_USER_COLON = re.compile(r"(://)([^\s:/@\[\]'\"`]{16,300})(?=:[^\s@/]{0,300}@)")  # TOKEN:x-oauth-basic@
 _URL_USER_CUT = re.compile(r"(://)([A-Za-z0-9_\-]{16,300})(?=\s|\Z)")
 _AT_HOST = re.compile(r"@[A-Za-z0-9\-]+\.[A-Za-z]")
 _RUN_CH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
@@ -278,6 +202,7 @@ def _sub_urls(text: str) -> str:
             for rule, fn in (
                 (_URL_USER, _url_user),
                 (_URL_SLASH_PASSWORD, _url_slash_password),
+                (_URL_USER_COLON, _url_user),
                 (_URL_USER_CUT, _url_user),
             ):
                 m = rule.match(text, at)
@@ -364,47 +289,51 @@ def _split_jwts(text: str) -> str:
 
 
 _NL = r"(?:\r?\n|\\r?\\n)"
-# A private key body by its first bytes (KEY_BODY_STARTS), then every line that is base64 alone.
+_B64 = r"[A-Za-z0-9+/=]"
+# A private key body by its first bytes (KEY_BODY_STARTS), then every line that is base64 alone,
+# or every base64 word of 16+ characters when a summary folded the lines into one.
 _KEY_BODY = re.compile(
-    r"(?<![A-Za-z0-9+/])(?:"
-    + KEY_BODY_STARTS
-    + r")[A-Za-z0-9+/=]*(?:"
-    + _NL
-    + r"[ \t]*[A-Za-z0-9+/=]{2,}[ \t]*(?=\r?\n|\\[rn]|[\"']|\Z))*"
-    r"(?:" + _NL + r"[ \t]*-{4,5} ?END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5})?"
+    r"(?<![A-Za-z0-9+/])(?:" + KEY_BODY_STARTS + r")" + _B64 + r"*"
+    r"(?:(?:" + _NL + r"[ \t]*|[ \t]+(?=" + _B64 + r"{16}))" + _B64 + r"{2,}(?=[\s\"'\\]|\Z))*"
+    r"(?:(?:" + _NL + r"|[ \t]+)[ \t]*-{4,5} ?END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5})?"
 )
 _KEY_END = re.compile(r"-{4,5} ?END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}")
-_B64_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/=]{4,}[ \t]*")
+_B64_CH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
 
 
-def _line_above(text: str, at: int, floor: int) -> tuple[int, int] | None:
-    """(start, end) of the line that ends just before `at` (a real or a JSON-escaped line break,
-    spaces allowed), or None when `at` does not follow a line break."""
+def _word_above(text: str, at: int, floor: int) -> tuple[int, int] | None:
+    """(start, end) of the base64 word before `at`, across spaces and real or JSON-escaped line
+    breaks, or None when there is none."""
     k = at
-    while k > floor and text[k - 1] in " \t":
-        k -= 1
-    if text[k - 1 : k] == "\n":
-        end = k - 1 - (text[k - 2 : k - 1] == "\r")
-    elif text[k - 2 : k] == "\\n":
-        end = k - 2 - 2 * (text[k - 4 : k - 2] == "\\r")
-    else:
+    while k > floor:
+        if text[k - 1] in " \t\r\n":
+            k -= 1
+        elif text[k - 2 : k] in ("\\n", "\\r") and k - 2 >= floor:
+            k -= 2
+        else:
+            break
+    t = k
+    while t > floor and text[t - 1] in _B64_CH:
+        t -= 1
+    escaped = t > floor and text[t - 1] == "\\" and text[t : t + 1] in ("n", "r")
+    t += escaped  # `...\nAbc`: the `n` belongs to the escape
+    if t >= k or (not escaped and t > floor and text[t - 1] not in " \t\r\n\"'`"):
         return None
-    start = max(text.rfind("\n", floor, end) + 1, floor)
-    escaped = text.rfind("\\n", floor, end)
-    return (max(start, escaped + 2) if escaped >= 0 else start), end
+    return t, k
 
 
 def _headless_ends(text: str) -> str:
-    """An END line with no BEGIN above it (the BEGIN was cut off): the base64 lines above go too."""
+    """An END line with no BEGIN before it (cut off): the base64 lines or words before it go too
+    (the one nearest END may be short, the others have 16+ characters)."""
     pieces, last = [], 0
     for m in _KEY_END.finditer(text):
-        begin, lines = m.start(), 0
-        while lines < 400:
-            line = _line_above(text, begin, last)
-            if line is None or not _B64_LINE.fullmatch(text[line[0] : line[1]]):
+        begin, words = m.start(), 0
+        while words < 400:
+            word = _word_above(text, begin, last)
+            if word is None or word[1] - word[0] < (4 if not words else 16):
                 break
-            begin, lines = line[0], lines + 1
-        if lines:
+            begin, words = word[0], words + 1
+        if words:
             pieces += [text[last:begin], REDACTED]
             last = m.end()
     return "".join(pieces) + text[last:] if pieces else text
@@ -424,17 +353,5 @@ def redact_context(text: str, low: str) -> str:
         text = _sub_at_tokens(text)
     if any(w in low for w in ("pass", "pw", "pin", "secret", "key", "token")):
         text = _sub_prose(text)
-    for words, command, flag in _CLI_RES:
-        if any(w in low for w in words):
-            text = command.sub(lambda m, flag=flag: _cut_flags(m.group(0), flag), text)
-    if "net" in low and "user" in low:
-        text = _NET_USER.sub(
-            lambda m: m.group(0)[: m.start(1) - m.start(0)] + (_cut_value(m.group(1)) or m.group(1)), text
-        )
-    if "htpasswd" in low:
-        text = _HTPASSWD.sub(_htpasswd, text)
-    if "|" in text and ("echo" in text or "printf" in text) and any(w in low for w in _PIPED_WORDS):
-        text = _PIPED.sub(
-            lambda m: m.group(0)[: m.start(1) - m.start(0)] + (_cut_value(m.group(1)) or m.group(1)), text
-        )
+    text = redact_commands(text, low)
     return text
