@@ -312,7 +312,14 @@ def _readme_configs():
 
 
 def test_the_readme_configs_pass_every_check_without_hidden_keys():
-    in_process, loopback = _readme_configs()
+    in_process, loopback, engine = _readme_configs()  # the third: context-engine mode's one line
+    assert engine == {"context": {"engine": "hermes-mlx"}}
+    with_engine = {**in_process, **engine}
+    assert checks.config_findings(with_engine, "in-process") == []
+    assert (
+        yaml.safe_load(hc.write_config(Path(tempfile.mkdtemp()), "in-process", engine=True).config_path.read_text())
+        == with_engine
+    )
     assert in_process["auxiliary"]["compression"] == {"provider": "mlx", "model": "hermes-mlx-default"}
     assert in_process["compression"] == {"micro_compact": True}
     assert checks.config_findings(in_process, "in-process") == []
