@@ -40,7 +40,7 @@ SUMMARY_MAX_TOKENS = 4000
 SUMMARY_CAP_RATIO = 0.3  # nor more than this share of the threshold, so a small window can converge
 CONVERGE_RATIO = 0.6  # a pass aims the transcript here, so the next one is many turns away
 MIN_USER_TOKENS = 128  # the user turns' view never gets less, whatever the rest takes
-REGROW_SHARE = 0.1  # a pass that ended above PRUNE_TARGET_RATIO: no other until it grows this much
+REGROW_SHARE = 0.1  # a pass that ended above PRUNE_TARGET_RATIO: none until it grows this share of the threshold
 NO_PRUNING = {"pruned_tool_results": 0, "duplicates_removed": 0}
 
 
@@ -99,7 +99,8 @@ class BatchCompactor(Compactor):
 
     event = "batch_compaction"
     label = "batch compaction"
-    hold_until = 0  # tokens the transcript must reach before the next (unforced) pass
+    hold_until = 0  # tokens the transcript must reach before the next (unforced) pass ...
+    held_kept = 0  # ... unless head and tail, which a pass keeps, shrink (a huge output left the tail)
 
     def state_figures(self) -> dict:
         return {"extra": NO_PRUNING}
@@ -111,12 +112,15 @@ class BatchCompactor(Compactor):
     def _pass(self, messages, prepared, focus, force, started) -> PassResult:
         s = self.settings
         tokens_before = transcript_tokens(prepared, self.count)
-        if not force and tokens_before < max(s.threshold, self.hold_until):
+        if not force and tokens_before < s.threshold:
             return PassResult(messages, "below_threshold")
         # Stage 1: boundaries. The head and the token-budgeted tail are kept; neither splits a tool
         # call from its result.
         head = head_end(prepared, s.protect_first_n)
         tail = tail_start(prepared, head, s.tail, s.protect_last_n, self.count)
+        kept = transcript_tokens(prepared[:head] + prepared[tail:], self.count)
+        if not force and tokens_before < self.hold_until and kept > self.held_kept - s.threshold * REGROW_SHARE:
+            return PassResult(messages, "held")  # no growth, and what a pass must keep is no smaller
         if head >= tail:
             return PassResult(messages, "idle")
         middle, later = prepared[head:tail], prepared[tail:]
@@ -130,6 +134,7 @@ class BatchCompactor(Compactor):
             candidate = prepared[:head] + pruned + later
             tokens = transcript_tokens(candidate, self.count)
             if tokens <= s.threshold * PRUNE_TARGET_RATIO:
+                self.hold_until = 0
                 notify(s.on_compacted, candidate)
                 data = self.emit("pruned", messages, candidate, started, tokens_after=tokens, **figures)
                 return PassResult(candidate, "pruned", changed=True, telemetry=data, details=counts)
@@ -185,7 +190,7 @@ class BatchCompactor(Compactor):
         logger.info(
             "Batch compaction: %d -> %d messages, %d -> %d tokens", len(messages), len(out), tokens_before, tokens_after
         )
-        outcome = "compacted" if force else self._converged(tokens_after)  # /compress asked for one pass
+        outcome = "compacted" if force else self._converged(tokens_after, kept)  # /compress asked for one
         notify(s.on_compacted, out)
         data = self.emit(
             outcome,
@@ -201,13 +206,17 @@ class BatchCompactor(Compactor):
         details = {**counts, "summary": result, "iterative": bool(previous), "focus": focus, "users": clipped}
         return PassResult(out, outcome, changed=True, telemetry=data, details=details)
 
-    def _converged(self, tokens_after: int) -> str:
+    def _converged(self, tokens_after: int, kept: int) -> str:
         """The outcome: "compacted", or "over_threshold" when even clipped user turns leave the transcript over
         the threshold (a huge tail, head or summary). Either way, a pass that ends above
-        PRUNE_TARGET_RATIO holds the next until the transcript grows by REGROW_SHARE: otherwise
-        every turn would run a pass that saves a few percent."""
+        PRUNE_TARGET_RATIO holds the next until the transcript grows by REGROW_SHARE of the threshold
+        (otherwise every turn would run a pass that saves a few percent), or until what a pass must
+        keep (head and tail, `kept`) shrinks by as much: a 50 MB tool output in the tail cannot be
+        pruned, but one turn later it has left the tail and can be."""
         threshold = self.settings.threshold
-        self.hold_until = int(tokens_after * (1 + REGROW_SHARE)) if tokens_after > threshold * PRUNE_TARGET_RATIO else 0
+        over = tokens_after > threshold * PRUNE_TARGET_RATIO
+        self.hold_until = tokens_after + int(threshold * REGROW_SHARE) if over else 0
+        self.held_kept = kept
         if tokens_after <= threshold:
             return "compacted"
         logger.warning(
