@@ -104,6 +104,7 @@ def test_engine_session_micro_recall_and_resume(python, tmp_path):
     restored = resumed["restored"]
     assert resumed["session_id"] == result["session_id"]
     assert len(markers_of(restored)) == 1
+    assert [m.get("content") for m in restored] == [m.get("content") for m in result["messages"]]
     assert not loaded_again(line, restored)
     kept = users_of(restored)
     assert all(text in kept for text in users)
@@ -114,9 +115,12 @@ def test_engine_session_micro_recall_and_resume(python, tmp_path):
 def test_engine_batch_compactions_with_micro_off(python, tmp_path):
     config = {**ENGINE_CONFIG, "compression": {"micro_compact": False}}
     users = list(USER_TURNS[:10])
-    result, _ = run_engine_session(python, tmp_path, config, users, reply_chars=30000)
+    result, _ = run_engine_session(python, tmp_path, config, users, reply_chars=30000, resume_users=RESUME_TURNS[:1])
     turns = result["turns"]
     check_session(turns, result["messages"], users)
+    restored = result["resumed"]["restored"]  # Hermes committed our batch result: the same rows come back
+    assert [m.get("content") for m in restored] == [m.get("content") for m in result["messages"]]
+    check_session(result["resumed"]["turns"], result["resumed"]["messages"], users + RESUME_TURNS[:1])
     assert max(t["compressions"] for t in turns) >= 1
     records = [r for t in turns for r in t["telemetry"]]
     assert records and {r["kind"] for r in records} == {"batch"}
