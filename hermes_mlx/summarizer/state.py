@@ -5,7 +5,8 @@ ranked. Code's job in every pass, micro and batch; the model has no part in it.
 
 from __future__ import annotations
 
-from .digest import plan_state, rank_ids, working_folder
+from .digest import Finding, findings, is_announcement, plan_state, rank, rank_ids, working_folder
+from .faithful import directive_shaped
 from .summary import Summary, code
 from .text import Turn, clip
 
@@ -48,3 +49,16 @@ def _known_root(files: dict) -> str:
                 if "/" in q and p.endswith("/" + q):
                     return p[: -len(q) - 1]
     return ""
+
+
+def fresh_findings(s: Summary, turns: list[Turn], exclude: list[str] | tuple = ()) -> list[Finding]:
+    """The span's findings, best first: never an announcement, nor an order restated (the
+    user's own are in the constraints), nor one the summary already has."""
+    return [
+        f
+        for f in rank(findings(turns), len(turns))
+        if f.text not in s.progress
+        and f.text not in exclude
+        and not is_announcement(f.text)
+        and not directive_shaped(f.text)
+    ]

@@ -30,13 +30,13 @@ from .api import Message, SummaryResult
 from .budget import fit as fit_budget
 from .budget import hermes_tokens
 from .chunk import chunk_turns, fit
-from .digest import findings, is_announcement, rank
+from .digest import is_announcement
 from .faithful import Source, directive_shaped, gate, goal_of, line_verdict, statements, tally
 from .ledger import user_message
 from .narrative import fallback_notes
 from .prompts import MAX_CHOICES, Template, labels, load_template
 from .redact import redact
-from .state import fold_state
+from .state import fold_state, fresh_findings
 from .summary import EARLIER, Summary, parse, render
 from .text import Turn, normalize, source_text, to_text
 from .verify import check_lines, main_script, verify_summary
@@ -187,11 +187,7 @@ class MLXSummarizer:
         and ranked identifiers. Announcements never become progress."""
         if self.on_chunk is not None:  # streams hear the pass start (their keep-alive)
             self.on_chunk()
-        ranked = [  # never an announcement, nor an order restated (the user's own are in the constraints)
-            f
-            for f in rank(findings(turns), len(turns))
-            if f.text not in s.progress and not is_announcement(f.text) and not directive_shaped(f.text)
-        ]
+        ranked = fresh_findings(s, turns)
         chosen, room = [], keep * FINDING_ROOM  # the best that fit: short findings leave room for more
         for f in ranked:
             if len(chosen) < 2 * keep and len(f.text) <= room:
@@ -297,6 +293,12 @@ class MLXSummarizer:
         details = {"narrative": "model" if stats["picks"] else "verbatim" if notes else "fallback"}
         if not notes:
             notes = fallback_notes(turns)
+        # a real agent's exchange can run to dozens of tool calls: one sentence cannot carry it,
+        # so code adds its best findings, one per six assistant turns (a short exchange: none)
+        extra = min(10, sum(t.role == "assistant" for t in turns) // 6)
+        if extra:
+            more = fresh_findings(prev, turns, exclude=notes)[:extra]
+            notes += [f.text for f in sorted(more, key=lambda f: f.turn)]
         fold_state(prev, turns, source, caps=False)
         _set_goal(prev, turns)
         prev.progress.extend(n for n in notes if n not in prev.progress)
