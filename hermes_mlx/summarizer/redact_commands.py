@@ -96,9 +96,8 @@ def _htpasswd(m: re.Match) -> str:
 
 # `aws configure set aws_secret_access_key X`, `git config --global github.token X`,
 # `npm config set //registry.npmjs.org/:_authToken X`: the name says what the value is.
-_CONFIG_SET = re.compile(
-    r"(?<![\w\-])(?:config|configure|config:set)\b[^\n]{0,60}?[ \t](?:set[ \t]+)?([A-Za-z_/][\w.:/@\-]{1,100})[ \t]+"
-    + _VAL
+_CONFIG_SET = re.compile(  # literal first, so the engine skips ahead; the boundary is checked after
+    r"config(?:ure|:set)?\b[^\n]{0,60}?[ \t](?:set[ \t]+)?([A-Za-z_/][\w.:/@\-]{1,100})[ \t]+" + _VAL
 )
 # `define('DB_PASSWORD', 'x')`, `os.environ.setdefault("API_TOKEN", "x")`, `headers.set("X-Api-Key", "x")`
 _PAIR = re.compile(r"""(["'])([A-Za-z_][\w.\-]{0,80})\1[ \t]*,[ \t]*(["'])([^"'\n]{1,300})\3""")
@@ -110,7 +109,11 @@ _POSITIONAL = [
         "",
     ),
     (("sqlplus",), re.compile(r"(?<![\w\-])sqlplus\b[^\n]{0,40}?[ \t][\w.\-]+/([^\s@/'\"]+)(?=@|\s|$)"), ""),
-    (("http",), re.compile(r"(?<![\w\-])https?\b[^\n]{0,80}?[ \t](?:-a|--auth)(?:[ \t]+|=)[^\s:]+:([^\s'\"]+)"), ""),
+    (
+        ("http -a", "https -a", "--auth"),
+        re.compile(r"(?<![\w\-])https?\b[^\n]{0,80}?[ \t](?:-a|--auth)(?:[ \t]+|=)[^\s:]+:([^\s'\"]+)"),
+        "",
+    ),
     (("ipmitool",), re.compile(r"(?<![\w\-])ipmitool\b" + _SEGMENT[:-1] + r"{0,300}?[ \t]-P[ \t]+" + _VAL), ""),
 ]
 
@@ -120,7 +123,8 @@ def _named(name: str) -> bool:
 
 
 def _config_set(m: re.Match) -> str:
-    if not _named(m.group(1)):
+    before = m.string[m.start() - 1 : m.start()]
+    if (before and (before.isalnum() or before in "_-")) or not _named(m.group(1)):
         return m.group(0)
     out = _cut_value(m.group(2))
     return m.group(0) if out is None else m.group(0)[: m.start(2) - m.start(0)] + out
@@ -144,7 +148,7 @@ def redact_commands(text: str, low: str) -> str:
     for words, command, flag in _CLI_RES:
         if any(w in low for w in words):
             text = command.sub(lambda m, flag=flag: _cut_flags(m.group(0), flag), text)
-    if "net" in low and "user" in low:
+    if "net user" in low:
         text = _sub_value(_NET_USER, text)
     if "htpasswd" in low:
         text = _HTPASSWD.sub(_htpasswd, text)

@@ -103,27 +103,72 @@ _NOT_THE_VALUE = frozenset(
 _NAME_ONLY = re.compile(r"[A-Za-z_][\w.\-]*")
 # Where a prose rule may start: a class first lets the engine skip ahead (the rules themselves
 # open with a lookbehind and a case-blind alternation, ~10x slower to scan 50 MB with).
-_HINT = re.compile(r"[pPsSkKtT](?i:ass|wd?\b|in\b|ecret|ey|oken)")
+_HINT = re.compile(r"[pPsSkKtT](?i:(?:ass(?:word|wd|phrase|code)?s?|wd?|in|ecret|ey|oken)(?![a-z]))")
 _QUALIFIER = re.compile(r"[A-Za-z]{2,8}[ \t_\-]?$")
 
 
-def _sub_prose(text: str) -> str:
-    """The prose rules, tried only where a secret's name starts (or its qualifier, or a verb before it)."""
-    pieces, last = [], 0
-    for h in _HINT.finditer(text):
-        i = h.start()
+# A connector on the same line, soon after the name: else no prose rule but the bare one can match.
+_CONNECT_NEAR = re.compile(r"[:=→>]|(?i:\b(?:is|was|are|be|becomes|remains|now|to)\b)")
+_WORDS = frozenset("password passwords passwd passphrase passcode pass pw pwd pin secret key token".split())
+_PW_HEADS = frozenset("password passwords passwd passphrase passcode pass pw pwd".split())
+_IDENT_CH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
+
+
+def _hints(text: str, low: str) -> list[int]:
+    """Where a secret's name may start: str.find on the lowered text (memchr-fast) when lowering
+    kept every index, else the regex (a few characters lower to two)."""
+    if len(low) != len(text):
+        return [h.start() for h in _HINT.finditer(text)]
+    found = set()
+    for word in ("pass", "pw", "pin", "secret", "key", "token"):
+        at = low.find(word)
+        while at >= 0:
+            found.add(at)
+            at = low.find(word, at + 1)
+    return sorted(found)
+
+
+def _sub_prose(text: str, low: str) -> str:
+    """The prose rules, tried only where a secret's name starts (or its qualifier, or a verb
+    before it); a hint inside another word (`tokens`, `PASSED`, `max_tokens`) costs a set lookup."""
+    pieces, last, n = [], 0, len(text)
+    for i in _hints(text, low):
         if i < last:
             continue
-        tries = [(_PROSE, _prose, i), (_PROSE_BARE, _prose_bare, i)]
-        if i and (text[i - 1].isalnum() or text[i - 1] in "_-."):
-            start = i
-            while start > max(last, i - 60) and (text[start - 1].isalnum() or text[start - 1] in "_-."):
+        j = i + 1
+        while j < n and text[j].isalpha():
+            j += 1
+        word = text[i:j].lower()
+        ident = None
+        if i and text[i - 1] in _IDENT_CH:  # inside a longer name: `DB_PASSWORD`, `max_tokens`, `monkey`
+            start, end = i, j
+            while start > max(last, i - 60) and text[start - 1] in _IDENT_CH:
                 start -= 1
-            tries.insert(0, (_PROSE_IDENT, _prose_ident, start))  # `DB_PASSWORD was ...`
-        if i and text[i - 1] in " \t_-" and (q := _QUALIFIER.search(text, max(last, i - 9), i)):
-            tries.insert(0, (_PROSE, _prose, q.start()))  # `API key is ...`
-        if text[i] in "pP" and (v := _VERB_BEFORE.search(text, max(last, i - 90), i)):
-            tries.insert(0, (_PROSE_TO, _prose_bare, v.start()))  # `set the password to ...`
+            while end < n and end - i < 60 and text[end] in _IDENT_CH:
+                end += 1
+            ident = start if is_secret_name(text[start:end]) else None
+        if word not in _WORDS and ident is None:
+            continue
+        nl = text.find("\n", j, j + 240)
+        connected = _CONNECT_NEAR.search(text, j, nl if nl >= 0 else j + 240) is not None
+        tries = []
+        if connected:
+            if ident is not None:
+                tries.append((_PROSE_IDENT, _prose_ident, ident))  # `DB_PASSWORD was ...`
+            if (
+                word in _WORDS
+                and text[i - 1 : i] in (" ", "\t")
+                and (q := _QUALIFIER.search(text, max(last, i - 9), i))
+            ):
+                tries.append((_PROSE, _prose, q.start()))  # `API key is ...`
+            if word in _WORDS:
+                tries.append((_PROSE, _prose, i))
+        if word in _PW_HEADS:
+            if text[j : j + 8].lstrip(" \t").startswith("to") and (
+                v := _VERB_BEFORE.search(text, max(last, i - 90), i)
+            ):
+                tries.insert(0, (_PROSE_TO, _prose_bare, v.start()))  # `set the password to ...`
+            tries.append((_PROSE_BARE, _prose_bare, i))
         for rule, fn, at in tries:
             m = rule.match(text, at)
             if m:
@@ -230,7 +275,6 @@ def _url_slash_password(m: re.Match) -> str:
 
 # --- over lines -------------------------------------------------------------------------------
 _BREAK = re.compile(r"[ \t]*(?:\\\r?\n|\r?\n|\\r\\n|\\n)[ \t>\"']*")
-_JWT_START = re.compile(r"(?<![A-Za-z0-9_\-])eyJ")
 _JWT = re.compile(r"ey[A-Za-z0-9_\-]{10,}\.ey[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-+/=.]*")
 
 
@@ -277,14 +321,12 @@ def _jwt_span(text: str, start: int) -> int | None:
 
 
 def _split_jwts(text: str) -> str:
-    pieces, last = [], 0
-    for m in _JWT_START.finditer(text):
-        if m.start() < last:
-            continue
-        end = _jwt_span(text, m.start())
-        if end is not None:
-            pieces += [text[last : m.start()], REDACTED]
+    pieces, last, at = [], 0, text.find("eyJ")
+    while at >= 0:
+        if at >= last and (not at or text[at - 1] not in _RUN_CH) and (end := _jwt_span(text, at)) is not None:
+            pieces += [text[last:at], REDACTED]
             last = end
+        at = text.find("eyJ", at + 3)
     return "".join(pieces) + text[last:] if pieces else text
 
 
@@ -352,6 +394,6 @@ def redact_context(text: str, low: str) -> str:
     if "@" in text:
         text = _sub_at_tokens(text)
     if any(w in low for w in ("pass", "pw", "pin", "secret", "key", "token")):
-        text = _sub_prose(text)
+        text = _sub_prose(text, text.lower())  # lowered again: the rules above changed the text
     text = redact_commands(text, low)
     return text

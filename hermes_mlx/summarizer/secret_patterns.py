@@ -144,17 +144,17 @@ LOOSE_RULES = frozenset(
 # Shapes that are not one token run: matched as they are, never widened.
 AZURE_AD_SECRET = r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}"
 
-# Command lines (redact_context.py): (gate words, command, flag with its separator); each such
-# flag's value on that command's line goes.
+# Command lines (redact_commands.py): (gate words in the lowered text, command, flag with its
+# separator); each such flag's value on that command's line goes.
 CLI_PASSWORD_FLAGS = [
     (("ssh-keygen",), r"ssh-keygen", r"-[NP](?:[ \t]+|(?=\S))"),  # new / old passphrase
     (("keytool", "jarsigner"), r"keytool|jarsigner", r"-(?:src|dest)?(?:store|key)?pass(?:[ \t]+)|-new[ \t]+"),
     (("openssl",), r"openssl", r"-(?:passin|passout|pass|k|kfile)[ \t]+"),
-    (("zip",), r"(?:un)?zip(?:cloak)?", r"-P[ \t]+|--password[ \t]+"),
-    (("7z", "rar"), r"7z[ar]?|(?:un)?rar", r"-p(?=[^\s\-])"),
+    (("zip ",), r"(?:un)?zip(?:cloak)?", r"-P[ \t]+|--password[ \t]+"),
+    (("7z ", "7za ", "rar "), r"7z[ar]?|(?:un)?rar", r"-p(?=[^\s\-])"),
     (("ldap",), r"ldap\w+", r"-w[ \t]+"),
     (("mosquitto",), r"mosquitto_\w+", r"-P[ \t]+"),
-    (("rdp", "rdesktop"), r"\w*freerdp|rdesktop", r"/p:|-p[ \t]+"),
+    (("freerdp", "rdesktop"), r"\w*freerdp|rdesktop", r"/p:|-p[ \t]+"),
     (("snmp",), r"snmp\w+", r"-[AX][ \t]+"),
 ]
 
