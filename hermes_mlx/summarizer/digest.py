@@ -52,7 +52,7 @@ def human_words(text: str) -> str:
 
 _ANNOUNCE = re.compile(
     r"^(?:(?:now|next|first|then|finally|okay|ok|great|good|perfect|alright|all right|excellent|so|also|and|"
-    r"yes|right|hmm|wait|actually)\b[,!.:]?\s*)*"
+    r"yes|right|hmm|wait|actually)\b\s*[,!.:\-—–]?\s*)*"
     r"(?:let me|let'?s|let us|i'?ll|i will|i'?m going to|i am going to|i'?m gonna|i need to|i want to|"
     r"i should (?:check|look|read|run|verify|see|examine|explore|test|try|start|first|also|now)|we need to (?:check|look|see|run|find|examine|verify)|"
     r"time to|going to|i can now|i'?ll now|now i'?ll|now i need|i have a clear|i now have|i have enough|"
@@ -88,6 +88,9 @@ class Finding:
 def is_announcement(sentence: str) -> bool:
     """A sentence that says what the agent will do next: never a result."""
     s = sentence.strip(" -*>\t#")
+    s = re.sub(
+        r"^(?:(?:ok(?:ay)?|great|good|perfect|alright|excellent|yes|right|hmm)\b\s*[,!.:\-—–]+\s*)+", "", s, flags=re.I
+    )
     if re.match(r"^[A-Z][a-z]+ing\b", s) and _words(s) <= 6 and not _SIGNAL.search(s):
         return True  # "Running the export tests.": an activity, not what it found
     if _IMPERATIVE.match(s):
@@ -100,7 +103,7 @@ def _sentences(text: str) -> list[list[str]]:
     body = re.sub(r"```.*?(?:```|$)", "\n", text, flags=re.DOTALL)
     out = []
     for line in body.splitlines():
-        line = line.strip()
+        line = re.sub(r"^(?:>\s*)+", "", line.strip())  # a quoted line is still a line; a heading is not
         if not line or line.startswith(("|", "#", "<", "{", "}")):
             continue
         out.append([" ".join(s.strip(" \t").split()) for s in _SENTENCE.split(line) if s.strip()])

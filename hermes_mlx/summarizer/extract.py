@@ -56,7 +56,7 @@ _PATH = re.compile(
     r"|" + "|".join(sorted(_SPECIAL_FILES)) + r")"
     r"(?=$|[\s`'\",;:)\]}>!?]|\.(?:\s|$))"
 )
-URL = re.compile(r"\b(?:https?|ftp|wss?)://[^\s<>\"'`)\]}]+")
+URL = re.compile(r"\b(?:https?|ftp|wss?)://[^\s<>\"'`)\]}\\]+")  # a backslash ends it (`\n` of escaped JSON)
 _ISSUE = re.compile(r"(?<![\w&#/!])(?:[#!]\d{1,6}|(?:GH|PR|gh|pr)-\d{1,6})\b")
 _JIRA = re.compile(r"\b([A-Z][A-Z0-9]{1,9})-\d{1,6}\b")
 _JIRA_STOP = {
