@@ -22,29 +22,17 @@ from collections.abc import Callable
 from hermes_mlx.compactor import markers
 from hermes_mlx.compactor.transcript import MESSAGE_OVERHEAD_TOKENS, content_text
 from hermes_mlx.summarizer.api import Message
+from hermes_mlx.summarizer.digest import human_words, machine_written  # one rule for who wrote a turn
+
+__all__ = ["clip", "fit_users", "machine_written"]
 
 MACHINE_CHARS = 160  # a machine-written turn: its first line (or its human words), clipped
 OLD_CHARS = 400  # an older human turn, once the budget is tight
 RECENT_WHOLE = 2  # the newest human turns stay whole while anything else can give
 SEPARATOR = "\n\n"
 
-# The same envelopes summarizer/digest.py reads as machine-written (a harness, not a human).
-_MACHINE = re.compile(
-    r"^\s*(?:<(?:task-notification|system-reminder|local-command-stdout|local-command-stderr|command-name|"
-    r"command-message|bash-input|bash-stdout|bash-stderr|user-prompt-submit-hook)\b"
-    r"|\[Request interrupted by user|Command running in background with ID|Caveat: The messages below"
-    r"|This session is being continued from a previous conversation|\[CONTEXT COMPACTION)",
-    re.I,
-)
-_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.S)
 _TAG = re.compile(r"</?[A-Za-z][\w-]*>")
-
-
-def machine_written(text: str) -> bool:
-    """A user turn no human typed: a harness envelope, a notification, an interruption note, a
-    status view, a compaction summary handed back."""
-    return bool(_MACHINE.match(text or ""))
 
 
 def clip(text: str, chars: int) -> str:
@@ -58,7 +46,7 @@ def clip(text: str, chars: int) -> str:
 def _short(text: str, chars: int) -> str:
     """A machine-written turn's shortest useful form: the human words of a slash command, else
     what a notification says (its <summary>), else its text without the envelope's tags."""
-    args = " ".join(" ".join(a.split()) for a in _ARGS.findall(text) if a.strip())
+    args = human_words(text)
     said = _SUMMARY.search(text)
     short = args or (said and " ".join(said.group(1).split())) or " ".join(_TAG.sub(" ", text).split())
     short = clip(short, chars)
