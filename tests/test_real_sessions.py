@@ -220,3 +220,20 @@ def test_the_real_corpus_keeps_most_facts_at_stake_with_no_noise():
         assert not any(i.endswith(("/", "-")) for i in s.ledger.ids), path.stem
     # measured 56/62 (90%) when this test was written, from 22/62 before
     assert stake and kept / stake >= 0.85, (kept, stake)
+
+
+def test_a_pruned_tool_output_keeps_its_result_line_for_the_next_summary():
+    from hermes_mlx.compactor.batch import prune_tool_results
+
+    output = (
+        "Running ExUnit with seed: 1\n" + "." * 600 + "\nFinished in 1.0 seconds\n14 doctests, 373 tests, 0 failures\n"
+    )
+    middle = [
+        {"role": "assistant", "content": "", "tool_calls": [call("c1", "terminal", command="mix test")]},
+        {"role": "tool", "tool_call_id": "c1", "content": output},
+    ]
+    pruned, n, _ = prune_tool_results(middle)
+    assert n == 1 and "; result: 14 doctests, 373 tests, 0 failures]" in pruned[1]["content"]
+    assert outcome_line(pruned[1]["content"]) == "14 doctests, 373 tests, 0 failures"
+    s = MLXSummarizer(score=None, count_tokens=count, context_window=8192)
+    assert "`mix test` → 14 doctests, 373 tests, 0 failures" in s.update(None, pruned).text

@@ -27,6 +27,8 @@ from hermes_mlx.compactor.transcript import (
 from hermes_mlx.compactor.users import fit_users
 from hermes_mlx.summarizer.api import Message
 from hermes_mlx.summarizer.budget import hermes_tokens
+from hermes_mlx.summarizer.extract import exit_status
+from hermes_mlx.summarizer.outcomes import outcome_line
 
 logger = logging.getLogger(telemetry.LOGGER_NAME)
 
@@ -59,7 +61,10 @@ def one_line(name: str, text: str) -> str:
     if len(first) > 120:
         first = first[:117] + "..."
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)  # no list of 50 MB of lines
-    return f"{PRUNED_TAG} {name or 'tool'}, {lines} lines, {len(text):,} chars; first line: {first}]"
+    # the result line stays (`14 passed in 0.19s`, a commit line): a later summary reads it here
+    result = outcome_line(text, exit_status(text))
+    said = f"; result: {result}" if result and result != first else ""
+    return f"{PRUNED_TAG} {name or 'tool'}, {lines} lines, {len(text):,} chars; first line: {first}{said}]"
 
 
 def prune_tool_results(middle: list[Message], later: list[Message] = ()) -> tuple[list[Message], int, int]:
