@@ -13,29 +13,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import test_cli
 from fakes import ScriptedSummarizer, session
 
 from hermes_mlx.cli import main
 from hermes_mlx.compactor.sessions import load_jsonl, save_jsonl
 from hermes_mlx.files import NotAFileTarget, atomic_write
 
+fake, src = test_cli.fake, test_cli.src  # the scripted `compact` fixtures, shared
+
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    from hermes_mlx.commands import compact
-
-    holder = {"summarizer": ScriptedSummarizer()}
-    monkeypatch.setattr(compact, "build_summarizer", lambda args: holder["summarizer"])
-    return holder
-
-
-@pytest.fixture
-def src(tmp_path):
-    path = tmp_path / "s.jsonl"
-    save_jsonl(session(8), path)
-    return path
 
 
 def compact(*args) -> int:
@@ -558,24 +545,12 @@ def test_a_client_that_hangs_up_mid_body_is_a_clean_log_line(tiny_model, caplog)
 def test_a_stream_cut_by_sigterm_ends_with_an_error_event_and_no_done(tiny_model):
     import json
     import signal
-    import sys
 
-    from test_server import LAUNCH, ROOT
+    from serve_process import start_server
     from test_server_abuse import LONG, until
 
-    proc = subprocess.Popen(
-        [sys.executable, "-c", LAUNCH, "serve", "--model", tiny_model, "--port", "0"]
-        + ["--max-prompt-tokens", "1000000", "--request-timeout", "600"],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    proc, port = start_server("--model", tiny_model, "--max-prompt-tokens", "1000000", "--request-timeout", "600")
     try:
-        line = proc.stderr.readline()
-        assert "serving" in line, line + proc.stderr.read()
-        port = int(line.rsplit(":", 1)[1].split("/")[0])
         raw = json.dumps({**LONG, "stream": True}).encode()
         sock = socket.create_connection(("127.0.0.1", port), timeout=WAIT_S)
         sock.sendall(
