@@ -8,7 +8,12 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "hermes_mlx"
 ORDER = ["engine", "summarizer", "compactor", "integrations", "bench", "commands"]
-ROOT_MODULES = {"__init__": "engine", "errors": None, "files": None, "cli": "commands"}  # root module -> highest layer it may import
+ROOT_MODULES = {
+    "__init__": "engine",
+    "errors": None,
+    "files": None,
+    "cli": "commands",
+}  # root module -> highest layer it may import
 
 
 def imported_modules(path: Path, package_dir: Path = PACKAGE) -> set[str]:
