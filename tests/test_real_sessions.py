@@ -243,3 +243,27 @@ def test_a_pruned_tool_output_keeps_its_result_line_for_the_next_summary():
     assert outcome_line(pruned[1]["content"]) == "14 doctests, 373 tests, 0 failures"
     s = MLXSummarizer(score=None, count_tokens=count, context_window=8192)
     assert "`mix test` → 14 doctests, 373 tests, 0 failures" in s.update(None, pruned).text
+
+
+def test_shell_commands_name_files_but_not_sed_scripts_devices_or_routes():
+    msgs = [
+        {
+            "role": "assistant",
+            "content": "The hook posts to `/api/hooks/commit-event` on every commit.",
+            "tool_calls": [
+                call(
+                    "s1",
+                    "terminal",
+                    command="cd /testbed && sed -i '956s/except/except (TypeError)/' ./astroid/helpers.py",
+                ),
+                call("s2", "terminal", command="cat ./astroid/typing.py > /dev/null"),
+                call("s3", "terminal", command="cd /testbed && cat ../astroid/helpers.py"),
+            ],
+        },
+        {"role": "tool", "tool_call_id": "s1", "content": "<returncode>0</returncode>"},
+        {"role": "tool", "tool_call_id": "s2", "content": "<returncode>0</returncode>"},
+        {"role": "tool", "tool_call_id": "s3", "content": "<returncode>0</returncode>"},
+    ]
+    s = MLXSummarizer(score=None, count_tokens=count, context_window=8192)
+    files = parse(s.update(None, msgs).text).ledger.files
+    assert files == {"astroid/helpers.py": "edited", "astroid/typing.py": "edited"}

@@ -40,23 +40,14 @@ _NOISE_PATH = (
     "dist-packages/",
     "/usr/lib/",
     "/proc/",
+    "/dev/",
     "node_modules/",
     ".venv/",
     "/lib/python",
     "<frozen",
 )
-_FILE_KEYS = (
-    "path",
-    "file_path",
-    "filepath",
-    "filename",
-    "file",
-    "target_file",
-    "old_path",
-    "new_path",
-    "dest",
-    "destination",
-    "source",
+_FILE_KEYS = tuple(
+    "path file_path filepath filename file target_file old_path new_path dest destination source".split()
 )
 _ACTION_RANK = {"mentioned": 0, "read": 1, "edited": 2, "created": 3, "deleted": 3}
 COMMAND_CHARS = 140  # a command's first line is kept up to this
@@ -221,7 +212,7 @@ class Ledger:
             head = whole_head(call.text).split("\n", 1)[0]
             verb = "edited" if _SHELL_EDIT.search(head) else "read" if _SHELL_READ.match(head) else ""
             for p in find_paths(head)[:4] if verb else []:
-                if "/" in p or "." in p:
+                if _path_shaped(p) and not re.match(r"^\d*s/", p):  # not sed's `956s/except/...`
                     self.add_file(p, verb)
         for value in call.arguments.values():  # names of tests the agent wrote
             if isinstance(value, str):
@@ -319,6 +310,7 @@ class Ledger:
         for p, a in self.files.items():
             if root and p.startswith(root + "/") and len(p) > len(root) + 1:
                 p = p[len(root) + 1 :]
+            p = p[2:] if p.startswith("./") and len(p) > 2 else p
             if a == "mentioned" and not _path_shaped(p) or p.strip("./") == "":
                 continue
             if a in ("read", "mentioned") and (
@@ -337,7 +329,7 @@ class Ledger:
         self.files = {
             p: a
             for p, a in files.items()
-            if not any(q != p and q.endswith("/" + p.lstrip("./")) for q in names) and p.rstrip("/") != root
+            if not any(_names_same_file(q, p) for q in names if q != p) and p.rstrip("/") != root
         }
         useful = [
             c
@@ -389,6 +381,13 @@ _TRIVIAL = re.compile(  # read-only, and not chained to anything that is not
 )
 
 
+def _names_same_file(q: str, p: str) -> bool:
+    """`q` names the file `p` names, better: a longer path ending in it (`assets/js/app.js` for
+    `js/app.js`), or the same one without `../` steps (`lib/a.ex` for `../lib/a.ex`)."""
+    bq, bp = re.sub(r"^(?:\.\.?/)+", "", q), re.sub(r"^(?:\.\.?/)+", "", p)
+    return bq.endswith("/" + bp) or bq == bp and q == bq
+
+
 def _path_shaped(p: str) -> bool:
     """A path named only in prose must look like one: a file name with an extension or a
     known special name, or a rooted path; `Update/create`, `compile/test` are words."""
@@ -401,7 +400,12 @@ def _path_shaped(p: str) -> bool:
         "Gemfile",
     ):
         return True
-    return p.startswith(("/", "~/", "./", "../")) and p.count("/") >= 2
+    # a rooted name without an extension is a folder only under a filesystem root we know
+    # (`/api/hooks/commit-event` is a route)
+    return p.startswith(("~/", "./", "../")) and p.count("/") >= 2 or p.startswith(_FS_ROOTS)
+
+
+_FS_ROOTS = ("/home/", "/Users/", "/tmp/", "/etc/", "/var/", "/opt/", "/usr/", "/srv/", "/root/", "/mnt/", "/testbed/")
 
 
 def user_message(text: str) -> str:
