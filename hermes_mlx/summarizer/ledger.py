@@ -34,6 +34,7 @@ from .extract import (  # noqa: F401  (also re-exported for callers of the ledge
 from .outcomes import is_placeholder, outcome_line
 from .redact import redact
 from .text import Turn, clip
+from .tidy import ACTION_RANK, READ_ONLY, path_shaped, tidy_commands, tidy_files
 
 _NOISE_PATH = (
     "site-packages/",
@@ -49,7 +50,6 @@ _NOISE_PATH = (
 _FILE_KEYS = tuple(
     "path file_path filepath filename file target_file old_path new_path dest destination source".split()
 )
-_ACTION_RANK = {"mentioned": 0, "read": 1, "edited": 2, "created": 3, "deleted": 3}
 COMMAND_CHARS = 140  # a command's first line is kept up to this
 OUTCOME_SEP = " ⇒ "  # an earlier result, then the latest: `11 failures ⇒ 0 failures`
 MORE_ERRORS = re.compile(r"^… and (\d+) more error lines?$")  # how many error lines a result had beyond those kept
@@ -99,7 +99,7 @@ class Ledger:
         if not path or len(path) > 300 or any(n in path for n in _NOISE_PATH):
             return
         old = self.files.get(path)
-        if old is None or _ACTION_RANK.get(action, 0) > _ACTION_RANK.get(old, 0):
+        if old is None or ACTION_RANK.get(action, 0) > ACTION_RANK.get(old, 0):
             self.files[path] = action
 
     def add_command(self, cmd: str, status: int | None, outcome: str = "") -> None:
@@ -212,7 +212,7 @@ class Ledger:
             head = whole_head(call.text).split("\n", 1)[0]
             verb = "edited" if _SHELL_EDIT.search(head) else "read" if _SHELL_READ.match(head) else ""
             for p in find_paths(head)[:4] if verb else []:
-                if _path_shaped(p) and not re.match(r"^\d*s/", p):  # not sed's `956s/except/...`
+                if path_shaped(p) and not re.match(r"^\d*s/", p):  # not sed's `956s/except/...`
                     self.add_file(p, verb)
         for value in call.arguments.values():  # names of tests the agent wrote
             if isinstance(value, str):
@@ -232,7 +232,7 @@ class Ledger:
         # a file's contents are no errors (`raise ValueError(...)` in code read back): reading
         # tools and read-only commands report errors only in a short answer (EISDIR, not found)
         reads = call is not None and (
-            bool(_READS.search(call.name.lower())) and not cmd or bool(cmd and _TRIVIAL.match(cmd))
+            bool(_READS.search(call.name.lower())) and not cmd or bool(cmd and READ_ONLY.match(cmd))
         )
         errors, omitted = error_report(output) if not reads or len(output) <= 400 else ([], 0)
         piped = status == 0 and bool(re.search(r"(?<!\|)\|(?!\|)", cmd))  # `cmd | tail` reports tail's status
@@ -302,52 +302,11 @@ class Ledger:
         return before - len(self.items()) - len(self.resolved)
 
     def tidy(self, root: str = "", keep_commands: int | None = 24, keep_files: int | None = 30) -> None:
-        """What a reader can use: paths relative to the working folder, each file once (a bare
-        name or tail of a listed path is that path), nothing that is not a path (`Update/create`
-        in prose), and commands that tell something: read-only ones with no result go, and of
-        the rest the latest `keep_commands`, those with a result or a failure first kept."""
-        files: dict = {}
-        for p, a in self.files.items():
-            if root and p.startswith(root + "/") and len(p) > len(root) + 1:
-                p = p[len(root) + 1 :]
-            p = p[2:] if p.startswith("./") and len(p) > 2 else p
-            if a == "mentioned" and not _path_shaped(p) or p.strip("./") == "":
-                continue
-            if a in ("read", "mentioned") and (
-                p.startswith("/tmp/") or not _path_shaped(p) and "." not in p.rsplit("/", 1)[-1]
-            ):
-                continue  # a folder listed, a scratch file read: not a file of the work
-            old = files.get(p)
-            if old is None or _ACTION_RANK.get(a, 0) > _ACTION_RANK.get(old, 0):
-                files[p] = a
-        changed = [p for p, a in files.items() if a in ("edited", "created", "deleted")]
-        others = [p for p in files if p not in changed]
-        room = len(others) if keep_files is None else max(0, keep_files - len(changed))
-        keep = set(changed) | set(others[len(others) - room :] if room else [])
-        files = {p: a for p, a in files.items() if p in keep}
-        names = list(files)
-        self.files = {
-            p: a
-            for p, a in files.items()
-            if not any(_names_same_file(q, p) for q in names if q != p) and p.rstrip("/") != root
-        }
-        useful = [
-            c
-            for c in self.commands
-            if c.outcome or any(s not in (0, None) for s in c.statuses) or not _TRIVIAL.match(c.cmd)
-        ]
-        if keep_commands is not None and len(useful) > keep_commands:
-            # what a command tells: a result or a failure, then a change to the environment
-            # (installs, commits, edits), then the rest; the latest first within each
-            def tells(c: Command) -> int:
-                if c.outcome or any(s not in (0, None) for s in c.statuses):
-                    return 2
-                return 1 if _CHANGES.search(c.cmd) else 0
-
-            ranked = sorted(range(len(useful)), key=lambda i: (tells(useful[i]), i), reverse=True)
-            keep = set(ranked[:keep_commands])
-            useful = [c for i, c in enumerate(useful) if i in keep]
-        self.commands = useful
+        """What a reader can use (tidy.py): files relative and once each, commands that tell something."""
+        self.files, self.commands = (
+            tidy_files(self.files, root, keep_files),
+            tidy_commands(self.commands, keep_commands),
+        )
 
     # ---- views
 
@@ -365,47 +324,12 @@ class Ledger:
 
 
 USER_MESSAGE_CHARS = 600
-_CHANGES = re.compile(
-    r"\b(?:pip3?|uv|npm|pnpm|yarn|cargo|go|gem|mix|apt(?:-get)?|brew|poetry) (?:install|add|get|deps\.get)\b"
-    r"|\bgit (?:add|commit|push|checkout|merge|rebase|apply|reset|stash)\b|\bsed -i\b|\bpatch\b|\b(?:mv|cp|rm) "
-)
 _SHELL_EDIT = re.compile(
     r"\bsed -i\b|(?<![<>&2])>\s*[\w./]|\btee\b|\bpatch\b|\bgit (?:checkout|apply|restore)\b|\b(?:mv|cp|touch)\s"
 )
 _SHELL_READ = re.compile(r"^(?:cd \S+ && )?(?:cat|head|tail|sed -n|nl|less|more|grep|rg|wc|view)\b")
 _ASKS_USER = re.compile(r"ask_?user|ask_?human|user_?question|clarif")
 _READS = re.compile(r"read|view|open|cat|show|get|search|grep|glob|list|find|fetch|extract")
-_TRIVIAL = re.compile(  # read-only, and not chained to anything that is not
-    r"^(?!.*(?:&&.*&&|;|\|\||(?<![\d&])>\s*[\w./]))(?:cd \S+ && )?(?!.*&&)(?:git (?:status|diff|log|show|branch|ls-files)|ls|pwd|cat|head|tail|echo|which|wc|tree|find|grep|rg|"
-    r"sed -n|nl|bd (?:show|ready|list|update)|gh (?:issue|pr) view|tail -\d+|less|file|stat|du|env|printenv)\b"
-)
-
-
-def _names_same_file(q: str, p: str) -> bool:
-    """`q` names the file `p` names, better: a longer path ending in it (`assets/js/app.js` for
-    `js/app.js`), or the same one without `../` steps (`lib/a.ex` for `../lib/a.ex`)."""
-    bq, bp = re.sub(r"^(?:\.\.?/)+", "", q), re.sub(r"^(?:\.\.?/)+", "", p)
-    return bq.endswith("/" + bp) or bq == bp and q == bq
-
-
-def _path_shaped(p: str) -> bool:
-    """A path named only in prose must look like one: a file name with an extension or a
-    known special name, or a rooted path; `Update/create`, `compile/test` are words."""
-    last = p.rstrip("/").rsplit("/", 1)[-1]
-    if re.search(r"\.[A-Za-z][\w]{0,9}$", last) or last in (
-        "Makefile",
-        "Dockerfile",
-        "Justfile",
-        "Procfile",
-        "Gemfile",
-    ):
-        return True
-    # a rooted name without an extension is a folder only under a filesystem root we know
-    # (`/api/hooks/commit-event` is a route)
-    return p.startswith(("~/", "./", "../")) and p.count("/") >= 2 or p.startswith(_FS_ROOTS)
-
-
-_FS_ROOTS = ("/home/", "/Users/", "/tmp/", "/etc/", "/var/", "/opt/", "/usr/", "/srv/", "/root/", "/mnt/", "/testbed/")
 
 
 def user_message(text: str) -> str:

@@ -1,0 +1,90 @@
+"""What of a ledger a reader can use: files relative to the working folder and each named once,
+nothing that is not a file, and the commands that tell something.
+
+A batch span of a real session reads dozens of files through absolute paths, mentions
+library names and URL routes in prose, and runs `ls`, `cat` and `bd show` between the commands
+that matter; listed as they come, they bury the few entries an agent needs to carry on.
+"""
+
+from __future__ import annotations
+
+import re
+
+ACTION_RANK = {"mentioned": 0, "read": 1, "edited": 2, "created": 3, "deleted": 3}
+READ_ONLY = re.compile(  # read-only, and not chained to anything that is not
+    r"^(?!.*(?:&&.*&&|;|\|\||(?<![\d&])>\s*[\w./]))(?:cd \S+ && )?(?!.*&&)(?:git (?:status|diff|log|show|branch|ls-files)|ls|pwd|cat|head|tail|echo|which|wc|tree|find|grep|rg|"
+    r"sed -n|nl|bd (?:show|ready|list|update)|gh (?:issue|pr) view|tail -\d+|less|file|stat|du|env|printenv)\b"
+)
+_CHANGES = re.compile(
+    r"\b(?:pip3?|uv|npm|pnpm|yarn|cargo|go|gem|mix|apt(?:-get)?|brew|poetry) (?:install|add|get|deps\.get)\b"
+    r"|\bgit (?:add|commit|push|checkout|merge|rebase|apply|reset|stash)\b|\bsed -i\b|\bpatch\b|\b(?:mv|cp|rm) "
+)
+_SPECIAL = ("Makefile", "Dockerfile", "Justfile", "Procfile", "Gemfile")
+_FS_ROOTS = ("/home/", "/Users/", "/tmp/", "/etc/", "/var/", "/opt/", "/usr/", "/srv/", "/root/", "/mnt/", "/testbed/")
+
+
+def path_shaped(p: str) -> bool:
+    """A path named only in prose must look like one: a file name with an extension or a
+    known special name, or a rooted path; `Update/create`, `compile/test` are words. A rooted
+    name without an extension is a folder only under a filesystem root we know
+    (`/api/hooks/commit-event` is a route)."""
+    last = p.rstrip("/").rsplit("/", 1)[-1]
+    if re.search(r"\.[A-Za-z][\w]{0,9}$", last) or last in _SPECIAL:
+        return True
+    return p.startswith(("~/", "./", "../")) and p.count("/") >= 2 or p.startswith(_FS_ROOTS)
+
+
+def _names_same_file(q: str, p: str) -> bool:
+    """`q` names the file `p` names, better: a longer path ending in it (`assets/js/app.js` for
+    `js/app.js`), or the same one without `../` steps (`lib/a.ex` for `../lib/a.ex`)."""
+    bq, bp = re.sub(r"^(?:\.\.?/)+", "", q), re.sub(r"^(?:\.\.?/)+", "", p)
+    return bq.endswith("/" + bp) or bq == bp and q == bq
+
+
+def tidy_files(files: dict, root: str = "", keep: int | None = 30) -> dict:
+    """Paths relative to `root`, each file once (a bare name or tail of a listed path is that
+    path), no folders listed or scratch files read; past `keep`, every changed file and the
+    latest of the others."""
+    out: dict = {}
+    for p, a in files.items():
+        if root and p.startswith(root + "/") and len(p) > len(root) + 1:
+            p = p[len(root) + 1 :]
+        p = p[2:] if p.startswith("./") and len(p) > 2 else p
+        if a == "mentioned" and not path_shaped(p) or p.strip("./") == "":
+            continue
+        if a in ("read", "mentioned") and (
+            p.startswith("/tmp/") or not path_shaped(p) and "." not in p.rsplit("/", 1)[-1]
+        ):
+            continue  # a folder listed, a scratch file read: not a file of the work
+        old = out.get(p)
+        if old is None or ACTION_RANK.get(a, 0) > ACTION_RANK.get(old, 0):
+            out[p] = a
+    changed = [p for p, a in out.items() if a in ("edited", "created", "deleted")]
+    others = [p for p in out if p not in changed]
+    room = len(others) if keep is None else max(0, keep - len(changed))
+    kept = set(changed) | set(others[len(others) - room :] if room else [])
+    names = [p for p in out if p in kept]
+    return {
+        p: a
+        for p, a in out.items()
+        if p in kept and not any(_names_same_file(q, p) for q in names if q != p) and p.rstrip("/") != root
+    }
+
+
+def _tells(c) -> int:
+    """What a command tells: a result or a failure (2), a change to the environment (1: installs,
+    commits, edits), or nothing more than that it ran (0)."""
+    if c.outcome or any(s not in (0, None) for s in c.statuses):
+        return 2
+    return 1 if _CHANGES.search(c.cmd) else 0
+
+
+def tidy_commands(commands: list, keep: int | None = 24) -> list:
+    """Read-only commands with nothing to tell go; past `keep`, those that tell most, the
+    latest first within each kind, in their order."""
+    useful = [c for c in commands if _tells(c) == 2 or not READ_ONLY.match(c.cmd)]
+    if keep is None or len(useful) <= keep:
+        return useful
+    ranked = sorted(range(len(useful)), key=lambda i: (_tells(useful[i]), i), reverse=True)
+    kept = set(ranked[:keep])
+    return [c for i, c in enumerate(useful) if i in kept]
