@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .text import Turn, clip
+from .text import SHELL_TOOLS, Turn, clip
 
 # ---------------------------------------------------------------- who wrote a user turn
 
@@ -329,12 +329,12 @@ def rank_ids(ids: list[str], turns: list[Turn], limit: int = 40) -> list[str]:
     and repeated. UUIDs, hashes and timestamps only when a user or a command used them;
     regex fragments (`Z0-9`) never."""
     users = "\n".join(t.text for t in turns if t.role == "user")
-    commands = "\n".join(c.text for t in turns for c in t.tool_calls if c.name.lower() in _SHELLS)
+    commands = "\n".join(c.text for t in turns for c in t.tool_calls if c.name.lower() in SHELL_TOOLS)
     edits = "\n".join(
         str(v)
         for t in turns
         for c in t.tool_calls
-        if c.name.lower() not in _SHELLS
+        if c.name.lower() not in SHELL_TOOLS
         for v in c.arguments.values()
         if isinstance(v, str)
     )
@@ -352,6 +352,3 @@ def rank_ids(ids: list[str], turns: list[Turn], limit: int = 40) -> list[str]:
         score = 3 * (x in edits) + 2 * in_cmd + 2 * in_user + min(3, prose.count(x)) + (x in outputs)
         scored.append((score, -i, x))
     return [x for _, _, x in sorted(scored, reverse=True)[:limit]]
-
-
-_SHELLS = {"terminal", "bash", "shell", "run_command", "execute_command", "exec", "run", "sh", "cmd"}

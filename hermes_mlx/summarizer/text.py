@@ -98,7 +98,7 @@ def trim_middle(text: str, head: int, tail: int) -> str:
     return f"{start}\n[... {cut:,} characters, {lines:,} lines cut ...]\n{end}"
 
 
-_SHELL_TOOLS = {"terminal", "bash", "shell", "run_command", "execute_command", "exec", "run", "sh", "cmd"}
+SHELL_TOOLS = {"terminal", "bash", "shell", "run_command", "execute_command", "exec", "run", "sh", "cmd"}
 _COMMAND_KEYS = ("command", "cmd", "script", "commands")
 
 
@@ -153,7 +153,7 @@ def command_of(name: str, args: dict) -> str:
     """The shell command of a tool call, or "" for tools that are not shells."""
     for key in _COMMAND_KEYS:
         value = args.get(key)
-        if isinstance(value, str) and value.strip() and (name.lower() in _SHELL_TOOLS or key in ("command", "cmd")):
+        if isinstance(value, str) and value.strip() and (name.lower() in SHELL_TOOLS or key in ("command", "cmd")):
             return " ".join(value.strip().split()) if "\n" not in value.strip() else value.strip()
     return ""
 
