@@ -81,12 +81,6 @@ def _end(code: int) -> None:
 
 
 def _run(argv: list[str] | None) -> int:
-    from hermes_mlx.engine.errors import (
-        EngineError,
-        InvalidRequest,
-        ModelNotFound,
-        UnsupportedModel,
-    )
     from hermes_mlx.errors import HermesMLXError
 
     args = build_parser().parse_args(argv)
@@ -95,11 +89,8 @@ def _run(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (HermesMLXError, EngineError) as exc:
-        if isinstance(exc, HermesMLXError):
-            code = exc.exit_code
-        else:
-            code = 2 if isinstance(exc, (InvalidRequest, ModelNotFound, UnsupportedModel)) else 1
+    except HermesMLXError as exc:  # engine errors included: each class carries its exit code
+        code = exc.exit_code
         message = " ".join(str(exc).split()) or type(exc).__name__
         print(f"hermes-mlx {args.command}: {message}", file=sys.stderr)
         return code

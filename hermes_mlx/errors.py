@@ -3,7 +3,8 @@
 Why one base class: `hermes-mlx` catches these once (cli.main), prints one line and exits with
 the code, so commands raise instead of each printing and returning its own codes. Lives at the
 package root because every layer may raise it. Anything else escaping a command is a bug and
-keeps its traceback.
+keeps its traceback. The engine's errors (engine/errors.py) and the summarizer's, compactor's
+and integrations' input errors all stand under HermesMLXError.
 """
 
 from __future__ import annotations

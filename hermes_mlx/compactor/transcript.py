@@ -13,6 +13,7 @@ import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from hermes_mlx.errors import UsageError
 from hermes_mlx.summarizer.api import Message
 from hermes_mlx.summarizer.budget import bounded_count, hermes_tokens
 from hermes_mlx.summarizer.text import trim_middle
@@ -26,7 +27,7 @@ MESSAGE_OVERHEAD_TOKENS = 4  # role and separators, as chat templates add them
 TokenCounter = Callable[[str], int]
 
 
-class TranscriptError(ValueError):
+class TranscriptError(UsageError):
     """A message that cannot be interpreted. Carries the index so the user can find it."""
 
     def __init__(self, index: int, problem: str):

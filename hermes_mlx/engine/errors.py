@@ -1,18 +1,28 @@
-"""Exceptions shared by the engine's modules, so callers catch one base class and print one line."""
+"""Exceptions shared by the engine's modules, so callers catch one base class and print one line.
+
+They stand under the project's one root (hermes_mlx.errors.HermesMLXError) with their exit code
+on the class: 2 where the user named something that cannot run, 1 for a failure at run time.
+"""
 
 from __future__ import annotations
 
+from hermes_mlx.errors import HermesMLXError
 
-class EngineError(Exception):
+
+class EngineError(HermesMLXError):
     """Base of every error the engine raises on purpose; its message is meant for the user."""
 
 
 class ModelNotFound(EngineError):
     """A model name, path or cache entry that does not lead to a usable model folder."""
 
+    exit_code = 2
+
 
 class UnsupportedModel(EngineError):
     """A model (architecture, tensor type, tokenizer) this project cannot convert or run."""
+
+    exit_code = 2
 
 
 class CorruptModel(EngineError):
@@ -29,6 +39,8 @@ class FetchError(EngineError):
 
 class InvalidRequest(EngineError, ValueError):
     """A request the engine cannot run as given (bad messages, max_tokens <= 0, ...)."""
+
+    exit_code = 2
 
 
 class PromptTooLong(InvalidRequest):

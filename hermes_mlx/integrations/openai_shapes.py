@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from hermes_mlx.errors import UsageError
+
 logger = logging.getLogger("hermes_mlx.integrations")
 
 KNOWN_FIELDS = {
@@ -61,7 +63,7 @@ MAX_STOP = 4  # as OpenAI
 MAX_MODEL_NAME = 1024
 
 
-class RequestError(ValueError):
+class RequestError(UsageError):
     """A request we will not run as given; `field` names what to fix (HTTP 400)."""
 
     def __init__(self, field_name: str, message: str):

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from hermes_mlx.compactor.store import SessionStore
 from hermes_mlx.compactor.transcript import content_text
+from hermes_mlx.errors import UsageError
 from hermes_mlx.summarizer.redact import redact
 
 logger = logging.getLogger("hermes_mlx.integrations")
@@ -66,7 +67,7 @@ MARKER_NOTE = (
 )
 
 
-class RecallError(ValueError):
+class RecallError(UsageError):
     """A tool call we cannot answer (its message goes back to the model as the tool's error)."""
 
 
