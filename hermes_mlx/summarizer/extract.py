@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 
-from .errors import ERROR_LINE, is_error_line, scan_errors  # noqa: F401  (re-exported)
+from .error_lines import ERROR_LINE, is_error_line, scan_errors  # noqa: F401  (re-exported)
 
 _EXTS = (
     "py pyi pyx ipynb js mjs cjs ts tsx jsx vue svelte md mdx rst txt json jsonl yaml yml toml cfg ini "
@@ -294,7 +294,7 @@ def exit_status(result: str) -> int | None:
 
 
 def error_report(result: str, limit: int = 6) -> tuple[list[str], int]:
-    """Error lines of a tool result (see errors.py), none from a line a cut broke:
+    """Error lines of a tool result (see error_lines.py), none from a line a cut broke:
     (the `limit` most specific, how many others there were)."""
     return scan_errors(uncut(result or "", "line"), limit)
 
