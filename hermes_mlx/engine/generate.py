@@ -1,7 +1,7 @@
 """generate / stream_generate: the engine's public face, safe to call from any thread.
 
 Each request is tokenized, handed to the MLX worker, and decoded in its model's batch (mlx-lm's
-BatchGenerator, engine/batch.py) together with whatever else is running, starting from a copy
+BatchGenerator, engine/batched.py) together with whatever else is running, starting from a copy
 of the nearest cached prefix (engine/prompt_cache.py, one LRU of prefixes per model): when a
 request starts with tokens an earlier one computed (a template's fixed instructions, the same
 session's previous turn), only the new tail is computed.
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_mlx.engine import errors
-from hermes_mlx.engine.batch import Batcher, Member
+from hermes_mlx.engine.batched import Batcher, Member
 from hermes_mlx.engine.cache import ModelCache, TokenizerCache, context_window, read_config
 from hermes_mlx.engine.prompt_cache import PromptCacheStats
 from hermes_mlx.engine.repetition import RepetitionGuard
@@ -232,7 +232,7 @@ def _run(
     guard: bool = False,
 ) -> object:
     """On the worker thread: load (or reuse) the model, check the prompt, and hand the request to
-    its model's batch (engine/batch.py), which settles the job's future when it finishes. A
+    its model's batch (engine/batched.py), which settles the job's future when it finishes. A
     prompt over the window is refused here, before it can touch the batch."""
     import mlx.core as mx
 

@@ -4,7 +4,7 @@ MLX streams are thread-local and the model's arrays live on the worker's stream,
 any thread hand the worker a function and wait for its future. A job whose deadline passes
 before it starts is not run; a job whose caller gave up (cancelled) stops at its next check.
 
-A job may hand its request to a stepper (the batch scheduler, engine/batch.py) and return
+A job may hand its request to a stepper (the batch scheduler, engine/batched.py) and return
 DEFERRED: the stepper then owns the job's future. While the stepper has work, the worker
 alternates: one queued job, one step, so a request that arrives mid-batch joins at the next step.
 

@@ -2,7 +2,7 @@
 cancel flag, for a plain JSON answer and for server-sent events.
 
 Up to MAX_RUNNING requests run into the engine at once, so their generations decode together in
-the engine's batch (engine/batch.py); the rest wait for a place in arrival order (State.take_slot).
+the engine's batch (engine/batched.py); the rest wait for a place in arrival order (State.take_slot).
 
 The work runs on a thread inside engine.generate.request_scope, so the engine checks the flag at
 every prompt step and token and refuses further calls once it is up. The flag goes up when the

@@ -6,7 +6,7 @@ import threading
 import pytest
 
 import hermes_mlx  # noqa: F401  (puts the BLAS in place before MLX loads)
-from hermes_mlx.engine import batch as batch_mod
+from hermes_mlx.engine import batched as batch_mod
 from hermes_mlx.engine import errors
 from hermes_mlx.engine import generate as engine
 from hermes_mlx.engine.generate import engine_state, generate, stream_generate
