@@ -10,7 +10,7 @@ which never held more than one session at a time.
 from __future__ import annotations
 
 from hermes_mlx.bench.concurrent import KINDS, parse
-from hermes_mlx.compactor.report import percentile
+from hermes_mlx.compactor.log_report import percentile
 
 
 def reuse(passes: list[dict]) -> float | None:

@@ -8,7 +8,7 @@ import json
 import os
 import sys
 
-from hermes_mlx.compactor import report
+from hermes_mlx.compactor import log_report as report
 from hermes_mlx.integrations.hermes_config import agent_log_path
 
 

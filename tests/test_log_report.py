@@ -10,7 +10,7 @@ import logging
 import pytest
 
 from hermes_mlx.commands import report as report_cmd
-from hermes_mlx.compactor import report
+from hermes_mlx.compactor import log_report as report
 from hermes_mlx.integrations.hermes_config import agent_log_path
 
 # The seed's five-pass session: (messages, tokens, occupancy %, duration ms).
