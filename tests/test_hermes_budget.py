@@ -13,7 +13,7 @@ from hermes_mlx.integrations import adapter, hermes_prompts, hermes_settings, pr
 from hermes_mlx.integrations.hermes_prompts import recognise
 from hermes_mlx.integrations.hermes_wire import hermes_serialize
 from hermes_mlx.integrations.openai_shapes import parse_request
-from hermes_mlx.summarizer.budget import MICRO_HIGH, MICRO_LOW, fit, hermes_tokens, micro_budget
+from hermes_mlx.summarizer.budget import MICRO_HIGH, MICRO_LOW, fit_summary, hermes_tokens, micro_budget
 from hermes_mlx.summarizer.ledger import Ledger
 from hermes_mlx.summarizer.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.summary import Summary, parse, render
@@ -46,7 +46,7 @@ def big_summary() -> Summary:
 def test_fit_drops_least_useful_first_and_keeps_what_matters():
     s = big_summary()
     assert hermes_tokens(render(s)) > 1200
-    dropped = fit(s, 1200)
+    dropped = fit_summary(s, 1200)
     text = render(s)
     assert hermes_tokens(text) <= 1200
     assert dropped["resolved_error"] == 60 and dropped.get("passed_command")
@@ -58,13 +58,13 @@ def test_fit_drops_least_useful_first_and_keeps_what_matters():
 
 def test_fit_leaves_a_small_summary_alone():
     s = Summary(goal="x", progress=["a"])
-    assert fit(s, 1000) == {} and render(s) == render(Summary(goal="x", progress=["a"]))
+    assert fit_summary(s, 1000) == {} and render(s) == render(Summary(goal="x", progress=["a"]))
 
 
 def test_fit_always_reaches_the_budget_even_with_foreign_sections():
     s = big_summary()
     s.extras.append(("Detailed Session Log (oldest first)", "\n".join(f"- line {i} " * 8 for i in range(400))))
-    fit(s, 300)
+    fit_summary(s, 300)
     assert hermes_tokens(render(s)) <= 300
 
 

@@ -157,7 +157,7 @@ def _steps(s: Summary) -> list[tuple[str, Callable[[], bool]]]:
     ]
 
 
-def fit(s: Summary, budget_tokens: int, count: Callable[[str], int] = hermes_tokens) -> dict[str, int]:
+def fit_summary(s: Summary, budget_tokens: int, count: Callable[[str], int] = hermes_tokens) -> dict[str, int]:
     """Drop whole entries from `s`, least useful first, until it renders within the budget.
     Returns how many entries of each kind went (empty when it already fitted)."""
     dropped: dict[str, int] = {}

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from .text import Turn, card, trim_middle
 
 
-def fit(text: str, budget: int, count: Callable[[str], int]) -> str:
+def fit_text(text: str, budget: int, count: Callable[[str], int]) -> str:
     """Trim text head+tail until it fits `budget` tokens."""
     n = count(text)
     if n <= budget:
@@ -34,7 +34,7 @@ def pack(units: list[str], budget: int, count: Callable[[str], int]) -> list[str
     current: list[str] = []
     used = 0
     for unit in units:
-        unit = fit(unit, budget, count)
+        unit = fit_text(unit, budget, count)
         n = count(unit) + 1
         if current and used + n > budget:
             chunks.append("\n".join(current))

@@ -27,9 +27,9 @@ import time
 from collections.abc import Callable
 
 from .api import Message, SummaryResult
-from .budget import fit as fit_budget
+from .budget import fit_summary
 from .budget import hermes_tokens
-from .chunk import chunk_turns, fit
+from .chunk import chunk_turns, fit_text
 from .digest import is_announcement
 from .faithful import Source, directive_shaped, gate, goal_of, line_verdict, statements, tally
 from .ledger import user_message
@@ -158,7 +158,7 @@ class MLXSummarizer:
                 timeout = min(timeout, left) if timeout else left
             room = window - self.count_tokens(tpl.messages("", cands, focus)) - 16
             if self.count_tokens(content) > room:
-                content = fit(content, room, self.count_tokens) if room >= 64 else ""
+                content = fit_text(content, room, self.count_tokens) if room >= 64 else ""
                 if self.count_tokens(tpl.messages(content, cands, focus)) > window - 8:
                     content = ""  # trimming could not make it fit: the sentences alone
             try:
@@ -381,7 +381,7 @@ class MLXSummarizer:
         """Fit the budget (Hermes's count), render, verify, repair by code where possible; raise
         when it cannot be made good."""
         if budget_tokens:
-            dropped = fit_budget(s, budget_tokens)
+            dropped = fit_summary(s, budget_tokens)
             if dropped:
                 details["budget_dropped"] = dropped
                 logger.info(
