@@ -5,6 +5,7 @@ not cover; everything the tests run in this process may talk to 127.0.0.0/8 and 
 """
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -26,6 +27,29 @@ def tiny_model(tmp_path_factory) -> str:
     from tiny import build_tiny_model
 
     return str(build_tiny_model(tmp_path_factory.mktemp("tiny") / "model"))
+
+
+@pytest.fixture
+def make_unwritable():
+    """`make_unwritable(path)`: a file even root cannot write (chattr +i as root, the test skipped
+    where that is not possible; mode 0444 otherwise), made writable again after the test."""
+    made = []
+
+    def make(path: Path) -> Path:
+        if os.geteuid() == 0:
+            if subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False).returncode:
+                pytest.skip("chattr +i is not possible here")
+        else:
+            path.chmod(0o444)
+        made.append(path)
+        return path
+
+    yield make
+    for path in made:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(path)], capture_output=True, check=False)
+        if path.exists():
+            path.chmod(0o644)
 
 
 # MLX sometimes aborts the process at interpreter teardown ("terminate called without an active

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import socket
 import stat
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -200,22 +199,14 @@ def test_setup_hermes_creates_a_new_config_0600(tmp_path):
 # 16. setup-hermes on an immutable config leaves nothing behind; a port out of range is refused.
 
 
-def test_setup_hermes_on_an_immutable_config_leaves_nothing_behind(tmp_path, capsys):
+def test_setup_hermes_on_an_immutable_config_leaves_nothing_behind(tmp_path, capsys, make_unwritable):
     config = tmp_path / "config.yaml"
     config.write_text("model: {default: x}\n")
-    if os.geteuid() == 0:
-        if subprocess.run(["chattr", "+i", str(config)], capture_output=True, check=False).returncode:
-            pytest.skip("chattr +i is not possible here")
-    else:
-        config.chmod(0o444)
-    try:
-        assert setup(tmp_path) == 2
-        line = one_error(capsys, "read-only or immutable", "setup-hermes: ")
-        assert "Errno" not in line
-        assert [p.name for p in tmp_path.iterdir()] == ["config.yaml"]
-    finally:
-        if os.geteuid() == 0:
-            subprocess.run(["chattr", "-i", str(config)], capture_output=True, check=False)
+    make_unwritable(config)
+    assert setup(tmp_path) == 2
+    line = one_error(capsys, "read-only or immutable", "setup-hermes: ")
+    assert "Errno" not in line
+    assert [p.name for p in tmp_path.iterdir()] == ["config.yaml"]
 
 
 @pytest.mark.parametrize("port", ["70000", "-1", "http"])

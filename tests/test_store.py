@@ -315,23 +315,11 @@ def test_a_locked_store_is_one_clear_error_at_open(tmp_path):
         holder.close()
 
 
-def test_unwritable_sidecar_files_are_refused(tmp_path):
-    import os
-    import subprocess
-
+def test_unwritable_sidecar_files_are_refused(tmp_path, make_unwritable):
     path = tmp_path / "state.db"
     SessionStore(path).close()
     shm = tmp_path / "state.db-shm"
     shm.write_bytes(b"")
-    if os.geteuid() == 0:
-        if subprocess.run(["chattr", "+i", str(shm)], capture_output=True, check=False).returncode:
-            pytest.skip("chattr not available")
-    else:
-        shm.chmod(0o444)
-    try:
-        with pytest.raises(StoreError, match="-shm is not writable"):
-            SessionStore(path)
-    finally:
-        if os.geteuid() == 0:
-            subprocess.run(["chattr", "-i", str(shm)], capture_output=True, check=False)
-        shm.chmod(0o644)
+    make_unwritable(shm)
+    with pytest.raises(StoreError, match="-shm is not writable"):
+        SessionStore(path)
