@@ -41,7 +41,8 @@ def tool_output(mb: float) -> str:
 def session(mb: float) -> list[dict]:
     """A short session around one huge tool result: enough later turns that micro has the
     exchange to absorb (a user message closes it, the tail moves past it) and batch is over its
-    threshold."""
+    threshold. tests/test_huge_tool_output.py compacts the same session (5 MB), spying on the
+    tokenizer."""
 
     def call(cid: str, command: str) -> dict:
         return {

@@ -2,7 +2,9 @@
 12.8 GB and 262 s). The tokenizer is spied on: no call may be handed more than a bound, whatever
 the size of the input. No timing here; benchmarks/bench_huge_tool_output.py measures that."""
 
+import importlib.util
 import json
+from pathlib import Path
 
 import pytest
 from summarizer_fakes import FakeModel, count
@@ -16,35 +18,16 @@ from hermes_mlx.summarizer.budget import EXACT_COUNT_CHARS, bounded_count, herme
 
 MB = 1_000_000
 BOUND = 2 * EXACT_COUNT_CHARS  # one count may see a chat template or a prompt around its text
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_huge_tool_output.py"
 
 
-def big_session(size: int) -> list[dict]:
-    def call(cid, command):
-        return {
-            "id": cid,
-            "type": "function",
-            "function": {"name": "terminal", "arguments": json.dumps({"command": command})},
-        }
-
-    log = "".join(f"compiling module_{i}.c ok\n" for i in range(size // 24))
-    log += "src/parser.c:88: error: expected ';' before 'return'\n"
-    out = [
-        {"role": "system", "content": "You are a coding agent."},
-        {"role": "user", "content": "Set up the project."},  # the protected head: the huge output is after it
-        {"role": "assistant", "content": "Checked out; ready to build."},
-        {"role": "user", "content": "Build the project and tell me what fails."},
-        {"role": "assistant", "content": "Running the build.", "tool_calls": [call("c1", "make all")]},
-        {"role": "tool", "tool_call_id": "c1", "content": log},
-        {"role": "assistant", "content": "The build fails in src/parser.c line 88."},
-    ]
-    for k in range(2, 7):
-        out += [
-            {"role": "user", "content": f"Step {k}: read the next file."},
-            {"role": "assistant", "content": f"Reading file {k}.", "tool_calls": [call(f"c{k}", f"cat f{k}.c")]},
-            {"role": "tool", "tool_call_id": f"c{k}", "content": f"int f{k}(void) {{ return {k}; }}\n" * 10},
-            {"role": "assistant", "content": f"File {k} defines f{k}."},
-        ]
-    return out
+def bench():
+    """benchmarks/bench_huge_tool_output.py, whose session (one huge build log, then later turns)
+    this test compacts too: the benchmark times it, the test spies on the tokenizer."""
+    spec = importlib.util.spec_from_file_location("bench_huge_tool_output", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 class Spy:
@@ -60,7 +43,7 @@ class Spy:
 def test_a_5mb_tool_output_never_reaches_the_tokenizer_whole(mode):
     spy = Spy()
     summarizer = MLXSummarizer(score=FakeModel(*["build fails"] * 50).score, count_tokens=spy, context_window=8192)
-    messages = big_session(5 * MB)
+    messages = bench().session(5)
     with SessionStore(":memory:") as store:
         result = replay(messages, summarizer, mode=mode, context_limit=8192, store=store, session_id="huge")
         assert store.search("huge", "src/parser.c:88: error")  # the original is kept whole, searchable
