@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 
 from hermes_mlx.bench import contention, figures
-from hermes_mlx.compactor.report import percentile
+from hermes_mlx.compactor.log_report import percentile
 from hermes_mlx.summarizer.extract import find_paths
 
 
