@@ -84,7 +84,7 @@ def test_merges_never_leave_the_rolling_summary_at_the_defrag_threshold():
     """The stall Hermes users hit: a summary over the threshold is defragged every turn and no
     exchange is absorbed again. Ours stays under it however many passes run."""
     threshold = 400
-    s = MLXSummarizer(generate=FakeModel(*["Fixed a bound."] * 200), count_tokens=count)
+    s = MLXSummarizer(score=FakeModel(*["Fixed a bound."] * 200).score, count_tokens=count)
     summary = None
     for i in range(40):
         budget = micro_budget(threshold, hermes_tokens(summary or ""))
@@ -99,7 +99,7 @@ def test_merges_never_leave_the_rolling_summary_at_the_defrag_threshold():
 
 def test_our_compactor_absorbs_every_turn_once_the_summary_is_big():
     threshold = 300
-    s = MLXSummarizer(generate=FakeModel(*["Fixed a bound."] * 400), count_tokens=count)
+    s = MLXSummarizer(score=FakeModel(*["Fixed a bound."] * 400).score, count_tokens=count)
     compactor = MicroCompactor(
         s, defrag_threshold_tokens=threshold, context_limit=4096, tail_tokens=200, protect_first_n=1, protect_last_n=2
     )
@@ -134,7 +134,7 @@ def test_recent_user_focus_carries_user_words_missing_from_the_turns():
     prompt = recognise(messages)
     assert prompt.kind == "batch" and prompt.focus.startswith("Recent user focus:")
     assert prompt.user_notes == [lost]
-    s = MLXSummarizer(generate=FakeModel("Fixed the export."), count_tokens=count)
+    s = MLXSummarizer(score=FakeModel("Fixed the export.").score, count_tokens=count)
     done = adapter.complete(parse_request({"messages": messages}), summarizer=s)
     assert lost in done.text  # verbatim, in the user's section
     assert "## User Messages" in done.text.split(lost)[0]
@@ -294,7 +294,7 @@ def test_batch_keeps_every_user_message_of_the_span_verbatim():
         user(asks[2]),
         assistant("Done."),
     ]
-    s = MLXSummarizer(generate=FakeModel("Fixed the export."), count_tokens=count)
+    s = MLXSummarizer(score=FakeModel("Fixed the export.").score, count_tokens=count)
     r = s.update(None, turns, budget_tokens=3000)
     assert r.ok, r.error
     again = render(parse(r.text))  # and they come back when the summary is continued
@@ -384,7 +384,7 @@ def test_a_019_batch_prompt_of_long_truncated_replies_summarizes():
         turns.append(user(ask))
         reply = reply_for(turns, 50000)
         turns.append(assistant(reply[:4000] + "\n...[truncated]...\n" + reply[-1500:]))
-    s = MLXSummarizer(generate=FakeModel(*["Fixed the bound."] * 20), count_tokens=count)
+    s = MLXSummarizer(score=FakeModel(*["Fixed the bound."] * 20).score, count_tokens=count)
     done = adapter.complete(parse_request({"messages": batch_prompt(turns, budget=3276)}), summarizer=s)
     assert done.error is None and done.text
     assert all(" ".join(ask.split()) in done.text for ask in USER_TURNS[:6])

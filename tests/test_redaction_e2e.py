@@ -119,7 +119,7 @@ class EchoModel:
 
 
 def summarizer(echo: EchoModel, **kwargs) -> MLXSummarizer:
-    return MLXSummarizer(model=None, generate=echo, count_tokens=count, context_window=8192, **kwargs)
+    return MLXSummarizer(model=None, score=echo.score, count_tokens=count, context_window=8192, **kwargs)
 
 
 def call(cid: str, name: str, **args) -> dict:

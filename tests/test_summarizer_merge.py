@@ -278,12 +278,6 @@ def test_count_tokens_never_raises():
     assert s.count_tokens("hello world") > 0
 
 
-def test_a_scripted_model_passed_as_generate_serves_score():
-    fake = FakeModel("export suite five tests")
-    r = MLXSummarizer(generate=fake, count_tokens=count, context_window=8192).merge(None, failing_exchange())
-    assert r.ok and fake.requests and parse(r.text).progress == ["The export suite has five tests."]
-
-
 def test_summary_of_wrong_type_fails_the_pass_instead_of_being_replaced():
     s, _ = make("Rounding test fails.")
     r = s.merge({"not": "text"}, failing_exchange())

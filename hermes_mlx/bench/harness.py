@@ -247,7 +247,7 @@ def run_passes(
     try:
         result = replay(
             messages,
-            summarizer or MLXSummarizer(model=model, generate=recorder),
+            summarizer or MLXSummarizer(model=model, score=recorder.score),
             context_limit=context_limit,
             session_id=session,
             before_pass=before,

@@ -34,7 +34,7 @@ class ScoreResult:
     ttft_s: float  # prompt read: the whole request, as nothing is decoded
     total_s: float
     model: str
-    generation_tokens: int = 0  # nothing is decoded (keeps the field generate's callers sum)
+    generation_tokens: int = 0  # nothing is decoded; bench/harness sums it over score and generate calls
     blas_threads: int | None = None
 
     def to_dict(self) -> dict:

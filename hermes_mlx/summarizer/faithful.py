@@ -1,13 +1,17 @@
-"""The faithfulness gate: every line the model writes is checked against the text it summarizes.
+"""The faithfulness gate: every sentence a pass copies into a summary is checked against the text
+it summarizes.
 
-A 135M model copies well and invents cheaply: it drops a "don't", near-copies a name, restates
-what the user said in its own (wrong) words, or writes a sentence that says nothing. Each of
-those is worse than no line, because the agent reads it beside the user's own words. So a line
-enters a summary only when code finds every content word, name and number of it in its source,
-its polarity agrees with the closest source clause, and it does not report the user (the user's
-words travel verbatim: user turns in micro, the ledger's constraints in batch). A dropped line
-is replaced by the assistant's own sentence closest to it, verbatim, so a pass still absorbs
-its exchange. The goal is chosen here too: the user's first real request, never a directive.
+The model writes nothing: it chooses among the assistant's own sentences (or older progress
+lines), which code copies verbatim. Being chosen does not make a sentence worth keeping: one
+that says nothing ("Running the tests again."), reports the user in the assistant's words,
+reads like an instruction or names what its source never had is worse than no line, because the
+agent reads it beside the user's own words (which travel verbatim: user turns in micro, the
+ledger's constraints in batch). So a line enters a summary only when code finds every content
+word, name and number of it in its source, its polarity agrees with the closest source clause,
+and it does not report the user. The model is offered only sentences that pass, and what it
+chose is checked again; a dropped line is replaced by the assistant's own sentence closest to
+it, verbatim, so a pass still absorbs its exchange. The goal is chosen here too: the user's
+first real request, never a directive.
 """
 
 from __future__ import annotations
@@ -254,7 +258,7 @@ def polarity_flip(line: str, src: Source, min_overlap: int = 1) -> bool:
 
 
 def line_verdict(line: str, src: Source, script: str = "") -> str:
-    """Why a model line may not enter a summary ("" when it may): one of REASONS."""
+    """Why a chosen line may not enter a summary ("" when it may): one of REASONS."""
     if reports_user(line):
         return "reports_user"
     why = line_problem(line, src.text, script)
@@ -298,7 +302,7 @@ def statements(turns: list[Turn]) -> list[str]:
 
 @dataclass
 class GateResult:
-    lines: list  # what enters the summary: kept model lines and verbatim replacements
+    lines: list  # what enters the summary: kept chosen lines and verbatim replacements
     kept: int = 0
     dropped: list = field(default_factory=list)  # [(line, reason)]
     replaced: int = 0
@@ -329,7 +333,7 @@ def gate(
     script: str | None = None,
     have: list[str] | tuple = (),
 ) -> GateResult:
-    """Check each model line against `source` (the redacted text it summarizes); replace the
+    """Check each chosen line against `source` (the redacted text it summarizes); replace the
     dropped ones by the closest assistant statement from `turns` (never the user's)."""
     src = Source.of(source)
     script = main_script(source) if script is None else script

@@ -25,15 +25,9 @@ class Template:
     system: str
     user: str
     pick: int = 1  # sentences chosen per model call
-    focus: str = ""
 
-    def messages(self, content: str, choices: list[str], focus: str | None = None) -> list[dict]:
-        focus_line = self.focus.format(focus=focus) if focus and self.focus else ""
-        user = (
-            self.user.replace("{focus}", focus_line)
-            .replace("{choices}", listing(choices))
-            .replace("{content}", content)
-        )
+    def messages(self, content: str, choices: list[str]) -> list[dict]:
+        user = self.user.replace("{choices}", listing(choices)).replace("{content}", content)
         user = re.sub(r"\n{3,}", "\n\n", user).strip("\n")
         return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
 
@@ -62,6 +56,5 @@ def load_template(job: str, lang: str = "") -> Template:
                 system=str(data["system"]).strip(),
                 user=str(data["user"]),
                 pick=max(1, int(data.get("pick", 1))),
-                focus=str(data.get("focus") or ""),
             )
     raise FileNotFoundError(f"no summarizer template for job {job!r}")

@@ -1,7 +1,9 @@
-"""Secret redaction, done by code before any text reaches the model and again on what it returns.
+"""Secret redaction, done by code on every message as it is read (text.normalize) and on a
+previous summary as it is parsed, before any of it reaches the model or a summary; the verifier
+refuses a summary that redaction would still change.
 
-The model is also asked to redact, but a 135M model cannot be trusted with that; these rules
-are the guarantee. They work in three layers:
+The model only chooses among sentences already redacted, so these rules are the whole guarantee.
+They work in three layers:
 
 1. Shapes: PEM/PuTTY private keys, `scheme://user:pass@`, Authorization and Cookie headers,
    command lines that carry a password (`mysql -pX`, `sshpass -p X`, `curl -u user:pass`), and

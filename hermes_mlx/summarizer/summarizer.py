@@ -27,8 +27,7 @@ import time
 from collections.abc import Callable
 
 from .api import Message, SummaryResult
-from .budget import fit_summary
-from .budget import hermes_tokens
+from .budget import fit_summary, hermes_tokens
 from .chunk import chunk_turns, fit_text
 from .digest import is_announcement
 from .faithful import Source, directive_shaped, gate, goal_of, line_verdict, statements, tally
@@ -49,15 +48,13 @@ LISTING_TOKENS = 640  # room kept in each prompt for the numbered sentences
 
 class MLXSummarizer:
     """Implements the `Summarizer` protocol. `score`/`count_tokens` default to the engine's and
-    may be injected; so may `generate`, a scripted model whose `score` method is used (tests and
-    the bench's recorder hand one object for both)."""
+    may be injected (tests pass a scripted model's, the bench a recorder's)."""
 
     def __init__(
         self,
         model: str | None = None,
-        generate: Callable | None = None,
-        count_tokens: Callable | None = None,
         *,
+        count_tokens: Callable | None = None,
         context_window: int | None = None,
         chunk_tokens: int = 1536,
         keep_recent: int = 6,
@@ -71,7 +68,7 @@ class MLXSummarizer:
         findings_keep: int = 12,
     ):
         self.model = model
-        self._score = score if score is not None else getattr(generate, "score", None)
+        self._score = score
         self._count = count_tokens
         self._window = context_window
         self.chunk_tokens = chunk_tokens
@@ -131,7 +128,6 @@ class MLXSummarizer:
         pool: list[str],
         source: str,
         stats: dict,
-        focus: str | None = None,
         turns: list[Turn] | None = None,
     ) -> list[str]:
         """One chunk's narrative: the `tpl.pick` sentences of `pool` the model finds most likely
@@ -145,7 +141,7 @@ class MLXSummarizer:
         pool = [c for c in pool if not line_verdict(c, src, script)] or pool
         cands = pool[-MAX_CHOICES:]
         window = self.context_window()
-        while len(cands) > tpl.pick and self.count_tokens(tpl.messages("", cands, focus)) > window * 3 // 4:
+        while len(cands) > tpl.pick and self.count_tokens(tpl.messages("", cands)) > window * 3 // 4:
             cands = cands[1:]  # a small window: fewer sentences to choose from, the latest kept
         chosen = cands
         if len(cands) > tpl.pick:
@@ -156,14 +152,14 @@ class MLXSummarizer:
                     stats["skipped"] += 1
                     return []
                 timeout = min(timeout, left) if timeout else left
-            room = window - self.count_tokens(tpl.messages("", cands, focus)) - 16
+            room = window - self.count_tokens(tpl.messages("", cands)) - 16
             if self.count_tokens(content) > room:
                 content = fit_text(content, room, self.count_tokens) if room >= 64 else ""
-                if self.count_tokens(tpl.messages(content, cands, focus)) > window - 8:
+                if self.count_tokens(tpl.messages(content, cands)) > window - 8:
                     content = ""  # trimming could not make it fit: the sentences alone
             try:
                 result = self._engine_score()(
-                    labels(len(cands)), tpl.messages(content, cands, focus), model=self.model, timeout=timeout
+                    labels(len(cands)), tpl.messages(content, cands), model=self.model, timeout=timeout
                 )
             except TimeoutError:  # the engine's DeadlineExceeded: code picks this chunk's sentence
                 stats["skipped"] += 1
@@ -231,7 +227,6 @@ class MLXSummarizer:
         stats = {
             "prompt_tokens": 0,
             "cached_tokens": 0,
-            "generation_tokens": 0,
             "model": self.model or "",
             "picks": [],
             "rejected": [],
@@ -258,7 +253,6 @@ class MLXSummarizer:
             error=error,
             prompt_tokens=stats["prompt_tokens"],
             cached_tokens=stats["cached_tokens"],
-            generation_tokens=stats["generation_tokens"],
             duration_s=time.perf_counter() - started,
             chunks=max(1, stats["chunks"]),
             model=str(stats["model"]),

@@ -1,10 +1,14 @@
-"""The verifier: what a small model wrote is checked by code before it may enter a summary.
+"""The verifier: the lines a pass puts in a summary, and the summary as a whole, are checked by
+code before the summary is returned.
 
-Two levels. `check_lines` filters the model's bullet lines one by one (an invented path, a
-directive lifted from tool output, garbage or a switch of language drops the line, not the
-pass). `verify_summary` checks the assembled summary as a whole: every ledger item present,
-structure intact, nothing invented, within budget. A summary that fails it is never returned
-as good.
+The lines are copied, not written (the assistant's sentences, code's findings, older progress
+lines), but a copied line can still carry a directive lifted from tool output, a path its
+sources never had, a secret, garbage or a switch of language. Two levels. `line_problem` judges
+one line (the faithfulness gate, faithful.py, asks it of every chosen sentence) and
+`check_lines` applies it to a summary's progress lines: a bad line drops, not the pass.
+`verify_summary` checks the assembled summary as a whole: every ledger item present, structure
+intact, nothing invented, no secret. A summary that still fails it once code has dropped the
+lines it objects to is never returned as good.
 """
 
 from __future__ import annotations
@@ -87,8 +91,8 @@ _STOP = set(
 
 
 def ungrounded(line: str, sources: str, *, threshold: float = 0.7) -> list[str]:
-    """Content words of a model line that occur nowhere in the sources, when too many do.
-    A 135M model that runs on invents plausible prose; most of its words then come from nowhere."""
+    """Content words of a line that occur nowhere in the sources, when too many do: a line
+    copied from these sources has few; one carried over from elsewhere has most."""
     words = [w.lower().strip(".-_") for w in re.findall(r"[A-Za-z][A-Za-z0-9_.\-]{2,}", line)]
     words = [w for w in words if w and w not in _STOP]
     if len(words) < 2:
@@ -99,7 +103,7 @@ def ungrounded(line: str, sources: str, *, threshold: float = 0.7) -> list[str]:
 
 
 def line_problem(line: str, sources: str, source_script: str = "") -> str:
-    """Why a model-written line may not enter the summary, or "" when it may."""
+    """Why a narrative line may not enter the summary, or "" when it may."""
     stripped = line.strip()
     letters = sum(c.isalpha() for c in stripped)
     if letters < 3:
@@ -129,7 +133,7 @@ def line_problem(line: str, sources: str, source_script: str = "") -> str:
 
 
 def check_lines(lines: list[str], sources: str, script: str | None = None) -> tuple[list[str], list[tuple[str, str]]]:
-    """Keep the model's lines that pass; report the rest with a reason."""
+    """Keep the narrative lines that pass; report the rest with a reason."""
     kept, rejected = [], []
     if not lines:
         return kept, rejected
