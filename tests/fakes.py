@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from hermes_mlx.compactor import telemetry
+from hermes_mlx.compactor.transcript import TranscriptError, repair
 from hermes_mlx.summarizer.api import SummaryResult
 
 
@@ -108,3 +109,12 @@ def telemetry_lines(caplog, prefix):
             assert raw == json.dumps(payload, sort_keys=True, separators=(",", ":"))
             found.append((raw, payload))
     return found
+
+
+def tool_pairs_valid(messages) -> bool:
+    """True when every call has exactly one result in its run and every result has a call: a
+    transcript `repair` leaves as it is."""
+    try:
+        return not repair(messages)[1]
+    except TranscriptError:
+        return False

@@ -2,12 +2,12 @@ import copy
 import json
 import logging
 
-from fakes import ScriptedSummarizer, assistant, session, telemetry_lines, tool, turn, user
+from fakes import ScriptedSummarizer, assistant, session, telemetry_lines, tool, tool_pairs_valid, turn, user
 
 from hermes_mlx.compactor import markers, telemetry
 from hermes_mlx.compactor.batch import DUPLICATE_TAG, PRUNED_TAG, BatchCompactor, prune_tool_results
 from hermes_mlx.compactor.micro import MicroCompactor
-from hermes_mlx.compactor.transcript import tool_pairs_valid, transcript_tokens
+from hermes_mlx.compactor.transcript import transcript_tokens
 
 
 def compactor(summarizer=None, **options):
@@ -152,7 +152,8 @@ def test_batch_telemetry_line(caplog):
     with caplog.at_level(logging.INFO, logger="agent.context_compressor"):
         result = compactor(session_id="s2").compact(session(10))
     ((raw, payload),) = telemetry_lines(caplog, telemetry.BATCH_PREFIX)
-    assert set(payload) == set(telemetry.BATCH_FIELDS)
+    # the micro pass's fields (the summarized span counts as the exchange) plus pruning counts
+    assert set(payload) == {*telemetry.MICRO_FIELDS, "duplicates_removed", "pruned_tool_results"}
     assert payload["event"] == "batch_compaction" and payload["outcome"] == "compacted"
     assert payload["messages_after"] == len(result.messages) and payload["pruned_tool_results"] > 0
     assert "question" not in raw and "answer" not in raw

@@ -8,13 +8,13 @@ originals ride along whole, and a pass that cannot converge says so once and hol
 
 import logging
 
-from fakes import ScriptedSummarizer, assistant, tool, user
+from fakes import ScriptedSummarizer, assistant, tool, tool_pairs_valid, user
 
 from hermes_mlx.compactor import markers
 from hermes_mlx.compactor.batch import BatchCompactor
 from hermes_mlx.compactor.replay import replay
 from hermes_mlx.compactor.store import SessionStore
-from hermes_mlx.compactor.transcript import tool_pairs_valid, transcript_tokens
+from hermes_mlx.compactor.transcript import transcript_tokens
 from hermes_mlx.compactor.users import fit_users, machine_written
 
 COUNT = ScriptedSummarizer().count_tokens

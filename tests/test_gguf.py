@@ -19,9 +19,19 @@ import mlx.core as mx  # noqa: E402
 from tiny import build_tiny_model  # noqa: E402
 
 from hermes_mlx.engine.errors import CorruptModel, UnsupportedModel  # noqa: E402
-from hermes_mlx.engine.gguf import convert_gguf, permute_rows, read_gguf, unpermute_rows  # noqa: E402
+from hermes_mlx.engine.gguf import convert_gguf, read_gguf, unpermute_rows  # noqa: E402
 
 Q = gguf.GGMLQuantizationType
+
+
+def permute_rows(w, n_head: int):
+    """llama.cpp's own permutation (HF order -> GGUF order): the engine only undoes it, a GGUF
+    built here needs it done."""
+    rows = w.shape[0]
+    rest = tuple(w.shape[1:])
+    return w.reshape(n_head, 2, rows // n_head // 2, *rest).swapaxes(1, 2).reshape(w.shape)
+
+
 _BLOCK = {
     "self_attn.q_proj": "attn_q",
     "self_attn.k_proj": "attn_k",

@@ -7,12 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from fakes import tool_pairs_valid
 from summarizer_fakes import FakeModel, count
 
 from hermes_mlx.compactor import markers
 from hermes_mlx.compactor.replay import replay
 from hermes_mlx.compactor.store import SessionStore
-from hermes_mlx.compactor.transcript import make_counter, tool_pairs_valid
+from hermes_mlx.compactor.transcript import make_counter
 from hermes_mlx.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.budget import EXACT_COUNT_CHARS, bounded_count, hermes_tokens
 

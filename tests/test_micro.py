@@ -2,11 +2,10 @@ import copy
 import logging
 
 import pytest
-from fakes import ScriptedSummarizer, assistant, session, telemetry_lines, tool, turn, user
+from fakes import ScriptedSummarizer, assistant, session, telemetry_lines, tool, tool_pairs_valid, turn, user
 
 from hermes_mlx.compactor import markers, telemetry
 from hermes_mlx.compactor.micro import MicroCompactor
-from hermes_mlx.compactor.transcript import tool_pairs_valid
 
 
 def compactor(summarizer=None, **options):

@@ -2,7 +2,7 @@ import json
 import logging
 
 import pytest
-from fakes import ScriptedSummarizer, session
+from fakes import ScriptedSummarizer, session, tool_pairs_valid
 
 from hermes_mlx import cli
 from hermes_mlx.bench.shipped import shipped_sessions
@@ -13,7 +13,6 @@ from hermes_mlx.compactor.sessions import save_jsonl as save_session
 from hermes_mlx.compactor.transcript import (
     TranscriptError,
     split_turns,
-    tool_pairs_valid,
 )
 
 SESSIONS = shipped_sessions()

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from fakes import tool_pairs_valid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +27,6 @@ from hermes_mlx.compactor.transcript import (
     ROLES,
     TranscriptError,
     repair,
-    tool_pairs_valid,
 )
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -42,8 +42,6 @@ MICRO_FIELDS = (
     "tokens_delta",
     "tokens_saved_total",
 )
-# Batch passes: the same fields (the summarized span counts as the exchange) plus pruning counts.
-BATCH_FIELDS = tuple(sorted(MICRO_FIELDS + ("duplicates_removed", "pruned_tool_results")))
 
 
 @dataclass

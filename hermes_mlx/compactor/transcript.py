@@ -140,13 +140,6 @@ def check_message(message: object, index: int) -> None:
                 raise TranscriptError(index, f"tool call {j} has no function name")
 
 
-def validate(messages: list) -> list[Repair]:
-    """Check every message; return the repairs `repair` would make (empty when already valid)."""
-    if not isinstance(messages, list):
-        raise TranscriptError(0, "a transcript must be a list of messages")
-    return repair(messages)[1]
-
-
 def repair(messages: list[Message]) -> tuple[list[Message], list[Repair]]:
     """A valid copy of `messages` and the repairs made; the input itself is never modified.
 
@@ -243,11 +236,6 @@ def repair(messages: list[Message]) -> tuple[list[Message], list[Repair]]:
 # Structure
 
 
-def for_model(messages: list[Message]) -> list[Message]:
-    """The wire view: drop `_`-prefixed metadata and display metadata, as Hermes's sanitizers do."""
-    return [{k: v for k, v in m.items() if not k.startswith("_") and k != "display_metadata"} for m in messages]
-
-
 def split_turns(messages: list[Message]) -> list[list[Message]]:
     """Cut a recorded session into agent turns: each ends right before a user message that
     follows non-user traffic. Leading system messages ride with the first turn."""
@@ -264,14 +252,6 @@ def split_turns(messages: list[Message]) -> list[list[Message]]:
     if current:
         turns.append(current)
     return turns
-
-
-def tool_pairs_valid(messages: list[Message]) -> bool:
-    """True when every call has exactly one result in its run and every result has a call."""
-    try:
-        return not repair(messages)[1]
-    except TranscriptError:
-        return False
 
 
 def clip_for_summary(messages: list[Message], max_chars: int) -> list[Message]:

@@ -212,13 +212,6 @@ def unpermute_rows(w, n_head: int):
     return w.reshape(n_head, rows // n_head // 2, 2, *rest).swapaxes(1, 2).reshape(w.shape)
 
 
-def permute_rows(w, n_head: int):
-    """llama.cpp's own permutation (HF order -> GGUF order); the tests use it to build GGUFs."""
-    rows = w.shape[0]
-    rest = tuple(w.shape[1:])
-    return w.reshape(n_head, 2, rows // n_head // 2, *rest).swapaxes(1, 2).reshape(w.shape)
-
-
 def _need(md: dict, key: str):
     if key not in md:
         raise CorruptModel(f"GGUF metadata lacks '{key}'")

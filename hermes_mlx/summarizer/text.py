@@ -181,23 +181,6 @@ def normalize(messages) -> list[Turn]:
     return turns
 
 
-def serialize(turns: list[Turn], *, tool_head: int = 600, tool_tail: int = 300, text_chars: int = 2000) -> str:
-    """Prompt text for the model: Hermes-like role tags, long parts trimmed head+tail."""
-    out = []
-    for t in turns:
-        if t.role == "tool":
-            body = trim_middle(_tool_view(t.text), tool_head, tool_tail) or "(no output)"
-            out.append(f"[TOOL RESULT]: {body}")
-            continue
-        text = trim_middle(t.text.strip(), text_chars * 2 // 3, text_chars // 3)
-        tag = t.role.upper()
-        if text:
-            out.append(f"[{tag}]: {text}")
-        for call in t.tool_calls:
-            out.append(f"[TOOL CALL {call.name}]: {trim_middle(call.text, 300, 150)}")
-    return "\n".join(out)
-
-
 def card(turns: list[Turn], *, prose_chars: int = 700, tool_head: int = 300, tool_tail: int = 150) -> str:
     """What the model sees of an exchange: the user's and assistant's prose, one line per tool
     call with its exit status and first error lines. Raw tool output (most of the tokens, and
