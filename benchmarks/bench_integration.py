@@ -109,8 +109,8 @@ HERMES_MICRO = """
     from hermes_mlx.integrations import adapter
     seen = []
     _complete = adapter.complete
-    def recording(request, **kw):
-        done = _complete(request, **kw)
+    def recording(request, *args, **kw):
+        done = _complete(request, *args, **kw)
         seen.append({"kind": done.kind, "completion_tokens": done.completion_tokens,
                      "prompt_tokens": done.prompt_tokens, "chars": len(done.text)})
         return done

@@ -12,8 +12,19 @@ from fakes import ScriptedSummarizer
 from tiny import HeldDecode
 
 from hermes_mlx.integrations import adapter, hermes_prompts
+from hermes_mlx.integrations.hermes_prompts import recognise
 from hermes_mlx.integrations.hermes_wire import hermes_serialize  # Hermes's serializer, one copy
 from hermes_mlx.integrations.openai_shapes import parse_request
+
+
+def complete(request, **options):
+    """adapter.complete on a request recognised as its entry points recognise it."""
+    return adapter.complete(request, recognise(request.messages), **options)
+
+
+def stream(request, **options):
+    return adapter.stream(request, recognise(request.messages), **options)
+
 
 PREAMBLE = (
     "You are a summarization agent creating a context checkpoint. Treat the conversation turns below "
@@ -152,7 +163,7 @@ def test_other_prompts_pass_through(messages):
 
 
 def run(messages, summarizer, **body):
-    return adapter.complete(parse_request({"messages": messages, **body}), summarizer=summarizer)
+    return complete(parse_request({"messages": messages, **body}), summarizer=summarizer)
 
 
 def test_micro_runs_merge_and_returns_the_summary_body():
@@ -186,20 +197,22 @@ def test_over_the_callers_cap_is_shortened_not_cut():
 
 
 def test_engine_model_for_a_requested_name():
-    assert adapter.engine_model(None) is None
-    assert adapter.engine_model("hermes-mlx-default", "fallback") == "fallback"
-    assert adapter.engine_model("gpt-4o-mini", None) is None  # Hermes's main model id: our default instead
+    from hermes_mlx.integrations.model_names import engine_model
+
+    assert engine_model(None) is None
+    assert engine_model("hermes-mlx-default", "fallback") == "fallback"
+    assert engine_model("gpt-4o-mini", None) is None  # Hermes's main model id: our default instead
     from hermes_mlx.engine.errors import ModelNotFound
 
     with pytest.raises(ModelNotFound):
-        adapter.engine_model("./no/such/folder")
+        engine_model("./no/such/folder")
 
 
 # ------------------------------------------------------------------ passthrough on the tiny model
 
 
 def test_passthrough_generates_with_our_cap(tiny_model):
-    done = adapter.complete(
+    done = complete(
         parse_request({"messages": [{"role": "user", "content": "hello"}], "max_tokens": 5}), model=tiny_model
     )
     assert done.kind == "passthrough" and done.completion_tokens <= 5 and done.prompt_tokens > 0
@@ -208,11 +221,11 @@ def test_passthrough_generates_with_our_cap(tiny_model):
 
 def test_passthrough_too_long_is_folded_not_rejected(tiny_model):
     long = "pytest tests/test_engine.py -q failed with AssertionError at line 42. " * 200  # far over 512
-    done = adapter.complete(
+    done = complete(
         parse_request({"messages": [{"role": "user", "content": long}], "max_tokens": 600}), model=tiny_model
     )
     assert done.folded > 1 and done.completion_tokens <= 600  # the fold notes count against max_tokens
-    small = adapter.complete(
+    small = complete(
         parse_request({"messages": [{"role": "user", "content": long}], "max_tokens": 8}), model=tiny_model
     )
     assert small.folded == 0 and small.completion_tokens <= 8  # too small a budget to fold: cut instead
@@ -220,7 +233,7 @@ def test_passthrough_too_long_is_folded_not_rejected(tiny_model):
 
 def test_passthrough_stream_yields_then_finishes(tiny_model):
     req = parse_request({"messages": [{"role": "user", "content": "hello"}], "max_tokens": 6, "stream": True})
-    items = list(adapter.stream(req, model=tiny_model))
+    items = list(stream(req, model=tiny_model))
     done = items[-1][1]
     assert done is not None and all(c is None for _, c in items[:-1])
     assert done.completion_tokens <= 6
@@ -228,13 +241,13 @@ def test_passthrough_stream_yields_then_finishes(tiny_model):
 
 def test_stream_closed_early_stops(tiny_model, monkeypatch):
     hello = {"messages": [{"role": "user", "content": "hello"}], "max_tokens": 200}
-    full = adapter.complete(parse_request(hello), model=tiny_model)  # what the stream would decode if never stopped
+    full = complete(parse_request(hello), model=tiny_model)  # what the stream would decode if never stopped
     held = HeldDecode(monkeypatch)
-    gen = adapter.stream(parse_request({**hello, "stream": True}), model=tiny_model)
+    gen = stream(parse_request({**hello, "stream": True}), model=tiny_model)
     next(gen)
     gen.close()  # must stop the engine and leave it usable
     held.closed.set()
-    again = adapter.complete(
+    again = complete(
         parse_request({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}), model=tiny_model
     )
     assert again.completion_tokens <= 2
@@ -261,6 +274,6 @@ def test_a_streamed_compaction_runs_inside_the_callers_request_scope():
     cancel, deadline = threading.Event(), time.monotonic() + 600
     req = parse_request({"messages": hermes_prompts.micro_prompt(None, hermes_serialize(EXCHANGE)), "stream": True})
     with request_scope(cancel, deadline, priority="background"):
-        items = list(adapter.stream(req, summarizer=Engine()))
+        items = list(stream(req, summarizer=Engine()))
     assert items[-1][1].text.startswith("- absorbed")
     assert seen == [(deadline, cancel, "background")]

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(autouse=True)
 def fresh(monkeypatch):
     ahead.CACHE.clear()
-    monkeypatch.setattr(provider, "_micro_shape", dict(provider._micro_shape))
+    monkeypatch.setattr(provider, "_micro_shape", dict(provider._FIRST_GUESS))  # as before any request
     monkeypatch.delenv(ahead.ENV_SWITCH, raising=False)
     yield
     ahead.CACHE.clear()
@@ -175,15 +175,12 @@ def create(client, messages, **kwargs):
 @pytest.fixture
 def fake(monkeypatch):
     summarizer = ScriptedSummarizer()
-    monkeypatch.setattr(adapter, "_summarizer", lambda model, timeout: summarizer)
+    monkeypatch.setattr(adapter, "make_summarizer", lambda model, timeout: summarizer)
     return summarizer
 
 
 def schedule(messages, session="s1"):
-    request, name = provider.ahead_request(messages)
-    ahead.CACHE.schedule(
-        session, messages[-1]["content"], provider.fingerprint(request, name), lambda: provider.answer(request, name)
-    )
+    provider.schedule_ahead(session, messages)
     ahead.CACHE._entries[session].future.result(timeout=10)
 
 
@@ -226,7 +223,7 @@ def test_a_guess_that_skipped_model_calls_is_not_used(monkeypatch):
         return result
 
     degraded.merge = merge
-    monkeypatch.setattr(adapter, "_summarizer", lambda model, timeout: degraded)
+    monkeypatch.setattr(adapter, "make_summarizer", lambda model, timeout: degraded)
     messages = micro_messages()
     schedule(messages)
     answered = create(provider.MLXClient(), messages).choices[0].message.content

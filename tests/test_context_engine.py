@@ -11,8 +11,9 @@ import pytest
 from fakes import ScriptedSummarizer, assistant, session, tool, user
 
 from hermes_mlx.compactor import markers
-from hermes_mlx.integrations import context_engine, recall
+from hermes_mlx.integrations import recall
 from hermes_mlx.integrations.context_engine import EngineCore
+from hermes_mlx.integrations.hermes_settings import from_config
 
 SECRET = "sk-proj-" + "Q7x9" * 10
 
@@ -161,10 +162,10 @@ def test_clones_share_the_store_and_copy_budgets(tmp_path):
 
 
 def test_the_config_line_selects_the_engine():
-    assert context_engine.selected({"context": {"engine": "hermes-mlx"}})
-    assert not context_engine.selected({"context": {"engine": "compressor"}})
-    assert not context_engine.selected({})
-    assert not context_engine.selected({"context": "hermes-mlx"})
+    assert from_config({"context": {"engine": "hermes-mlx"}}).engine
+    assert not from_config({"context": {"engine": "compressor"}}).engine
+    assert not from_config({}).engine
+    assert not from_config({"context": "hermes-mlx"}).engine
 
 
 def test_terms_keep_paths_and_identifiers_whole():
@@ -176,10 +177,12 @@ def test_setup_writes_the_engine_line_beside_the_provider_lines(tmp_path):
 
     hc.write_config(tmp_path, "in-process", engine=True)
     config = hc.read_config(tmp_path)
-    assert context_engine.selected(config)
+    assert from_config(config).engine
     assert config["auxiliary"]["compression"]["provider"] == "mlx"  # Hermes's own compressor's fallback route
     assert config["compression"]["micro_compact"] is True
-    assert not context_engine.engine_findings(config, "in-process")
+    from hermes_mlx.integrations.hermes_checks import engine_findings
+
+    assert not engine_findings(config, "in-process")
 
 
 def test_doctor_names_an_engine_line_that_cannot_work():
@@ -224,14 +227,12 @@ def test_a_batch_pass_still_running_makes_the_micro_pass_wait_a_turn_not_block(t
 
 
 def test_the_engine_model_is_the_one_the_provider_would_use():
-    from hermes_mlx.integrations.engine_config import model_from_config
-
     aux = {"auxiliary": {"compression": {"provider": "mlx", "model": "qwen-small"}}}
     plugin = {"plugins": {"entries": {"hermes-mlx": {"settings": {"model": "/models/mine"}}}}}
-    assert model_from_config(aux) == "qwen-small"
-    assert model_from_config(plugin) == "/models/mine"
-    assert model_from_config({"auxiliary": {"compression": {"provider": "openrouter", "model": "x"}}}) is None
-    assert model_from_config({}) is None and model_from_config(None) is None
+    assert from_config(aux).model == "qwen-small"
+    assert from_config(plugin).model == "/models/mine" == from_config(plugin).plugin_model
+    assert from_config({"auxiliary": {"compression": {"provider": "openrouter", "model": "x"}}}).model is None
+    assert from_config({}).model is None and from_config(None).model is None
 
 
 def test_recall_follows_the_conversation_across_a_session_rotation(tmp_path):

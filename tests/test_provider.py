@@ -9,6 +9,7 @@ from fakes import ScriptedSummarizer
 from test_adapter import EXCHANGE, hermes_serialize
 
 from hermes_mlx.integrations import adapter, hermes_prompts, provider
+from hermes_mlx.integrations.hermes_config import DEFAULT_AUX_MODEL
 from hermes_mlx.integrations.hermes_settings import PLANNING_CONTEXT_TOKENS
 from hermes_mlx.integrations.openai_shapes import RequestError
 
@@ -87,7 +88,7 @@ def test_bad_input_raises_naming_the_field(kwargs, field):
 
 def test_micro_prompt_goes_through_the_summarizer(monkeypatch):
     fake = ScriptedSummarizer(["## Goal\nFix rounding\n\n## Progress\n- found it"])
-    monkeypatch.setattr(adapter, "_summarizer", lambda model, timeout: fake)
+    monkeypatch.setattr(adapter, "make_summarizer", lambda model, timeout: fake)
     client = provider.MLXClient()
     response = client.chat.completions.create(
         model="hermes-mlx-default",
@@ -140,7 +141,7 @@ def test_registers_with_a_hermes_providers_package(tmp_path, monkeypatch, tiny_m
         import providers
 
         profile = providers.REGISTRY["mlx"]
-        assert profile.aliases == ("hermes-mlx",) and profile.default_aux_model == provider.DEFAULT_AUX_MODEL
+        assert profile.aliases == ("hermes-mlx",) and profile.default_aux_model == DEFAULT_AUX_MODEL
         assert profile.HERMES_SKIP_TRANSPORT_WRAP and profile.HERMES_SKIP_ASYNC_WRAP
         import os
 

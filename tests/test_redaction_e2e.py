@@ -258,7 +258,7 @@ def served(tiny_model, monkeypatch):
     from hermes_mlx.integrations.server import build_app
 
     model = EchoModel()
-    monkeypatch.setattr(adapter, "_summarizer", lambda *args, **kwargs: summarizer(model))
+    monkeypatch.setattr(adapter, "make_summarizer", lambda *args, **kwargs: summarizer(model))
     with TestClient(build_app(tiny_model, max_prompt_tokens=1_000_000), base_url=BASE) as client:
         yield client, model
 

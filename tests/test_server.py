@@ -98,7 +98,7 @@ def test_streaming_sse(client):
 
 def test_micro_prompt_answers_with_the_summary(client, monkeypatch):
     fake = ScriptedSummarizer(["## Goal\nFix rounding"])
-    monkeypatch.setattr(adapter, "_summarizer", lambda model, timeout: fake)
+    monkeypatch.setattr(adapter, "make_summarizer", lambda model, timeout: fake)
     r = client.post(
         "/v1/chat/completions",
         json={"model": "mlx", "temperature": 0.1, "messages": micro_prompt(None, hermes_serialize(EXCHANGE))},

@@ -21,7 +21,7 @@ from starlette.testclient import TestClient
 from test_server import BASE, HELLO, LAUNCH, ROOT, in_process
 
 from hermes_mlx.engine import generate as engine
-from hermes_mlx.integrations.http_guard import REFUSED_MODEL
+from hermes_mlx.integrations.model_names import REFUSED_MODEL
 from hermes_mlx.integrations.openai_shapes import RequestError, parse_request
 from hermes_mlx.integrations.server import build_app
 
@@ -395,7 +395,7 @@ def test_a_client_that_hangs_up_leaves_the_batch_and_the_other_member_finishes(l
     """Two streams decode in one batch; one client hangs up while the batch is held. Its member
     leaves at the next step (at most one more token); the other decodes on to the text it gets
     alone."""
-    from test_engine_batch import held_worker
+    from test_engine_batched import held_worker
     from tiny import HeldDecode
 
     port, app = live

@@ -251,7 +251,7 @@ def user(text: str, **extra) -> dict:
 
 
 def test_concurrent_generations_through_serve_decode_in_one_batch(tiny_model):
-    from test_engine_batch import held_worker
+    from test_engine_batched import held_worker
     from test_server import in_process
 
     from hermes_mlx.engine.generate import engine_state

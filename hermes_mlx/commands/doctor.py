@@ -35,9 +35,8 @@ def hermes_facts(hermes_home: str | None = None) -> dict:
     """Which path Hermes will take, and what in its config.yaml will break a session."""
     out: dict = {}
     try:
-        from hermes_mlx.integrations.hermes_checks import doctor_report
+        from hermes_mlx.integrations.hermes_checks import doctor_report, hermes_info
         from hermes_mlx.integrations.hermes_config import hermes_home as home_of
-        from hermes_mlx.integrations.hermes_config import hermes_info
 
         info = hermes_info()
         out["hermes_integration"] = info

@@ -7,7 +7,7 @@ import sys
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from hermes_mlx.integrations.server import DEFAULT_PORT  # the port `serve` binds unless told
+    from hermes_mlx.integrations.hermes_config import DEFAULT_PORT  # the port `serve` binds unless told
 
     from .options import port
 
@@ -41,42 +41,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hermes_mlx.integrations import hermes_checks
-    from hermes_mlx.integrations import hermes_config as hc
+    from hermes_mlx.integrations.hermes_checks import hermes_info
+    from hermes_mlx.integrations.hermes_config import hermes_home
+    from hermes_mlx.integrations.hermes_setup import setup
 
-    info = hc.hermes_info()
+    info = hermes_info()
     path = info["path"] if args.path == "auto" else args.path
-    home = hc.hermes_home(args.hermes_home)
     where = f"{info['distribution']} {info['version']}" if info["version"] else "not installed here"
     print(f"Hermes: {where}; path: {path}")
-    # Hermes 0.19 drops the first user turns at its second compaction unless protect_first_n is 0.
-    protect = path == "loopback" and hermes_checks.drops_first_turns(info)
-    if args.engine and path != "in-process":
-        print("setup-hermes: --engine needs the in-process path (a Hermes 0.22+ in this environment)", file=sys.stderr)
-        return 2
     try:
-        result = hc.write_config(
-            home,
+        done = setup(
+            args.hermes_home,
             path,
             port=args.port,
-            plugin=info["plugin_entry_point"] or hc.PLUGIN_NAME,
             api_key=args.api_key,
-            protect_first_turns=protect,
+            model=args.model,
             engine=args.engine,
+            check=not args.no_check,
+            info=info,
         )
     except (OSError, ValueError) as exc:
         # One line naming the file, not a raw "[Errno 1] ..." (an immutable folder, a full disk).
         if isinstance(exc, OSError) and exc.strerror:
             where = f" ({exc.filename})" if exc.filename else ""
-            exc = f"cannot update {home / 'config.yaml'}: {exc.strerror}{where}"
+            exc = f"cannot update {hermes_home(args.hermes_home) / 'config.yaml'}: {exc.strerror}{where}"
         print(f"setup-hermes: {exc}", file=sys.stderr)
         return 2
+    result = done.written
     if result.changes:
         kept = "" if result.round_trip else "; comments not kept (ruamel.yaml is not installed here)"
         print(f"updated {result.config_path}" + (f" (backup: {result.backup}{kept})" if result.backup else ""))
         for line in result.changes:
             print(f"  {line}")
-        if protect:
+        if done.protect_first_turns:
             print(
                 "  (compression.protect_first_n: 0 keeps Hermes 0.19 from dropping the first user messages "
                 "at its second compaction; see the README)"
@@ -85,13 +82,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"{result.config_path} already has the lines")
     for warning in result.warnings:
         print(f"warning: {warning}")
-    if args.no_check:
+    if done.check is None:
         return 0
     status = 0
-    if info["importable"]:
-        verdict = hermes_checks.feasibility(home)
-        print(verdict.line())
-        status = 1 if verdict.ok is False else 0
-    check = hc.self_check(path, port=args.port, model=args.model, api_key=args.api_key)
+    if done.feasibility is not None:
+        print(done.feasibility.line())
+        status = 1 if done.feasibility.ok is False else 0
+    check = done.check
     print(("self-check ok: " if check.ok else "self-check FAILED: ") + check.detail)
     return status if check.ok else 1

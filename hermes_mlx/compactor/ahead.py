@@ -39,6 +39,14 @@ def current_key() -> str | None:
     return _current.get()
 
 
+def whole(*, failed: bool, model_calls_skipped: int) -> bool:
+    """The one rule for using an answer computed ahead, for micro.py and the provider alike: it
+    did not fail, and it made every model call. Waiting at background priority can eat a guess's
+    deadline, and code then picks the sentences (still an answer, but not the one the caller's own
+    call gives), so the caller runs its own instead."""
+    return not failed and not model_calls_skipped
+
+
 def enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "off", "false", "no")
 

@@ -186,7 +186,7 @@ class MicroCompactor(Compactor):
         runs), else the call itself, after dropping a guess that no longer fits."""
         if not self.settings.ahead:
             return call()
-        value, how = ahead.CACHE.take_status(key, self._ahead_owner(), accept=_whole)
+        value, how = ahead.CACHE.take_status(key, self._ahead_owner(), accept=_usable)
         if value is None:
             ahead.CACHE.discard(self._ahead_session)  # a wrong guess: stop it spending the engine
             self._ahead_used = {"ahead": "miss"}
@@ -346,12 +346,9 @@ def _fingerprint(*inputs: object) -> str:
     return hashlib.sha256(json.dumps(inputs, sort_keys=True, default=repr).encode("utf-8")).hexdigest()
 
 
-def _whole(value: tuple[SummaryResult, float, float]) -> bool:
-    """A guess the pass may use: it succeeded and made every model call. Waiting at background
-    priority can eat its deadline, and code then picks the sentences (still ok): not the answer
-    the pass's own call would give."""
+def _usable(value: tuple[SummaryResult, float, float]) -> bool:
     result = value[0]
-    return result.ok and not (result.details or {}).get("model_calls_skipped")
+    return ahead.whole(failed=not result.ok, model_calls_skipped=(result.details or {}).get("model_calls_skipped") or 0)
 
 
 def _timed(call: Callable[[], SummaryResult]) -> tuple[SummaryResult, float, float]:

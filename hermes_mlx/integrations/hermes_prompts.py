@@ -2,18 +2,20 @@
 
 Hermes writes one micro prompt (agent/micro_compaction.py) and two batch prompts, first and
 update (agent/context_compressor.py). Their landmarks below are copied from those files; a
-request that matches none is a `passthrough`.
+request that matches none is a `passthrough`. A request is recognised once, where it enters
+(server.chat, provider.create, the plugin's guess computed ahead); the Prompt travels down from
+there to the size limit, the adapter and passthrough.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from hermes_mlx.summarizer.api import Message
 
 # Hermes's prompt landmarks (agent/context_compressor.py and agent/micro_compaction.py).
-MICRO_HEAD = "You are a summarization agent creating a compact record of an ongoing conversation"
 MICRO_SUMMARY = "## Current Running Summary\n"
 MICRO_EXCHANGE = "\n\n## Next Exchange to Merge\n"
 MICRO_TAIL = "\n\nReturn ONLY the updated summary text"
@@ -41,11 +43,22 @@ _TAG = re.compile(
 _CALL_LINE = re.compile(r"^  ([^\s()]+)\((.*)$")
 
 
+class Kind(StrEnum):
+    """Which of Hermes's prompts a request is. The values are the names telemetry and logs use."""
+
+    MICRO = "micro"  # fold one exchange into the rolling summary
+    MICRO_DEFRAG = "micro_defrag"  # shorten the rolling summary
+    BATCH = "batch"  # summarize a span of turns
+    BATCH_UPDATE = "batch_update"  # fold new turns into the previous batch summary
+    PASSTHROUGH = "passthrough"  # none of them: the model answers it as it is
+
+
 @dataclass
 class Prompt:
     """What a request turned out to be, and its parts."""
 
-    kind: str  # micro | micro_defrag | batch | batch_update | passthrough
+    kind: Kind
+    source: str = ""  # the user message recognised (the key of an answer computed ahead)
     summary: str | None = None
     turns: list[Message] = field(default_factory=list)
     focus: str | None = None
@@ -165,7 +178,7 @@ def recognise(messages: list[dict]) -> Prompt:
     users = [m for m in messages if m.get("role") == "user"]
     text = users[-1].get("content") if users else ""
     if not isinstance(text, str) or not text:
-        return Prompt("passthrough")
+        return Prompt(Kind.PASSTHROUGH)
     if MICRO_SUMMARY in text and MICRO_EXCHANGE in text:  # by its two headings, whatever the wording above
         start = text.find(MICRO_SUMMARY) + len(MICRO_SUMMARY)
         middle = text[start:]
@@ -176,17 +189,18 @@ def recognise(messages: list[dict]) -> Prompt:
         turns = parse_turns(exchange)
         if summary is None and not turns and exchange.strip():
             # Hermes's defrag: the old summary arrives as the "exchange" with no summary to merge into.
-            return Prompt("micro_defrag", text=exchange.strip())
+            return Prompt(Kind.MICRO_DEFRAG, text, text=exchange.strip())
         if not turns and exchange.strip():
             turns = [{"role": "assistant", "content": exchange.strip()}]
-        return Prompt("micro", summary=summary, turns=turns)
+        return Prompt(Kind.MICRO, text, summary=summary, turns=turns)
     if BATCH_UPDATE in text and BATCH_PREVIOUS in text and BATCH_NEW in text:
         summary = _between(text, BATCH_PREVIOUS, BATCH_NEW)
         turns_text = _between(text, BATCH_NEW, BATCH_UPDATE_END)
         if summary is not None and turns_text is not None:
             turns, focus = parse_turns(_drop_memory(turns_text)), _focus(text)
             return Prompt(
-                "batch_update",
+                Kind.BATCH_UPDATE,
+                text,
                 summary=summary.strip() or None,
                 turns=turns,
                 focus=focus,
@@ -198,12 +212,17 @@ def recognise(messages: list[dict]) -> Prompt:
         if turns_text is not None:
             turns, focus = parse_turns(_drop_memory(turns_text)), _focus(text)
             return Prompt(
-                "batch", turns=turns, focus=focus, budget_tokens=_budget(text), user_notes=user_notes(focus, turns)
+                Kind.BATCH,
+                text,
+                turns=turns,
+                focus=focus,
+                budget_tokens=_budget(text),
+                user_notes=user_notes(focus, turns),
             )
     body = _defrag_body(text)
     if body:
-        return Prompt("micro_defrag", text=body)
-    return Prompt("passthrough")
+        return Prompt(Kind.MICRO_DEFRAG, text, text=body)
+    return Prompt(Kind.PASSTHROUGH, text)
 
 
 _DEFRAG_ASK = re.compile(r"\b(?:defrag\w*|condense|shorten|compress|re-?summari[sz]e|rewrite)\b", re.I)

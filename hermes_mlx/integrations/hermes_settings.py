@@ -1,34 +1,52 @@
-"""What Hermes's own config says about compaction, read while a request is answered.
+"""What Hermes's own config says that a running request needs: one reader, cached, for the
+provider, the plugin's hooks and the context engine alike.
 
-In process (the provider plugin) Hermes's config loader is importable, so the defrag threshold
-and whether micro-compaction is on come from the user's config.yaml; over loopback they cannot
-be read and Hermes's defaults stand. Never raises: a config we cannot read means defaults.
+In process Hermes's config loader is importable, so micro-compaction, the defrag threshold, the
+compression route and our model come from the user's config.yaml (Hermes's defaults merged);
+over loopback it cannot be read and Hermes's defaults stand. The reading is kept until
+config.yaml changes (its size and time, checked on each call), so an edited config takes effect
+at the next request without a restart. Never raises: a config we cannot read means defaults.
 """
 
 from __future__ import annotations
 
-import time
+import os
+import threading
 from dataclasses import dataclass
+from typing import Any
 
-DEFAULT_DEFRAG_THRESHOLD = 2000  # compression.micro_compact_defrag_threshold_tokens (agent/agent_init.py)
+from .hermes_config import DEFAULT_DEFRAG_THRESHOLD, OUR_PROVIDERS, PLUGIN_NAME, hermes_home, section
+
 # The context Hermes should plan the summarizer with: its batch input is folded chunk by chunk
 # (code carries the facts past the whole-job deadline), so the 8,192-token model window is not
 # the limit Hermes asks about; Hermes refuses an auxiliary compression model below 64,000.
 PLANNING_CONTEXT_TOKENS = 262_144
-_TTL_S = 30.0
 
 
 @dataclass(frozen=True)
-class CompactionSettings:
+class HermesSettings:
     micro: bool = False  # compression.micro_compact
-    defrag_threshold_tokens: int = DEFAULT_DEFRAG_THRESHOLD
+    defrag_threshold_tokens: int = DEFAULT_DEFRAG_THRESHOLD  # compression.micro_compact_defrag_threshold_tokens
+    provider: str = ""  # auxiliary.compression.provider, lower case
+    aux_model: str | None = None  # auxiliary.compression.model, when that route names us
+    plugin_model: str | None = None  # plugins.entries.hermes-mlx.settings.model (plugin.yaml's schema)
+    engine: bool = False  # context.engine: hermes-mlx (our context engine replaces Hermes's compressor)
     source: str = "defaults"  # "config.yaml" when read from Hermes
 
+    @property
+    def ours(self) -> bool:
+        """Compaction requests come to our provider."""
+        return self.provider in OUR_PROVIDERS
 
-_cache: tuple[float, CompactionSettings] | None = None
+    @property
+    def model(self) -> str | None:
+        """The summarizer model when no request names one: the compression route's model when
+        it names us (a user switching from provider mode keeps the model), else the plugin's own
+        setting, else the embedded default (None)."""
+        return self.aux_model or self.plugin_model
 
 
-def _positive_int(value, default: int) -> int:
+def _positive_int(value: Any, default: int) -> int:
     try:
         number = int(value)
     except (TypeError, ValueError):
@@ -36,30 +54,64 @@ def _positive_int(value, default: int) -> int:
     return number if number > 0 else default
 
 
-def from_config(config: dict) -> CompactionSettings:
-    section = config.get("compression") if isinstance(config, dict) else None
-    section = section if isinstance(section, dict) else {}
-    return CompactionSettings(
-        micro=section.get("micro_compact") is True,
+def _name(value: Any) -> str | None:
+    return str(value or "").strip() or None
+
+
+def from_config(config: Any) -> HermesSettings:
+    """The settings in a config mapping (Hermes's loaded config, or config.yaml as written)."""
+    compression = section(config, "compression")
+    aux = section(config, "auxiliary", "compression")
+    provider = str(aux.get("provider") or "").strip().lower()
+    return HermesSettings(
+        micro=compression.get("micro_compact") is True,
         defrag_threshold_tokens=_positive_int(
-            section.get("micro_compact_defrag_threshold_tokens"), DEFAULT_DEFRAG_THRESHOLD
+            compression.get("micro_compact_defrag_threshold_tokens"), DEFAULT_DEFRAG_THRESHOLD
         ),
+        provider=provider,
+        aux_model=_name(aux.get("model")) if provider in OUR_PROVIDERS else None,
+        plugin_model=_name(section(config, "plugins", "entries", PLUGIN_NAME, "settings").get("model")),
+        engine=str(section(config, "context").get("engine") or "").strip() == PLUGIN_NAME,
         source="config.yaml",
     )
 
 
-def compaction_settings() -> CompactionSettings:
-    """Hermes's compaction settings when Hermes is in this process, else its defaults; re-read
-    at most every 30 s so an edited config.yaml takes effect without a restart."""
+_lock = threading.Lock()
+_cache: tuple[Any, HermesSettings] | None = None
+
+
+def _config_stamp() -> Any:
+    """What changes when Hermes's config could read differently: its folder and the file's
+    size and modification time."""
+    path = hermes_home() / "config.yaml"
+    try:
+        found = path.stat()
+        return (str(path), found.st_size, found.st_mtime_ns)
+    except OSError:
+        return (str(path), None, None)
+
+
+def hermes_settings() -> HermesSettings:
+    """Hermes's settings when Hermes is in this process, else its defaults; read again only when
+    config.yaml (or $HERMES_HOME) has changed."""
     global _cache
-    now = time.monotonic()
-    if _cache is not None and now - _cache[0] < _TTL_S:
-        return _cache[1]
+    stamp = (_config_stamp(), os.environ.get("HERMES_HOME"))
+    with _lock:
+        if _cache is not None and _cache[0] == stamp:
+            return _cache[1]
     try:
         from hermes_cli.config import load_config
 
         settings = from_config(load_config() or {})
     except Exception:
-        settings = CompactionSettings()
-    _cache = (now, settings)
+        settings = HermesSettings()
+    with _lock:
+        _cache = (stamp, settings)
     return settings
+
+
+def forget() -> None:
+    """Drop the cached reading (tests that swap Hermes's loader)."""
+    global _cache
+    with _lock:
+        _cache = None

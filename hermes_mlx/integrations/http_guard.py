@@ -6,28 +6,20 @@ the answers too. Both carry something we can check: a browser always sends the p
 on a cross-site POST, and a rebound request names the hostile host in `Host:`. So every request
 must name an allowed host (loopback, or what the operator added) and carry no foreign origin.
 
-Model names: a client may pick a manifest model that is present here or a folder the operator
-allowed at start-up; any other path-like name gets one identical refusal, whether or not it
-exists, so the server tells nobody what is on the disk. Other names (Hermes filling in its main
-model's id) mean the default model, as before.
+Which models a client may name is model_names.py's rule, shared with the in-process provider.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
-import re
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .adapter import DEFAULT_NAMES
-from .openai_shapes import RequestError, error_body
+from .openai_shapes import error_body
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
-REFUSED_MODEL = "is not a model this server offers (name its default, a model present here, or ask its operator)"
-_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 
 
 def host_of(value: str | None) -> str | None:
@@ -154,55 +146,3 @@ def unsendable_key(key: str) -> str | None:
     if key != key.strip():
         return "starts or ends with whitespace"
     return None
-
-
-def path_like(name: str) -> bool:
-    """A name that can only mean a folder. "anthropic/claude-3.5" is a provider's model id, not a
-    path: only absolute, home- or dot-relative names (and Windows forms) count."""
-    return name.startswith(("/", "~", ".")) or "\\" in name or bool(_DRIVE.match(name))
-
-
-class ModelPolicy:
-    """Which engine model a request's `model` means; RequestError("model") when it is refused."""
-
-    def __init__(self, default: str | None, allowed: Iterable[str] = ()):
-        self.default = default
-        self.names: set[str] = set()
-        self.paths: dict[Path, str] = {}
-        for name in [default, *allowed]:
-            if name:
-                self.names.add(name)
-                if path_like(name) or Path(name).expanduser().is_dir():
-                    self.paths[_resolved(name)] = name
-
-    def pick(self, requested: str | None) -> str | None:
-        """Runs off the event loop: it may look at the file system (never to answer a client)."""
-        name = (requested or "").strip()
-        if name in DEFAULT_NAMES:
-            return self.default
-        if name in self.names:
-            return name
-        if path_like(name):
-            found = self.paths.get(_resolved(name))
-            if found is None:
-                raise RequestError("model", REFUSED_MODEL)
-            return found
-        from hermes_mlx.engine.models import manifests
-
-        if name in manifests():
-            from hermes_mlx.engine.errors import EngineError
-            from hermes_mlx.engine.models import resolve_model
-
-            try:
-                resolve_model(name, fetch=False)  # present here; never fetched for a client
-            except EngineError:
-                raise RequestError("model", REFUSED_MODEL) from None
-            return name
-        return self.default  # some other provider's model id (Hermes's main model): our default
-
-
-def _resolved(name: str) -> Path | None:
-    try:
-        return Path(name).expanduser().resolve()
-    except (OSError, RuntimeError, ValueError):
-        return None

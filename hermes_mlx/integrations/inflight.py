@@ -28,7 +28,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from . import adapter
-from .openai_shapes import chunk, completion, completion_id, error_body, stream_chunks, usage
+from .hermes_prompts import Prompt
+from .openai_shapes import ChatRequest, chunk, completion, completion_id, error_body, stream_chunks, usage
 
 logger = logging.getLogger("hermes_mlx.integrations")
 
@@ -157,14 +158,16 @@ def engine_error(exc: BaseException, state: State) -> Response:
     return error(500, f"internal error ({type(exc).__name__}); the server's log has the details", kind="server_error")
 
 
-def _work(req: Any, name: str | None, cancel: threading.Event, deadline: float) -> Any:
+def _work(req: ChatRequest, prompt: Prompt, name: str | None, cancel: threading.Event, deadline: float) -> Any:
     from hermes_mlx.engine.generate import request_scope
 
     with request_scope(cancel, deadline):
-        return adapter.complete(req, model=name)
+        return adapter.complete(req, prompt, model=name)
 
 
-async def answer(request: Request, req: Any, name: str | None, label: str, state: State, deadline: float) -> Response:
+async def answer(
+    request: Request, req: ChatRequest, prompt: Prompt, name: str | None, label: str, state: State, deadline: float
+) -> Response:
     """A non-streaming answer. The work runs on a thread while this coroutine watches the client:
     when it hangs up, the cancel flag stops the engine at its next step (its batch member leaves)."""
     cancel = threading.Event()
@@ -182,7 +185,7 @@ async def answer(request: Request, req: Any, name: str | None, label: str, state
         try:
             # anyio's thread pool (40 threads), not asyncio's default (cores + 4): every running
             # request waits on a thread of its own while the engine batches them.
-            work = asyncio.ensure_future(anyio.to_thread.run_sync(_work, req, name, cancel, deadline))
+            work = asyncio.ensure_future(anyio.to_thread.run_sync(_work, req, prompt, name, cancel, deadline))
             while not work.done():
                 await asyncio.wait([work], timeout=POLL_S)
                 if not work.done():
@@ -217,7 +220,8 @@ def _sse_line(data: Any) -> str:
 
 
 async def sse(
-    req: Any,
+    req: ChatRequest,
+    prompt: Prompt,
     name: str | None,
     label: str,
     state: State,
@@ -242,7 +246,7 @@ async def sse(
 
     def produce() -> None:
         with request_scope(stop, deadline):
-            pieces = adapter.stream(req, model=name)
+            pieces = adapter.stream(req, prompt, model=name)
             try:
                 for item in stream_chunks(pieces, id, label, created, req.include_usage):
                     put(("item", item))

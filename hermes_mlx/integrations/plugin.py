@@ -24,10 +24,9 @@ from typing import Any
 from hermes_mlx.compactor import ahead
 
 from . import provider
+from .hermes_settings import hermes_settings
 
 logger = logging.getLogger("hermes_mlx.integrations")
-
-OUR_PROVIDERS = {provider.PROVIDER_NAME, "hermes-mlx"}
 
 
 def _hermes_has_micro_compaction() -> bool:
@@ -40,12 +39,8 @@ def _hermes_has_micro_compaction() -> bool:
 
 def _ours_and_micro() -> bool:
     """Micro-compaction is on and its requests come to our provider in this process."""
-    from hermes_cli.config import load_config
-
-    config = load_config() or {}
-    compression = config.get("compression") or {}
-    route = ((config.get("auxiliary") or {}).get("compression") or {}).get("provider")
-    return compression.get("micro_compact") is True and str(route or "").strip().lower() in OUR_PROVIDERS
+    settings = hermes_settings()
+    return settings.micro and settings.ours
 
 
 def next_micro_request(messages: list[dict], defrag_threshold: int) -> list[dict] | None:
@@ -88,18 +83,10 @@ def compute_ahead(session_id: Any = None, conversation_history: list | None = No
     try:
         if not conversation_history or not ahead.enabled() or not _ours_and_micro():
             return None
-        from .hermes_settings import compaction_settings
-
-        messages = next_micro_request(conversation_history, compaction_settings().defrag_threshold_tokens)
+        messages = next_micro_request(conversation_history, hermes_settings().defrag_threshold_tokens)
         if messages is None:
             return None
-        request, name = provider.ahead_request(messages)
-        ahead.CACHE.schedule(
-            str(session_id or ""),
-            messages[-1]["content"],
-            provider.fingerprint(request, name),
-            lambda: provider.answer(request, name),
-        )
+        provider.schedule_ahead(str(session_id or ""), messages)
     except Exception as exc:
         ahead.CACHE.count("errors")
         logger.warning("hermes-mlx: could not compute the next micro pass ahead: %s", exc, exc_info=True)
@@ -113,15 +100,12 @@ def register_engine(ctx: Any = None) -> bool:
     if ctx is None or not hasattr(ctx, "register_context_engine"):
         return False
     try:
-        from hermes_cli.config import load_config
-
-        from .context_engine import build_engine
-        from .engine_config import model_from_config, selected
-
-        config = load_config() or {}
-        if not selected(config):
+        settings = hermes_settings()
+        if not settings.engine:
             return False
-        ctx.register_context_engine(build_engine(model=model_from_config(config)))
+        from .context_engine import build_engine
+
+        ctx.register_context_engine(build_engine(model=settings.model))
         return True
     except Exception as exc:
         logger.warning("hermes-mlx: context engine not registered, Hermes's own compressor runs: %s", exc)

@@ -21,8 +21,10 @@ from typing import Any
 from hermes_mlx.compactor import ahead
 
 from . import adapter
-from .hermes_prompts import MICRO_EXCHANGE, MICRO_SUMMARY
-from .hermes_settings import PLANNING_CONTEXT_TOKENS
+from .hermes_config import DEFAULT_AUX_MODEL, PLUGIN_NAME, PROVIDER_NAME
+from .hermes_prompts import Kind, Prompt, recognise
+from .hermes_settings import PLANNING_CONTEXT_TOKENS, hermes_settings
+from .model_names import engine_model
 from .openai_shapes import (
     ChatRequest,
     RequestError,
@@ -38,11 +40,9 @@ from .passthrough import Completion
 
 logger = logging.getLogger("hermes_mlx.integrations")
 
-PROVIDER_NAME = "mlx"
 # Hermes's api-key route wants a non-empty key before it asks the profile for a client; nothing
 # checks it here, so a placeholder in this process's environment stands in (never written to disk).
 KEY_ENV = "HERMES_MLX_API_KEY"
-DEFAULT_AUX_MODEL = "hermes-mlx-default"
 
 
 class _Completions:
@@ -70,12 +70,13 @@ class _Completions:
             "timeout": timeout,
         }
         request = parse_request({k: v for k, v in body.items() if v is not None or k == "messages"})
-        name = adapter.engine_model(request.model, self._client.model)
+        prompt = recognise(request.messages)  # once: everything below reads this
+        name = engine_model(request.model, self._client.model)
         if request.stream:
-            return Stream(self._client._stream(request, name))
+            return Stream(self._client._stream(request, prompt, name))
 
         def reply() -> Any:  # a micro pass computed ahead is looked up (or waited for) here, off any event loop
-            done = from_ahead(request, name) or answer(request, name)
+            done = from_ahead(request, prompt, name) or adapter.complete(request, prompt, model=name)
             return wrap(
                 completion(
                     done.text,
@@ -183,12 +184,12 @@ class MLXClient:
     HERMES_SKIP_ASYNC_WRAP = True
 
     def __init__(self, model: str | None = None, **client_kwargs: Any):
-        self.model = adapter.engine_model(model) if model else None
+        self.model = engine_model(model) if model else None
         self.api_key = client_kwargs.get("api_key") or "local"
         self.base_url = client_kwargs.get("base_url") or "mlx://local"
         self.chat = _Chat(self)
 
-    def _stream(self, request, name: str | None) -> Iterator[Any]:
+    def _stream(self, request: ChatRequest, prompt: Prompt, name: str | None) -> Iterator[Any]:
         id, created = completion_id(), int(time.time())
         label = name or "default"
 
@@ -198,8 +199,8 @@ class MLXClient:
             yield "", ready
 
         def chunks() -> Iterator[Any]:
-            ready = from_ahead(request, name)
-            pieces = computed(ready) if ready is not None else adapter.stream(request, model=name)
+            ready = from_ahead(request, prompt, name)
+            pieces = computed(ready) if ready is not None else adapter.stream(request, prompt, model=name)
             try:
                 yield wrap(chunk(id, label, created, role="assistant", content=""))
                 for out in stream_chunks(pieces, id, label, created, request.include_usage):
@@ -220,20 +221,10 @@ def create_client(**kwargs: Any) -> MLXClient:
 # ------------------------------------------------------------------------- passes computed ahead
 
 
-def answer(request: ChatRequest, name: str | None) -> Completion:
-    """The one call that answers a compaction prompt, for Hermes's request and for the same request
-    computed ahead (plugin.py), so both give the same text: redaction, ledger and budget included."""
-    return adapter.complete(request, model=name)
-
-
 # The fields of Hermes 0.22's micro request besides its messages (`_micro_summarize_one`), as
 # guessed before the first one arrives, then as the last one had them.
-_micro_shape: dict[str, Any] = {"model": DEFAULT_AUX_MODEL, "max_tokens": 1500, "temperature": 0.1}
-
-
-def _is_micro(request: ChatRequest) -> bool:
-    text = request.messages[-1].get("content") if request.messages else None
-    return isinstance(text, str) and MICRO_SUMMARY in text and MICRO_EXCHANGE in text
+_FIRST_GUESS: dict[str, Any] = {"model": DEFAULT_AUX_MODEL, "max_tokens": 1500, "temperature": 0.1}
+_micro_shape: dict[str, Any] = dict(_FIRST_GUESS)
 
 
 def fingerprint(request: ChatRequest, name: str | None) -> tuple:
@@ -246,26 +237,36 @@ def ahead_request(messages: list[dict]) -> tuple[ChatRequest, str | None]:
     provider profile's client would receive it."""
     shape = {k: v for k, v in _micro_shape.items() if v is not None}
     request = parse_request({**shape, "messages": messages, "stream": False})
-    configured = _settings_model()
-    return request, adapter.engine_model(request.model, adapter.engine_model(configured) if configured else None)
+    configured = hermes_settings().plugin_model
+    return request, engine_model(request.model, engine_model(configured) if configured else None)
 
 
-def from_ahead(request: ChatRequest, name: str | None) -> Completion | None:
+def schedule_ahead(session: str, messages: list[dict]) -> bool:
+    """Start answering the micro request Hermes will send with these messages (plugin.py's
+    guess), on ahead.CACHE's background thread. The guess enters here, so it is recognised here,
+    and answered as Hermes's own request would be (redaction, ledger and budget included), under
+    the key and fingerprint from_ahead looks up. False when the guess was already held."""
+    request, name = ahead_request(messages)
+    prompt = recognise(request.messages)
+    return ahead.CACHE.schedule(
+        session, prompt.source, fingerprint(request, name), lambda: adapter.complete(request, prompt, model=name)
+    )
+
+
+def from_ahead(request: ChatRequest, prompt: Prompt, name: str | None) -> Completion | None:
     """The answer computed ahead for this exact micro request (waiting for it while it runs), or
     None: not a micro prompt, computing ahead is off, or no guess matched."""
-    if not _is_micro(request) or not ahead.enabled():
+    if prompt.kind is not Kind.MICRO or not ahead.enabled():
         return None
     _micro_shape.update(model=request.model, max_tokens=request.max_tokens, temperature=request.temperature)
     if request.timeout:
         _micro_shape["timeout"] = request.timeout
     wait = min(request.timeout or adapter.HERMES_TIMEOUT_S, adapter.HERMES_TIMEOUT_S)
-    return ahead.CACHE.take(request.messages[-1]["content"], fingerprint(request, name), timeout=wait, accept=_whole)
+    return ahead.CACHE.take(prompt.source, fingerprint(request, name), timeout=wait, accept=_usable)
 
 
-def _whole(done: Completion) -> bool:
-    """A guess to answer with: it did not fail, and waiting at background priority did not eat
-    its deadline (code then picks sentences the model would have): else the request runs itself."""
-    return not done.error and not done.model_calls_skipped
+def _usable(done: Completion) -> bool:
+    return ahead.whole(failed=bool(done.error), model_calls_skipped=done.model_calls_skipped)
 
 
 # ------------------------------------------------------------------------- Hermes registration
@@ -286,7 +287,9 @@ def _profile_class() -> Any:
 
         def create_client(self, **client_kwargs: Any) -> MLXClient:
             return MLXClient(
-                model=_settings_model(), api_key=client_kwargs.get("api_key"), base_url=client_kwargs.get("base_url")
+                model=hermes_settings().plugin_model,
+                api_key=client_kwargs.get("api_key"),
+                base_url=client_kwargs.get("base_url"),
             )
 
         def get_model_context_length(self, model: str) -> int | None:
@@ -297,24 +300,13 @@ def _profile_class() -> Any:
     return MLXProviderProfile
 
 
-def _settings_model() -> str | None:
-    """`plugins.entries.hermes-mlx.settings.model` from Hermes's config (plugin.yaml's schema)."""
-    try:
-        from hermes_cli.config import load_config
-
-        entry = ((load_config().get("plugins") or {}).get("entries") or {}).get("hermes-mlx") or {}
-        return str((entry.get("settings") or {}).get("model") or "").strip() or None
-    except Exception:
-        return None
-
-
 def make_profile() -> Any:
     cls = _profile_class()
     if cls is None:
         return None
     wanted = dict(
         name=PROVIDER_NAME,
-        aliases=("hermes-mlx",),
+        aliases=(PLUGIN_NAME,),
         display_name="hermes-mlx (local MLX)",
         description="Offline summarizer for context compaction on a small local MLX model",
         env_vars=(KEY_ENV,),

@@ -37,13 +37,14 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from .hermes_prompts import recognise
+from .hermes_config import DEFAULT_AUX_MODEL, DEFAULT_PORT
+from .hermes_prompts import Kind, Prompt, recognise
 from .hermes_settings import PLANNING_CONTEXT_TOKENS
-from .http_guard import Admission, HostOriginGuard, ModelPolicy, bearer_ok
+from .http_guard import Admission, HostOriginGuard, bearer_ok
 from .inflight import JSON, MAX_RUNNING, State, answer, engine_error, error, sse
+from .model_names import ModelPolicy
 from .openai_shapes import RequestError, parse_request
 
-DEFAULT_PORT = 8765
 DEFAULT_HOST = "127.0.0.1"
 logger = logging.getLogger("hermes_mlx.integrations")
 MAX_BODY_BYTES = 8 * 1024 * 1024  # Hermes sends 50 KB prompts; 8 MiB is room without inviting abuse
@@ -149,11 +150,11 @@ def check_prompt_size(messages: list[dict], model: str | None, limit: int) -> No
         )
 
 
-def prompt_limit(req, limits: Limits) -> int:
+def prompt_limit(prompt: Prompt, limits: Limits) -> int:
     """Hermes's compaction prompts go to the summarizer, which folds any input chunk by chunk
     within its deadline (code carries the facts past it), so they are held to the context we
     tell Hermes to plan with, not to the model-window limit that bounds a passthrough prompt."""
-    if recognise(req.messages).kind != "passthrough":
+    if prompt.kind is not Kind.PASSTHROUGH:
         return max(limits.max_prompt_tokens, PLANNING_CONTEXT_TOKENS)
     return limits.max_prompt_tokens
 
@@ -177,7 +178,7 @@ def build_app(
     has `.state` (a State: counters, and cancel_all() for shutdown); it is the Admission
     limit itself (`.active`, `.refused`). `max_running` requests run into the engine at once, and
     `max_waiting` more may wait for a place."""
-    label = model or "hermes-mlx-default"
+    label = model or DEFAULT_AUX_MODEL
     limits = Limits(max_body_bytes, request_timeout, max_prompt_tokens, max_waiting, min(body_timeout, request_timeout))
     state = State(max_running=max_running)
     policy = ModelPolicy(model, allowed_models)
@@ -236,18 +237,19 @@ def build_app(
         try:
             try:
                 req = parse_request(body)
+                prompt = recognise(req.messages)  # once: the size limit, the adapter and passthrough read it
                 deadline = started + min(limits.request_timeout, req.timeout or limits.request_timeout)
                 name = await run_in_threadpool(policy.pick, req.model)
-                await run_in_threadpool(check_prompt_size, req.messages, name, prompt_limit(req, limits))
+                await run_in_threadpool(check_prompt_size, req.messages, name, prompt_limit(prompt, limits))
             except RequestError as exc:
                 return error(413 if isinstance(exc, TooLarge) else 400, str(exc), exc.field)
             except Exception as exc:
                 return engine_error(exc, state)
             checked = True
             if req.stream:
-                return Stream(state, lambda queued: sse(req, name, label, state, deadline, queued))
+                return Stream(state, lambda queued: sse(req, prompt, name, label, state, deadline, queued))
             state.waiting -= 1  # answer() asks for its place at once
-            return await answer(request, req, name, label, state, deadline)
+            return await answer(request, req, prompt, name, label, state, deadline)
         finally:
             if not checked:
                 state.waiting -= 1
