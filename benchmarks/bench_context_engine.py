@@ -27,9 +27,8 @@ import time
 from pathlib import Path
 
 import hermes_mlx  # noqa: F401  (puts the BLAS in place before MLX loads)
-from hermes_mlx.bench.shipped import REAL_DIR, facts_path, load_facts, shipped_sessions
+from hermes_mlx.bench.shipped import REAL_DIR, load_with_facts, shipped_sessions
 from hermes_mlx.compactor import markers
-from hermes_mlx.compactor.sessions import load_session
 from hermes_mlx.compactor.transcript import transcript_tokens
 from hermes_mlx.integrations import recall
 from hermes_mlx.integrations.context_engine import EngineCore
@@ -120,10 +119,10 @@ def main() -> int:
             engine.threshold_tokens = int(args.context_limit * engine.threshold_percent)
             engine._micro_compact_enabled = True
             engine.on_session_start(name, hermes_home=home, model="recorded")
-            seen = load_session(path)
+            session = load_with_facts(path)
             started = time.perf_counter()
-            live = replay(engine, seen)
-            row = score(name, engine, seen, live, load_facts(facts_path(path)))
+            live = replay(engine, session.messages)
+            row = score(name, engine, session.messages, live, session.facts)
             row["seconds"] = round(time.perf_counter() - started, 1)
             rows.append(row)
             print(

@@ -18,8 +18,8 @@ import statistics
 import time
 
 import hermes_mlx  # noqa: F401  (BLAS under MLX first)
-from hermes_mlx.bench.fidelity import run_session, score
-from hermes_mlx.bench.shipped import REAL_DIR, facts_path, load_facts, reference_summary, shipped_sessions
+from hermes_mlx.bench.fidelity import score_session
+from hermes_mlx.bench.shipped import REAL_DIR, shipped_sessions
 from hermes_mlx.compactor.batch import BatchCompactor
 from hermes_mlx.compactor.sessions import load_session
 from hermes_mlx.compactor.settings import CompactorSettings
@@ -48,14 +48,7 @@ def corpus(ranking: str) -> list[dict]:
     rows = []
     for path in shipped_sessions(REAL_DIR):
         timed = TimedScore()
-        run = run_session(
-            load_session(path),
-            MLXSummarizer(ranking=ranking, score=timed),
-            mode="batch",
-            context_limit=32768,
-            session_id=path.stem,
-        )
-        s = score(path.stem, "batch", run, load_facts(facts_path(path)), reference_summary(path))
+        s = score_session(path, MLXSummarizer(ranking=ranking, score=timed), mode="batch", context_limit=32768)
         rows.append(
             {
                 "session": path.stem,

@@ -30,8 +30,7 @@ from pathlib import Path
 
 import hermes_mlx  # noqa: F401  (BLAS first)
 from hermes_mlx.bench.shipped import SESSIONS_DIR as SESSIONS
-from hermes_mlx.bench.shipped import SessionFacts, facts_path, load_facts
-from hermes_mlx.compactor.sessions import load_session
+from hermes_mlx.bench.shipped import SessionFacts, load_with_facts
 from hermes_mlx.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.ledger import find_paths
 from hermes_mlx.summarizer.summary import parse
@@ -82,8 +81,8 @@ def check_facts(summary: str, messages: list[dict], facts: SessionFacts, *, micr
 
 
 def run_session(name: str, s: MLXSummarizer, limit: int | None, batch: bool) -> dict:
-    messages = load_session(SESSIONS / f"{name}.jsonl")
-    facts = load_facts(facts_path(SESSIONS / f"{name}.jsonl"))
+    session = load_with_facts(SESSIONS / f"{name}.jsonl")
+    messages, facts = session.messages, session.facts
     units = exchanges(messages)[:limit] if limit else exchanges(messages)
     passes, summary, failures = [], None, 0
     for i, ex in enumerate(units):

@@ -12,7 +12,8 @@ import pytest
 
 import hermes_mlx  # noqa: F401  (BLAS before mlx)
 from hermes_mlx.bench import contention as ct
-from hermes_mlx.bench import report
+from hermes_mlx.bench import results
+from hermes_mlx.bench.fidelity import leaked
 from hermes_mlx.cli import main
 from hermes_mlx.integrations.hermes_wire import hermes_serialize
 
@@ -263,7 +264,7 @@ def test_report_ratios_match_turns():
             "idle_before_s": 0.0,
         },
     ]
-    table, ratios = report.summary_table(passes)
+    table, ratios = results.summary_table(passes)
     assert ratios["duration_ours_vs_mlx_lm_server_same_turns_p50"] == 0.25
     assert ratios["gen_tokens_ours_vs_mlx_lm_server_same_turns_p50"] == 0.125
     assert ratios["ours_vs_mlx_lm_server_per_pass"] == [
@@ -309,13 +310,13 @@ def test_baseline_input_is_redacted_like_hermes_and_partial_leaks_count():
     ]
     assert secret not in hermes_serialize(msgs, redact_secrets=True)
     assert secret in hermes_serialize(msgs)
-    assert report.leaked(secret, "the key is wJalrFAKEtidewatchSECRET/K7MDENG/bPxRfiY")
-    assert not report.leaked(secret, "the key is wJalrFAKE")
+    assert leaked(secret, "the key is wJalrFAKEtidewatchSECRET/K7MDENG/bPxRfiY")
+    assert not leaked(secret, "the key is wJalrFAKE")
 
 
 def test_plots_never_cost_the_results(tmp_path):
-    assert report.plots([], tmp_path) == ["no passes: no plots"]
-    json_path, md_path, _ = report.write(tmp_path, passes=[], machine={}, settings={}, fidelity_rows={}, notes=[])
+    assert results.plots([], tmp_path) == ["no passes: no plots"]
+    json_path, md_path, _ = results.write(tmp_path, results.Results())
     assert json.loads(json_path.read_text())["passes"] == [] and md_path.is_file()
 
 
@@ -325,7 +326,7 @@ def test_plots_are_skipped_with_a_note_without_matplotlib(tmp_path, monkeypatch)
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
     passes = [{"scenario": "none", "variant": "ours", "duration_s": 1.0, "turn": 1}]
-    assert report.plots(passes, tmp_path) == [
+    assert results.plots(passes, tmp_path) == [
         "plots skipped: matplotlib is not installed (pip install 'hermes-mlx[bench]')"
     ]
     assert not list(tmp_path.iterdir())
@@ -351,8 +352,8 @@ def test_idle_probe_failures_are_rows_and_replies_are_evened(monkeypatch):
     rows = harness.idle_probes(("hi", {"model": None, "timeout": 0.01}), gaps=[0.0, 0.01], session="s")
     assert [r.error for r in rows] == ["RuntimeError: engine gone"] * 2
     probe = {"ttft_s": 1.0, "decode_s": 2.0, "generation_tokens": 20}
-    assert report.evened(probe, 10) == 2.0
-    assert not report.leaked("", "anything")
+    assert results.evened(probe, 10) == 2.0
+    assert not leaked("", "anything")
 
 
 def test_idle_probes_say_what_was_wired_on_metal(monkeypatch):
@@ -368,7 +369,7 @@ def test_idle_probes_say_what_was_wired_on_metal(monkeypatch):
     assert [r.wired_mb for r in rows] == [600.0, 0.0]
     monkeypatch.setattr(residency, "status", lambda: {"device": "cpu", "wired_bytes": 0})
     assert [r.wired_mb for r in harness.idle_probes(("hi", {"model": None}), gaps=[0.0], session="s")] == [None]
-    _, ratios = report.summary_table([dict(r.to_dict(), ttft_s=1.0) for r in rows])
+    _, ratios = results.summary_table([dict(r.to_dict(), ttft_s=1.0) for r in rows])
     assert ratios["idle_probe_wired_mb_by_gap"] == {"0.0": 600.0, "0.01": 0.0}
 
 
@@ -593,9 +594,7 @@ def test_report_gives_the_bound_visible_latency_reuse_and_many_session_ratios(tm
             "per_session": {"a": {"wall_s": 1.5, "passes": 1, "error": None}},
         },
     ]
-    _, md_path, md = report.write(
-        tmp_path, passes=passes, machine={"cores": 2}, settings={}, fidelity_rows={}, notes=[], phases=phases
-    )
+    _, md_path, md = results.write(tmp_path, results.Results(machine={"cores": 2}, passes=passes, phases=phases))
     data = json.loads((tmp_path / "bench.json").read_text())
     bound = data["ratios"]["cpu2_fair_share"]
     # p95 of (2, 3, 5) over p95 of (1, 1, 2): 4.8 / 1.9; two idle BLAS threads and two busy loops on 2 cores: 2x

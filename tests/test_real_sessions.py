@@ -3,14 +3,19 @@ snippet that needed it (benchmarks/sessions/real/, MIT), and the shipped corpus 
 floor (batch at 32K, findings ranked by code: no model needed, so this runs in seconds)."""
 
 import json
-from types import SimpleNamespace
 
 import pytest
 from summarizer_fakes import call, count
 
-from hermes_mlx.bench.fidelity import run_session
-from hermes_mlx.bench.report import fidelity
-from hermes_mlx.bench.shipped import REAL_DIR, facts_path, load_facts, reference_summary, shipped_sessions
+from hermes_mlx.bench.fidelity import context_fidelity, run_session
+from hermes_mlx.bench.shipped import (
+    REAL_DIR,
+    facts_path,
+    load_facts,
+    load_with_facts,
+    reference_summary,
+    shipped_sessions,
+)
 from hermes_mlx.compactor.sessions import load_session
 from hermes_mlx.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.budget import hermes_tokens
@@ -194,15 +199,15 @@ def test_files_are_relative_to_the_working_folder_once_each_and_only_paths():
 
 
 def _score(path):
-    facts = load_facts(facts_path(path))
+    session = load_with_facts(path)
     run = run_session(
-        load_session(path),
+        session.messages,
         MLXSummarizer(ranking="code"),
         mode="batch",
         context_limit=32768,
         session_id=path.stem,
     )
-    row = fidelity(SimpleNamespace(seen=run.seen, messages=run.messages, summary=run.summary), facts)
+    row = context_fidelity(run, session.facts)
     return row, run.summary
 
 

@@ -2,29 +2,30 @@
 
 Each session is replayed through the real summarizer (micro, or batch with a final forced pass)
 and its last summary is scored against everything the session said up to then: planted facts
-kept (summary or live context, `report.fidelity`), faithfulness (the share of narrative lines
+kept (summary or live context, `context_fidelity`), faithfulness (the share of narrative lines
 the source supports, by the same rules the gate applies to model lines), contradictions (a
 narrative line stating a user constraint with its polarity flipped), invented names and numbers
 (anywhere in the summary), and the gate's own counts over every pass.
+
+All of the bench's fidelity scoring is here: `hermes-mlx bench` writes `context_fidelity` of its
+uncontended replay, and `summary_fidelity` of the mlx_lm.server baseline, beside its timings.
 """
 
 from __future__ import annotations
 
 import re
 import statistics
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 
-from hermes_mlx.bench.harness import last_summary
-from hermes_mlx.bench.report import fidelity as context_fidelity
-from hermes_mlx.bench.shipped import ADVERSARIAL_DIR, shipped_sessions
+from hermes_mlx.bench.harness import Replay, last_summary
+from hermes_mlx.bench.shipped import ADVERSARIAL_DIR, load_with_facts, reference_summary, shipped_sessions
 from hermes_mlx.compactor.batch import BatchCompactor
 from hermes_mlx.compactor.replay import replay
 from hermes_mlx.compactor.settings import CompactorSettings
 from hermes_mlx.summarizer.api import Message
 from hermes_mlx.summarizer.budget import hermes_tokens
+from hermes_mlx.summarizer.extract import find_paths
 from hermes_mlx.summarizer.faithful import (
     REASONS,
     STOCK_STEMS,
@@ -94,25 +95,60 @@ def run_session(
     context_limit: int = 32768,
     tail_tokens: int | None = None,
     session_id: str = "",
-) -> SimpleNamespace:
+) -> Replay:
     """Replay one session; batch mode ends with a forced pass so every session gets a batch
     summary (the `/compress` path), as a short session never crosses the threshold. A small
     `tail_tokens` lets short sessions' exchanges reach the summarizer at all."""
     rec = Recording(summarizer)
-    started = time.perf_counter()
     settings = CompactorSettings(context_limit=context_limit, session_id=session_id, tail_tokens=tail_tokens)
     result = replay(messages, rec, mode=mode, settings=settings)
     live = result.messages
     if mode == "batch":
         forced = BatchCompactor(rec, settings).compact(live, force=True)
         live = forced.messages
-    return SimpleNamespace(
-        seen=result.original,
-        messages=live,
-        summary=last_summary(live),
-        results=rec.results,
-        wall_s=time.perf_counter() - started,
-    )
+    return Replay(summary=last_summary(live), messages=live, seen=result.original, results=rec.results)
+
+
+def leaked(secret: str, text: str, window: int = 16) -> bool:
+    """A secret leaks when any 16 characters of it in a row do: a model copies secrets cut short."""
+    n = min(window, len(secret))
+    return n > 0 and any(secret[i : i + n] in text for i in range(len(secret) - n + 1))
+
+
+def summary_fidelity(summary: str, seen_text: str, facts) -> dict:
+    """What a summary alone carries: planted facts seen that it keeps, paths in it that appear
+    nowhere in what it was made from (invented), secrets it leaks. Baseline (b) keeps only this."""
+    present = [f for _, f in facts.must_keep() if f in seen_text] if facts else []
+    return {
+        "facts_seen": len(present),
+        "kept_in_summary": sum(f in summary for f in present),
+        "invented_paths": [p for p in find_paths(summary) if p not in seen_text],
+        "secrets_leaked": [s for s in (facts.secrets if facts else []) if leaked(s, summary)],
+        "summary_chars": len(summary),
+    }
+
+
+def context_fidelity(replay: Replay, facts) -> dict:
+    """Ours after the last pass: `summary_fidelity`, plus `context`: facts of the session so far
+    still in what the agent sees (summary plus live messages; "nothing lost"), and `absorbed`:
+    facts whose every message was folded away, so only the summary can carry them."""
+    from hermes_mlx.compactor.markers import is_marker
+    from hermes_mlx.integrations.hermes_wire import hermes_serialize
+
+    seen, summary = hermes_serialize(replay.seen), replay.summary
+    row = summary_fidelity(summary, seen, facts)
+    live = hermes_serialize([m for m in replay.messages if not is_marker(m)])
+    present = [f for _, f in facts.must_keep() if f in seen] if facts else []
+    absorbed = [f for f in present if f not in live]
+    in_context = [f for f in present if f in live or f in summary]
+    return {
+        **row,
+        "facts_in_context": len(in_context),
+        "context_survival_pct": round(100 * len(in_context) / len(present), 1) if present else None,
+        "facts_absorbed": len(absorbed),
+        "absorbed_kept_in_summary": sum(f in summary for f in absorbed),
+        "lost": [f for f in present if f not in in_context],
+    }
 
 
 def narrative_lines(summary: str) -> list[str]:
@@ -219,11 +255,11 @@ class SessionScore:
         return d
 
 
-def score(name: str, mode: str, run: SimpleNamespace, facts, reference: str | None = None) -> SessionScore:
+def score(name: str, mode: str, run: Replay, facts, reference: str | None = None) -> SessionScore:
     seen_turns = normalize(run.seen)
     seen_text = source_text(seen_turns)
     raw = "\n".join(str(m.get("content") or "") for m in run.seen) + "\n" + seen_text
-    ctx = context_fidelity(SimpleNamespace(seen=run.seen, messages=run.messages, summary=run.summary), facts)
+    ctx = context_fidelity(run, facts)
     lines = narrative_lines(run.summary)
     gate: dict = {"kept": 0, "dropped": {r: 0 for r in REASONS}, "replaced": 0}
     for r in run.results:
@@ -254,6 +290,24 @@ def score(name: str, mode: str, run: SimpleNamespace, facts, reference: str | No
         reference_tokens=hermes_tokens(reference) if reference else None,
         summary_facts=sum(f in run.summary for _, f in facts.must_keep()) if facts else 0,
     )
+
+
+def score_session(
+    path: Path, summarizer, *, mode: str = "micro", context_limit: int = 32768, tail_tokens: int | None = None
+) -> SessionScore:
+    """Replay the session at `path` with `summarizer` and score its last summary: against the
+    facts file beside it, if any, and the agent's own summary at the same cut, if the session
+    has one. SessionFormatError or TranscriptError for a session that cannot be replayed."""
+    session = load_with_facts(path)
+    run = run_session(
+        session.messages,
+        summarizer,
+        mode=mode,
+        context_limit=context_limit,
+        tail_tokens=tail_tokens,
+        session_id=path.stem,
+    )
+    return score(path.stem, mode, run, session.facts, reference_summary(path))
 
 
 def table(scores: list[SessionScore]) -> str:

@@ -74,13 +74,15 @@ class Pass:
 
 @dataclass
 class Replay:
-    """What one scenario's replay left: its passes, and the state fidelity is measured on."""
+    """What a replay of a session left: the state fidelity is measured on, and how it got there
+    (the bench's measured passes, or the summarizer's results a fidelity run recorded)."""
 
-    passes: list[Pass]
     summary: str  # the rolling summary after the last pass
     messages: list[Message]  # the live conversation after the last pass
     seen: list[Message]  # the session up to the last pass's turn
-    probe: tuple | None  # (request, kwargs) of the last pass's longest engine call
+    passes: list[Pass] = field(default_factory=list)  # the bench's, with the engine's figures
+    results: list = field(default_factory=list)  # fidelity's: every SummaryResult, in order
+    probe: tuple | None = None  # (request, kwargs) of the last pass's longest engine call
     thought: int = 0  # think-time pauses taken between turns
 
 
@@ -259,7 +261,7 @@ def run_passes(
     finally:
         discard_ahead(session)  # the guess for a pass past the last would run in the next scenario
     seen = [m for turn in turns[:done] for m in turn]
-    return Replay(passes, last_summary(result.messages), result.messages, seen, probe, thought)
+    return Replay(last_summary(result.messages), result.messages, seen, passes, probe=probe, thought=thought)
 
 
 def stamped(request, i: int):

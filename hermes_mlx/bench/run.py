@@ -15,9 +15,8 @@ from pathlib import Path
 from hermes_mlx.bench import concurrent
 from hermes_mlx.bench import contention as ct
 from hermes_mlx.bench.memory import MemoryWatch
-from hermes_mlx.bench.shipped import SessionFacts, facts_path, load_facts, shipped_sessions
+from hermes_mlx.bench.shipped import Session, load_with_facts, shipped_sessions
 from hermes_mlx.errors import HermesMLXError, UsageError
-from hermes_mlx.summarizer.api import Message
 
 # --quick runs one mlx_lm.server pass: uncapped, the small default model runs to Hermes's
 # 1500-token cap, ~4 minutes a pass on a 2-core x86 machine
@@ -43,13 +42,6 @@ class Options:
     progress: bool = True
     think_s: float = 0.0  # the user's pause between turns, in every replay of ours
     ahead: bool = False  # every replay of ours computes its next pass ahead (CompactorSettings.ahead)
-
-
-@dataclass
-class Session:
-    path: Path
-    messages: list[Message]
-    facts: SessionFacts | None
 
 
 def make_plan(quick: bool, max_passes: int | None = None, idle_gaps: str | None = None) -> dict:
@@ -92,7 +84,6 @@ def load_sessions(paths: list[Path], session_id: str | None = None, quick: bool 
     """The sessions to replay (default: the shipped ones; with `quick`, the first of them), each
     checked to be a transcript with assistant turns, with its facts file when one sits beside it."""
     from hermes_mlx.bench.harness import session_turns
-    from hermes_mlx.compactor.sessions import load_session
     from hermes_mlx.compactor.transcript import TranscriptError
 
     given = bool(paths)
@@ -103,15 +94,14 @@ def load_sessions(paths: list[Path], session_id: str | None = None, quick: bool 
         paths = paths[:1]
     sessions = []
     for path in paths:
-        messages = load_session(path, session_id)  # SessionFormatError names the file and the fault
+        session = load_with_facts(path, session_id)  # SessionFormatError names the file and the fault
         try:
-            turns = session_turns(messages)
+            turns = session_turns(session.messages)
         except TranscriptError as exc:
             raise UsageError(f"{path}: not a transcript: {exc}") from None
         if not any(m.get("role") == "assistant" for t in turns for m in t):
             raise UsageError(f"{path}: not a transcript: no assistant turns to compact")
-        fp = facts_path(path)
-        sessions.append(Session(path, messages, load_facts(fp) if fp.is_file() else None))
+        sessions.append(session)
     return sessions
 
 
@@ -181,20 +171,20 @@ def run(
     over `pool` (default: `sessions`); writes bench.json and bench.md."""
     from tqdm import tqdm
 
-    from hermes_mlx.bench import report
+    from hermes_mlx.bench import results
 
-    notes: list[str] = []
+    measured = results.Results()
     if "gpu" in scenarios and not ct.has_metal():
         scenarios = [s for s in scenarios if s != "gpu"]
-        notes.append("gpu scenario skipped: no Metal GPU on this machine")
+        measured.notes.append("gpu scenario skipped: no Metal GPU on this machine")
     if plan["hermes_cap"] != 1500:
-        notes.append(f"mlx_lm.server baseline capped at {plan['hermes_cap']} tokens (Hermes uses 1500)")
+        measured.notes.append(f"mlx_lm.server baseline capped at {plan['hermes_cap']} tokens (Hermes uses 1500)")
     if options.quick:
-        notes.append(
+        measured.notes.append(
             f"--quick: {plan['max_passes']} passes a scenario, idle gaps {plan['gaps']} s, "
             f"{plan['hermes_passes']} mlx_lm.server pass(es), {plan['naive_passes']} load-per-pass pass(es)"
         )
-    machine = report.machine_facts()
+    measured.machine = results.machine_facts()
     contended, pool = [s for s in scenarios if not concurrent.parse(s)], pool or sessions
     per_session = 1 + len(contended) * plan["max_passes"] + len(plan["gaps"])
     if options.baselines:
@@ -204,47 +194,32 @@ def run(
         + sum(2 * concurrent.parse(s)[1] for s in many(scenarios)) * plan["concurrent_passes"]
     )
     bar = tqdm(total=total, unit="pass", disable=not options.progress, file=sys.stderr)
-    passes: list[dict] = []
-    phases: list[dict] = []
-    fidelity: dict = {}
     lock = threading.Lock()  # many-sessions passes end on several threads
 
     def on_pass(p) -> None:
         with lock:
-            passes.append(p.to_dict())
+            measured.passes.append(p.to_dict())
             bar.set_postfix_str(f"{p.scenario}/{p.variant} {p.duration_s:.1f}s")
             bar.update(1)
 
     started = time.monotonic()
     try:
         for name, s in zip(unique_names(sessions), sessions):
-            bench_session(
-                options,
-                plan,
-                contended,
-                name,
-                s,
-                model_path,
-                bar,
-                on_pass,
-                notes,
-                fidelity.setdefault(name, {}),
-                phases,
-            )
+            bench_session(options, plan, contended, name, s, model_path, bar, on_pass, measured)
         for scenario in many(scenarios):
             bar.set_description(scenario)
             for phase in many_sessions(options, plan, scenario, pool, on_pass):
-                phases.append(phase.to_dict())
-                notes += [
+                measured.phases.append(phase.to_dict())
+                measured.notes += [
                     f"{scenario} {phase.variant} {k}: {r['error']}" for k, r in phase.per_session.items() if r["error"]
                 ]
     except KeyboardInterrupt:
-        notes.append("interrupted: partial results")
+        measured.notes.append("interrupted: partial results")
         print("interrupted; writing partial results", file=sys.stderr)
     finally:
         ct.stop_all()
         bar.close()
-    settings = {
+    measured.settings = {
         "model": options.model or "(default)",
         "model_path": model_path,
         "sessions": [str(s.path) for s in sessions],
@@ -256,15 +231,7 @@ def run(
         **plan,
         "wall_s": round(time.monotonic() - started, 1),
     }
-    json_path, md_path, md = report.write(
-        Path(options.out),
-        passes=passes,
-        machine=machine,
-        settings=settings,
-        fidelity_rows=fidelity,
-        notes=notes,
-        phases=phases,
-    )
+    json_path, md_path, md = results.write(Path(options.out), measured)
     print(md)
     print(f"wrote {json_path} and {md_path}")
     return 0
@@ -279,17 +246,18 @@ def bench_session(
     model_path: str,
     bar,
     on_pass,
-    notes: list[str],
-    row: dict,
-    phases: list[dict],
+    measured,
 ) -> None:
     """Cold pass, every scenario, idle probes, then the baselines, for one session. Fills its
-    fidelity `row` as it goes (ours from the uncontended replay, mlx_lm.server's from its own
-    summary), so an interrupted run keeps what was measured."""
-    from hermes_mlx.bench import baselines, harness, report
+    fidelity row in `measured` (results.Results) as it goes (ours from the uncontended replay,
+    mlx_lm.server's from its own summary), and the run's notes and phases, so an interrupted
+    run keeps what was measured."""
+    from hermes_mlx.bench import baselines, harness
+    from hermes_mlx.bench.fidelity import context_fidelity, summary_fidelity
     from hermes_mlx.engine.generate import unload
 
     model, messages, facts, base = options.model, session.messages, session.facts, None
+    notes, row = measured.notes, measured.fidelity.setdefault(name, {})
     unload(model)
     bar.set_description(f"{name} cold")
     harness.run_passes(
@@ -321,13 +289,13 @@ def bench_session(
         finally:
             load.stop()
         wall = round(time.monotonic() - started, 3)
-        phases.append(
+        measured.phases.append(
             dict(scenario=scenario, variant="ours", session=name, wall_s=wall, memory=watch.result(replay.passes))
         )
         notes += [f"{scenario}: contention process died mid-run: {n}" for n in load.notes]
         if scenario == "none" and replay.passes:
             base = replay
-            row.update(report.fidelity(replay, facts))
+            row.update(context_fidelity(replay, facts))
             if replay.probe is None:
                 notes.append(f"{name}: no pass called the model, so there was no call to repeat after idle gaps")
             else:
@@ -347,7 +315,7 @@ def bench_session(
             on_pass=on_pass,
             only_turns=ours_turns,
         )
-        row["mlx_lm_server"] = report.summary_fidelity(hsummary, folded, facts)
+        row["mlx_lm_server"] = summary_fidelity(hsummary, folded, facts)
     except Exception as exc:  # a baseline that fails (server gone, bad answer) is a note, not a lost run
         notes.append(f"mlx_lm.server baseline: {type(exc).__name__}: {exc}")
     bar.set_description(f"{name} load-per-pass")

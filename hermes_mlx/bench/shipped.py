@@ -14,7 +14,8 @@ from pathlib import Path
 
 import yaml
 
-from hermes_mlx.compactor.sessions import SessionFormatError
+from hermes_mlx.compactor.sessions import SessionFormatError, load_session
+from hermes_mlx.summarizer.api import Message
 
 _PACKAGED = Path(__file__).resolve().parent / "sessions"  # a wheel's package data
 _CHECKOUT = Path(__file__).resolve().parents[2] / "benchmarks" / "sessions"  # a source checkout
@@ -146,6 +147,23 @@ def facts_path(session_path: str | Path) -> Path:
     yaml_path = p.with_name(stem + ".facts.yaml")
     json_path = p.with_name(stem + ".facts.json")
     return json_path if json_path.is_file() and not yaml_path.is_file() else yaml_path
+
+
+@dataclass
+class Session:
+    """A recorded session, and its facts when a facts file sits beside it."""
+
+    path: Path
+    messages: list[Message]
+    facts: SessionFacts | None
+
+
+def load_with_facts(path: str | Path, session_id: str | None = None) -> Session:
+    """The session at `path` (`session_id` picks one of a Hermes state.db) with the facts file
+    beside it, if any; SessionFormatError names the file and the fault."""
+    path = Path(path)
+    fp = facts_path(path)
+    return Session(path, load_session(path, session_id), load_facts(fp) if fp.is_file() else None)
 
 
 def reference_summary(session_path: str | Path) -> str | None:

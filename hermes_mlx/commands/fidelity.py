@@ -59,9 +59,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hermes_mlx.bench.fidelity import default_sessions, run_session, score, table
-    from hermes_mlx.bench.shipped import REAL_DIR, facts_path, load_facts, reference_summary, shipped_sessions
-    from hermes_mlx.compactor.sessions import SessionFormatError, load_session
+    from hermes_mlx.bench.fidelity import default_sessions, score_session, table
+    from hermes_mlx.bench.shipped import REAL_DIR, shipped_sessions
+    from hermes_mlx.compactor.sessions import SessionFormatError
     from hermes_mlx.compactor.transcript import TranscriptError
     from hermes_mlx.summarizer.summarizer import MLXSummarizer
 
@@ -72,22 +72,18 @@ def run(args: argparse.Namespace) -> int:
     scores, failed = [], 0
     for path in paths:
         try:
-            messages = load_session(path)
-            fp = facts_path(path)
-            facts = load_facts(fp) if fp.is_file() else None
-            replayed = run_session(
-                messages,
+            scored = score_session(
+                path,
                 MLXSummarizer(model=args.model, ranking=args.ranking),
                 mode=args.mode,
                 context_limit=args.context_limit,
                 tail_tokens=args.tail_tokens or None,
-                session_id=path.stem,
             )
         except (SessionFormatError, TranscriptError) as exc:
             print(f"hermes-mlx fidelity: {path}: {exc}", file=sys.stderr)
             failed += 1
             continue
-        scores.append(score(path.stem, args.mode, replayed, facts, reference_summary(path)))
+        scores.append(scored)
         print(f"{path.stem}: {scores[-1].passes} passes", file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps({"mode": args.mode, "sessions": [s.to_dict() for s in scores]}, indent=2, default=str))

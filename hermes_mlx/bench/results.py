@@ -1,5 +1,6 @@
-"""Results: machine facts, fidelity, a JSON file with every pass, a markdown table, PNG plots
-(when matplotlib, the `bench` extra, is installed).
+"""Results: machine facts, a JSON file with every pass (and the fidelity rows measured with
+them, scored by bench/fidelity.py), a markdown table, PNG plots (when matplotlib, the `bench`
+extra, is installed).
 
 Medians and p95 are over passes, per (scenario, variant); ratios compare ours with the
 baselines and each contended scenario with `none`, so one run answers "how much faster, how
@@ -13,12 +14,26 @@ import json
 import os
 import platform
 import statistics
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
 from hermes_mlx.bench import contention, figures
 from hermes_mlx.compactor.log_report import percentile
-from hermes_mlx.summarizer.extract import find_paths
+
+
+@dataclass
+class Results:
+    """What a bench run measured, filled in as it goes, so an interrupted run still writes it."""
+
+    machine: dict = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
+    passes: list[dict] = field(default_factory=list)
+    # the timed stretches (each scenario's replay, each run of many sessions) with their wall
+    # time, memory and prefix-cache counters
+    phases: list[dict] = field(default_factory=list)
+    fidelity: dict = field(default_factory=dict)  # session name -> its fidelity row
+    notes: list[str] = field(default_factory=list)
 
 
 def machine_facts() -> dict:
@@ -70,48 +85,6 @@ def machine_facts() -> dict:
     except OSError:
         pass
     return facts
-
-
-def leaked(secret: str, text: str, window: int = 16) -> bool:
-    """A secret leaks when any 16 characters of it in a row do: a model copies secrets cut short."""
-    n = min(window, len(secret))
-    return n > 0 and any(secret[i : i + n] in text for i in range(len(secret) - n + 1))
-
-
-def summary_fidelity(summary: str, seen_text: str, facts) -> dict:
-    """What a summary alone carries: planted facts seen that it keeps, paths in it that appear
-    nowhere in what it was made from (invented), secrets it leaks. Baseline (b) keeps only this."""
-    present = [f for _, f in facts.must_keep() if f in seen_text] if facts else []
-    return {
-        "facts_seen": len(present),
-        "kept_in_summary": sum(f in summary for f in present),
-        "invented_paths": [p for p in find_paths(summary) if p not in seen_text],
-        "secrets_leaked": [s for s in (facts.secrets if facts else []) if leaked(s, summary)],
-        "summary_chars": len(summary),
-    }
-
-
-def fidelity(replay, facts) -> dict:
-    """Ours after the last pass: `summary_fidelity`, plus `context`: facts of the session so far
-    still in what the agent sees (summary plus live messages; "nothing lost"), and `absorbed`:
-    facts whose every message was folded away, so only the summary can carry them."""
-    from hermes_mlx.compactor.markers import is_marker
-    from hermes_mlx.integrations.hermes_wire import hermes_serialize
-
-    seen, summary = hermes_serialize(replay.seen), replay.summary
-    row = summary_fidelity(summary, seen, facts)
-    live = hermes_serialize([m for m in replay.messages if not is_marker(m)])
-    present = [f for _, f in facts.must_keep() if f in seen] if facts else []
-    absorbed = [f for f in present if f not in live]
-    in_context = [f for f in present if f in live or f in summary]
-    return {
-        **row,
-        "facts_in_context": len(in_context),
-        "context_survival_pct": round(100 * len(in_context) / len(present), 1) if present else None,
-        "facts_absorbed": len(absorbed),
-        "absorbed_kept_in_summary": sum(f in summary for f in absorbed),
-        "lost": [f for f in present if f not in in_context],
-    }
 
 
 def groups(passes: list[dict]) -> dict[tuple[str, str], dict]:
@@ -326,30 +299,20 @@ def draw(passes: list[dict], out: Path) -> None:
         plt.close(fig)
 
 
-def write(
-    out: Path,
-    *,
-    passes: list[dict],
-    machine: dict,
-    settings: dict,
-    fidelity_rows: dict,
-    notes: list[str],
-    phases: list[dict] | None = None,
-) -> tuple[Path, Path, str]:
-    """bench.json and bench.md; `phases` are the timed stretches (each scenario's replay, each
-    run of many sessions) with their wall time, memory and prefix-cache counters."""
+def write(out: Path, results: Results) -> tuple[Path, Path, str]:
+    """bench.json and bench.md in `out`, with the plots (or a note saying why there are none)."""
     out.mkdir(parents=True, exist_ok=True)
-    phases = phases or []
+    passes, machine, settings, phases = results.passes, results.machine, results.settings, results.phases
     table, ratios = summary_table(passes, machine.get("cores"))
     concurrent = figures.concurrency(passes, phases, groups(passes).get(("none", "ours"), {}).get("p50"))
     bounds = {k.removesuffix("_fair_share"): v for k, v in ratios.items() if k.endswith("_fair_share")}
-    notes = notes + plots(passes, out)
+    notes = results.notes + plots(passes, out)
     data = {
         "machine": machine,
         "settings": settings,
         "ratios": ratios,
         "concurrency": concurrent,
-        "fidelity": fidelity_rows,
+        "fidelity": results.fidelity,
         "notes": notes,
         "phases": phases,
         "passes": passes,
@@ -373,7 +336,7 @@ def write(
     lines += [f"- {k}: {v}" for k, v in ratios.items()]
     lines += figures.markdown(concurrent, phases, bounds)
     lines += ["", "## Fidelity (ours, after the last pass)", ""]
-    lines += [f"- {k}: {v}" for k, v in fidelity_rows.items()]
+    lines += [f"- {k}: {v}" for k, v in results.fidelity.items()]
     if notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in notes]
     md = "\n".join(lines) + "\n"
