@@ -11,15 +11,9 @@ resume, the history Hermes reloaded.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from hermes_envs import write_driver
-from hermes_session import write_config
-
-HERE = Path(__file__).resolve().parent
+from hermes_session import drive
 
 ENGINE_CONFIG = {  # README "Context-engine mode"
     "plugins": {"enabled": ["hermes-mlx"]},
@@ -124,17 +118,6 @@ ENGINE_DRIVER = """
 """
 
 
-def start_recall_stub(reply_chars: int) -> tuple[subprocess.Popen, int]:
-    proc = subprocess.Popen(
-        [sys.executable, str(HERE / "stub_recall_model.py"), str(reply_chars)], stdout=subprocess.PIPE, text=True
-    )
-    line = proc.stdout.readline()
-    if not line.startswith("listening on "):
-        proc.kill()
-        raise RuntimeError(f"stub main model did not start: {line!r}")
-    return proc, int(line.split()[-1])
-
-
 def run_engine_session(
     python: Path,
     tmp: Path,
@@ -147,36 +130,6 @@ def run_engine_session(
     timeout: float = 3000,
     env: dict | None = None,
 ) -> tuple[dict, str]:
-    home = tmp / "hermes-home"
-    home.mkdir(exist_ok=True)
-    stub, port = start_recall_stub(reply_chars)
-    try:
-        write_config(home, config, port)
-        driver = write_driver(tmp / "engine_driver.py", ENGINE_DRIVER)
-        out = tmp / "session.json"
-        full_env = {**os.environ, "HERMES_HOME": str(home), "PYTHONUNBUFFERED": "1", "HERMES_YOLO_MODE": "1"}
-        full_env.pop("PYTHONPATH", None)
-        full_env.update(env or {})
-        done = subprocess.run(
-            [
-                str(python),
-                str(driver),
-                str(out),
-                str(port),
-                json.dumps(users),
-                json.dumps(list(resume_users)),
-                str(think_s),
-            ],
-            capture_output=True,
-            text=True,
-            env=full_env,
-            cwd=home,
-            timeout=timeout,
-        )
-        (tmp / "driver.log").write_text(done.stderr)
-        if done.returncode != 0:
-            raise AssertionError(f"driver failed ({done.returncode}):\n{done.stderr[-6000:]}")
-        return json.loads(out.read_text()), done.stderr
-    finally:
-        stub.kill()
-        stub.wait(timeout=10)
+    driver = ("engine_driver.py", ENGINE_DRIVER)
+    args = [json.dumps(users), json.dumps(list(resume_users)), str(think_s)]
+    return drive(python, tmp, config, "stub_recall_model.py", reply_chars, driver, args, timeout, env)

@@ -124,10 +124,9 @@ SESSION_DRIVER = """
 """
 
 
-def start_stub(reply_chars: int) -> tuple[subprocess.Popen, int]:
-    proc = subprocess.Popen(
-        [sys.executable, str(HERE / "stub_main_model.py"), str(reply_chars)], stdout=subprocess.PIPE, text=True
-    )
+def start_stub(reply_chars: int, script: str = "stub_main_model.py") -> tuple[subprocess.Popen, int]:
+    """One of the stub main models (tests/stub_*_model.py) on 127.0.0.1, and its port."""
+    proc = subprocess.Popen([sys.executable, str(HERE / script), str(reply_chars)], stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
     if not line.startswith("listening on "):
         proc.kill()
@@ -149,6 +148,47 @@ def write_config(home: Path, config: dict, port: int) -> None:
     (home / "config.yaml").write_text(yaml.safe_dump(full))
 
 
+def drive(
+    python: Path,
+    tmp: Path,
+    config: dict,
+    stub: str,
+    reply_chars: int,
+    driver: tuple[str, str],
+    args: list[str],
+    timeout: float,
+    env: dict | None,
+) -> tuple[dict, str]:
+    """Start `stub`, write config.yaml into tmp/hermes-home, run `driver` (file name, body) in the
+    Hermes venv with argv = out.json, the stub's port, *args; what it emitted and its stderr (also
+    kept beside the test's other files as tmp/driver.log)."""
+    home = tmp / "hermes-home"
+    home.mkdir(exist_ok=True)
+    proc, port = start_stub(reply_chars, stub)
+    try:
+        write_config(home, config, port)
+        path = write_driver(tmp / driver[0], driver[1])
+        out = tmp / "session.json"
+        full_env = {**os.environ, "HERMES_HOME": str(home), "PYTHONUNBUFFERED": "1", "HERMES_YOLO_MODE": "1"}
+        full_env.pop("PYTHONPATH", None)
+        full_env.update(env or {})
+        done = subprocess.run(
+            [str(python), str(path), str(out), str(port), *args],
+            capture_output=True,
+            text=True,
+            env=full_env,
+            cwd=home,
+            timeout=timeout,
+        )
+        (tmp / "driver.log").write_text(done.stderr)
+        if done.returncode != 0:
+            raise AssertionError(f"driver failed ({done.returncode}):\n{done.stderr[-6000:]}")
+        return json.loads(out.read_text()), done.stderr
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
 def run_session(
     python: Path,
     tmp: Path,
@@ -161,28 +201,5 @@ def run_session(
     env: dict | None = None,
 ) -> tuple[dict, str]:
     """`env`: extra environment for the driver (HERMES_MLX_AHEAD=0 turns passes computed ahead off)."""
-    home = tmp / "hermes-home"
-    home.mkdir(exist_ok=True)
-    stub, port = start_stub(reply_chars)
-    try:
-        write_config(home, config, port)
-        driver = write_driver(tmp / "session_driver.py", SESSION_DRIVER)
-        out = tmp / "session.json"
-        full_env = {**os.environ, "HERMES_HOME": str(home), "PYTHONUNBUFFERED": "1", "HERMES_YOLO_MODE": "1"}
-        full_env.pop("PYTHONPATH", None)
-        full_env.update(env or {})
-        done = subprocess.run(
-            [str(python), str(driver), str(out), str(port), str(turns), json.dumps(USER_TURNS), str(think_s)],
-            capture_output=True,
-            text=True,
-            env=full_env,
-            cwd=home,
-            timeout=timeout,
-        )
-        (tmp / "driver.log").write_text(done.stderr)  # kept beside the test's other files
-        if done.returncode != 0:
-            raise AssertionError(f"driver failed ({done.returncode}):\n{done.stderr[-6000:]}")
-        return json.loads(out.read_text()), done.stderr
-    finally:
-        stub.kill()
-        stub.wait(timeout=10)
+    driver, args = ("session_driver.py", SESSION_DRIVER), [str(turns), json.dumps(USER_TURNS), str(think_s)]
+    return drive(python, tmp, config, "stub_main_model.py", reply_chars, driver, args, timeout, env)

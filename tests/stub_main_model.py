@@ -121,9 +121,10 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-def main() -> None:
+def main(handler: type[Handler] = Handler) -> None:
+    """Serve `handler` (stub_recall_model.py passes its own) until killed."""
     Handler.chars = int(sys.argv[1]) if len(sys.argv) > 1 else 6000
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     print(f"listening on {server.server_address[1]}", flush=True)
     server.serve_forever()
 

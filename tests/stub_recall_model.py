@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import io
 import json
-import sys
 import time
-from http.server import ThreadingHTTPServer
 
-from stub_main_model import MODEL_ID, Handler
+from stub_main_model import MODEL_ID, Handler, main
 
 TOOL = "hermes_mlx_recall"
 
@@ -72,12 +70,5 @@ class RecallHandler(Handler):
         self._stream([{"role": "assistant", "content": text}], "stop")
 
 
-def main() -> None:
-    Handler.chars = int(sys.argv[1]) if len(sys.argv) > 1 else 6000
-    server = ThreadingHTTPServer(("127.0.0.1", 0), RecallHandler)
-    print(f"listening on {server.server_address[1]}", flush=True)
-    server.serve_forever()
-
-
 if __name__ == "__main__":
-    main()
+    main(RecallHandler)
