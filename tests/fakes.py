@@ -30,7 +30,7 @@ class ScriptedSummarizer:
         if step is False:
             return SummaryResult(ok=False, error=f"scripted {method} failure", model=self.model)
         text = step if isinstance(step, str) else default_text
-        return SummaryResult(ok=True, text=text, model=self.model, prompt_tokens=10, generation_tokens=5)
+        return SummaryResult(ok=True, text=text, model=self.model, prompt_tokens=10)
 
     def merge(self, summary, exchange, budget_tokens=None):
         first = next(

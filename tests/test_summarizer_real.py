@@ -21,7 +21,7 @@ def test_real_model_merge_pass():
     fixing[-1] = {**fixing[-1], "content": "Patched the export to round the total. " + fixing[-1]["content"]}
     second = s.merge(first.text, fixing)
     assert second.ok, second.error
-    assert second.generation_tokens == 0 and second.prompt_tokens > 0
+    assert second.prompt_tokens > 0
     assert second.cached_tokens > 0  # instructions reused from the first pass
     back = parse(second.text)
     assert back.ledger.files["ledgerly/export/csv_export.py"] == "edited"

