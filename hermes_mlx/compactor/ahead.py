@@ -121,17 +121,9 @@ class AheadCache:
             self.stats.scheduled += 1
             return True
 
-    def take(
-        self,
-        key: str,
-        fingerprint: Hashable,
-        timeout: float | None = None,
-        accept: Callable[[Any], bool] = lambda value: True,
-    ) -> Any | None:
-        """The answer computed ahead for this exact request, waiting for it if it is running;
-        None (a miss) when there is none, it has not started, it failed, `accept` refused it or it
-        was discarded."""
-        return self.take_status(key, fingerprint, timeout, accept)[0]
+    def take(self, *args, **kwargs) -> Any | None:
+        """take_status's answer alone: None for a miss."""
+        return self.take_status(*args, **kwargs)[0]
 
     def take_status(
         self,
@@ -140,7 +132,9 @@ class AheadCache:
         timeout: float | None = None,
         accept: Callable[[Any], bool] = lambda value: True,
     ) -> tuple[Any | None, str]:
-        """`take`, with how it went: "hit" (finished), "waited" (was running) or "miss"."""
+        """The answer computed ahead for this exact request, waiting for it if it is running, and how
+        it went: "hit" (finished), "waited" (was running) or "miss". A miss (None) is no guess, one
+        not started yet, one that failed, was discarded, or that `accept` refused."""
         with self._lock:
             session = next((s for s, e in self._entries.items() if e.key == key and e.fingerprint == fingerprint), None)
             entry = self._entries.pop(session) if session is not None else None

@@ -192,19 +192,10 @@ class SetupResult:
     config: Any = None  # the merged config, as written (or as found, when nothing changed)
 
 
-def write_config(
-    home: Path,
-    path: str,
-    *,
-    port: int = DEFAULT_PORT,
-    plugin: str = PLUGIN_NAME,
-    api_key: str | None = None,
-    protect_first_turns: bool = False,
-    round_trip: bool = True,
-    engine: bool = False,
-) -> SetupResult:
-    """Merge our lines into `home/config.yaml`; the old file is copied aside first. The result
-    holds the merged config, for the findings setup reports next (hermes_setup.py)."""
+def write_config(home: Path, path: str, *, round_trip: bool = True, **lines: Any) -> SetupResult:
+    """Merge our lines (config_lines(path, **lines)) into `home/config.yaml`; the old file is
+    copied aside first. The result holds the merged config, for the findings setup reports next
+    (hermes_setup.py)."""
     config_path = home / "config.yaml"
     rt = _round_trip() if round_trip else None
     result = SetupResult(config_path, path, round_trip=rt is not None)
@@ -214,12 +205,7 @@ def write_config(
         data = load_config_text(config_path.read_text(encoding="utf-8"), rt)
         if not isinstance(data, dict):
             raise ValueError(f"{config_path}: top level is {type(data).__name__}, not a mapping; not touching it")
-    result.changes = merge(
-        data,
-        config_lines(
-            path, port=port, plugin=plugin, api_key=api_key, protect_first_turns=protect_first_turns, engine=engine
-        ),
-    )
+    result.changes = merge(data, config_lines(path, **lines))
     result.changes += merge(data, config_defaults(path), overwrite=False)
     result.config = data
     if not result.changes:

@@ -326,15 +326,14 @@ def serve(
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     api_key: str | None = None,
-    max_body_bytes: int = MAX_BODY_BYTES,
     log_level: str = "warning",
-    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
-    max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS,
     allowed_hosts: tuple[str, ...] = (),
     allowed_models: tuple[str, ...] = (),
+    **limits: Any,
 ) -> int:
-    """Run until interrupted; returns an exit status. The first SIGTERM or Ctrl-C cancels the
-    requests in flight (each stops at its next engine step) and exits within a few seconds."""
+    """Run until interrupted; returns an exit status. `limits` are build_app's (max_body_bytes,
+    request_timeout, max_prompt_tokens, ...). The first SIGTERM or Ctrl-C cancels the requests in
+    flight (each stops at its next engine step) and exits within a few seconds."""
     import uvicorn
 
     from hermes_mlx.engine.generate import resolve
@@ -361,15 +360,7 @@ def serve(
         file=sys.stderr,
         flush=True,
     )
-    app = build_app(
-        model,
-        api_key=api_key,
-        max_body_bytes=max_body_bytes,
-        request_timeout=request_timeout,
-        max_prompt_tokens=max_prompt_tokens,
-        allowed_hosts=allowed_hosts,
-        allowed_models=allowed_models,
-    )
+    app = build_app(model, api_key=api_key, allowed_hosts=allowed_hosts, allowed_models=allowed_models, **limits)
     config = uvicorn.Config(
         app,
         log_level=log_level,

@@ -60,10 +60,9 @@ _ANNOUNCE = re.compile(
     re.I,
 )
 _IMPERATIVE = re.compile(
-    r"^(?:now|next|then|first|finally)\b[,:]?\s+(?!(?:the|that|this|these|those|it|its|all|we|i|there|both|each|every|"
+    r"(?i)^(?:now|next|then|first|finally)\b[,:]?\s+(?!(?:the|that|this|these|those|it|its|all|we|i|there|both|each|every|"
     r"our|my|a|an|no|only|everything|nothing|tests?|which|when|if)\b)[a-z]+\b"
-    r"|^(?:i'?ve (?:already )?(?:done|got|gathered|explored|read)|i (?:now )?have (?:a|enough|all)|now i have)\b",
-    re.I,
+    r"|^(?:i'?ve (?:already )?(?:done|got|gathered|explored|read)|i (?:now )?have (?:a|enough|all)|now i have)\b"
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[*])|\n+")
 _SIGNAL = re.compile(

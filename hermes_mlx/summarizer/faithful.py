@@ -55,15 +55,12 @@ STOCK_WORDS = frozenset(
 )
 
 _NEG_EN = re.compile(
-    r"\b(?:not|no|never|none|nothing|nor|cannot|without|avoid(?:s|ed|ing)?|instead\s+of|rather\s+than)\b"
-    r"|n['’]t\b",
-    re.IGNORECASE,
+    r"(?i)\b(?:not|no|never|none|nothing|nor|cannot|without|avoid(?:s|ed|ing)?|instead\s+of|rather\s+than)\b|n['’]t\b"
 )
 _NEG_CJK = re.compile(r"不|没|別|别|禁止|ない|ません|しないで|ず[、。にの]")
 _CLAUSE = re.compile(
-    r"[;:,\n—–()]|(?<=[.!?])\s+|\s+(?:but|however|whereas|although|though)\s+|(?=\b(?:instead of|rather than)\b)"
-    r"|[；，。！？、：]",
-    re.IGNORECASE,
+    r"(?i)[;:,\n—–()]|(?<=[.!?])\s+|\s+(?:but|however|whereas|although|though)\s+"
+    r"|(?=\b(?:instead of|rather than)\b)|[；，。！？、：]"
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|(?<=[。！？])|\n+")
 _TOKEN = re.compile(r"`[^`\n]+`|[A-Za-z][\w'’./:#+-]*[\w]|[A-Za-z]|\d+(?:\.\d+)*|[\u3040-\u30ff\u3400-\u9fff]+")

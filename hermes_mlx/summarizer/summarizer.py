@@ -209,20 +209,14 @@ class MLXSummarizer:
     def merge(self, summary: str | None, exchange: list[Message], budget_tokens: int | None = None) -> SummaryResult:
         return self._run(self._merge, summary, exchange, budget_tokens)
 
-    def update(
-        self,
-        summary: str | None,
-        turns: list[Message],
-        focus: str | None = None,
-        budget_tokens: int | None = None,
-        user_notes: list[str] | None = None,
-    ) -> SummaryResult:
-        return self._run(self._update, summary, turns, focus, budget_tokens, user_notes)
+    def update(self, *args, **kwargs) -> SummaryResult:
+        """Summarizer.update's arguments (api.py, where the three jobs are documented)."""
+        return self._run(self._update, *args, **kwargs)
 
     def defrag(self, summary: str, budget_tokens: int | None = None) -> SummaryResult:
         return self._run(self._defrag, summary, budget_tokens)
 
-    def _run(self, job, *args) -> SummaryResult:
+    def _run(self, job, *args, **kwargs) -> SummaryResult:
         started = time.perf_counter()
         stats = {
             "prompt_tokens": 0,
@@ -236,7 +230,7 @@ class MLXSummarizer:
             "started": started,
         }
         try:
-            text, details = job(stats, *args)
+            text, details = job(stats, *args, **kwargs)
             ok, error = True, None
         except Exception as exc:  # nothing leaks: the caller keeps its previous summary
             text, details, ok = "", {}, False
@@ -298,15 +292,7 @@ class MLXSummarizer:
         prev.progress.extend(n for n in notes if n not in prev.progress)
         return self._finish(prev, sources, stats, details, budget_tokens)
 
-    def _update(
-        self,
-        stats: dict,
-        summary: str | None,
-        turns: list[Message],
-        focus: str | None,
-        budget_tokens: int | None,
-        user_notes: list[str] | None,
-    ):
+    def _update(self, stats: dict, summary, turns, focus=None, budget_tokens=None, user_notes=None):
         summary = _summary_text(summary)
         prev = parse(summary)
         norm = normalize(turns if isinstance(turns, list) else [])
