@@ -80,3 +80,60 @@ def test_modules_stay_small():
         str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 450
     }
     assert not big
+
+
+def import_graph(package_dir: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports, imports inside functions included (a lazy
+    import still makes a circle, only a hidden one)."""
+    modules = {
+        ".".join(p.relative_to(package_dir.parent).with_suffix("").parts).removesuffix(".__init__"): p
+        for p in package_dir.rglob("*.py")
+    }
+    return {name: (imported_modules(path, package_dir) & set(modules)) - {name} for name, path in modules.items()}
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in graph[node]:
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                other = stack.pop()
+                group.append(other)
+                if other == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circle_in_the_package():
+    assert circles(import_graph()) == []
+
+
+def test_the_circle_check_sees_a_lazy_import(tmp_path):
+    package = tmp_path / "hermes_mlx" / "integrations"
+    package.mkdir(parents=True)
+    (package / "a.py").write_text("from . import b\n")
+    (package / "b.py").write_text("def f():\n    from .a import x\n")
+    (package / "c.py").write_text("from .a import y\n")
+    assert circles(import_graph(tmp_path / "hermes_mlx")) == [
+        ["hermes_mlx.integrations.a", "hermes_mlx.integrations.b"]
+    ]
