@@ -35,6 +35,7 @@ from hermes_mlx.summarizer.faithful import (
     directive_shaped,
     negated,
     polarity_flip,
+    tally,
     unsupported_parts,
 )
 from hermes_mlx.summarizer.redact import redact
@@ -263,11 +264,7 @@ def score(name: str, mode: str, run: Replay, facts, reference: str | None = None
     lines = narrative_lines(run.summary)
     gate: dict = {"kept": 0, "dropped": {r: 0 for r in REASONS}, "replaced": 0}
     for r in run.results:
-        g = (getattr(r, "details", None) or {}).get("gate") or {}
-        gate["kept"] += g.get("kept", 0)
-        gate["replaced"] += g.get("replaced", 0)
-        for k, v in (g.get("dropped") or {}).items():
-            gate["dropped"][k] = gate["dropped"].get(k, 0) + v
+        tally(gate, (getattr(r, "details", None) or {}).get("gate") or {})
     return SessionScore(
         session=name,
         mode=mode,

@@ -351,13 +351,13 @@ def gate(
     return result
 
 
-def tally(total: dict, result: GateResult) -> dict:
-    """Add one gate run's counts into a pass's running totals (details["gate"])."""
-    counts = result.counts()
-    total["kept"] = total.get("kept", 0) + counts["kept"]
-    total["replaced"] = total.get("replaced", 0) + counts["replaced"]
+def tally(total: dict, counts: dict) -> dict:
+    """Add one gate run's counts (GateResult.counts(), or a pass's details["gate"]) into running
+    totals: a pass's over its gate runs, the bench's over a session's passes."""
+    total["kept"] = total.get("kept", 0) + counts.get("kept", 0)
+    total["replaced"] = total.get("replaced", 0) + counts.get("replaced", 0)
     dropped = total.setdefault("dropped", {r: 0 for r in REASONS})
-    for r, n in counts["dropped"].items():
+    for r, n in (counts.get("dropped") or {}).items():
         dropped[r] = dropped.get(r, 0) + n
     return total
 

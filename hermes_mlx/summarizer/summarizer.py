@@ -172,7 +172,7 @@ class MLXSummarizer:
             chosen = [cands[i] for i in sorted(ranked)]
             stats["picks"].append(sorted(i + 1 for i in ranked))
         checked = gate(chosen, source, turns, script=script)
-        tally(stats["gate"], checked)
+        tally(stats["gate"], checked.counts())
         stats["rejected"].extend(f"{why}: {line[:80]}" for line, why in checked.dropped)
         return checked.lines
 
