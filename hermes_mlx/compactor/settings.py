@@ -14,6 +14,9 @@ from hermes_mlx.summarizer.api import Message
 
 THRESHOLD_RATIO = 0.8  # compaction threshold as a share of the context window
 TAIL_RATIO = 0.2  # protected tail budget as a share of the threshold (the seeds' 64K of 320K)
+# Hermes's compression.micro_compact_defrag_threshold_tokens default (agent/agent_init.py); the
+# integrations read Hermes's own value and fall back to this one.
+DEFAULT_DEFRAG_THRESHOLD = 2000
 
 
 def clamp_every_n(value: object) -> int:
@@ -40,7 +43,7 @@ class CompactorSettings:
     main_model: str = ""
     on_compacted: Callable[[list[Message]], object] | None = None  # the session store's write
     every_n_turns: int = 1  # micro: a pass every n turns
-    defrag_threshold_tokens: int = 2000  # micro: re-summarize the rolling summary at this size
+    defrag_threshold_tokens: int = DEFAULT_DEFRAG_THRESHOLD  # micro: re-summarize the rolling summary at this size
     ahead: bool = False  # micro: start the next pass's summarizer call in the background (compactor/ahead.py)
     summary_budget_tokens: int | None = None  # batch: None sizes the budget from the span
 

@@ -34,11 +34,11 @@ from typing import Any
 from hermes_mlx.compactor import ahead, markers
 from hermes_mlx.compactor.batch import BatchCompactor
 from hermes_mlx.compactor.micro import MicroCompactor, discard_ahead
-from hermes_mlx.compactor.settings import CompactorSettings
+from hermes_mlx.compactor.settings import DEFAULT_DEFRAG_THRESHOLD, CompactorSettings
 from hermes_mlx.compactor.store import SessionStore
 
 from . import recall
-from .hermes_config import DEFAULT_AUX_MODEL, DEFAULT_DEFRAG_THRESHOLD, PLUGIN_NAME
+from .hermes_config import DEFAULT_AUX_MODEL, PLUGIN_NAME
 
 logger = logging.getLogger("hermes_mlx.integrations")
 

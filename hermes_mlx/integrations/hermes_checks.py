@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hermes_mlx.compactor.settings import DEFAULT_DEFRAG_THRESHOLD
 from hermes_mlx.summarizer.budget import MICRO_LOW
 
 from .hermes_config import (
-    DEFAULT_DEFRAG_THRESHOLD,
     DEFAULT_PORT,
     PLUGIN_NAME,
     PROVIDER_NAME,

