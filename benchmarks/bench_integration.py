@@ -160,7 +160,7 @@ def micro_comparison(model: str | None) -> dict:
             return {"error": done.stderr[-2000:]}
         hermes = json.loads(out.read_text())
     theirs = sum(c["completion_tokens"] for c in hermes["calls"])
-    mine = result.generation_tokens
+    mine = 0  # our summarizer decodes nothing: the model only scores candidates, code writes the summary
     return {
         "exchange": [first, end],
         "exchange_chars_hermes": hermes["exchange_chars"],

@@ -201,6 +201,18 @@ def test_the_provider_answers_a_micro_request_from_ahead_with_the_same_text(fake
     assert len(fake.calls) == 3 and ahead.CACHE.stats.misses == 1
 
 
+def test_the_defrag_hermes_sends_in_place_of_a_merge_is_answered_from_ahead(fake):
+    """Over the defrag threshold Hermes's next micro request shortens the rolling summary instead
+    (plugin.next_micro_request guesses that too); the guess must be the answer, not wasted work."""
+    client = provider.MLXClient()
+    messages = hermes_prompts.micro_prompt(None, "## Goal\nShip the export\n\n## Progress\n- found the bug")
+    assert hermes_prompts.recognise(messages).kind == "micro_defrag"
+    schedule(messages)
+    assert fake.methods() == ["defrag"]
+    create(client, messages)
+    assert fake.methods() == ["defrag"] and ahead.CACHE.stats.hits == 1
+
+
 def test_a_streamed_micro_request_is_answered_from_ahead(fake):
     client = provider.MLXClient()
     messages = micro_messages()

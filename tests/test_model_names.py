@@ -46,7 +46,12 @@ ENTRIES = [through_provider, through_server]
 
 
 @pytest.mark.parametrize("enter", ENTRIES)
-@pytest.mark.parametrize("name", sorted(DEFAULT_NAMES) + ["gpt-4o-mini", "anthropic/claude-3.5", "openai/gpt-4.1"])
+@pytest.mark.parametrize(
+    "name",
+    sorted(DEFAULT_NAMES)
+    + ["gpt-4o-mini", "anthropic/claude-3.5", "openai/gpt-4.1"]
+    + ["mlx-community/Qwen2.5-1.5B-Instruct-4bit", "Qwen2.5-3B-Instruct"],  # a manifest's repo id or other case, not here
+)
 def test_our_names_and_other_providers_ids_mean_the_default(built, tiny_model, enter, name):
     enter(tiny_model, name)
     assert built == [tiny_model]
@@ -75,3 +80,11 @@ def test_a_folder_the_server_was_not_given_is_refused_but_the_user_may_name_it_i
         through_server(tiny_model, other)  # a client may not pick folders on the server's disk
     through_provider(tiny_model, other)  # the user's own config may
     assert built == [other]
+
+
+def test_a_manifest_model_that_is_not_here_fails_in_process_and_is_refused_by_the_server(built, tiny_model):
+    with pytest.raises(ModelNotFound, match="qwen2.5-3b-instruct"):
+        through_provider(tiny_model, "qwen2.5-3b-instruct")  # the user's config names it: say it is missing
+    with pytest.raises(LookupError, match=re.escape(REFUSED_MODEL)):
+        through_server(tiny_model, "qwen2.5-3b-instruct")  # never fetched for a client
+    assert built == []

@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from hermes_mlx.integrations.hermes_checks import hermes_info
     from hermes_mlx.integrations.hermes_config import hermes_home
-    from hermes_mlx.integrations.hermes_setup import setup
+    from hermes_mlx.integrations.hermes_setup import run_checks, setup
 
     info = hermes_info()
     path = info["path"] if args.path == "auto" else args.path
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             api_key=args.api_key,
             model=args.model,
             engine=args.engine,
-            check=not args.no_check,
+            check=False,
             info=info,
         )
     except (OSError, ValueError) as exc:
@@ -82,8 +82,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"{result.config_path} already has the lines")
     for warning in result.warnings:
         print(f"warning: {warning}")
-    if done.check is None:
+    if args.no_check:
         return 0
+    done = run_checks(done, port=args.port, model=args.model, api_key=args.api_key)
     status = 0
     if done.feasibility is not None:
         print(done.feasibility.line())

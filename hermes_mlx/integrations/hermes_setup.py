@@ -67,9 +67,15 @@ def setup(
     found = config_findings(written.config, path, first_turns_at_risk=protect, plugin=plugin)
     written.warnings = [f.line() for f in found]
     done = Setup(info, path, written, protect)
-    if check:
-        done.feasibility = feasibility(folder) if info["importable"] else None
-        done.check = self_check(path, port=port, model=model, api_key=api_key)
+    return run_checks(done, port=port, model=model, api_key=api_key) if check else done
+
+
+def run_checks(done: Setup, *, port: int = DEFAULT_PORT, model: str | None = None, api_key: str | None = None) -> Setup:
+    """The checks after the write: Hermes's feasibility verdict (when Hermes is importable here),
+    then one micro-pass prompt down the configured path. Never raises for a failed check."""
+    if done.info["importable"]:
+        done.feasibility = feasibility(done.written.config_path.parent)
+    done.check = self_check(done.path, port=port, model=model, api_key=api_key)
     return done
 
 

@@ -10,7 +10,8 @@ model's id (`anthropic/claude-3.5`), which is no model here. The rule, in order:
   process the user's own config names it, so it must resolve or the request fails; a server's
   client may name only a folder its operator allowed, and any other gets one refusal whether or
   not it exists, so the server tells nobody what is on the disk;
-- a manifest name must be present here (in process it may be fetched, as any first use is);
+- a manifest name must be present here (in process it may be fetched, as any first use is); in
+  process any name the engine resolves (a repo id, a folder named without ./) is taken too;
 - any other name is some other provider's model id: the default, logged once.
 """
 
@@ -21,7 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from hermes_mlx.engine.errors import EngineError, ModelNotFound
-from hermes_mlx.engine.models import model_manifest, path_like, resolve_model
+from hermes_mlx.engine.models import manifests, path_like, resolve_model
 
 from .hermes_config import DEFAULT_AUX_MODEL, PLUGIN_NAME, PROVIDER_NAME
 from .openai_shapes import RequestError
@@ -33,15 +34,6 @@ REFUSED_MODEL = "is not a model this server offers (name its default, a model pr
 
 
 _FOREIGN: set[str] = set()  # names already logged as some other provider's model id
-
-
-def _known(name: str) -> bool:
-    """A manifest model's name or Hugging Face repo id (any case), present here or not."""
-    try:
-        model_manifest(name)
-        return True
-    except ModelNotFound:
-        return False
 
 
 def _resolved(name: str) -> Path | None:
@@ -82,16 +74,19 @@ class ModelPolicy:
             if found is None:
                 raise RequestError("model", REFUSED_MODEL)
             return found
-        if _known(name):
+        if self.trusted:  # a manifest model (fetched on first use, as anywhere) or a model folder
             try:
-                resolve_model(name, fetch=self.trusted)  # never fetched for a server's client
+                resolve_model(name)
+                return name
+            except ModelNotFound:
+                if name in manifests():
+                    raise  # ours, but not usable here: say so rather than answer with another model
+        elif name in manifests():
+            try:
+                resolve_model(name, fetch=False)  # present here; never fetched for a server's client
             except EngineError:
-                if self.trusted:
-                    raise
                 raise RequestError("model", REFUSED_MODEL) from None
             return name
-        if self.trusted and (Path(name).expanduser() / "config.json").is_file():
-            return name  # a model folder named without ./ (the user's own config said so)
         if name not in _FOREIGN:
             logger.info("model %r is not a local model; using %s", name, self.default or "the embedded default")
             _FOREIGN.add(name)

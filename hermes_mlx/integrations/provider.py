@@ -254,9 +254,10 @@ def schedule_ahead(session: str, messages: list[dict]) -> bool:
 
 
 def from_ahead(request: ChatRequest, prompt: Prompt, name: str | None) -> Completion | None:
-    """The answer computed ahead for this exact micro request (waiting for it while it runs), or
+    """The answer computed ahead for this exact micro request (a merge, or the defrag Hermes sends
+    in its place once the rolling summary is over the threshold), waiting for it while it runs;
     None: not a micro prompt, computing ahead is off, or no guess matched."""
-    if prompt.kind is not Kind.MICRO or not ahead.enabled():
+    if prompt.kind not in (Kind.MICRO, Kind.MICRO_DEFRAG) or not ahead.enabled():
         return None
     _micro_shape.update(model=request.model, max_tokens=request.max_tokens, temperature=request.temperature)
     if request.timeout:

@@ -21,6 +21,7 @@ the caller keeps its previous summary.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import re
 import time
@@ -217,6 +218,8 @@ class MLXSummarizer:
         return self._run(self._defrag, summary, budget_tokens)
 
     def _run(self, job, *args, **kwargs) -> SummaryResult:
+        # A wrong argument is the caller's bug: raised at the call, not reported as a failed pass.
+        inspect.signature(job).bind(None, *args, **kwargs)
         started = time.perf_counter()
         stats = {
             "prompt_tokens": 0,
