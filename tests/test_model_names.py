@@ -50,7 +50,8 @@ ENTRIES = [through_provider, through_server]
     "name",
     sorted(DEFAULT_NAMES)
     + ["gpt-4o-mini", "anthropic/claude-3.5", "openai/gpt-4.1"]
-    + ["mlx-community/Qwen2.5-1.5B-Instruct-4bit", "Qwen2.5-3B-Instruct"],  # a manifest's repo id or other case, not here
+    # a manifest's repo id, or its name in another case, for a model that is not here
+    + ["mlx-community/Qwen2.5-1.5B-Instruct-4bit", "Qwen2.5-3B-Instruct"],
 )
 def test_our_names_and_other_providers_ids_mean_the_default(built, tiny_model, enter, name):
     enter(tiny_model, name)
