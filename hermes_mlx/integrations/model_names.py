@@ -36,6 +36,14 @@ REFUSED_MODEL = "is not a model this server offers (name its default, a model pr
 _FOREIGN: set[str] = set()  # names already logged as some other provider's model id
 
 
+def _in_process(name: str) -> None:
+    """The engine's own lookup, which remembers each name's folder: the provider runs this rule on
+    every request, and the request then runs on the folder found here."""
+    from hermes_mlx.engine.generate import resolve
+
+    resolve(name)
+
+
 def _resolved(name: str) -> Path | None:
     try:
         return Path(name).expanduser().resolve()
@@ -56,8 +64,8 @@ class ModelPolicy:
         for name in [default, *allowed]:
             if name:
                 self.names.add(name)
-                if path_like(name) or Path(name).expanduser().is_dir():
-                    self.paths[_resolved(name)] = name
+                if not trusted and (path_like(name) or Path(name).expanduser().is_dir()):
+                    self.paths[_resolved(name)] = name  # what a server's client may name by path
 
     def pick(self, requested: str | None) -> str | None:
         """May look at the file system (a server runs it off its event loop)."""
@@ -68,7 +76,7 @@ class ModelPolicy:
             return name
         if path_like(name):
             if self.trusted:
-                resolve_model(name)  # ModelNotFound names the folder
+                _in_process(name)  # ModelNotFound names the folder
                 return name
             found = self.paths.get(_resolved(name))
             if found is None:
@@ -76,7 +84,7 @@ class ModelPolicy:
             return found
         if self.trusted:  # a manifest model (fetched on first use, as anywhere) or a model folder
             try:
-                resolve_model(name)
+                _in_process(name)
                 return name
             except ModelNotFound:
                 if name in manifests():
