@@ -37,8 +37,10 @@ from .redact_context import redact_context
 from .secret_patterns import (
     AZURE_AD_SECRET,
     CLASS_FIRST_PATTERNS,
+    KEY_END,
     LOOSE_RULES,
     PROVIDER_PATTERNS,
+    TOKEN_CHARS,
 )
 from .secret_words import (  # noqa: F401  (is_secret_name, looks_random: re-exported)
     _REFERENCE,
@@ -55,13 +57,12 @@ from .secret_words import (  # noqa: F401  (is_secret_name, looks_random: re-exp
     looks_random,
 )
 
-_RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=.")
-_LEFT_CHARS = _RUN_CHARS - {"=", "."}
+_LEFT_CHARS = TOKEN_CHARS - {"=", "."}
 
 # --- layer 1: shapes -------------------------------------------------------------------------
 _PRIVATE_KEY = re.compile(
     r"-{4,5} ?BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}.*?"
-    r"(?:-{4,5} ?END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}|\Z)",
+    r"(?:" + KEY_END + r"|\Z)",
     re.DOTALL,
 )
 _PUTTY_KEY = re.compile(r"(Private-Lines:[ \t]*\d+[ \t]*\r?\n)(?:[ \t]*[A-Za-z0-9+/=]{8,}[ \t]*(?:\r?\n|\Z))+")
@@ -124,7 +125,7 @@ def _alternation(patterns: list[tuple[str, str]]) -> re.Pattern:
 _STRONG_KEYS = _alternation([(r, p) for r, p in PROVIDER_PATTERNS if r not in LOOSE_RULES])
 _LOOSE_KEYS = _alternation([(r, p) for r, p in PROVIDER_PATTERNS if r in LOOSE_RULES])
 _CLASS_KEYS = _alternation(CLASS_FIRST_PATTERNS)
-_AWS_ID = re.compile(r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")
+_AWS_ID = re.compile(dict(PROVIDER_PATTERNS)["aws-access-key-id"])
 
 
 def _strong_check(s: str) -> bool:
@@ -226,16 +227,20 @@ def _redact_values(regex: re.Pattern, text: str, named_only: bool) -> str:
             continue  # cheap exits first: most `word:` / `word=` in text are neither
         if _NEXT_KEY.fullmatch(value) and _inner_cuts(text, m.start(3), named_only):
             continue  # `auth: password: X` (YAML on one line): the inner name's own match cuts X
+        end = 0  # where the value ends (_value_end), found at most once
         if "\n" in m.group(2) and (
-            not is_secret_name(name) or value.endswith(":") or not _LINE_END.match(text, _value_end(text, m, name))
+            not is_secret_name(name)
+            or value.endswith(":")
+            or not _LINE_END.match(text, end := _value_end(text, m, name))
         ):
             continue  # `token:` then the value alone on the next line, not the next YAML key or a sentence
         if value.lstrip("\\")[:1] not in "\"'`(" and is_secret_name(name):
-            value = text[m.start(3) : _value_end(text, m, name)]  # judged whole: `pw=S&YPQFGiRbVq+1`
+            end = end or _value_end(text, m, name)
+            value = text[m.start(3) : end]  # judged whole: `pw=S&YPQFGiRbVq+1`
         out = _replace_value(value, name, m.group(2), named_only)
         if out is not None:
             pieces += [text[last : m.start(3)], out]
-            last = _value_end(text, m, name)
+            last = end or _value_end(text, m, name)
     return "".join(pieces) + text[last:] if pieces else text
 
 
@@ -243,7 +248,7 @@ def _widen(text: str, start: int, end: int) -> tuple[int, int]:
     """Grow a provider match to the whole token run around it (trailing dots are punctuation)."""
     n = len(text)
     stop = end
-    while stop < n and text[stop] in _RUN_CHARS:
+    while stop < n and text[stop] in TOKEN_CHARS:
         stop += 1
     while stop > end and text[stop - 1] == ".":
         stop -= 1

@@ -61,14 +61,6 @@ def _cut_value(value: str) -> str | None:
     return f"{opening}{keep}{REDACTED}{closing}"
 
 
-def _cut_flags(segment: str, flag: re.Pattern) -> str:
-    def one(m: re.Match) -> str:
-        out = _cut_value(m.group(1))
-        return m.group(0) if out is None else m.group(0)[: m.start(1) - m.start(0)] + out
-
-    return flag.sub(one, segment)
-
-
 def _htpasswd(m: re.Match) -> str:
     """`htpasswd -b[c] FILE USER PASSWORD`, `htpasswd -nb USER PASSWORD`: the batch flag puts the
     password on the command line as the last positional argument."""
@@ -106,15 +98,13 @@ _POSITIONAL = [
     (
         ("wpa_passphrase",),
         re.compile(r"(?<![\w\-])wpa_passphrase[ \t]+(?:'[^'\n]*'|\"[^\"\n]*\"|\S+)[ \t]+" + _VAL),
-        "",
     ),
-    (("sqlplus",), re.compile(r"(?<![\w\-])sqlplus\b[^\n]{0,40}?[ \t][\w.\-]+/([^\s@/'\"]+)(?=@|\s|$)"), ""),
+    (("sqlplus",), re.compile(r"(?<![\w\-])sqlplus\b[^\n]{0,40}?[ \t][\w.\-]+/([^\s@/'\"]+)(?=@|\s|$)")),
     (
         ("http -a", "https -a", "--auth"),
         re.compile(r"(?<![\w\-])https?\b[^\n]{0,80}?[ \t](?:-a|--auth)(?:[ \t]+|=)[^\s:]+:([^\s'\"]+)"),
-        "",
     ),
-    (("ipmitool",), re.compile(r"(?<![\w\-])ipmitool\b" + _SEGMENT[:-1] + r"{0,300}?[ \t]-P[ \t]+" + _VAL), ""),
+    (("ipmitool",), re.compile(r"(?<![\w\-])ipmitool\b" + _SEGMENT[:-1] + r"{0,300}?[ \t]-P[ \t]+" + _VAL)),
 ]
 
 
@@ -147,7 +137,7 @@ def redact_commands(text: str, low: str) -> str:
     """Apply the rules above; `low` is text.lower() (the gates)."""
     for words, command, flag in _CLI_RES:
         if any(w in low for w in words):
-            text = command.sub(lambda m, flag=flag: _cut_flags(m.group(0), flag), text)
+            text = command.sub(lambda m, flag=flag: _sub_value(flag, m.group(0)), text)
     if "net user" in low:
         text = _sub_value(_NET_USER, text)
     if "htpasswd" in low:
@@ -158,7 +148,7 @@ def redact_commands(text: str, low: str) -> str:
         text = _CONFIG_SET.sub(_config_set, text)
     if "," in text and ('"' in text or "'" in text):
         text = _PAIR.sub(_pair, text)
-    for words, regex, _ in _POSITIONAL:
+    for words, regex in _POSITIONAL:
         if any(w in low for w in words):
             text = _sub_value(regex, text)
     return text

@@ -23,10 +23,10 @@ from __future__ import annotations
 import re
 
 from .redact_commands import _VAL, redact_commands
-from .secret_patterns import KEY_BODY_STARTS, KEY_BODY_WORDS
+from .secret_patterns import KEY_BODY_STARTS, KEY_BODY_WORDS, KEY_END, TOKEN_CHARS
 from .secret_words import REDACTED, SAFE_WORDS, _key_like, _safe_value, is_secret_name, looks_random
 
-_TOKEN_CH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.=+/")
+SECRET_HINTS = ("pass", "pw", "pin", "secret", "key", "token")  # where a secret's name may start
 _HEX16 = re.compile(r"[0-9a-fA-F]{16,}")
 
 
@@ -120,7 +120,7 @@ def _hints(text: str, low: str) -> list[int]:
     if len(low) != len(text):
         return [h.start() for h in _HINT.finditer(text)]
     found = set()
-    for word in ("pass", "pw", "pin", "secret", "key", "token"):
+    for word in SECRET_HINTS:
         at = low.find(word)
         while at >= 0:
             found.add(at)
@@ -280,7 +280,7 @@ _JWT = re.compile(r"ey[A-Za-z0-9_\-]{10,}\.ey[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-+
 
 def _run_end(text: str, i: int) -> int:
     n = len(text)
-    while i < n and text[i] in _TOKEN_CH:
+    while i < n and text[i] in TOKEN_CHARS:
         i += 1
     return i
 
@@ -305,7 +305,7 @@ def _jwt_span(text: str, start: int) -> int | None:
         b = _BREAK.match(text, j)
         if b is None or breaks >= 40 or (breaks >= 6 and not dots) or j - start > 16384:
             break
-        if b.end() >= n or text[b.end()] not in _TOKEN_CH:
+        if b.end() >= n or text[b.end()] not in TOKEN_CHARS:
             break
         if dots >= 2:
             k = _run_end(text, b.end())
@@ -337,9 +337,9 @@ _B64 = r"[A-Za-z0-9+/=]"
 _KEY_BODY = re.compile(
     r"(?<![A-Za-z0-9+/])(?:" + KEY_BODY_STARTS + r")" + _B64 + r"*"
     r"(?:(?:" + _NL + r"[ \t]*|[ \t]+(?=" + _B64 + r"{16}))" + _B64 + r"{2,}(?=[\s\"'\\]|\Z))*"
-    r"(?:(?:" + _NL + r"|[ \t]+)[ \t]*-{4,5} ?END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5})?"
+    r"(?:(?:" + _NL + r"|[ \t]+)[ \t]*" + KEY_END + r")?"
 )
-_KEY_END = re.compile(r"-{4,5} ?END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}")
+_KEY_END = re.compile(KEY_END)
 _B64_CH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
 
 
@@ -393,7 +393,7 @@ def redact_context(text: str, low: str) -> str:
         text = _sub_urls(text)
     if "@" in text:
         text = _sub_at_tokens(text)
-    if any(w in low for w in ("pass", "pw", "pin", "secret", "key", "token")):
+    if any(w in low for w in SECRET_HINTS):
         text = _sub_prose(text, text.lower())  # lowered again: the rules above changed the text
     text = redact_commands(text, low)
     return text

@@ -160,6 +160,10 @@ CLI_PASSWORD_FLAGS = [
 
 # A private key body by its first bytes, when its BEGIN line was cut off: OpenSSH
 # (`openssh-key-v1`), PKCS#1 RSA/DSA, PKCS#8 (plain and encrypted), SEC1 EC, Ed25519 PKCS#8.
+# A private key's END line, as PEM and its variants write it (redact.py, redact_context.py).
+KEY_END = r"-{4,5} ?END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}"
+# The characters of a token run: what a secret value is made of, for growing a match to its run.
+TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=.")
 KEY_BODY_STARTS = (
     r"b3BlbnNzaC1rZXktdjE|MII[A-Za-z0-9+/]{3}IBAAK|MII[A-Za-z0-9+/]{3}IBADANBgkqhkiG9w0BAQEFAAS"
     r"|MII[A-Za-z0-9+/]{3}DBOBgkqhkiG9w0BBQ0w|MHcCAQEE|MIGkAgEBBD|MIG[A-Za-z0-9+/]AgEAMBMGByqGSM49AgEGCC"
