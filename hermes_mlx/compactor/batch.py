@@ -20,6 +20,7 @@ from hermes_mlx.compactor.transcript import (
     clip_for_summary,
     content_text,
     head_end,
+    message_tokens,
     repair,
     tail_start,
     transcript_tokens,
@@ -129,7 +130,7 @@ class BatchCompactor(Compactor):
         if head >= tail:
             return PassResult(messages, "idle")
         middle, later = prepared[head:tail], prepared[tail:]
-        middle_tokens = transcript_tokens(middle, self.count)
+        middle_tokens = tokens_before - kept  # a transcript's tokens are its messages' sum
 
         # Stage 2: cheap pruning. When it alone gets well under the threshold, no model is needed.
         pruned, n_pruned, n_dups = prune_tool_results(middle, later)
@@ -185,7 +186,7 @@ class BatchCompactor(Compactor):
         # the rest leaves under CONVERGE_RATIO, else clipped there with the originals kept whole
         # in the row: compactor/users.py), then the marker, then the tail.
         marker = markers.build(result.text, micro=False)
-        fixed = transcript_tokens(prepared[:head] + [marker] + later, self.count)
+        fixed = kept + message_tokens(marker, self.count)  # head, marker and tail
         room = max(MIN_USER_TOKENS, int(s.threshold * CONVERGE_RATIO) - fixed)
         row, clipped = fit_users(markers.user_messages(middle), room, self.count)
         out, _ = repair(prepared[:head] + ([row] if row else []) + [marker] + later)

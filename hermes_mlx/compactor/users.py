@@ -61,9 +61,9 @@ def fit_users(originals: list[Message], budget: int, count: Callable[[str], int]
     row = originals[0]
     for message in originals[1:]:
         row = markers.merge_users(row, message)
-    if _cost([content_text(m) for m in originals], count) <= budget:
-        return row, {"clipped": 0, "left_out": 0}
     texts = [content_text(m) for m in originals]
+    if _cost(texts, count) <= budget:
+        return row, {"clipped": 0, "left_out": 0}
     machine = [machine_written(t) for t in texts]
     humans = [i for i, is_machine in enumerate(machine) if not is_machine]
     recent = set(humans[-RECENT_WHOLE:])

@@ -34,10 +34,14 @@ def path_shaped(p: str) -> bool:
     return p.startswith(("~/", "./", "../")) and p.count("/") >= 2 or p.startswith(_FS_ROOTS)
 
 
-def _names_same_file(q: str, p: str) -> bool:
+_DOT_STEPS = re.compile(r"^(?:\.\.?/)+")
+
+
+def _names_same_file(q: str, p: str, bare: dict[str, str]) -> bool:
     """`q` names the file `p` names, better: a longer path ending in it (`assets/js/app.js` for
-    `js/app.js`), or the same one without `../` steps (`lib/a.ex` for `../lib/a.ex`)."""
-    bq, bp = re.sub(r"^(?:\.\.?/)+", "", q), re.sub(r"^(?:\.\.?/)+", "", p)
+    `js/app.js`), or the same one without `../` steps (`lib/a.ex` for `../lib/a.ex`). `bare`
+    holds each path without its leading `./` and `../` steps (stripped once, not per pair)."""
+    bq, bp = bare[q], bare[p]
     return bq.endswith("/" + bp) or bq == bp and q == bq
 
 
@@ -64,10 +68,11 @@ def tidy_files(files: dict, root: str = "", keep: int | None = 30) -> dict:
     room = len(others) if keep is None else max(0, keep - len(changed))
     kept = set(changed) | set(others[len(others) - room :] if room else [])
     names = [p for p in out if p in kept]
+    bare = {p: _DOT_STEPS.sub("", p) for p in names}
     return {
         p: a
         for p, a in out.items()
-        if p in kept and not any(_names_same_file(q, p) for q in names if q != p) and p.rstrip("/") != root
+        if p in kept and not any(_names_same_file(q, p, bare) for q in names if q != p) and p.rstrip("/") != root
     }
 
 
