@@ -24,7 +24,7 @@ from hermes_mlx.compactor.transcript import MESSAGE_OVERHEAD_TOKENS, content_tex
 from hermes_mlx.summarizer.api import Message
 from hermes_mlx.summarizer.digest import human_words, machine_written  # one rule for who wrote a turn
 
-__all__ = ["clip", "fit_users", "machine_written"]
+__all__ = ["clip_noted", "fit_users", "machine_written"]
 
 MACHINE_CHARS = 160  # a machine-written turn: its first line (or its human words), clipped
 OLD_CHARS = 400  # an older human turn, once the budget is tight
@@ -35,7 +35,7 @@ _SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.S)
 _TAG = re.compile(r"</?[A-Za-z][\w-]*>")
 
 
-def clip(text: str, chars: int) -> str:
+def clip_noted(text: str, chars: int) -> str:
     """`text` cut to about `chars` characters at a word, saying how much was cut."""
     if len(text) <= chars:
         return text
@@ -49,7 +49,7 @@ def _short(text: str, chars: int) -> str:
     args = human_words(text)
     said = _SUMMARY.search(text)
     short = args or (said and " ".join(said.group(1).split())) or " ".join(_TAG.sub(" ", text).split())
-    short = clip(short, chars)
+    short = clip_noted(short, chars)
     return short if short == text else f"{short} […]"
 
 
@@ -70,8 +70,8 @@ def fit_users(originals: list[Message], budget: int, count: Callable[[str], int]
     views = list(texts)
     steps = [
         [(i, lambda t: _short(t, MACHINE_CHARS)) for i in range(len(texts)) if machine[i]],
-        [(i, lambda t: clip(t, OLD_CHARS)) for i in humans if i not in recent],
-        [(i, lambda t: clip(t, OLD_CHARS)) for i in sorted(recent)],
+        [(i, lambda t: clip_noted(t, OLD_CHARS)) for i in humans if i not in recent],
+        [(i, lambda t: clip_noted(t, OLD_CHARS)) for i in sorted(recent)],
     ]
     for step in steps:
         for i, shorten in step:
@@ -91,7 +91,7 @@ def fit_users(originals: list[Message], budget: int, count: Callable[[str], int]
     kept = [v for v in views if v is not None]
     if len(kept) == 1 and _cost(kept, count) > budget:  # the newest alone is over: clip it to the budget
         i = next(i for i, v in enumerate(views) if v is not None)
-        views[i] = clip(texts[i], max(80, budget * 3))
+        views[i] = clip_noted(texts[i], max(80, budget * 3))
     stats = {
         "clipped": _changed([v for v in views if v is not None], [t for v, t in zip(views, texts) if v is not None])
     }
