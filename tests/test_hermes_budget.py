@@ -49,7 +49,8 @@ def test_fit_drops_least_useful_first_and_keeps_what_matters():
     dropped = fit_summary(s, 1200)
     text = render(s)
     assert hermes_tokens(text) <= 1200
-    assert dropped["resolved_error"] == 60 and dropped.get("passed_command")
+    # worth least per token first (budget.ENTRY_VALUE): names only mentioned before errors and their fixes
+    assert dropped["identifier"] == 60 and dropped["mentioned_file"] == 60 and "resolved_error" not in dropped
     # the open error, the constraints and the goal survive; recent progress too
     assert "error TS2345" in text and "Don't touch the public API." in text and "Make the retry tests pass" in text
     assert "step 19 done" in text

@@ -27,7 +27,7 @@ from hermes_mlx.compactor.transcript import (
 )
 from hermes_mlx.compactor.users import fit_users
 from hermes_mlx.summarizer.api import Message
-from hermes_mlx.summarizer.budget import hermes_tokens
+from hermes_mlx.summarizer.budget import hermes_summary_budget, hermes_tokens
 from hermes_mlx.summarizer.extract import exit_status
 from hermes_mlx.summarizer.outcomes import outcome_line
 
@@ -37,9 +37,7 @@ PRUNED_TAG = "[tool output pruned:"
 DUPLICATE_TAG = "[duplicate tool output:"
 PRUNE_MIN_CHARS = 400  # shorter results cost less than their one-line summary saves
 PRUNE_TARGET_RATIO = 0.75  # pruning alone must reach this share of the threshold to suffice
-SUMMARY_RATIO = 0.2
 SUMMARY_MIN_TOKENS = 512  # a forced pass over a short span: 256 made the budget drop its errors
-SUMMARY_MAX_TOKENS = 4000
 SUMMARY_CAP_RATIO = 0.3  # nor more than this share of the threshold, so a small window can converge
 CONVERGE_RATIO = 0.6  # a pass aims the transcript here, so the next one is many turns away
 MIN_USER_TOKENS = 128  # the user turns' view never gets less, whatever the rest takes
@@ -152,8 +150,8 @@ class BatchCompactor(Compactor):
         last = markers.last_marker(middle)
         previous = markers.parse(middle[last].get("content")) if last >= 0 else ""
         turns = [m for m in markers.display_view(middle) if not markers.is_marker(m)]
-        # the ratio applies to what is new: an iterative summary carries its predecessor whole
-        # (20% of old summary + new turns made the budget drop the old summary's commands)
+        # Hermes's own target for the span (a fifth of it, 2,000 to 5% of the window), never over
+        # the cap below that lets a small window converge
         carried = self.count(previous) if previous else 0
         # ... but a summary that carries its predecessor whole only grows: in a small window (a long
         # session of short turns at 4,096) it alone outgrew the threshold, so it is capped too.
@@ -162,8 +160,7 @@ class BatchCompactor(Compactor):
         cap = int(s.threshold * SUMMARY_CAP_RATIO * min(1.0, hermes_tokens(previous) / carried if carried else 1.0))
         cap = max(SUMMARY_MIN_TOKENS, cap)
         budget = s.summary_budget_tokens or max(
-            SUMMARY_MIN_TOKENS,
-            min(SUMMARY_MAX_TOKENS, cap, carried + int(max(middle_tokens - carried, 0) * SUMMARY_RATIO)),
+            SUMMARY_MIN_TOKENS, min(cap, hermes_summary_budget(middle_tokens, s.context_limit))
         )
         clipped = clip_for_summary(turns, s.max_chars_per_message)
         result = call_summarizer(

@@ -17,7 +17,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .text import SHELL_TOOLS, Turn, clip
+from .text import Turn, clip, command_of
+from .vocabulary import FILE_KEYS
 
 # ---------------------------------------------------------------- who wrote a user turn
 
@@ -46,128 +47,6 @@ def human_words(text: str) -> str:
         return text
     args = " ".join(" ".join(m.split()) for m in _HUMAN_PART.findall(text or "") if m.strip())
     return args
-
-
-# ---------------------------------------------------------------- findings
-
-_ANNOUNCE = re.compile(
-    r"^(?:(?:now|next|first|then|finally|okay|ok|great|good|perfect|alright|all right|excellent|so|also|and|"
-    r"yes|right|hmm|wait|actually)\b\s*[,!.:\-—–]?\s*)*"
-    r"(?:let me|let'?s|let us|i'?ll|i will|i'?m going to|i am going to|i'?m gonna|i need to|i want to|"
-    r"i should (?:check|look|read|run|verify|see|examine|explore|test|try|start|first|also|now)|we need to (?:check|look|see|run|find|examine|verify)|"
-    r"time to|going to|i can now|i'?ll now|now i'?ll|now i need|i have a clear|i now have|i have enough|"
-    r"i'?m now|i am now|here'?s (?:the|my) plan|the plan is|my plan)\b",
-    re.I,
-)
-_IMPERATIVE = re.compile(
-    r"(?i)^(?:now|next|then|first|finally)\b[,:]?\s+(?!(?:the|that|this|these|those|it|its|all|we|i|there|both|each|every|"
-    r"our|my|a|an|no|only|everything|nothing|tests?|which|when|if)\b)[a-z]+\b"
-    r"|^(?:i'?ve (?:already )?(?:done|got|gathered|explored|read)|i (?:now )?have (?:a|enough|all)|now i have)\b"
-)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[*])|\n+")
-_SIGNAL = re.compile(
-    r"\b(?:because|since|so|which|but|however|instead|actually|turns out|the (?:issue|problem|bug|cause|fix|error|reason)|"
-    r"root cause|means|expects?|requires?|doesn'?t|does not|isn'?t|is not|aren'?t|not|no longer|only|must|"
-    r"should|breaks?|broke|fails?|failed|failing|passes|passed|pass|works|worked|fixed|missing|wrong|"
-    r"returns?|raises?|crash(?:es)?|conflict|ignored|blocked|false positive|succeeded|success(?:ful)?|"
-    r"messed up|lost|issues?|problems?|complain(?:s|ing)?|oops|broken|error|unexpected|instead of|"
-    r"all \d+|\d+ (?:tests?|failures?|errors?|passed))\b",
-    re.I,
-)
-FINDING_CHARS = 220
-
-
-@dataclass
-class Finding:
-    text: str
-    turn: int  # index of the turn it came from (recency, source order)
-    score: float  # code's estimate of what it carries
-
-
-def is_announcement(sentence: str) -> bool:
-    """A sentence that says what the agent will do next: never a result."""
-    s = sentence.strip(" -*>\t#")
-    s = re.sub(
-        r"^(?:(?:ok(?:ay)?|great|good|perfect|alright|excellent|yes|right|hmm)\b\s*[,!.:\-—–]+\s*)+", "", s, flags=re.I
-    )
-    if re.match(r"^[A-Z][a-z]+ing\b", s) and _words(s) <= 6 and not _SIGNAL.search(s):
-        return True  # "Running the export tests.": an activity, not what it found
-    if _IMPERATIVE.match(s):
-        return True  # "Now update `session_live.ex` — pass ...": an order to itself
-    return bool(_ANNOUNCE.match(s)) or s.endswith((":", "?", "...", "…"))
-
-
-def _sentences(text: str) -> list[list[str]]:
-    """Paragraph lines (outside code fences) as lists of sentences."""
-    body = re.sub(r"```.*?(?:```|$)", "\n", text, flags=re.DOTALL)
-    out = []
-    for line in body.splitlines():
-        line = re.sub(r"^(?:>\s*)+", "", line.strip())  # a quoted line is still a line; a heading is not
-        if not line or line.startswith(("|", "#", "<", "{", "}")):
-            continue
-        out.append([" ".join(s.strip(" \t").split()) for s in _SENTENCE.split(line) if s.strip()])
-    return out
-
-
-def _words(s: str) -> int:
-    return len(re.findall(r"\w+", s))
-
-
-def findings(turns: list[Turn]) -> list[Finding]:
-    """Assistant statements that are not announcements, as runs of adjacent sentences (so a
-    finding and its reason stay one line), each scored by code: code spans, numbers, words
-    of cause and result, the position before an announcement (what prompted the action), and
-    the agent's first words after a tool's output: its reading of the result ("The regex messed
-    up - it removed the newline between methods.", "Oops, we lost indentation!")."""
-    out: list[Finding] = []
-    seen: set[str] = set()
-    for i, t in enumerate(turns):
-        if t.role != "assistant" or not t.text.strip():
-            continue
-        reaction = i > 0 and turns[i - 1].role == "tool"
-        for k, sentences in enumerate(_sentences(t.text)):
-            run: list[str] = []
-            runs: list[tuple[list[str], bool]] = []
-            for s in sentences:
-                if is_announcement(s):
-                    if run:
-                        runs.append((run, True))
-                    run = []
-                else:
-                    run.append(s)
-            if run:
-                runs.append((run, False))
-            for j, (run, before_action) in enumerate(runs):
-                pieces = _pieces(run)
-                for n, text in enumerate(pieces):
-                    text = re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", text).strip()
-                    if _words(text) < 4 or len(text) > FINDING_CHARS + 40 or text in seen:
-                        continue
-                    seen.add(text)
-                    score = min(2, len(_SIGNAL.findall(text))) + min(1, text.count("`") // 2)
-                    score += before_action and n == len(pieces) - 1  # what prompted the action
-                    score += len(text) <= 120  # a short finding costs less and says one thing
-                    score += bool(re.search(r"\d", text)) * 0.5 + 2 * (reaction and k == j == n == 0)
-                    out.append(Finding(text, i, score))
-    return out
-
-
-def _pieces(run: list[str]) -> list[str]:
-    """A run of sentences as lines of at most FINDING_CHARS, sentences kept whole and together
-    ("Yes! That's it!" joins the sentence after it rather than standing alone)."""
-    pieces, text = [], ""
-    for s in run:
-        joined = f"{text} {s}".strip()
-        if len(joined) > FINDING_CHARS and text and _words(text) >= 4:
-            pieces.append(text)
-            joined = s
-        text = joined
-    return [*pieces, text] if text else pieces
-
-
-def rank(found: list[Finding], n_turns: int) -> list[Finding]:
-    """Best first: code's score, then recency (later findings supersede earlier ones)."""
-    return sorted(found, key=lambda f: (f.score + 1.5 * f.turn / max(1, n_turns), f.turn), reverse=True)
 
 
 # ---------------------------------------------------------------- tracker state and plan
@@ -271,8 +150,6 @@ def plan_state(turns: list[Turn], *, max_items: int = 8, item_chars: int = 200) 
 
 # ---------------------------------------------------------------- working folder and ids
 
-_FILE_ARGS = ("path", "file_path", "filepath", "filename", "file", "target_file")
-
 
 def working_folder(turns: list[Turn]) -> str:
     """The folder the agent works in: the most used `cd DIR &&`, else the deepest folder that
@@ -284,7 +161,7 @@ def working_folder(turns: list[Turn]) -> str:
             m = re.match(r"\s*cd\s+(/[^\s;&|]+)\s*(?:&&|;)", call.text or "")
             if m:
                 cds[m.group(1).rstrip("/")] += 1
-            for key in _FILE_ARGS:
+            for key in FILE_KEYS:
                 v = call.arguments.get(key)
                 if isinstance(v, str) and v.startswith("/") and "\n" not in v:
                     paths.append(v)
@@ -328,12 +205,12 @@ def rank_ids(ids: list[str], turns: list[Turn], limit: int = 40) -> list[str]:
     and repeated. UUIDs, hashes and timestamps only when a user or a command used them;
     regex fragments (`Z0-9`) never."""
     users = "\n".join(t.text for t in turns if t.role == "user")
-    commands = "\n".join(c.text for t in turns for c in t.tool_calls if c.name.lower() in SHELL_TOOLS)
+    commands = "\n".join(c.text for t in turns for c in t.tool_calls if command_of(c.name, c.arguments))
     edits = "\n".join(
         str(v)
         for t in turns
         for c in t.tool_calls
-        if c.name.lower() not in SHELL_TOOLS
+        if not command_of(c.name, c.arguments)
         for v in c.arguments.values()
         if isinstance(v, str)
     )

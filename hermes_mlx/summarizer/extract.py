@@ -14,6 +14,7 @@ import json
 import re
 
 from .error_lines import ERROR_LINE, is_error_line, scan_errors  # noqa: F401  (re-exported)
+from .vocabulary import EXIT_STATUS_KEYS, SPECIAL_FILES
 
 _EXTS = (
     "py pyi pyx ipynb js mjs cjs ts tsx jsx vue svelte md mdx rst txt json jsonl yaml yml toml cfg ini "
@@ -22,17 +23,6 @@ _EXTS = (
     "mk cmake gz zip tar tgz whl so dylib dll png jpg jpeg gif svg pdf db sqlite pem crt key patch diff "
     "safetensors gguf bin onnx pt pth npz npy parquet service timer plist xcconfig"
 ).split()
-_SPECIAL_FILES = {
-    "Makefile",
-    "Dockerfile",
-    "Containerfile",
-    "Justfile",
-    "Procfile",
-    "Gemfile",
-    "Rakefile",
-    "LICENSE",
-    "Vagrantfile",
-}
 _NOT_PATHS = {
     "and/or",
     "input/output",
@@ -53,7 +43,7 @@ _PATH = re.compile(
     r"(?<![\w/.@:=\-])("
     r"(?:~|\.{1,2})?/?(?:[\w.@+\-]+/)+[\w@+\-][\w.@+\-]*/?"  # has a slash
     r"|[\w@+\-][\w.@+\-]*\.(?:" + "|".join(_EXTS) + r")"  # bare name with a known extension
-    r"|" + "|".join(sorted(_SPECIAL_FILES)) + r")"
+    r"|" + "|".join(sorted(SPECIAL_FILES)) + r")"
     r"(?=$|[\s`'\",;:)\]}>!?]|\.(?:\s|$))"
 )
 URL = re.compile(r"\b(?:https?|ftp|wss?)://[^\s<>\"'`)\]}\\]+")  # a backslash ends it (`\n` of escaped JSON)
@@ -286,7 +276,7 @@ def exit_status(result: str) -> int | None:
         stripped = uncut(stripped, "line")
     data = json_result(stripped)
     if data is not None:
-        for key in ("exit_code", "exitCode", "returncode", "return_code", "exit_status", "status_code"):
+        for key in EXIT_STATUS_KEYS:
             if isinstance(data.get(key), int) and not isinstance(data.get(key), bool):
                 return data[key]
     m = _EXIT_TEXT.search(stripped[-4000:]) or _EXIT_TEXT.search(stripped[:4000])

@@ -25,16 +25,18 @@ from .extract import (  # noqa: F401  (also re-exported for callers of the ledge
     find_urls,
     has_cut,
     is_error_line,
+    json_result,
     strip_injections,
     tool_output,
     uncut,
     user_constraints,
     whole_head,
 )
-from .outcomes import is_placeholder, outcome_line
+from .outcomes import is_placeholder, outcome_line, outcome_of
 from .redact import redact
 from .text import Turn, clip
-from .tidy import ACTION_RANK, READ_ONLY, path_shaped, tidy_commands, tidy_files
+from .tidy import ACTION_RANK, path_shaped, tidy_commands, tidy_files
+from .vocabulary import FAILED_FIELDS, FAILED_STATUS, FILE_KEYS, READ_ONLY, RUN_LOG, SLASH_COMMAND
 
 _NOISE_PATH = (
     "site-packages/",
@@ -46,9 +48,6 @@ _NOISE_PATH = (
     ".venv/",
     "/lib/python",
     "<frozen",
-)
-_FILE_KEYS = tuple(
-    "path file_path filepath filename file target_file old_path new_path dest destination source".split()
 )
 COMMAND_CHARS = 140  # a command's first line is kept up to this
 OUTCOME_SEP = " ⇒ "  # an earlier result, then the latest: `11 failures ⇒ 0 failures`
@@ -194,7 +193,7 @@ class Ledger:
             if re.search(r"edit|patch|replace|apply|update|insert|modify|move|rename", name)
             else "mentioned"
         )
-        for key in _FILE_KEYS:
+        for key in FILE_KEYS:
             value = call.arguments.get(key)
             if isinstance(value, str) and value.strip() and "\n" not in value.strip() and not has_cut(value):
                 self.add_file(value, action)
@@ -226,9 +225,24 @@ class Ledger:
         output = strip_injections(tool_output(text))
         if is_placeholder(text):  # output a compactor pruned: the result line it kept is all there is
             output = outcome_line(text, status)
+        if call is not None and SLASH_COMMAND.match(call.text or ""):
+            # typed by the user to the agent itself (`/add x`, `/undo`): no work, unless it
+            # reports an outcome (`Removed: 504cc96 feat: ...`)
+            family, outcome = outcome_of(output, status)
+            if family in ("commit", "created"):
+                self.add_command(whole_head(call.text), status, outcome)
+            return
         cmd = whole_head(call.text) if call is not None and _is_command(call) else ""
+        failed = _failed_field(text)
+        if failed:  # {"success": false, "error": "Failed to read file: ..."} from any tool
+            self.add_error(failed, cmd or _tool_label(call))
         if cmd:
-            self.add_command(cmd, status, outcome_line(output, status))
+            family, outcome = outcome_of(output, status)
+            # what a read printed is what it read, not a result (`sed -n 1,80p x.js` -> a line of x.js),
+            # unless the read failed or it read a log of a run
+            if READ_ONLY.match(cmd) and family != "failure" and not RUN_LOG.search(cmd):
+                outcome = ""
+            self.add_command(cmd, status, outcome)
         # a file's contents are no errors (`raise ValueError(...)` in code read back): reading
         # tools and read-only commands report errors only in a short answer (EISDIR, not found)
         reads = call is not None and (
@@ -271,7 +285,7 @@ class Ledger:
                     self.add_command(m.group(1).strip(), None)
         if t.role == "user":  # directives only from what a human typed, never an envelope
             words = human_words(text)
-            if words.strip():
+            if words.strip() and not SLASH_COMMAND.match(words):  # `/undo` is a command to the agent, not a request
                 self.add_list(
                     "constraints", [redact(c) for c in user_constraints(words)] if not machine_written(text) else []
                 )
@@ -342,7 +356,26 @@ def user_message(text: str) -> str:
 def _is_command(call) -> bool:
     from .text import command_of
 
-    return bool(command_of(call.name, call.arguments))
+    return bool(command_of(call.name, call.arguments)) and not SLASH_COMMAND.match(call.text or "")
+
+
+def _failed_field(result: str) -> str:
+    """The error a JSON tool result reports when it says it failed (FAILED_FIELDS), first line."""
+    data = json_result(result)
+    if not data or not isinstance(data.get("error"), str) or not data["error"].strip():
+        return ""
+    said_failed = any(data.get(k) is v for k, v in FAILED_FIELDS.items())
+    if said_failed or str(data.get("status", "")).lower() in FAILED_STATUS:
+        return clip(data["error"].strip().splitlines()[0], 300)
+    return ""
+
+
+def _tool_label(call) -> str:
+    """A non-shell call as the Errors section names it: the tool and the file it worked on."""
+    if call is None:
+        return ""
+    path = next((call.arguments[k] for k in FILE_KEYS if isinstance(call.arguments.get(k), str)), "")
+    return f"{call.name} {path}".strip()
 
 
 def _covers(passing: str, err: ErrorItem) -> bool:

@@ -64,6 +64,23 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
         ),
     ),
     (
+        "commit",  # a commit made or undone, by any tool: aider's `Commit <hash> <subject>`, `/undo`'s `Removed: <hash> ...`
+        re.compile(
+            r"^\s*(?:Commit(?:ted)?|Removed|Now at|Reverted|Created commit)\b:?\s+`?[0-9a-f]{7,40}`?\b.+$"
+            r"|^.*\b(?:committed|pushed)\b.*\(`?[0-9a-f]{7,40}`?\).*$",  # "Plan committed (`<hash>`)", 已 committed (<hash>)
+            re.I,
+        ),
+    ),
+    (
+        "created",  # a pull request, repository, release or deploy made
+        re.compile(
+            r"^.*\b(?:Created|Opened|Merged) (?:pull request|PR|merge request|repository|release|tag)\b.*$"
+            r"|^\s*https://\S+/(?:pull|merge_requests)/\d+\s*$"
+            r"|^.*\b(?:Deployed|Published|Released) (?:to|at|as|v?\d)\S*.*$",
+            re.I,
+        ),
+    ),
+    (
         "tracker",
         re.compile(r"^\s*[✓✔]\s*(?:Closed|Created|Updated|Reopened)\b.*$|^Created issue: .+$"),
     ),
@@ -93,37 +110,57 @@ def is_placeholder(text: str) -> bool:
 
 
 def outcome_line(output: str, status: int | None = None) -> str:
+    """`outcome_of`'s line alone."""
+    return outcome_of(output, status)[1]
+
+
+def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     """The line of `output` that states the command's result, verbatim; "" when none does.
 
     The last test, build, git or tracker report wins (a chained `test && commit` ends on the
     commit); failing that, for a failed or unknown status, the last line naming a failure, and
     for a failed one, its first line of output (where a tool says what went wrong). A short
-    output of one line is its own result."""
+    output of one line is its own result. Returns (family, line); ("", "") when none does."""
     text = output or ""
     if _OURS.match(text):  # a compactor's placeholder for output it pruned: only the result it kept
         kept = re.search(r"; result: (.+)\]\s*$", text)
-        return kept.group(1) if kept else ""
+        return ("kept", kept.group(1)) if kept else ("", "")
     if len(text) > 400_000:  # results sit at the ends; a huge output is read there only
         text = text[:200_000] + "\n" + text[-200_000:]
     lines = [ln for ln in text.splitlines() if ln.strip() and len(ln) <= 2000]
     if not lines:
-        return ""
-    reports = [p for family, p in _RESULT_LINES if family != "failure"]
+        return "", ""
+    reports = [(family, p) for family, p in _RESULT_LINES if family != "failure"]
     for line in reversed(lines):
-        if any(p.match(line) for p in reports):
-            return _fold(line)
+        for family, p in reports:
+            if p.match(line):
+                return family, _fold(line)
     failure = _RESULT_LINES[-1][1]  # also for exit 0: `cmd | head` reports head's status
     for line in reversed(lines):
         if failure.match(line):
-            return _fold(line)
+            return "failure", _fold(line)
     if status not in (0, None):
         said = [ln for ln in lines if not _EXIT_LINE.match(ln)]
         if said:
-            return _fold(said[0])
+            return "failure", _fold(said[0])
     if len(lines) == 1 and len(lines[0]) <= 160 and status is not None and not _EXIT_LINE.match(lines[0]):
-        return _fold(lines[0])
-    return ""
+        return "output", _fold(lines[0])
+    return "", ""
 
 
+def is_report(line: str) -> bool:
+    """A line in the shape of a result (tests, build, commit, tracker, a verdict), wherever it
+    stands: tool output or the agent's own report ("`npm test` passed: 72/72")."""
+    return any(p.search(line) for family, p in _RESULT_LINES if family != "failure") or bool(_REPORTED.search(line))
+
+
+# a count with pass/fail words, in any order ("72/72 tests pass", "passed: 12/12", "3 of 5 failed"),
+# and a verdict after a label ("64KB (65,594 bytes): FAILS")
+_REPORTED = re.compile(
+    r"\b\d+\s*(?:/|of)\s*\d+\s+(?:\w+\s+)?(?:pass(?:ed|es|ing)?|fail(?:ed|s|ing)?|succeeded|ok)\b"
+    r"|\b(?:pass(?:ed)?|fail(?:ed)?|ok)\b:?\s*\d+\s*/\s*\d+\b"
+    r"|:\s+(?:WORKS|FAILS|OK|PASS(?:ED)?|FAIL(?:ED)?|SUCCESS|BROKEN)\b[!.]?\s*$",
+    re.I,
+)
 _OURS = re.compile(r"^\s*\[(?:tool output pruned|duplicate tool output):")
 _EXIT_LINE = re.compile(r"^\s*(?:Exit code|exit status|\[exit(?: code)?)\s*:?\s*-?\d+\]?\s*$", re.I)

@@ -5,8 +5,9 @@ ranked. Code's job in every pass, micro and batch; the model has no part in it.
 
 from __future__ import annotations
 
-from .digest import Finding, findings, is_announcement, plan_state, rank, rank_ids, working_folder
+from .digest import plan_state, rank_ids, working_folder
 from .faithful import directive_shaped
+from .findings import Finding, findings, is_announcement, rank
 from .summary import Summary, code
 from .text import Turn, clip
 

@@ -30,8 +30,8 @@ from collections.abc import Callable
 from .api import Message, SummaryResult
 from .budget import fit_summary, hermes_tokens
 from .chunk import chunk_turns, fit_text
-from .digest import is_announcement
 from .faithful import Source, directive_shaped, gate, goal_of, line_verdict, statements, tally
+from .findings import is_announcement
 from .ledger import user_message
 from .narrative import fallback_notes
 from .prompts import MAX_CHOICES, Template, labels, load_template
@@ -66,7 +66,7 @@ class MLXSummarizer:
         deadline_s: float | None = None,
         score: Callable | None = None,
         ranking: str = "code",
-        findings_keep: int = 12,
+        findings_keep: int = 24,
     ):
         self.model = model
         self._score = score

@@ -14,8 +14,11 @@ from dataclasses import dataclass, field
 
 from .extract import json_result, output_parts
 from .redact import redact
+from .vocabulary import COMMAND_KEYS, EXIT_STATUS_KEYS, SHELL_TOOLS
 
 MAX_CONTENT_CHARS = 2_000_000  # beyond this a single message is cut before any regex runs
+# ANSI/VT100 escapes: CSI (colours, cursor moves), OSC (titles, hyperlinks), and two-byte ones
+ANSI_ESCAPE = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -70,7 +73,19 @@ def to_text(content) -> str:
         text = trim_middle(text, MAX_CONTENT_CHARS // 2, MAX_CONTENT_CHARS // 4)
     if _looks_binary(text):
         return f"[binary content, {len(text)} characters]"
-    return _CONTROL.sub("", text).replace("\r\n", "\n")
+    return _CONTROL.sub("", terminal_text(text))
+
+
+def terminal_text(text: str) -> str:
+    """Text as a terminal would show it: colour and cursor codes gone, and a line that `\r`
+    rewrote (a progress bar) as its last state, so `\x1b[32mtest result: ok.` reads as the
+    runner's result line. Done once here, before any rule reads the text."""
+    if "\x1b" in text or "\x9b" in text:
+        text = ANSI_ESCAPE.sub("", text)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+        text = "\n".join(line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n"))
+    return text
 
 
 def _looks_binary(text: str) -> bool:
@@ -96,10 +111,6 @@ def trim_middle(text: str, head: int, tail: int) -> str:
     cut = len(text) - len(start) - len(end)
     lines = text.count("\n", len(start), len(text) - len(end))
     return f"{start}\n[... {cut:,} characters, {lines:,} lines cut ...]\n{end}"
-
-
-SHELL_TOOLS = {"terminal", "bash", "shell", "run_command", "execute_command", "exec", "run", "sh", "cmd"}
-_COMMAND_KEYS = ("command", "cmd", "script", "commands")
 
 
 def clip(text: str, n: int) -> str:
@@ -151,7 +162,7 @@ def _parse_call(call) -> ToolCall | None:
 
 def command_of(name: str, args: dict) -> str:
     """The shell command of a tool call, or "" for tools that are not shells."""
-    for key in _COMMAND_KEYS:
+    for key in COMMAND_KEYS:
         value = args.get(key)
         if isinstance(value, str) and value.strip() and (name.lower() in SHELL_TOOLS or key in ("command", "cmd")):
             return " ".join(value.strip().split()) if "\n" not in value.strip() else value.strip()
@@ -218,7 +229,7 @@ def _tool_view(text: str) -> str:
     data = json_result(text)
     if data is not None:
         parts = output_parts(data)
-        code = next((data[k] for k in ("exit_code", "returncode", "exit_status") if isinstance(data.get(k), int)), None)
+        code = next((data[k] for k in EXIT_STATUS_KEYS if isinstance(data.get(k), int)), None)
         if parts or code is not None:
             return ("" if code is None else f"[exit {code}] ") + "\n".join(parts)
     return text

@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import re
 
+from .vocabulary import READ_ONLY, SPECIAL_FILES
+
 ACTION_RANK = {"mentioned": 0, "read": 1, "edited": 2, "created": 3, "deleted": 3}
-READ_ONLY = re.compile(  # read-only, and not chained to anything that is not
-    r"^(?!.*(?:&&.*&&|;|\|\||(?<![\d&])>\s*[\w./]))(?:cd \S+ && )?(?!.*&&)(?:git (?:status|diff|log|show|branch|ls-files)|ls|pwd|cat|head|tail|echo|which|wc|tree|find|grep|rg|"
-    r"sed -n|nl|bd (?:show|ready|list|update)|gh (?:issue|pr) view|tail -\d+|less|file|stat|du|env|printenv)\b"
-)
 _CHANGES = re.compile(
     r"\b(?:pip3?|uv|npm|pnpm|yarn|cargo|go|gem|mix|apt(?:-get)?|brew|poetry) (?:install|add|get|deps\.get)\b"
     r"|\bgit (?:add|commit|push|checkout|merge|rebase|apply|reset|stash)\b|\bsed -i\b|\bpatch\b|\b(?:mv|cp|rm) "
 )
-_SPECIAL = ("Makefile", "Dockerfile", "Justfile", "Procfile", "Gemfile")
 _FS_ROOTS = ("/home/", "/Users/", "/tmp/", "/etc/", "/var/", "/opt/", "/usr/", "/srv/", "/root/", "/mnt/", "/testbed/")
 
 
@@ -29,7 +26,7 @@ def path_shaped(p: str) -> bool:
     name without an extension is a folder only under a filesystem root we know
     (`/api/hooks/commit-event` is a route)."""
     last = p.rstrip("/").rsplit("/", 1)[-1]
-    if re.search(r"\.[A-Za-z][\w]{0,9}$", last) or last in _SPECIAL:
+    if re.search(r"\.[A-Za-z][\w]{0,9}$", last) or last in SPECIAL_FILES:
         return True
     return p.startswith(("~/", "./", "../")) and p.count("/") >= 2 or p.startswith(_FS_ROOTS)
 

@@ -1,0 +1,226 @@
+"""Findings: what the agent stated in a span, as whole sentences, scored by what they carry.
+
+Real agents narrate before they act ("Now let me check the API.", "Let me implement all the
+pieces:") and state what they learned just before the next announcement ("The linter added
+parens which breaks the macro's pattern matching. I need to use a different approach"). A
+summary built from the last sentence of each turn is therefore a list of intentions. Here an
+announcement is never a finding, nor is a musing that names nothing and gives no cause or
+result ("My thinking has shifted again."); the sentences around them are, each scored by a
+weighted sum of its features (`FEATURE_WEIGHTS`, fitted on real sessions of several agents by
+`benchmarks/fit_finding_weights.py`, which also reports them on agents left out of the fit).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from .outcomes import is_report
+from .text import Turn
+from .vocabulary import ANNOUNCE, DECISION_CUE, IMPERATIVE, SIGNAL, SPECIFIC
+
+FINDING_CHARS = 220
+
+# A finding's score is the sum of its features times these weights (a logistic model's
+# log-odds that the line carries a fact a reader needs). Fitted by
+# benchmarks/fit_finding_weights.py on both shipped real-session corpora; see its output for
+# the leave-one-agent-out figures. Rules as data: a new feature is a row here and one in `features`.
+FEATURE_WEIGHTS = {
+    "bias": -1.48,
+    "signal": -0.0,  # words of cause and result (SIGNAL), up to 2
+    "code": 0.42,  # code spans, up to 3
+    "digit": 0.35,
+    "decision": -0.06,  # "so", "instead", "recommend", 因为 ... (DECISION_CUE)
+    "reaction": 1.05,  # the agent's first words after a tool's output
+    "before_action": -0.05,  # what prompted the action that follows
+    "report": -0.06,  # in the last message before the user speaks again (the turn's report)
+    "log_chars": 0.47,
+    "recency": -0.06,  # 0 at the span's start, 1 at its end
+    "bold": 0.16,
+    "outcome": 1.82,  # in the shape of a result: a count with pass/fail words, a commit, a verdict
+}
+
+
+@dataclass
+class Finding:
+    text: str
+    turn: int  # index of the turn it came from (recency, source order)
+    score: float  # code's estimate of what it carries (log-odds)
+
+
+def is_announcement(sentence: str) -> bool:
+    """A sentence that says what the agent will do next: never a result."""
+    s = sentence.strip(" -*>\t#")
+    s = re.sub(
+        r"^(?:(?:ok(?:ay)?|great|good|perfect|alright|excellent|yes|right|hmm)\b\s*[,!.:\-—–]+\s*)+", "", s, flags=re.I
+    )
+    if re.match(r"^[A-Z][a-z]+ing\b", s) and not SIGNAL.search(s):
+        return True  # "Running the export tests.", "Reviewing module 3 of 7": an activity, not a result
+    if IMPERATIVE.match(s):
+        return True  # "Now update `session_live.ex` — pass ...": an order to itself
+    return bool(ANNOUNCE.match(s)) or s.endswith((":", "?", "...", "…", "：", "？"))
+
+
+def is_musing(sentence: str) -> bool:
+    """A sentence that names nothing (no code, number, path or name) and gives no cause or
+    result: "My thinking has shifted again.", "This is a substantial task." Measured on the
+    real sessions: 1 in 110 such lines held a fact, against 1 in 22 of all findings."""
+    return not SPECIFIC.search(sentence) and not SIGNAL.search(sentence) and not DECISION_CUE.search(sentence)
+
+
+_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[*])|(?<=[。！？])")
+_SPAN = re.compile(r"`[^`\n]*`")
+
+
+def split_sentences(line: str) -> list[str]:
+    """A paragraph line's sentences; never split inside a code span (`a... b`), and CJK full
+    stops end a sentence without a space after them."""
+    spans = [m.span() for m in _SPAN.finditer(line)]
+    cuts, start = [], 0
+    for m in _BREAK.finditer(line):
+        if any(a < m.start() < b for a, b in spans):
+            continue
+        cuts.append(line[start : m.start()])
+        start = m.end()
+    cuts.append(line[start:])
+    return [" ".join(c.split()) for c in cuts if c.strip()]
+
+
+def _paragraphs(text: str) -> list[list[str]]:
+    """Paragraph lines (outside code fences) as lists of sentences."""
+    body = re.sub(r"```.*?(?:```|$)", "\n", text, flags=re.DOTALL)
+    out = []
+    for line in body.splitlines():
+        line = re.sub(r"^(?:>\s*)+", "", line.strip())  # a quoted line is still a line; a heading is not
+        if not line or line.startswith(("|", "#", "<", "{", "}")):
+            continue
+        out.append(split_sentences(line))
+    return out
+
+
+def words(s: str) -> int:
+    """Words of `s`; a CJK character counts as one (its scripts have no spaces)."""
+    return len(
+        re.findall(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\W\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+", s)
+    )
+
+
+def report_turns(turns: list[Turn]) -> set[int]:
+    """The turns that report to the user: the last assistant text before each user turn, and
+    the span's last one ("Done. I added … for both …")."""
+    out, last = set(), None
+    for i, t in enumerate(turns):
+        if t.role == "assistant" and t.text.strip():
+            last = i
+        elif t.role == "user" and last is not None:
+            out.add(last)
+            last = None
+    if last is not None:
+        out.add(last)
+    return out
+
+
+def features(text: str, *, reaction: bool, before_action: bool, report: bool, recency: float) -> dict[str, float]:
+    """What a finding carries, as the numbers FEATURE_WEIGHTS weighs."""
+    return {
+        "bias": 1.0,
+        "signal": min(2, len(SIGNAL.findall(text))),
+        "code": min(3, text.count("`") // 2),
+        "digit": float(bool(re.search(r"\d", text))),
+        "decision": float(bool(DECISION_CUE.search(text))),
+        "reaction": float(reaction),
+        "before_action": float(before_action),
+        "report": float(report),
+        "log_chars": math.log(max(20, len(text)) / 20),
+        "recency": recency,
+        "bold": float("**" in text),
+        "outcome": float(is_report(text)),
+    }
+
+
+def weigh(feats: dict[str, float], weights: dict[str, float] = FEATURE_WEIGHTS) -> float:
+    return sum(weights.get(k, 0.0) * v for k, v in feats.items())
+
+
+def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
+    """(text, turn, features) of every finding in `turns`: assistant statements that are not
+    announcements or musings, as runs of adjacent sentences (a finding and its reason stay one
+    line). The fitting script reads these; `findings` scores them."""
+    out: list[tuple[str, int, dict[str, float]]] = []
+    seen: set[str] = set()
+    reports = report_turns(turns)
+    n = max(1, len(turns) - 1)
+    for i, t in enumerate(turns):
+        if t.role != "assistant" or not t.text.strip():
+            continue
+        reaction = i > 0 and turns[i - 1].role == "tool"
+        for k, sentences in enumerate(_paragraphs(t.text)):
+            run: list[str] = []
+            runs: list[tuple[list[str], bool]] = []
+            for s in sentences:
+                if is_announcement(s):
+                    if run:
+                        runs.append((run, True))
+                    run = []
+                else:
+                    run.append(s)
+            if run:
+                runs.append((run, False))
+            for j, (run, before_action) in enumerate(runs):
+                pieces = _pieces(run)
+                for m, text in enumerate(pieces):
+                    text = re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", text).strip()
+                    if words(text) < 4 or len(text) > FINDING_CHARS + 40 or text in seen or is_musing(text):
+                        continue
+                    seen.add(text)
+                    feats = features(
+                        text,
+                        reaction=reaction and k == j == m == 0,
+                        before_action=before_action and m == len(pieces) - 1,
+                        report=i in reports,
+                        recency=i / n,
+                    )
+                    out.append((text, i, feats))
+    return out
+
+
+def findings(turns: list[Turn]) -> list[Finding]:
+    """The span's findings in source order, each scored by FEATURE_WEIGHTS."""
+    return [Finding(text, i, weigh(feats)) for text, i, feats in candidates(turns)]
+
+
+def _pieces(run: list[str]) -> list[str]:
+    """A run of sentences as lines of at most FINDING_CHARS, sentences kept whole and together
+    ("Yes! That's it!" joins the sentence after it rather than standing alone)."""
+    pieces, text = [], ""
+    for s in run:
+        joined = f"{text} {s}".strip()
+        if len(joined) > FINDING_CHARS and text and words(text) >= 4:
+            pieces.append(text)
+            joined = s
+        text = joined
+    return [*pieces, text] if text else pieces
+
+
+_WORD = re.compile(r"\w+")
+
+
+def near_duplicate(a: str, b: str, share: float = 0.7) -> bool:
+    """Two findings that say the same: most of the shorter one's words are in the longer one
+    ("Reviewing module 3" / "Reviewing module 4" are not: their numbers differ and are kept)."""
+    wa, wb = set(_WORD.findall(a.lower())), set(_WORD.findall(b.lower()))
+    if not wa or not wb:
+        return a == b
+    small, big = (wa, wb) if len(wa) <= len(wb) else (wb, wa)
+    return len(small & big) >= share * len(small) and len(small) >= 3
+
+
+def rank(found: list[Finding], n_turns: int) -> list[Finding]:
+    """Best first by score (recency is one of its features), near-duplicates of a better one
+    left out: the later, higher-scored wording stands for both."""
+    out: list[Finding] = []
+    for f in sorted(found, key=lambda f: (f.score, f.turn), reverse=True):
+        if not any(near_duplicate(f.text, g.text) for g in out):
+            out.append(f)
+    return out

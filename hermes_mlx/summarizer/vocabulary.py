@@ -1,0 +1,89 @@
+"""The one vocabulary the summary's rules share: word lists and shapes, each written once.
+
+A rule that needs to know what an announcement, a cause, a decision, a shell tool, a
+read-only command or an exit status looks like reads it here, so two rules cannot disagree
+about it. Cues are given in the languages users write where a rule can use them (English,
+and the common Chinese, Japanese and Russian forms); rules that hold in any language (numbers,
+hashes, paths, code spans) need no cue at all.
+"""
+
+from __future__ import annotations
+
+import re
+
+# ---------------------------------------------------------------- the agent's own sentences
+
+# "Now let me check the API.", "I'll run the tests": what the agent will do, never a result
+ANNOUNCE = re.compile(
+    r"^(?:(?:now|next|first|then|finally|okay|ok|great|good|perfect|alright|all right|excellent|so|also|and|"
+    r"yes|right|hmm|wait|actually)\b\s*[,!.:\-—–]?\s*)*"
+    r"(?:let me|let'?s|let us|i'?ll|i will|i'?m going to|i am going to|i'?m gonna|i need to|i want to|"
+    r"i should (?:check|look|read|run|verify|see|examine|explore|test|try|start|first|also|now)|we need to (?:check|look|see|run|find|examine|verify)|"
+    r"time to|going to|i can now|i'?ll now|now i'?ll|now i need|i have a clear|i now have|i have enough|"
+    r"i'?m now|i am now|here'?s (?:the|my) plan|the plan is|my plan|my thinking)\b"
+    r"|^(?:让我|我来|我先|接下来|现在我|下面我|まず|次に|では|Давайте|Сейчас я|Теперь я|Проверю|Посмотрю)",
+    re.I,
+)
+# "Now update `x`": an order the agent gives itself
+IMPERATIVE = re.compile(
+    r"(?i)^(?:now|next|then|first|finally)\b[,:]?\s+(?!(?:the|that|this|these|those|it|its|all|we|i|there|both|each|every|"
+    r"our|my|a|an|no|only|everything|nothing|tests?|which|when|if)\b)[a-z]+\b"
+    r"|^(?:i'?ve (?:already )?(?:done|got|gathered|explored|read)|i (?:now )?have (?:a|enough|all)|now i have)\b"
+)
+# words of cause and result: what makes a sentence a finding
+SIGNAL = re.compile(
+    r"\b(?:because|since|so|which|but|however|instead|actually|turns out|the (?:issue|problem|bug|cause|fix|error|reason)|"
+    r"root cause|means|expects?|requires?|doesn'?t|does not|isn'?t|is not|aren'?t|not|no longer|only|must|"
+    r"should|breaks?|broke|fails?|failed|failing|passes|passed|pass|works|worked|fixed|missing|wrong|"
+    r"returns?|raises?|crash(?:es)?|conflict|ignored|blocked|false positive|succeeded|success(?:ful)?|"
+    r"messed up|lost|issues?|problems?|complain(?:s|ing)?|oops|broken|error|unexpected|instead of|"
+    r"all \d+|\d+ (?:tests?|failures?|errors?|passed))\b"
+    r"|因为|所以|原因|根因|导致|失败|成功|错误|修复|已|不支持|无法|问题|ため|失敗|成功|エラー|修正|原因"
+    r"|потому|поэтому|ошибк|исправ|не работает|работает|нет\b",
+    re.I,
+)
+# a decision and its reason: "X doesn't support Y, so …", "Instead, …", "I'd keep A", "(推荐)"
+DECISION_CUE = re.compile(
+    r"\b(?:so|instead|rather than|recommend(?:ed|ation)?|decid(?:e|ed)|chose|choose|prefer(?:red)?|"
+    r"i'?d (?:keep|go|use|suggest)|the (?:cleanest|simplest|best|safest) (?:option|approach|fix|way)|"
+    r"went with|switch(?:ed)? to|opted|trade-?off)\b"
+    r"|推荐|建议|决定|改为|选择|所以|因此|おすすめ|推奨|決定|代わりに|поэтому|вместо|рекоменд|решил",
+    re.I,
+)
+# what makes a sentence name something: a code span, a number, a path, a name in code shape,
+# a quoted string; a CJK sentence names what it names in its own script
+SPECIFIC = re.compile(
+    r"`[^`]+`|\d|[\w.-]+/[\w.-]+|\b\w+\.\w{1,5}\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z]\w*[A-Z]\w*\b|\b\w+_\w+\b"
+    r"|\"[^\"]{2,}\"|“[^”]{2,}”|[\u3400-\u9fff]{4,}"
+)
+
+# ---------------------------------------------------------------- tools, commands and results
+
+# tools whose call is a shell command, and the argument keys a command is read from
+SHELL_TOOLS = frozenset({"terminal", "bash", "shell", "run_command", "execute_command", "exec", "run", "sh", "cmd"})
+COMMAND_KEYS = ("command", "cmd", "script", "commands")
+# argument keys that name the file a tool reads or changes
+FILE_KEYS = tuple(
+    "path file_path filepath filename file target_file notebook_path old_path new_path dest destination source".split()
+)
+# a JSON tool result's exit status, under any of the names tools use
+EXIT_STATUS_KEYS = ("exit_code", "exitCode", "returncode", "return_code", "exit_status", "status_code")
+# a JSON tool result that says it failed: {"success": false, "error": "..."} (Hermes's file tools)
+FAILED_FIELDS = {"success": False, "ok": False}
+FAILED_STATUS = frozenset({"error", "failed", "failure"})
+# file names that are files without an extension
+SPECIAL_FILES = frozenset(
+    {"Makefile", "Dockerfile", "Containerfile", "Justfile", "Procfile", "Gemfile", "Rakefile", "Vagrantfile",
+     "Brewfile", "Pipfile", "Jenkinsfile", "Caddyfile", "Podfile", "LICENSE"}
+)  # fmt: skip
+# read-only, and not chained to anything that is not: such a command changes nothing, and its
+# output is what it read (no result line unless it failed or read a log)
+READ_ONLY = re.compile(
+    r"^(?!.*(?:&&.*&&|;|\|\||(?<![\d&])>\s*[\w./]))(?:cd \S+ && )?(?!.*&&)(?:git (?:status|diff|log|show|branch|ls-files|blame|reflog)|"
+    r"ls|pwd|cat|head|tail|echo|which|wc|tree|find|grep|rg|ag|fd|sed -n|awk|nl|bd (?:show|ready|list|update)|"
+    r"gh (?:issue|pr) view|tail -\d+|less|more|file|stat|du|df|env|printenv|type|Get-Content|Select-String)\b"
+)
+# a log of a run, read back: its result line is the run's ("cat build.log", "tail -50 test-output.txt")
+RUN_LOG = re.compile(r"\.(?:log|out|err)\b|\b(?:test|build|ci|pytest|jest|junit)[\w.-]*\.(?:txt|xml|json)\b", re.I)
+# a command the user typed to the agent itself (`/add x`, `/undo`, `/clear`): no work of the agent's
+SLASH_COMMAND = re.compile(r"^\s*/[a-z][\w-]*(?=\s|$)")

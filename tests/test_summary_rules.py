@@ -1,0 +1,146 @@
+"""General rules of the summary (issue 27), each shown on two sources of a different shape."""
+
+import json
+
+from hermes_mlx.summarizer.budget import hermes_summary_budget
+from hermes_mlx.summarizer.findings import candidates, is_announcement, is_musing, near_duplicate, split_sentences
+from hermes_mlx.summarizer.ledger import Ledger
+from hermes_mlx.summarizer.outcomes import is_report, outcome_line
+from hermes_mlx.summarizer.text import normalize, to_text
+
+
+def _call(i: int, name: str, **args) -> dict:
+    return {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+
+
+def _ledger(*pairs) -> Ledger:
+    """A ledger of (call, result) pairs, each an assistant call answered by its tool message."""
+    messages = []
+    for i, (call, result) in enumerate(pairs):
+        messages.append({"role": "assistant", "content": "", "tool_calls": [_call(i, *call[:1], **call[1])]})
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": result})
+    led = Ledger()
+    led.absorb(normalize(messages))
+    return led
+
+
+# ---------------------------------------------------------------- terminal text, read once
+
+
+def test_terminal_text_drops_colour_codes_and_keeps_a_rewritten_line_last_state():
+    cargo = "\x1b[1m\x1b[32mtest result: ok.\x1b[0m 12 passed; 0 failed; 0 ignored\r\n"
+    assert outcome_line(to_text(cargo)) == "test result: ok. 12 passed; 0 failed; 0 ignored"
+    npm = "Downloading  10%\rDownloading  80%\rDownloading 100%\n\x1b]0;title\x07Tests: 3 passed, 3 total\n"
+    assert to_text(npm) == "Downloading 100%\nTests: 3 passed, 3 total\n"
+
+
+# ---------------------------------------------------------------- reads are not results
+
+
+def test_a_read_of_source_has_no_result_line_and_a_read_of_a_log_has_one():
+    led = _ledger(
+        (("terminal", {"command": "sed -n '1,280p' src/x.js"}), "throw new Error('bad input')\n"),
+        (("bash", {"command": "cat src/app.py"}), "raise ValueError('no')\n"),
+        (("terminal", {"command": "cat build/test-output.log"}), "...\n===== 3 passed in 0.4s =====\n"),
+    )
+    outcomes = {c.cmd: c.outcome for c in led.commands}
+    assert outcomes["sed -n '1,280p' src/x.js"] == "" and outcomes["cat src/app.py"] == ""
+    assert outcomes["cat build/test-output.log"] == "3 passed in 0.4s"
+    assert not led.errors  # source read back is no error
+
+
+def test_a_failed_read_keeps_its_failure():
+    led = _ledger((("terminal", {"command": "cat missing.txt"}), "cat: missing.txt: No such file or directory"))
+    assert led.commands[0].outcome == "cat: missing.txt: No such file or directory"
+
+
+# ---------------------------------------------------------------- outcomes by their shape
+
+
+def test_outcomes_by_shape_in_tool_output_and_in_the_agent_report():
+    aider = "Applied edit to Topology\nCommit 2c924fe docs: add the topology\nYou can use /undo to undo"
+    assert outcome_line(aider, 0) == "Commit 2c924fe docs: add the topology"
+    assert outcome_line("Removed: 504cc96 feat: Switch to a bar graph\nNow at:  a5dde70 Updated", 0).startswith(
+        "Now at:"
+    )
+    for line in ("`npm test` passed: 72/72", "All 72/72 tests pass now.", "- 64KB (65,594 bytes): FAILS"):
+        assert is_report(line), line
+    for line in ("It creates a temporary file.", "The build uses 12 workers."):
+        assert not is_report(line), line
+
+
+# ---------------------------------------------------------------- errors from any tool
+
+
+def test_a_json_result_that_says_it_failed_is_an_error_of_that_tool():
+    hermes = '{"success": false, "error": "Failed to read file: /home/u/TODO.md"}'
+    other = '{"ok": false, "error": "old_string not found in src/a.ts"}'
+    led = _ledger((("patch", {"path": "/home/u/TODO.md"}), hermes), (("edit_file", {"file_path": "src/a.ts"}), other))
+    assert [(e.line, e.cmd) for e in led.errors] == [
+        ("Failed to read file: /home/u/TODO.md", "patch /home/u/TODO.md"),
+        ("old_string not found in src/a.ts", "edit_file src/a.ts"),
+    ]
+    ok = _ledger((("patch", {"path": "a.py"}), '{"success": true, "error": ""}'))
+    assert not ok.errors
+
+
+# ---------------------------------------------------------------- commands the user typed to the agent
+
+
+def test_user_typed_agent_commands_are_no_work_unless_they_report_an_outcome():
+    led = _ledger(
+        (("aider_command", {"command": "/add aider/website/_data/blame.yml"}), "Added blame.yml to the chat"),
+        (("aider_command", {"command": "/clear"}), ""),
+        (("aider_command", {"command": "/undo"}), "Removed: 504cc96 feat: Switch to a bar graph\n"),
+        (("terminal", {"command": "/usr/bin/make test"}), "ok\n"),
+    )
+    assert [c.cmd for c in led.commands] == ["/undo", "/usr/bin/make test"]
+    users = Ledger()
+    users.absorb(normalize([{"role": "user", "content": "/drop a.py"}, {"role": "user", "content": "fix the chart"}]))
+    assert users.asks == ["fix the chart"]
+
+
+# ---------------------------------------------------------------- findings are whole sentences that say something
+
+
+def test_sentences_split_outside_code_spans_and_at_cjk_full_stops():
+    assert split_sentences("Set `a... B` first. Then run it.") == ["Set `a... B` first.", "Then run it."]
+    assert split_sentences("构建失败。原因是缺少 CUDA。") == ["构建失败。", "原因是缺少 CUDA。"]
+
+
+def test_musings_and_activities_are_no_findings():
+    for s in ("My thinking has shifted again.", "This is a substantial task.", "Good, the linter auto-formatted."):
+        assert is_musing(s), s
+    assert is_announcement("Reviewing module 3 of the payment service now")
+    for s in ("The `retry` loop never resets its counter.", "flash-attn 构建失败，原因是缺少 CUDA Toolkit。"):
+        assert not is_musing(s) and not is_announcement(s), s
+
+
+def test_near_duplicates_are_one_finding_and_different_numbers_are_not():
+    assert near_duplicate("The build passed with 66 routes.", "Good: the build passed with 66 routes.")
+    assert not near_duplicate("Reviewing module 3 of 7 found a bug", "Checked the cache layer timing path")
+
+
+def test_candidates_carry_the_turn_report_and_outcome_features():
+    turns = normalize(
+        [
+            {"role": "user", "content": "make the tests pass"},
+            {"role": "assistant", "content": "The fixture leaked state between tests, so I reset it in `setUp`."},
+            {"role": "assistant", "content": "Done. `npm test` passed: 72/72 after the fix."},
+            {"role": "user", "content": "thanks"},
+        ]
+    )
+    feats = {text: f for text, _, f in candidates(turns)}
+    done = feats["Done. `npm test` passed: 72/72 after the fix."]
+    assert done["report"] == 1.0 and done["outcome"] == 1.0
+    assert feats["The fixture leaked state between tests, so I reset it in `setUp`."]["decision"] == 1.0
+
+
+# ---------------------------------------------------------------- the budget Hermes asks for
+
+
+def test_summary_budget_is_hermes_own_target_for_the_span():
+    assert hermes_summary_budget(5_000, 32_768) == 2_000  # at least 2,000
+    assert hermes_summary_budget(100_000, 128_000) == 6_400  # at most 5% of the window
+    assert hermes_summary_budget(30_000, 200_000) == 6_000  # a fifth of the span
+    assert hermes_summary_budget(10**6, 10**6) == 10_000  # never over 10,000
