@@ -402,6 +402,27 @@ def test_7_a_huge_row_is_windowed_before_it_is_redacted(tmp_path, monkeypatch):
     assert max(sizes) <= 2 * recall_index.MARGIN
 
 
+def test_7_a_huge_row_is_indexed_in_parts_each_its_own_transaction(tmp_path, monkeypatch):
+    monkeypatch.setattr(recall_index, "PART_CHARS", 10_000)
+    monkeypatch.setattr(recall_index, "INDEX_BATCH_CHARS", 20_000)
+    commits = []
+    real = recall_index.write_transaction
+
+    def counted(conn):
+        commits.append(1)
+        return real(conn)
+
+    monkeypatch.setattr(recall_index, "write_transaction", counted)
+    filler = "".join(f"entry_{i} " for i in range(10_000))  # ~100 KB
+    cut = recall_index.PART_CHARS - 5  # a phrase across the first cut between parts
+    text = filler[:cut] + " split phrase_here " + filler[cut:] + " last_word_gnu"
+    store, index = archive(tmp_path, {"s": [tool("c1", text)]})
+    assert any("last_word_gnu" in t for t in texts(index.search("s", "last_word_gnu")))
+    assert len(commits) >= 5  # ~100 KB in parts of 10 KB, 20 KB a transaction
+    assert texts(index.search("s", "split phrase_here"))
+    assert len(texts(index.search("s", "entry_1", 12))) <= 12
+
+
 # ------------------------------------------------------------------ 11. odd input, scripts, markers
 
 

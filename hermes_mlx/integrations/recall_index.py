@@ -15,6 +15,9 @@ Why it is built this way (issue 28):
   so no secret loses the words that mark it.
 - Searchable in every script: CJK and emoji characters are indexed one token each (the same
   spacing is applied to the query), so a word inside a CJK run is a phrase of its characters.
+- Short write transactions: a row's text is indexed in parts (PART_CHARS, overlapping), a few
+  MB per transaction, so indexing a 50 MB output never holds engine.db's write lock for long
+  (the store's writes for other sessions wait at most 5 s).
 - Summary markers (an earlier pass's summary, archived by a later batch pass) are not indexed:
   the model already has what they say.
 - Clean text only: the store keeps lone surrogates exactly, but what is indexed and queried is
@@ -50,9 +53,12 @@ WHOLE_MAX = 1_000_000  # rows up to this many characters are redacted whole, onc
 MARGIN = 16_384  # a larger row: characters redacted either side of a hit, per call
 TRIM = 4_096  # ... of which this much is dropped at each cut edge after redacting
 INDEX_BATCH_CHARS = 4_000_000  # text prepared per write transaction (redaction runs outside it)
+PART_CHARS = 1_000_000  # a row's text is indexed in parts this long, each its own transaction ...
+PART_OVERLAP = 400  # ... overlapping by this much, so a phrase across a cut is whole in one part
 
-ROWS = "hermes_mlx_recall_rows"
-TERMS = "hermes_mlx_recall_terms"
+ROWS = "hermes_mlx_recall_rows"  # one per archived row: its kind and the redacted text to cut
+PARTS = "hermes_mlx_recall_parts"  # indexed part -> archived row
+TERMS = "hermes_mlx_recall_terms"  # FTS5 over the parts (contentless: the text is not kept twice)
 # Row kinds: how the lines handed back are found (data, not branches spread over the module).
 WHOLE, HUGE, SKIPPED = "whole", "huge", "marker"
 SCHEMA = [
@@ -60,6 +66,7 @@ SCHEMA = [
     f"CREATE TABLE IF NOT EXISTS {ROWS} (id INTEGER PRIMARY KEY, session TEXT NOT NULL, role TEXT NOT NULL,"
     " kind TEXT NOT NULL, body TEXT)",
     f"CREATE INDEX IF NOT EXISTS {ROWS}_session ON {ROWS}(session)",
+    f"CREATE TABLE IF NOT EXISTS {PARTS} (part INTEGER PRIMARY KEY, id INTEGER NOT NULL)",
     f"CREATE VIRTUAL TABLE IF NOT EXISTS {TERMS} USING fts5(body, content='',"
     " tokenize=\"unicode61 categories 'L* N* Co So'\")",
 ]
@@ -121,8 +128,14 @@ def prepared(message: dict) -> tuple[str, str | None, str]:
     text = clean(row_text(message))
     if len(text) <= WHOLE_MAX:
         shown = redact(text)
-        return WHOLE, shown, spaced(shown)
-    return HUGE, None, spaced(text)
+        return WHOLE, shown, shown
+    return HUGE, None, text
+
+
+def parts_of(text: str) -> Iterator[str]:
+    """The text to index in parts of PART_CHARS (spaced for the tokenizer), overlapping."""
+    for start in range(0, max(len(text), 1), PART_CHARS):
+        yield spaced(text[start : start + PART_CHARS + PART_OVERLAP])
 
 
 def window(line: str, terms: Iterable[str], width: int = MAX_LINE_CHARS) -> str:
@@ -201,17 +214,23 @@ class RecallIndex:
             fresh = [i for i in ids if i not in known]
             have = self._indexed(fresh)
             missing = [i for i in fresh if i not in have]
-            batch: list[tuple] = []
+            entries: list[tuple] = []
+            parts: list[tuple[int, str]] = []
             size = 0
             for row_id in missing:
                 for row in self.store.rows([row_id]):  # one at a time: a row may be 50 MB
-                    kind, body, terms = prepared(row.message)
-                    batch.append((row.id, key, str(row.message.get("role") or ""), kind, body, terms))
-                    size += len(terms)
-                if size >= INDEX_BATCH_CHARS:
-                    self._write(batch)
-                    batch, size = [], 0
-            self._write(batch)
+                    kind, body, text = prepared(row.message)
+                    entries.append((row.id, key, str(row.message.get("role") or ""), kind, body))
+                    for part in parts_of(text) if text else ():
+                        parts.append((row.id, part))
+                        size += len(part)
+                        if size >= INDEX_BATCH_CHARS:  # a huge row: its parts written a few at a time,
+                            self._write([], parts)  # so engine.db's write lock is never held long
+                            parts, size = [], 0
+                if size >= INDEX_BATCH_CHARS or len(entries) >= 500:
+                    self._write(entries, parts)
+                    entries, parts, size = [], [], 0
+            self._write(entries, parts)  # a row is entered after its last part: a crash re-indexes it
             known.update(fresh)
         return len(missing)
 
@@ -223,17 +242,18 @@ class RecallIndex:
             have.update(r[0] for r in self._conn.execute(f"SELECT id FROM {ROWS} WHERE id IN ({marks})", chunk))
         return have
 
-    def _write(self, batch: list[tuple]) -> None:
-        if not batch:
+    def _write(self, entries: list[tuple], parts: list[tuple[int, str]]) -> None:
+        if not entries and not parts:
             return
         with write_transaction(self._conn) as cur:
-            for row_id, key, role, kind, body, terms in batch:
-                cur.execute(
-                    f"INSERT OR IGNORE INTO {ROWS} (id, session, role, kind, body) VALUES (?, ?, ?, ?, ?)",
-                    (row_id, key, role, kind, body),
-                )
-                if cur.rowcount == 1 and terms:  # another process may have indexed it meanwhile
-                    cur.execute(f"INSERT INTO {TERMS} (rowid, body) VALUES (?, ?)", (row_id, terms))
+            for row_id, text in parts:
+                cur.execute(f"INSERT INTO {TERMS} (body) VALUES (?)", (text,))
+                cur.execute(f"INSERT INTO {PARTS} (part, id) VALUES (?, ?)", (cur.lastrowid, row_id))
+            # another process may have entered a row meanwhile: its parts are then found twice,
+            # which the search folds into one
+            cur.executemany(
+                f"INSERT OR IGNORE INTO {ROWS} (id, session, role, kind, body) VALUES (?, ?, ?, ?, ?)", entries
+            )
 
     def search(self, sessions: str | list[str], query: str, limit: int = DEFAULT_MATCHES) -> dict:
         """The matching lines of the sessions' archived rows, best rows first, redacted and bounded.
@@ -251,11 +271,13 @@ class RecallIndex:
         found: list[tuple] = []
         with self._lock:
             for joiner in ("AND", "OR"):  # every word first; any word when no row has them all
-                found = self._conn.execute(
-                    f"SELECT r.id, r.role, r.kind FROM {TERMS} t JOIN {ROWS} r ON r.id = t.rowid"
-                    f" WHERE {TERMS} MATCH ? AND r.session IN ({marks}) ORDER BY bm25({TERMS}) LIMIT {CANDIDATE_ROWS}",
+                hits = self._conn.execute(
+                    f"SELECT r.id, r.role, r.kind FROM {TERMS} t JOIN {PARTS} p ON p.part = t.rowid"
+                    f" JOIN {ROWS} r ON r.id = p.id WHERE {TERMS} MATCH ? AND r.session IN ({marks})"
+                    f" ORDER BY bm25({TERMS}) LIMIT {4 * CANDIDATE_ROWS}",
                     (f" {joiner} ".join(phrases), *keys),
                 ).fetchall()
+                found = list(dict.fromkeys(hits))[:CANDIDATE_ROWS]  # a row's best part ranks it
                 if found or len(phrases) == 1:
                     break
         answer = _answer(query, terms, self._candidates(found, terms), limit)
