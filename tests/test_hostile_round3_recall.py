@@ -505,3 +505,14 @@ def test_11_a_windows_path_comes_back_as_written(tmp_path):
     line = r"dir C:\Windows\System32\drivers\etc"
     store, index = archive(tmp_path, {"s": [tool("c1", line)]})
     assert texts(index.search("s", r"C:\Windows\System32")) == [line]
+
+
+def test_2_a_row_that_does_not_decode_is_left_out_not_fatal(tmp_path):
+    store, index = archive(tmp_path, {"s": [tool("c1", "the first row"), tool("c2", "the ocelot_row")]})
+    first = store.archived_ids("s")[0]
+    conn = sqlite3.connect(str(tmp_path / "engine.db"))
+    conn.execute("UPDATE messages SET flags = '[not an object' WHERE id = ?", (first,))
+    conn.commit()
+    conn.close()
+    assert texts(index.search("s", "ocelot_row")) == ["the ocelot_row"]
+    assert texts(index.search("s", "ocelot_row")) == ["the ocelot_row"]  # and again, nothing retried

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hermes_mlx.compactor.store_checks import (  # the errors and checks callers import from here
+    RowDecodeError,
     StoreError,
     StoreFormatError,  # noqa: F401
     check_schema,
@@ -364,7 +365,7 @@ class SessionStore:
             try:
                 message = row_to_message(*cols)
             except (TypeError, ValueError) as exc:
-                raise StoreError(f"session store {self.path}: row {rid} cannot be read: {exc}") from exc
+                raise RowDecodeError(f"session store {self.path}: row {rid} cannot be read: {exc}") from exc
             out.append(StoredMessage(rid, sid, pos, bool(active), bool(compacted), created, archived, message))
         return out
 

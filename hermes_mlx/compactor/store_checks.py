@@ -24,6 +24,10 @@ class StoreError(HermesMLXError, RuntimeError):
     """The store cannot be opened or read (writes never raise; they return False)."""
 
 
+class RowDecodeError(StoreError):
+    """One row's columns do not decode to a message (the file is otherwise readable)."""
+
+
 class StoreFormatError(StoreError, UsageError):
     """The file is not a hermes-mlx session store (a Hermes state.db, not SQLite at all)."""
 

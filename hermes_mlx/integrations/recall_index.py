@@ -30,6 +30,7 @@ else; they hold derived data, so the earlier single-table layout is dropped and 
 
 from __future__ import annotations
 
+import logging
 import re
 import sqlite3
 import threading
@@ -37,7 +38,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from hermes_mlx.compactor import markers
-from hermes_mlx.compactor.store import SessionStore, write_transaction
+from hermes_mlx.compactor.store import RowDecodeError, SessionStore, write_transaction
 from hermes_mlx.compactor.store_rows import clean, session_key
 from hermes_mlx.compactor.transcript import content_text
 from hermes_mlx.errors import UsageError
@@ -55,6 +56,8 @@ TRIM = 4_096  # ... of which this much is dropped at each cut edge after redacti
 INDEX_BATCH_CHARS = 4_000_000  # text prepared per write transaction (redaction runs outside it)
 PART_CHARS = 1_000_000  # a row's text is indexed in parts this long, each its own transaction ...
 PART_OVERLAP = 400  # ... overlapping by this much, so a phrase across a cut is whole in one part
+
+logger = logging.getLogger("hermes_mlx.integrations")
 
 ROWS = "hermes_mlx_recall_rows"  # one per archived row: its kind and the redacted text to cut
 PARTS = "hermes_mlx_recall_parts"  # indexed part -> archived row
@@ -217,12 +220,12 @@ class RecallIndex:
             entries: list[tuple] = []
             parts: list[tuple[int, str]] = []
             size = 0
-            for row_id in missing:
-                for row in self.store.rows([row_id]):  # one at a time: a row may be 50 MB
-                    kind, body, text = prepared(row.message)
-                    entries.append((row.id, key, str(row.message.get("role") or ""), kind, body))
+            for wanted in missing:
+                for row_id, role, message in self._rows(wanted):  # one at a time: a row may be 50 MB
+                    kind, body, text = prepared(message)
+                    entries.append((row_id, key, role, kind, body))
                     for part in parts_of(text) if text else ():
-                        parts.append((row.id, part))
+                        parts.append((row_id, part))
                         size += len(part)
                         if size >= INDEX_BATCH_CHARS:  # a huge row: its parts written a few at a time,
                             self._write([], parts)  # so engine.db's write lock is never held long
@@ -233,6 +236,15 @@ class RecallIndex:
             self._write(entries, parts)  # a row is entered after its last part: a crash re-indexes it
             known.update(fresh)
         return len(missing)
+
+    def _rows(self, row_id: int) -> list[tuple[int, str, dict]]:
+        """(id, role, message) of one archived row; a row that does not decode is left out of the
+        index (logged once), so it cannot fail every later call."""
+        try:
+            return [(r.id, str(r.message.get("role") or ""), r.message) for r in self.store.rows([row_id])]
+        except RowDecodeError as exc:
+            logger.warning("hermes-mlx recall: %s; it is not searchable", exc)
+            return [(row_id, "", {"role": "", "content": ""})]
 
     def _indexed(self, ids: list[int]) -> set[int]:
         have: set[int] = set()
