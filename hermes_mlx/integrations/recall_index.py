@@ -168,7 +168,7 @@ def first_hits(text: str, terms: list[str], most: int = 4) -> list[int]:
     low = text.lower()
     exact = len(low) == len(text)  # lower() can lengthen a few letters; then positions are searched
     hits = []
-    for term in terms:
+    for term in sorted(terms, key=len, reverse=True):  # the most telling words first
         if exact:
             at = low.find(term.lower())
         else:
