@@ -17,28 +17,30 @@ locked database are each one clear StoreError.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import logging
-import os
 import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from hermes_mlx.compactor.store_checks import (  # the errors and checks callers import from here
+    RowDecodeError,
+    StoreError,
+    StoreFormatError,  # noqa: F401
+    check_schema,
+    check_writable,
+    reason_of,
+)
 from hermes_mlx.compactor.store_rows import clean, encode, rewritten_rows, row_to_message, session_key
-from hermes_mlx.errors import HermesMLXError, UsageError
-from hermes_mlx.files import NotAFileTarget, write_target
 
 logger = logging.getLogger(__name__)
 
 Message = dict
-SQLITE_MAGIC = b"SQLite format 3\x00"
-SIDECARS = ("-wal", "-shm", "-journal")
-
-_OURS = {"position", "flags", "name", "active", "compacted"}
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS messages (
@@ -69,14 +71,6 @@ SCHEMA = [
     updated_at REAL NOT NULL
 )""",
 ]
-
-
-class StoreError(HermesMLXError, RuntimeError):
-    """The store cannot be opened or read (writes never raise; they return False)."""
-
-
-class StoreFormatError(StoreError, UsageError):
-    """The file is not a hermes-mlx session store (a Hermes state.db, not SQLite at all)."""
 
 
 @dataclass
@@ -133,18 +127,17 @@ class SessionStore:
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=timeout)
             if self.path != ":memory:":
                 conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("BEGIN IMMEDIATE")  # also proves we can take the write lock now
-            for statement in SCHEMA:
-                conn.execute(statement)
-            cols = {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
-            if "active_order" not in cols:  # a store written before active_order existed
-                conn.execute("ALTER TABLE messages ADD COLUMN active_order INTEGER")
-                conn.execute("UPDATE messages SET active_order = position WHERE active = 1")
-            conn.execute("COMMIT")
+            with write_transaction(conn) as cur:  # also proves we can take the write lock now
+                for statement in SCHEMA:
+                    cur.execute(statement)
+                cols = {r[1] for r in cur.execute("PRAGMA table_info(messages)")}
+                if "active_order" not in cols:  # a store written before active_order existed
+                    cur.execute("ALTER TABLE messages ADD COLUMN active_order INTEGER")
+                    cur.execute("UPDATE messages SET active_order = position WHERE active = 1")
         except (OSError, sqlite3.Error) as exc:
             if conn is not None:
                 conn.close()
-            raise StoreError(f"cannot open session store at {self.path}: {_reason(exc)}") from exc
+            raise StoreError(f"cannot open session store at {self.path}: {reason_of(exc)}") from exc
         self._conn = conn
 
     # -- writes: counted and logged, never raised ----------------------------------------------
@@ -201,23 +194,15 @@ class SessionStore:
 
     def _write(self, session_id: str, what: str, work: Callable[[sqlite3.Cursor], None]) -> bool:
         with self._lock:
-            cur = None
             try:
                 if not isinstance(session_id, str) or not session_id:
                     raise ValueError(f"session id must be a non-empty string, got {session_id!r}")
-                cur = self._conn.cursor()
-                cur.execute("BEGIN IMMEDIATE")
-                work(cur)
-                cur.execute("COMMIT")
+                with write_transaction(self._conn) as cur:
+                    work(cur)
                 return True
             except Exception as exc:  # noqa: BLE001 - a store failure must never end the session
                 self._active.clear()  # rolled back: what it cached was never committed
-                try:
-                    if self._conn.in_transaction:
-                        self._conn.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
-                reason = _reason(exc)
+                reason = reason_of(exc)
                 self.failures[reason] += 1
                 self.last_error = reason
                 logger.warning(
@@ -227,9 +212,6 @@ class SessionStore:
                     reason,
                 )
                 return False
-            finally:
-                if cur is not None:
-                    cur.close()
 
     def _reconcile(self, cur: sqlite3.Cursor, session_id: str, messages: list[Message]) -> None:
         key = session_key(session_id)
@@ -315,6 +297,20 @@ class SessionStore:
         """Every row of a session, archived ones included, in the order written (for audit)."""
         return self._select("session_id = ?", (session_key(session_id),))
 
+    def archived_ids(self, session_id: str) -> list[int]:
+        """Ids of the session's archived rows, oldest first. Ids only, read from the index alone
+        (no row, no text): a caller keeping its own copy in step (the recall index) asks this on
+        every call and reads only the rows it has not seen. Archived rows never change again."""
+        rows = self._read(
+            "SELECT id FROM messages WHERE session_id = ? AND active = 0 ORDER BY position", (session_key(session_id),)
+        )
+        return [r[0] for r in rows]
+
+    def rows(self, ids: list[int]) -> list[StoredMessage]:
+        """The rows with these ids (any session), in id order."""
+        ids = [int(i) for i in ids]
+        return self._select(f"id IN ({', '.join('?' * len(ids))})", tuple(ids), order="id") if ids else []
+
     def progress(self, session_id: str) -> ReplayState | None:
         """Where the last replay of this session stopped (None if none was recorded)."""
         rows = self._read(
@@ -369,7 +365,7 @@ class SessionStore:
             try:
                 message = row_to_message(*cols)
             except (TypeError, ValueError) as exc:
-                raise StoreError(f"session store {self.path}: row {rid} cannot be read: {exc}") from exc
+                raise RowDecodeError(f"session store {self.path}: row {rid} cannot be read: {exc}") from exc
             out.append(StoredMessage(rid, sid, pos, bool(active), bool(compacted), created, archived, message))
         return out
 
@@ -378,7 +374,7 @@ class SessionStore:
             try:
                 return self._conn.execute(sql, args).fetchall()
             except sqlite3.Error as exc:
-                raise StoreError(f"cannot read session store at {self.path}: {_reason(exc)}") from exc
+                raise StoreError(f"cannot read session store at {self.path}: {reason_of(exc)}") from exc
 
     def close(self) -> None:
         with self._lock:
@@ -391,58 +387,26 @@ class SessionStore:
         self.close()
 
 
-# -- opening checks ----------------------------------------------------------------------------
+@contextlib.contextmanager
+def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Cursor]:
+    """BEGIN IMMEDIATE ... COMMIT on `conn` (opened with isolation_level=None), rolled back on any
+    error, a Python one included, before it propagates.
 
-
-def check_writable(path: Path) -> None:
-    """Raise StoreError unless SQLite can write `path` and the files it keeps beside it.
-
-    Checked before opening because SQLite falls back to a read-only -shm mapping it cannot grow
-    (SIGBUS, the process dies) and otherwise reports a read-only file only at the first write.
-    """
-    if path.is_dir():
-        raise StoreError(f"session store {path} is a directory")
-    try:  # a link to a device would pass the checks below and leave SQLite's journal beside the device
-        write_target(path, "session store")
-    except NotAFileTarget as exc:
-        raise StoreError(str(exc)) from None
-    if not path.parent.is_dir():
-        raise StoreError(f"session store {path}: folder {path.parent} does not exist")
-    for candidate in [path] + [Path(str(path) + s) for s in SIDECARS]:
-        if candidate.exists() and not os.access(candidate, os.R_OK | os.W_OK):
-            raise StoreError(f"session store {path}: {candidate} is not writable (read-only or immutable)")
-    if not os.access(path.parent, os.W_OK | os.X_OK):
-        raise StoreError(
-            f"session store {path}: folder {path.parent} is not writable (SQLite keeps its journal beside the file)"
-        )
-
-
-def check_schema(path: Path) -> None:
-    """Refuse, read-only and before any PRAGMA, a file that is not (or cannot become) our store."""
-    if not path.is_file() or path.stat().st_size == 0:
-        return
-    with path.open("rb") as fh:
-        if fh.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
-            raise StoreFormatError(f"session store {path} exists and is not a SQLite database")
-    conn = None
+    Every write to engine.db goes through this one helper (the store's, the recall index's): an
+    error raised after BEGIN that nothing rolled back (a lone surrogate the driver could not
+    encode) once kept the file's write lock for the life of the process, and every other
+    session's archive write then timed out."""
+    cur = conn.cursor()
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        cols = {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot open session store at {path}: {_reason(exc)}") from exc
+        cur.execute("BEGIN IMMEDIATE")
+        yield cur
+        cur.execute("COMMIT")
+    except BaseException:
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+        raise
     finally:
-        if conn is not None:
-            conn.close()
-    if cols and not _OURS <= cols:
-        raise StoreFormatError(
-            f"{path} has a messages table of another schema (a Hermes state.db?); it was left untouched:"
-            " give --store a new file (a state.db can be the session to replay instead)"
-        )
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-        return f"{exc} (another connection holds it)"
-    if isinstance(exc, sqlite3.Error):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
+        cur.close()

@@ -38,26 +38,13 @@ from hermes_mlx.compactor.settings import DEFAULT_DEFRAG_THRESHOLD, CompactorSet
 from hermes_mlx.compactor.store import SessionStore
 
 from . import recall
+from .engine_archive import STORE_FILE, Archive, for_store, open_store, with_note
 from .hermes_config import DEFAULT_AUX_MODEL, PLUGIN_NAME
 
 logger = logging.getLogger("hermes_mlx.integrations")
 
-STORE_FILE = Path("hermes-mlx") / "engine.db"  # under Hermes's home: our archive and the recall index
 DB_PERSISTED = "_db_persisted"  # Hermes's mark on a row its session DB already holds (context_compressor.py)
-_KEEP_PRIVATE = {markers.SUMMARY_KEY, markers.MICRO_KEY, markers.HAS_USER_TURN_KEY, markers.MERGED_FROM_KEY}
-_STORES: dict[str, tuple[SessionStore, recall.RecallIndex]] = {}
-_STORES_LOCK = threading.Lock()
-
-
-def open_store(home: str | Path) -> tuple[SessionStore, recall.RecallIndex]:
-    """The store and recall index under a Hermes home, one per file for the process (engines
-    cloned per agent share them, as Hermes's clone_for_agent contract asks)."""
-    path = str(Path(home).expanduser() / STORE_FILE)
-    with _STORES_LOCK:
-        if path not in _STORES:
-            store = SessionStore(path)
-            _STORES[path] = (store, recall.RecallIndex(store, path))
-        return _STORES[path]
+_SUMMARIZER_LOCK = threading.Lock()  # the warm-up thread and the first pass may both load it
 
 
 def _fail_open(default):
@@ -113,21 +100,6 @@ def _progress_to_hermes(summarizer: Any):
         summarizer.on_chunk = previous
 
 
-def for_store(message: dict) -> dict:
-    """A message as our store keeps it: Hermes's bookkeeping keys (row ids, persisted marks) left out,
-    so the same message always encodes the same way."""
-    return {k: v for k, v in message.items() if not k.startswith("_") or k in _KEEP_PRIVATE}
-
-
-def with_note(message: dict) -> dict:
-    """A marker that tells the main model the recall tool exists (after the end line, so a marker
-    parsed back into a rolling or previous summary never carries the note into it)."""
-    content = message.get("content")
-    if not isinstance(content, str) or recall.MARKER_NOTE in content:
-        return message
-    return {**message, "content": f"{content}\n\n{recall.MARKER_NOTE}"}
-
-
 class _EngineMicro(MicroCompactor):
     """Our micro compactor, with the next pass started from `on_turn_complete` instead of from the
     end of the pass: the turn Hermes hands over is the transcript the next pass will see."""
@@ -169,10 +141,8 @@ class EngineCore:
         self._main_model = ""
         self._micro: _EngineMicro | None = None
         self._batch: BatchCompactor | None = None
-        self._store: SessionStore | None = None
-        self._recall: recall.RecallIndex | None = None
+        self._archive = Archive()  # our store, the recall index, this conversation's lineage
         self.failures = 0  # hooks that raised (and were contained)
-        self._lineage: list[str] = []  # earlier ids of this conversation (Hermes's rotations)
 
     @property
     def name(self) -> str:
@@ -193,7 +163,7 @@ class EngineCore:
 
     @property
     def summarizer(self):
-        with _STORES_LOCK:  # the warm-up thread and the first pass may both ask first
+        with _SUMMARIZER_LOCK:
             if self._summarizer is None:
                 from .adapter import HERMES_TIMEOUT_S, make_summarizer
                 from .model_names import engine_model
@@ -253,12 +223,14 @@ class EngineCore:
             result = batch.compact(list(messages), focus=focus_topic or None, force=True)
             if not result.changed:
                 return messages
-            out = [dict(with_note(m)) if markers.is_marker(m) else dict(m) for m in result.messages]
+            stored = self._archive.before_pass(self._session_id, messages, result.messages)
+            noted = self._archive.noted(stored)
+            out = [dict(with_note(m)) if noted and markers.is_marker(m) else dict(m) for m in result.messages]
             for m in out:  # Hermes's invariant: nothing compress() returns carries a persisted mark
                 m.pop(DB_PERSISTED, None)
             self.compression_count += 1
             self._micro.reset()  # the batch marker holds more than the rolling summary
-            self._record(messages, out)
+            self._record(out, stored)
             return out
 
     # ------------------------------------------------------------------ micro: we commit it
@@ -289,10 +261,13 @@ class EngineCore:
         result = micro.compact(held)
         if not result.changed:
             return messages
+        merged = self._merge_users(micro, result.messages)
+        stored = self._archive.before_pass(self._session_id, messages, merged)
+        noted = self._archive.noted(stored)
         originals = {id(m) for m in messages}
         out = []
-        for m in self._merge_users(micro, result.messages):
-            if markers.is_marker(m):
+        for m in merged:
+            if noted and markers.is_marker(m):
                 m = with_note(m)
             if id(m) not in originals:  # new or rewritten: the DB does not hold it yet
                 m = {k: v for k, v in m.items() if k not in (DB_PERSISTED, "_row_id")}
@@ -301,7 +276,7 @@ class EngineCore:
             micro.reset()  # another compaction won; the transcript is the source of truth again
             return messages
         self._flush_scan_cursor_invalidated = True
-        self._record(messages, out)
+        self._record(out, stored)
         return out
 
     @staticmethod
@@ -331,8 +306,12 @@ class EngineCore:
         return MicroCompactionMixin._sync_micro_compact_to_db(self, out, held=held, start_watermark=watermark)
 
     def bind_session_state(self, session_db: Any = None, session_id: str = "") -> None:
-        """Hermes binds its session DB to any engine that has this (agent_init._build_context_engine)."""
+        """Hermes binds its session DB to any engine that has this (agent_init._build_context_engine),
+        and binds a new id after a /new, /resume or /branch (reset_session_state): a conversation
+        of its own, so the lineage of the one before goes (a rotation comes as on_session_start)."""
         self._session_db = session_db
+        if session_id and session_id != self._session_id:
+            self._archive.new_conversation()
         self._session_id = session_id or self._session_id
 
     # ------------------------------------------------------------------ turn and session hooks
@@ -353,15 +332,18 @@ class EngineCore:
         self._session_id = session_id or self._session_id
         self._main_model = str(kwargs.get("model") or self._main_model)
         home = kwargs.get("hermes_home") or self._home
-        if home and self._store is None:
+        if home and self._archive.store is None:
             self._home = home
-            self._store, self._recall = open_store(home)
+            self._archive.open(home)
         # A compaction boundary (boundary_reason="compression") keeps the micro state: in place
         # the id is the same, and a rotation carries the same transcript on under a new id, so
-        # recall keeps searching the ids before it.
+        # recall keeps searching the ids before it. Any other new id is another conversation.
         parent = kwargs.get("old_session_id")
-        if kwargs.get("boundary_reason") == "compression" and parent and parent != self._session_id:
-            self._lineage = [*self._lineage, parent]
+        rotation = kwargs.get("boundary_reason") == "compression"
+        if self._session_id != old and not rotation:
+            self._archive.new_conversation()
+        if rotation and parent and parent != self._session_id:
+            self._archive.lineage.append(parent)
         if self._micro is not None and self._session_id != old and kwargs.get("boundary_reason") != "compression":
             self._micro.reset()
         if kwargs.get("boundary_reason") is None:
@@ -382,10 +364,12 @@ class EngineCore:
 
     @_fail_open(None)
     def on_session_reset(self) -> None:
+        """Hermes's /new, /resume and /branch (reset_session_state): the next conversation starts."""
         for attr in ("last_prompt_tokens", "last_completion_tokens", "last_total_tokens", "compression_count"):
             setattr(self, attr, 0)
         if self._micro is not None:
             self._micro.reset()
+        self._archive.new_conversation()
 
     # ------------------------------------------------------------------ recall
 
@@ -395,16 +379,15 @@ class EngineCore:
     def handle_tool_call(self, name: str, args: Any, **kwargs) -> str:
         if name != recall.TOOL_NAME:
             return json.dumps({"error": f"Unknown context engine tool: {name}"})
-        ids = [self._session_id, *reversed(self._lineage)] if self._session_id else []
-        return recall.handle_call(self._recall, ids, args)
+        return self._archive.recall(self._session_id, args)
 
-    def _record(self, before: list[dict], after: list[dict]) -> None:
-        """Our store in step with the pass: the transcript before it, then after it, so what the
-        pass removed is archived there and recall can find it. A store fault only logs."""
-        if self._store is None or not self._session_id:
-            return
-        self._store.sync(self._session_id, [for_store(m) for m in before])
-        self._store.archive_and_compact(self._session_id, [for_store(m) for m in after])
+    def _record(self, after: list[dict], stored: bool) -> None:
+        """The pass's output into our store, so what it removed is archived (a fault only logs)."""
+        self._archive.after_pass(self._session_id, after, stored)
+
+    @property
+    def _store(self) -> SessionStore | None:
+        return self._archive.store
 
 
 def build_engine(**options):
@@ -417,4 +400,4 @@ def build_engine(**options):
     return HermesMLXContextEngine(**options)
 
 
-__all__ = ["EngineCore", "build_engine", "for_store", "open_store", "with_note"]
+__all__ = ["STORE_FILE", "EngineCore", "build_engine", "for_store", "open_store", "with_note"]
