@@ -144,3 +144,25 @@ def test_summary_budget_is_hermes_own_target_for_the_span():
     assert hermes_summary_budget(100_000, 128_000) == 6_400  # at most 5% of the window
     assert hermes_summary_budget(30_000, 200_000) == 6_000  # a fifth of the span
     assert hermes_summary_budget(10**6, 10**6) == 10_000  # never over 10,000
+
+
+# ---------------------------------------------------------------- errors and what fixed them
+
+
+def test_an_error_a_later_success_cleared_is_listed_with_what_fixed_it_and_parses_back():
+    from hermes_mlx.summarizer.summary import parse, render
+
+    gradle = "> BUG! exception in phase 'semantic analysis' Unsupported class file major version 68"
+    led = _ledger(
+        (("terminal", {"command": "./gradlew assembleDebug"}), gradle + "\nBUILD FAILED in 2s\nexit code: 1"),
+        (("terminal", {"command": "./gradlew assembleDebug"}), "BUILD SUCCESSFUL in 9s\nexit code: 0"),
+        (("terminal", {"command": "cargo test"}), "error[E0425]: cannot find value `x`\nexit code: 101"),
+        (("terminal", {"command": "cargo test"}), "test result: ok. 3 passed; 0 failed\nexit code: 0"),
+    )
+    assert led.resolved and all(led.fixes[e] in ("./gradlew assembleDebug", "cargo test") for e in led.resolved)
+    from hermes_mlx.summarizer.summary import Summary
+
+    text = render(Summary(goal="build it", ledger=led))
+    assert "## Errors and Fixes" in text and "— fixed by `cargo test`" in text
+    again = parse(text).ledger
+    assert again.resolved == led.resolved and again.fixes == led.fixes

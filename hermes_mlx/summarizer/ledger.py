@@ -85,7 +85,8 @@ class Ledger:
     files: dict = field(default_factory=dict)  # path -> action
     commands: list = field(default_factory=list)  # [Command]
     errors: list = field(default_factory=list)  # [ErrorItem]
-    resolved: list = field(default_factory=list)  # [str]
+    resolved: list = field(default_factory=list)  # [str]: error lines a later success cleared
+    fixes: dict = field(default_factory=dict)  # resolved error line -> the command whose success cleared it
     urls: list = field(default_factory=list)
     ids: list = field(default_factory=list)
     constraints: list = field(default_factory=list)
@@ -136,6 +137,7 @@ class Ledger:
                 return
         if line in self.resolved:
             self.resolved.remove(line)  # it came back
+            self.fixes.pop(line, None)
         self.errors.append(ErrorItem(line, cmd, test))
 
     def add_list(self, name: str, items) -> None:
@@ -152,6 +154,7 @@ class Ledger:
             if _covers(cmd, e) or (e.test and re.search(re.escape(e.test) + r"\s+PASSED", output)):
                 if e.line not in self.resolved and not MORE_ERRORS.match(e.line):
                     self.resolved.append(e.line)
+                    self.fixes[e.line] = cmd
             else:
                 still.append(e)
         self.errors = still

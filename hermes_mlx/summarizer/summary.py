@@ -26,7 +26,9 @@ GOAL, CONSTRAINTS, PROGRESS, DECISIONS, QUESTIONS, STATE, REMAINING = (
     "Current State",  # the task in progress at the cut and the error still open
     "Next Steps",  # the open items of the agent's latest plan, verbatim
 )
-FILES, COMMANDS, ERRORS, RESOLVED, URLS, IDS = "Files", "Commands", "Errors", "Resolved Errors", "URLs", "Identifiers"
+FILES, COMMANDS, ERRORS, URLS, IDS = "Files", "Commands", "Errors", "URLs", "Identifiers"
+RESOLVED = "Errors and Fixes"  # each error a later success cleared, and the command that succeeded
+FIXED_BY = " — fixed by "
 USERS = "User Messages"  # the user's own words from the compacted span, verbatim
 EARLIER = "Earlier Summary"
 NARRATIVE = {
@@ -73,6 +75,7 @@ _ALIASES = {
     "commands": COMMANDS,
     "errors": ERRORS,
     "resolved errors": RESOLVED,
+    "errors and fixes": RESOLVED,
     "urls": URLS,
     "identifiers": IDS,
 }
@@ -128,7 +131,9 @@ def render(s: Summary) -> str:
         else:
             errors.extend(f"- {code(x)}" for x in lines)
     section(ERRORS, errors)
-    section(RESOLVED, [f"- {code(x)}" for x in led.resolved])
+    section(
+        RESOLVED, [f"- {code(x)}" + (FIXED_BY + code(led.fixes[x]) if led.fixes.get(x) else "") for x in led.resolved]
+    )
     section(URLS, [f"- {u}" for u in led.urls])
     section(IDS, [", ".join(code(i) for i in led.ids)] if led.ids else [])
     for title, body in s.extras:
@@ -258,8 +263,11 @@ def _parse_ledger(led: Ledger, kind: str, body: str) -> None:
                 continue
             led.add_error(_uncode(line), group if nested else "")
         elif kind == RESOLVED:
-            if _uncode(line) not in led.resolved:
-                led.resolved.append(_uncode(line))
+            error, _, fix = line.partition(FIXED_BY)
+            if _uncode(error) not in led.resolved:
+                led.resolved.append(_uncode(error))
+                if fix.strip():
+                    led.fixes[_uncode(error)] = _uncode(fix)
         elif kind == URLS:
             led.add_list("urls", [line.strip("<>`")])
         elif kind == IDS:
