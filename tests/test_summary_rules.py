@@ -166,3 +166,17 @@ def test_an_error_a_later_success_cleared_is_listed_with_what_fixed_it_and_parse
     assert "## Errors and Fixes" in text and "— fixed by `cargo test`" in text
     again = parse(text).ledger
     assert again.resolved == led.resolved and again.fixes == led.fixes
+
+
+def test_a_program_saying_it_failed_is_an_error_and_a_result_in_any_tool_family():
+    from hermes_mlx.summarizer.error_lines import is_error_line
+
+    busy = "rm: cannot remove '/data/x/.git/config': Device or resource busy"
+    sudo = "sudo: a terminal is required to read the password\nsudo: a password is required"
+    smi = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."
+    for text, line in ((busy, busy), (sudo, "sudo: a password is required"), (smi, smi)):
+        assert outcome_line(text) == line and is_error_line(line), text
+    for prose in ("Note: it cannot fail here", "# cannot use this helper twice"):
+        assert not is_error_line(prose) and outcome_line(prose) == "", prose
+    led = _ledger((("terminal", {"command": "rm -rf /data/x && ls -la /data"}), busy + "\n"))
+    assert [e.line for e in led.errors] == [busy]

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+from .vocabulary import PROGRAM_FAILED
+
 MAX_LINE = 2000  # a candidate line is cut to this before any regex sees it
 MAX_LINES = 20_000  # lines of one result scanned at most (head); the tail is scanned too
 
@@ -49,6 +51,7 @@ ERROR_LINE = re.compile(
     r"|^\s*┃\s*\[[A-Z]\]\s"  # Credo issue: ┃ [D] ↘ Nested modules could be aliased ...
     r"|npm ERR!|command not found|: not found$|No such file or directory|Permission denied|Segmentation fault|core dumped"
     r"|\*\*\* \[[^\]\n]{0,200}\] Error \d+"  # make
+    r"|(?i:" + PROGRAM_FAILED.pattern + ")"  # rm: cannot remove 'x': Device or resource busy
 )
 _MAVEN_NOISE = re.compile(r"^\[ERROR\]\s*(?:$|->|Re-run Maven|To see the full|For more information|\[Help)")
 _CODE = re.compile(

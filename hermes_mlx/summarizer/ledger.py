@@ -243,7 +243,8 @@ class Ledger:
             family, outcome = outcome_of(output, status)
             # what a read printed is what it read, not a result (`sed -n 1,80p x.js` -> a line of x.js),
             # unless the read failed or it read a log of a run
-            if READ_ONLY.match(cmd) and family != "failure" and not RUN_LOG.search(cmd):
+            read_failed = family == "failure" and (status not in (0, None) or output.count("\n") < 3)
+            if READ_ONLY.match(cmd) and not read_failed and not RUN_LOG.search(cmd):
                 outcome = ""
             self.add_command(cmd, status, outcome)
         # a file's contents are no errors (`raise ValueError(...)` in code read back): reading

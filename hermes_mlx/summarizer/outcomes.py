@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from .text import clip
+from .vocabulary import PROGRAM_FAILED
 
 MAX_OUTCOME = 160  # a result line longer than this is clipped (still verbatim up to the cut)
 
@@ -91,7 +92,8 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
             r"|^.*\b(?:timed out|Timeout(?:Error)?|deadline exceeded)\b.*$"
             r"|^\s*(?:[A-Z]\w*\.)*[A-Z]\w*(?:Error|Exception)(?::.*)?$"
             r"|^\s*\*\* \(\w+(?:\.\w+)*\).*$"  # Elixir raise
-            r"|^.*\[ERROR\].*$|^\s*error(?:\[\w+\])?: .+$|^.*: error: .+$",
+            r"|^.*\[ERROR\].*$|^\s*error(?:\[\w+\])?: .+$|^.*: error: .+$"
+            r"|^.*?(?:" + PROGRAM_FAILED.pattern + ").*$",  # rm: cannot remove 'x': Device or resource busy
             re.I,
         ),
     ),

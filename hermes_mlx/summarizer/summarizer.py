@@ -310,7 +310,10 @@ class MLXSummarizer:
         stats["chunks"] += 1
         self._digest(prev, norm, source_text(norm), stats, details, keep=self.findings_keep)
         if budget_tokens and hermes_tokens(render(prev)) > budget_tokens:
-            self._condense(prev, sources, stats, details)
+            # what other entries spell out goes first; the budget fit then drops the entries worth
+            # least per token, findings included (condensing older ones to three threw good ones away)
+            details["ledger_entries_dropped"] = prev.ledger.compact(self.resolved_keep)
+            _dedupe(prev)
         return self._finish(prev, sources, stats, details, budget_tokens)
 
     def _defrag(self, stats: dict, summary: str, budget_tokens: int | None):

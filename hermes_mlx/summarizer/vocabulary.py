@@ -85,5 +85,13 @@ READ_ONLY = re.compile(
 )
 # a log of a run, read back: its result line is the run's ("cat build.log", "tail -50 test-output.txt")
 RUN_LOG = re.compile(r"\.(?:log|out|err)\b|\b(?:test|build|ci|pytest|jest|junit)[\w.-]*\.(?:txt|xml|json)\b", re.I)
+# a program saying it failed, in the Unix shape `prog: [what: ]why` ("rm: cannot remove 'x': Device
+# or resource busy", "sudo: a password is required") or in prose ("NVIDIA-SMI has failed because ...")
+PROGRAM_FAILED = re.compile(
+    r"^(?-i:[a-z][\w.+-]{0,30}): .{0,300}?\b(?:cannot|can't|could not|couldn't|unable to|failed to|"
+    r"a (?:password|terminal) is required|invalid (?:option|argument)|not permitted|refused|resource busy)\b"
+    r"|\bhas failed because\b|\bfailed because\b",
+    re.I,
+)
 # a command the user typed to the agent itself (`/add x`, `/undo`, `/clear`): no work of the agent's
 SLASH_COMMAND = re.compile(r"^\s*/[a-z][\w-]*(?=\s|$)")
