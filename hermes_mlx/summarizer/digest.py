@@ -197,12 +197,13 @@ _SOURCE_DIRS = set(
 _VOLATILE = re.compile(
     r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$|^[0-9a-f]{7,40}$|^\d{4}-\d\d-\d\d"
     r"|^[A-Za-z]-[A-Za-z0-9]$|^[a-z]-[a-z0-9]-[a-z0-9]|\\[a-z]|^[A-Za-z0-9]-[A-Za-z0-9]$"
+    r"|^(?:v|go)?\d+\.\d+\.\d+"  # a version: by the dozen in any listing, worth keeping only where it was chosen
 )
 
 
 def rank_ids(ids: list[str], turns: list[Turn], limit: int = 40) -> list[str]:
     """The identifiers worth carrying, best first: named in an edit, an error line or a command,
-    and repeated. UUIDs, hashes and timestamps only when a user or a command used them;
+    and repeated. UUIDs, hashes, versions and timestamps only when a user or a command used them;
     regex fragments (`Z0-9`) never."""
     users = "\n".join(t.text for t in turns if t.role == "user")
     commands = "\n".join(c.text for t in turns for c in t.tool_calls if command_of(c.name, c.arguments))

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from .digest import human_words
+from .findings import paragraphs
 from .text import Turn
 from .verify import instruction_like, line_problem, main_script
 
@@ -62,7 +63,6 @@ _CLAUSE = re.compile(
     r"(?i)[;:,\n—–()]|(?<=[.!?])\s+|\s+(?:but|however|whereas|although|though)\s+"
     r"|(?=\b(?:instead of|rather than)\b)|[；，。！？、：]"
 )
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|(?<=[。！？])|\n+")
 _TOKEN = re.compile(r"`[^`\n]+`|[A-Za-z][\w'’./:#+-]*[\w]|[A-Za-z]|\d+(?:\.\d+)*|[\u3040-\u30ff\u3400-\u9fff]+")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w])")
 _REPORTS_USER = re.compile(
@@ -283,9 +283,8 @@ def statements(turns: list[Turn]) -> list[str]:
     for t in turns:
         if t.role != "assistant" or not t.text.strip():
             continue
-        body = re.sub(r"```.*?(?:```|$)", "\n", t.text, flags=re.DOTALL)
-        for sentence in _SENTENCE.split(body):
-            sentence = " ".join(sentence.strip(" -*>\t").split())
+        for sentence in (s for line in paragraphs(t.text) for s in line):  # whole sentences, no heading
+            sentence = " ".join(re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", sentence).strip(" -*>\t").split())
             if (
                 _words(sentence) >= 3
                 and len(sentence) <= 300

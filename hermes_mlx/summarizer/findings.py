@@ -87,8 +87,8 @@ def split_sentences(line: str) -> list[str]:
     return [" ".join(c.split()) for c in cuts if c.strip()]
 
 
-def _paragraphs(text: str) -> list[list[str]]:
-    """Paragraph lines (outside code fences) as lists of sentences."""
+def paragraphs(text: str) -> list[list[str]]:
+    """Paragraph lines (outside code fences; no heading, table row or tag) as lists of sentences."""
     body = re.sub(r"```.*?(?:```|$)", "\n", text, flags=re.DOTALL)
     out = []
     for line in body.splitlines():
@@ -155,7 +155,7 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
         if t.role != "assistant" or not t.text.strip():
             continue
         reaction = i > 0 and turns[i - 1].role == "tool"
-        for k, sentences in enumerate(_paragraphs(t.text)):
+        for k, sentences in enumerate(paragraphs(t.text)):
             run: list[str] = []
             runs: list[tuple[list[str], bool]] = []
             for s in sentences:
@@ -207,8 +207,8 @@ _WORD = re.compile(r"\w+")
 
 
 def near_duplicate(a: str, b: str, share: float = 0.7) -> bool:
-    """Two findings that say the same: most of the shorter one's words are in the longer one
-    ("Reviewing module 3" / "Reviewing module 4" are not: their numbers differ and are kept)."""
+    """Two findings that say the same: most of the shorter one's words (at least three) are in
+    the longer one ("Reviewing module 3 of the API" / "Reviewing module 4 of the API")."""
     wa, wb = set(_WORD.findall(a.lower())), set(_WORD.findall(b.lower()))
     if not wa or not wb:
         return a == b

@@ -268,10 +268,13 @@ class Ledger:
             ):
                 for p in find_paths(line)[:4]:
                     self.add_file(p, "mentioned")
-        self.add_list(
-            "urls",
-            [u for u in find_urls(output) if not re.search(r"pythonhosted|pypi\.org/simple|registry\.npmjs", u)][:3],
-        )
+        if call is None or not _FOUND_URLS.search(call.name.lower()):  # a search's hits are not what was used
+            self.add_list(
+                "urls",
+                [u for u in find_urls(output) if not re.search(r"pythonhosted|pypi\.org/simple|registry\.npmjs", u)][
+                    :3
+                ],
+            )
         self.add_list("ids", find_ids(output, strict=True)[:3])
 
     def _absorb_text(self, t: Turn) -> None:
@@ -280,7 +283,8 @@ class Ledger:
             return
         for p in find_paths(text):
             self.add_file(p, "mentioned")
-        self.add_list("urls", find_urls(text))
+        if t.role != "assistant":  # an answer's "Sources:" list is what a search found, not what was used
+            self.add_list("urls", find_urls(text))
         self.add_list("ids", find_ids(text))
         if t.role == "assistant":
             for line in uncut(text, "line").splitlines():
@@ -347,6 +351,7 @@ _SHELL_EDIT = re.compile(
 )
 _SHELL_READ = re.compile(r"^(?:cd \S+ && )?(?:cat|head|tail|sed -n|nl|less|more|grep|rg|wc|view)\b")
 _ASKS_USER = re.compile(r"ask_?user|ask_?human|user_?question|clarif")
+_FOUND_URLS = re.compile(r"search|web|browse|fetch|extract|crawl")
 _READS = re.compile(r"read|view|open|cat|show|get|search|grep|glob|list|find|fetch|extract")
 
 

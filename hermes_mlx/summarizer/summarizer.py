@@ -31,7 +31,7 @@ from .api import Message, SummaryResult
 from .budget import fit_summary, hermes_tokens
 from .chunk import chunk_turns, fit_text
 from .faithful import Source, directive_shaped, gate, goal_of, line_verdict, statements, tally
-from .findings import is_announcement
+from .findings import is_announcement, near_duplicate
 from .ledger import user_message
 from .narrative import fallback_notes
 from .prompts import MAX_CHOICES, Template, labels, load_template
@@ -201,7 +201,7 @@ class MLXSummarizer:
                 details["narrative"] = "model"
                 chosen = ranked[: keep - m] + [f for f in window if f.text in picked][:m]
         notes = [f.text for f in sorted(chosen, key=lambda f: f.turn)]
-        s.progress.extend(n for n in notes if n not in s.progress)
+        _add_progress(s, notes)
         fold_state(s, turns, source)
         return notes
 
@@ -292,7 +292,7 @@ class MLXSummarizer:
             notes += [f.text for f in sorted(more, key=lambda f: f.turn)]
         fold_state(prev, turns, source, caps=False)
         _set_goal(prev, turns)
-        prev.progress.extend(n for n in notes if n not in prev.progress)
+        _add_progress(prev, notes)
         return self._finish(prev, sources, stats, details, budget_tokens)
 
     def _update(self, stats: dict, summary, turns, focus=None, budget_tokens=None, user_notes=None):
@@ -416,6 +416,14 @@ def _set_goal(s: Summary, turns: list[Turn]) -> None:
     if s.goal:
         s.ledger.add_list("constraints", [s.goal])
     s.goal = goal_of(turns)
+
+
+def _add_progress(s: Summary, notes: list[str]) -> None:
+    """New progress lines; one that says what an older line says (findings.near_duplicate) replaces
+    it, so seven "Reviewing module N" lines end as the latest one."""
+    for n in notes:
+        if n not in s.progress:
+            s.progress = [p for p in s.progress if not near_duplicate(n, p)] + [n]
 
 
 def _paragraph_lines(body: str) -> list[str]:

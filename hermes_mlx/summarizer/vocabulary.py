@@ -55,6 +55,7 @@ DECISION_CUE = re.compile(
 SPECIFIC = re.compile(
     r"`[^`]+`|\d|[\w.-]+/[\w.-]+|\b\w+\.\w{1,5}\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z]\w*[A-Z]\w*\b|\b\w+_\w+\b"
     r"|\"[^\"]{2,}\"|“[^”]{2,}”|[\u3400-\u9fff]{4,}"
+    r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred|thousand|dozen)\b"
 )
 
 # ---------------------------------------------------------------- tools, commands and results
