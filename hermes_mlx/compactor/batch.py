@@ -113,18 +113,20 @@ class BatchCompactor(Compactor):
         """One pass if over the threshold (or forced). Never raises; failure returns the input."""
         return self.guarded(messages, lambda prepared, started: self._pass(messages, prepared, focus, force, started))
 
-    def _pass(self, messages, prepared, focus, force, started) -> PassResult:
+    def _pass(self, messages, prepared, focus, force, started, head: int | None = None) -> PassResult:
         s = self.settings
         tokens_before = transcript_tokens(prepared, self.count)
         if not force and tokens_before < s.threshold:
             return PassResult(messages, "below_threshold")
         # Stage 1: boundaries. The head and the token-budgeted tail are kept; neither splits a tool
-        # call from its result.
-        head = head_end(prepared, s.protect_first_n)
+        # call from its result. (`head` given: the head this pass let go, `_let_go`.)
+        head = head_end(prepared, s.protect_first_n) if head is None else head
         tail = tail_start(prepared, head, s.tail, s.protect_last_n, self.count)
         kept = transcript_tokens(prepared[:head] + prepared[tail:], self.count)
         if not force and tokens_before < self.hold_until and kept > self.held_kept - s.threshold * REGROW_SHARE:
             return PassResult(messages, "held")  # no growth, and what a pass must keep is no smaller
+        if (lead := self._let_go(prepared, head, kept)) < head:  # what it keeps is over already: no summary first
+            return self._pass(messages, prepared, focus, force, started, head=lead)
         if head >= tail:
             return PassResult(messages, "idle")
         middle, later = prepared[head:tail], prepared[tail:]
@@ -189,6 +191,8 @@ class BatchCompactor(Compactor):
         out, _ = repair(prepared[:head] + ([row] if row else []) + [marker] + later)
         cursor = next(i for i, m in enumerate(out) if m is marker) + 1
         tokens_after = transcript_tokens(out, self.count)
+        if (lead := self._let_go(prepared, head, tokens_after)) < head:  # the head keeps it over: again without
+            return self._pass(messages, prepared, focus, force, started, head=lead)
         summary_tokens = self.count(result.text)
         logger.info(
             "Batch compaction: %d -> %d messages, %d -> %d tokens", len(messages), len(out), tokens_before, tokens_after
@@ -208,6 +212,22 @@ class BatchCompactor(Compactor):
         )
         details = {**counts, "summary": result, "iterative": bool(previous), "focus": focus, "users": clipped}
         return PassResult(out, outcome, changed=True, telemetry=data, details=details)
+
+    def _let_go(self, prepared: list[Message], head: int, tokens_after: int) -> int:
+        """Where the head ends if this pass must let it go: only the leading system messages stay
+        when the pass would end over its threshold and the rest of the head is what keeps it there
+        (a spec pasted as the first message held 24,277 of a 26,214-token threshold; a `/web` page
+        in the head's tool output). That is Hermes's head after its first compaction: its user
+        turns join the user row (their view clipped, the originals whole), its tool output is
+        pruned, the rest summarized, and `head_end` keeps it so at later passes. Else `head`."""
+        lead = 0
+        while lead < head and prepared[lead].get("role") in ("system", "developer"):
+            lead += 1
+        threshold = self.settings.threshold
+        if lead == head or tokens_after <= threshold:
+            return head
+        held = transcript_tokens(prepared[lead:head], self.count)
+        return lead if tokens_after - held + MIN_USER_TOKENS <= threshold else head
 
     def _converged(self, tokens_after: int, kept: int) -> str:
         """The outcome: "compacted", or "over_threshold" when even clipped user turns leave the transcript over

@@ -13,6 +13,7 @@ import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from hermes_mlx.compactor import markers
 from hermes_mlx.errors import UsageError
 from hermes_mlx.summarizer.api import Message
 from hermes_mlx.summarizer.budget import bounded_count, hermes_tokens
@@ -270,10 +271,17 @@ def clip_for_summary(messages: list[Message], max_chars: int) -> list[Message]:
 
 
 def head_end(messages: list[Message], protect_first_n: int) -> int:
-    """End of the protected head: the first messages, never ending between a call and its result."""
+    """End of the protected head: the first messages, never ending between a call and its result.
+
+    It ends before compaction's own rows, a summary marker and the merged user row just ahead of
+    it: every pass rebuilds those. So a head that a batch pass let go (compactor/batch.py) stays
+    gone, as Hermes's head decays to the system prompt once a summary sits there."""
     end = min(max(protect_first_n, 0), len(messages))
     while end < len(messages) and messages[end].get("role") == "tool":
         end += 1
+    first = next((i for i in range(end) if markers.is_marker(messages[i])), -1)
+    if first >= 0:
+        end = first - 1 if first and messages[first - 1].get(markers.MERGED_FROM_KEY) else first
     return end
 
 
