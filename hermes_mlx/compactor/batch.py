@@ -1,10 +1,11 @@
-"""Batch compaction: when the transcript crosses its threshold, rewrite the middle as one summary.
+"""Batch compaction: when the transcript crosses its threshold, fold the middle into one summary.
 
 Compaction here is state rewriting so the agent can carry on working, in four stages: choose
 boundaries that never split a tool call from its result, prune old tool output in the middle
-(cheap, no model; enough on its own when it gets well under the threshold), summarize the middle
-into the structured template (iteratively over the previous summary; from the unpruned output,
-so no error line is lost to pruning), and reassemble a valid message list. User messages are
+(cheap, no model; enough on its own when it gets well under the threshold), fold the middle into
+the structured summary (code carries its facts; over the previous summary; from the unpruned
+output, so no error line is lost to pruning; within Hermes's own budget for the span), and
+reassemble a valid message list. User messages are
 kept byte for byte (merged into one model-view row), and the marker is the same one
 micro-compaction writes, so the two interoperate.
 """

@@ -275,7 +275,8 @@ class MicroCompactor(Compactor):
         return size >= self.settings.defrag_threshold_tokens and size > self._defrag_retry_above
 
     def _defrag(self, messages, prepared, tokens_before, started) -> PassResult:
-        """Re-summarize the rolling summary itself; the transcript's structure is not touched."""
+        """Shorten the rolling summary itself (summarizer.defrag: entries condensed or dropped,
+        never rewritten); the transcript's structure is not touched."""
         old = self.rolling_summary
         result = self._summarize(*self._defrag_call(old), started)
         self._aux_model = result.model or self._aux_model

@@ -1,6 +1,6 @@
 """Recall: search what compaction removed from this session and give the lines back verbatim.
 
-Why it exists: a summary written by a small model keeps the facts code can see (paths, commands,
+Why it exists: a summary built by code keeps the facts code can see (paths, commands,
 errors, ids), not every line, and a fact a summary lost is gone for the main model unless it can
 look. Our session store (compactor/store.py) never deletes: every row a pass replaced stays,
 archived (active=0, compacted=1). recall_index.py indexes those archived rows, and only those,

@@ -29,8 +29,9 @@ class SummaryResult:
 
 class Summarizer(Protocol):
     def merge(self, summary: str | None, exchange: list[Message], budget_tokens: int | None = None) -> SummaryResult:
-        """Fold one exchange (assistant turn with its tool results) into the rolling summary; the
-        result stays within `budget_tokens` (Hermes's rough count) when given."""
+        """Fold one exchange (assistant turn with its tool results) into the rolling summary: code
+        extracts its facts, the model may choose which of the assistant's own sentences states its
+        outcome; the result stays within `budget_tokens` (Hermes's rough count) when given."""
 
     def update(
         self,
@@ -40,12 +41,15 @@ class Summarizer(Protocol):
         budget_tokens: int | None = None,
         user_notes: list[str] | None = None,
     ) -> SummaryResult:
-        """Batch compaction: summarize a span of turns, iteratively when `summary` is given.
-        `user_notes` are user messages the caller knows of outside `turns`: kept verbatim."""
+        """Batch compaction: fold a span of turns into the summary (iteratively when `summary` is
+        given): code extracts the facts and ranks the agent's findings; the budget fit keeps what
+        is worth most per token. `user_notes` are user messages the caller knows of outside
+        `turns`: kept verbatim."""
 
     def defrag(self, summary: str, budget_tokens: int | None = None) -> SummaryResult:
-        """Re-summarize an over-grown summary into a shorter one, within `budget_tokens` when
-        given (the least useful facts go first; they stay in the archived messages)."""
+        """Shorten an over-grown summary: older progress lines are condensed (the model may choose
+        which to keep), then whole entries go, the one worth least per token first, until it fits
+        `budget_tokens` when given; nothing is rewritten, and what goes stays in the archive."""
 
     def count_tokens(self, text: str) -> int:
         """Token count in the summarizer model's tokenizer (for budgets and telemetry)."""
