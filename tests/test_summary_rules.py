@@ -60,9 +60,6 @@ def test_a_failed_read_keeps_its_failure():
 def test_outcomes_by_shape_in_tool_output_and_in_the_agent_report():
     aider = "Applied edit to Topology\nCommit 2c924fe docs: add the topology\nYou can use /undo to undo"
     assert outcome_line(aider, 0) == "Commit 2c924fe docs: add the topology"
-    assert outcome_line("Removed: 504cc96 feat: Switch to a bar graph\nNow at:  a5dde70 Updated", 0).startswith(
-        "Now at:"
-    )
     for line in ("`npm test` passed: 72/72", "All 72/72 tests pass now.", "- 64KB (65,594 bytes): FAILS"):
         assert is_report(line), line
     for line in ("It creates a temporary file.", "The build uses 12 workers."):
@@ -180,3 +177,15 @@ def test_a_program_saying_it_failed_is_an_error_and_a_result_in_any_tool_family(
         assert not is_error_line(prose) and outcome_line(prose) == "", prose
     led = _ledger((("terminal", {"command": "rm -rf /data/x && ls -la /data"}), busy + "\n"))
     assert [e.line for e in led.errors] == [busy]
+
+
+def test_a_commit_reported_by_any_tool_is_an_outcome_and_an_undo_keeps_both_lines():
+    aider = "Applied edit to Topology\nCommit 2c924fe docs: add the topology\nYou can use /undo to undo"
+    pr = "Creating pull request for feat into main\nhttps://github.com/o/r/pull/12\n"
+    led = _ledger((("aider_output", {}), aider), (("github_create_pr", {"title": "x"}), pr))
+    assert [(c.cmd, c.outcome) for c in led.commands] == [
+        ("aider_output", "Commit 2c924fe docs: add the topology"),
+        ("github_create_pr", "https://github.com/o/r/pull/12"),
+    ]
+    undo = "Removed: 504cc96 feat: Switch to a bar graph\nNow at:  a5dde70 Updated blame\n"
+    assert outcome_line(undo, 0) == "Removed: 504cc96 feat: Switch to a bar graph; Now at: a5dde70 Updated blame"

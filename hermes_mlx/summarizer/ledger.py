@@ -236,6 +236,10 @@ class Ledger:
                 self.add_command(whole_head(call.text), status, outcome)
             return
         cmd = whole_head(call.text) if call is not None and _is_command(call) else ""
+        if call is not None and not cmd:  # a commit or a PR made by any tool (aider's own report) is an outcome
+            family, outcome = outcome_of(output, status)
+            if family in ("commit", "created"):
+                self.add_command(call.name, status, outcome)
         failed = _failed_field(text)
         if failed:  # {"success": false, "error": "Failed to read file: ..."} from any tool
             self.add_error(failed, cmd or _tool_label(call))

@@ -136,6 +136,9 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     for line in reversed(lines):
         for family, p in reports:
             if p.match(line):
+                if family == "commit":  # `Removed: <hash> <subject>` then `Now at: <hash> ...`: both tell
+                    both = [ln for ln in lines if p.match(ln)][:2]
+                    return family, clip("; ".join(" ".join(ln.split()) for ln in both), 2 * MAX_OUTCOME)
                 return family, _fold(line)
     failure = _RESULT_LINES[-1][1]  # also for exit 0: `cmd | head` reports head's status
     for line in reversed(lines):
