@@ -189,3 +189,19 @@ def test_a_commit_reported_by_any_tool_is_an_outcome_and_an_undo_keeps_both_line
     ]
     undo = "Removed: 504cc96 feat: Switch to a bar graph\nNow at:  a5dde70 Updated blame\n"
     assert outcome_line(undo, 0) == "Removed: 504cc96 feat: Switch to a bar graph; Now at: a5dde70 Updated blame"
+
+
+def test_an_error_later_work_went_past_is_no_open_error():
+    from hermes_mlx.summarizer.state import fold_state
+    from hermes_mlx.summarizer.summary import Summary
+
+    def state(*pairs):
+        s = Summary(ledger=_ledger(*pairs))
+        fold_state(s, [], "")
+        return [x for x in s.state if x.startswith("Open error:")]
+
+    failing = (("terminal", {"command": "npm run lint"}), "src/a.ts:3:1 error: no-unused-vars\nexit code: 1")
+    build = (("terminal", {"command": "npm run build"}), "Compiled successfully.\nexit code: 0")
+    look = (("terminal", {"command": "ls src"}), "a.ts\nexit code: 0")
+    assert state(failing, look)  # a look around is no work past it
+    assert not state(failing, build)

@@ -12,6 +12,7 @@ from .faithful import directive_shaped
 from .findings import Finding, findings, is_announcement, rank
 from .summary import Summary, code
 from .text import Turn, clip
+from .vocabulary import READ_ONLY
 
 
 def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) -> None:
@@ -23,7 +24,7 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
     current = plan.in_progress or next((x[len("In progress: ") :] for x in s.state if x.startswith("In progress:")), "")
     if current and current.split(":")[0] not in plan.closed:
         state.append(f"In progress: {current}")
-    if s.ledger.errors:
+    if s.ledger.errors and not _moot(s.ledger, s.ledger.errors[-1]):
         last = s.ledger.errors[-1]
         line = clip(last.line, 100)  # whole under Errors
         state.append(f"Open error: {code(line)}" + (f" after {code(last.cmd)}" if last.cmd else ""))
@@ -40,6 +41,17 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
     carried = [i for i in s.ledger.ids if i not in source]  # from the earlier summary
     fresh = rank_ids([i for i in s.ledger.ids if i not in carried], turns)
     s.ledger.ids = carried + [i for i in fresh if i not in carried]
+
+
+def _moot(led, error) -> bool:
+    """An error later work went past: a command that changes things succeeded after the one that
+    failed (the ledger keeps commands most recent last). It stays under Errors, but is no longer
+    the Open error a reader should act on."""
+    cmds = [c.cmd for c in led.commands]
+    if error.cmd not in cmds:
+        return False
+    later = led.commands[cmds.index(error.cmd) + 1 :]
+    return any(c.statuses and c.statuses[-1] == 0 and not READ_ONLY.match(c.cmd) for c in later)
 
 
 def _known_root(files: dict) -> str:
