@@ -88,20 +88,20 @@ def micro_budget(threshold_tokens: int, current_tokens: int) -> int:
 # per token first, so seven near-identical lines go before the files the agent edited.
 ENTRY_VALUE = {
     "goal": 0.67,
-    "user_message": 0.34,
-    "constraint": 0.25,
-    "state": 0.38,
+    "user_message": 0.36,
+    "constraint": 0.24,
+    "state": 0.39,
     "remaining": 0.13,
-    "decision": 0.2,
+    "decision": 0.2,  # decision, question, other_section: no such entries in the corpora, priors
     "question": 0.13,
-    "command": 0.12,  # with no result line
-    "command_outcome": 0.25,  # with its result line
+    "command": 0.15,  # with no result line
+    "command_outcome": 0.33,  # with its result line
     "error": 0.14,
-    "resolved_error": 0.3,
-    "changed_file": 0.12,
-    "mentioned_file": 0.04,
-    "identifier": 0.03,  # one name of the Identifiers line
-    "url": 0.005,
+    "resolved_error": 0.34,  # 2 of 3 measured: shrunk toward errors' share (five errors' weight)
+    "changed_file": 0.087,
+    "mentioned_file": 0.051,
+    "identifier": 0.026,  # one name of the Identifiers line
+    "url": 0.0,
     "other_section": 0.1,
 }
 # the weights were fitted with positives balanced against the 1 in 22 findings that hold a fact:

@@ -1,0 +1,74 @@
+"""Measure what a summary entry of each kind is worth: budget.ENTRY_VALUE.
+
+Every shipped real session (both corpora) is compacted in batch mode with no summary budget, so
+nothing is dropped; each entry of the final summary is then checked against the session's fact
+list (the exact strings a reader needs). An entry's worth is the share of entries of its kind that
+hold at least one fact. Findings are left out: their worth is their ranker's score
+(findings.FEATURE_WEIGHTS, fitted by fit_finding_weights.py).
+
+    python benchmarks/entry_values.py [--window 32768]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+
+import hermes_mlx  # noqa: F401  (BLAS before mlx)
+from hermes_mlx.bench.harness import last_summary
+from hermes_mlx.bench.shipped import SESSIONS_DIR, load_with_facts
+from hermes_mlx.compactor.batch import BatchCompactor
+from hermes_mlx.compactor.replay import replay
+from hermes_mlx.compactor.settings import CompactorSettings
+from hermes_mlx.summarizer.budget import ENTRY_VALUE
+from hermes_mlx.summarizer.summarizer import MLXSummarizer
+from hermes_mlx.summarizer.summary import parse
+
+CORPORA = [SESSIONS_DIR / "real", SESSIONS_DIR / "real-2"]
+
+
+def entries(summary: str) -> list[tuple[str, str]]:
+    """(kind, text) of every entry, in budget.ENTRY_VALUE's kinds."""
+    s = parse(summary)
+    led = s.ledger
+    out = [("goal", s.goal)] if s.goal else []
+    out += [("user_message", x) for x in led.asks] + [("constraint", x) for x in led.constraints]
+    out += [("state", x) for x in s.state] + [("remaining", x) for x in s.remaining]
+    out += [("decision", x) for x in s.decisions] + [("question", x) for x in s.questions]
+    out += [("command_outcome" if c.outcome else "command", f"{c.cmd} {c.outcome}") for c in led.commands]
+    out += [("error", e.line) for e in led.errors] + [("resolved_error", x) for x in led.resolved]
+    out += [
+        ("changed_file" if a in ("edited", "created", "deleted") else "mentioned_file", p) for p, a in led.files.items()
+    ]
+    out += [("identifier", x) for x in led.ids] + [("url", x) for x in led.urls]
+    out += [("other_section", body) for _, body in s.extras]
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--window", type=int, default=32768)
+    args = ap.parse_args()
+    tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for folder in CORPORA:
+        for path in sorted(folder.glob("*.jsonl")):
+            facts_file = path.with_name(path.stem + ".facts.json")
+            if not facts_file.is_file():
+                continue
+            facts = [f["text"] for f in json.loads(facts_file.read_text())["facts"]]
+            summarizer = MLXSummarizer()
+            settings = CompactorSettings(context_limit=args.window, session_id=path.stem, summary_budget_tokens=10**6)
+            done = replay(load_with_facts(path).messages, summarizer, mode="batch", settings=settings)
+            live = BatchCompactor(summarizer, settings).compact(done.messages, force=True).messages
+            for kind, text in entries(last_summary(live)):
+                tally[kind][0] += 1
+                tally[kind][1] += any(f in text for f in facts)
+    print(f"{'kind':16s} {'entries':>7s} {'with a fact':>11s} {'measured':>8s} {'in force':>8s}")
+    for kind in sorted(tally, key=lambda k: -tally[k][1] / tally[k][0]):
+        n, hits = tally[kind]
+        print(f"{kind:16s} {n:7d} {hits:11d} {hits / n:8.3f} {ENTRY_VALUE.get(kind, float('nan')):8.3f}")
+
+
+if __name__ == "__main__":
+    main()
