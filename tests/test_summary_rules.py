@@ -205,3 +205,15 @@ def test_an_error_later_work_went_past_is_no_open_error():
     look = (("terminal", {"command": "ls src"}), "a.ts\nexit code: 0")
     assert state(failing, look)  # a look around is no work past it
     assert not state(failing, build)
+
+
+def test_commands_that_read_the_same_are_one_line_and_a_capital_verdict_is_a_result():
+    from hermes_mlx.summarizer.ledger import Command
+    from hermes_mlx.summarizer.tidy import tidy_commands
+
+    heredocs = [Command(f"python3 - <<'PY'\nprint({i})\nPY", [0]) for i in range(9)]
+    kept = tidy_commands([*heredocs, Command("make test", [0], "OK")])
+    assert [c.cmd for c in kept] == [heredocs[-1].cmd, "make test"]
+    assert outcome_line("DEADLOCK CONFIRMED after 25 polls!\nProcess is still running", 1).startswith("DEADLOCK")
+    assert outcome_line("BUG REPRODUCED on 64KB files\n", 0) == "BUG REPRODUCED on 64KB files"
+    assert outcome_line("NAME READY STATUS\nweb 1/1 Running\n", 0) == ""

@@ -34,7 +34,9 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
             r"|^\s*\d+ (?:passing|failing|pending)\b.*$"  # mocha
             r"|^\s*All \d+ tests? pass(?:ed)?\b.*$"
             r"|^\s*(?:[✓✔✗✘]\s*)?(?:SUCCESS|PASS(?:ED)?|FAIL(?:ED|URE)?|OK|DONE|RESULT)\b\s*[:!-].*$"  # a script's verdict
-            r"|^\s*[✓✔✗✘❌✅]\s*\w[^:\n]{0,40}:\s*\S.*$",  # ✓ Fixed: no crash
+            r"|^\s*[✓✔✗✘❌✅]\s*\w[^:\n]{0,40}:\s*\S.*$"  # ✓ Fixed: no crash
+            # a script's verdict in capitals: DEADLOCK CONFIRMED after 25 polls!, BUG REPRODUCED, FIX VERIFIED
+            r"|^\s*(?-i:(?:[A-Z]{3,} ){1,3}(?:CONFIRMED|REPRODUCED|VERIFIED|FIXED|WORKS|SUCCEEDED|PASSED|FAILED))\b.*$",
             re.I,
         ),
     ),

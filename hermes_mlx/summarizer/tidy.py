@@ -81,10 +81,23 @@ def _tells(c) -> int:
     return 1 if _CHANGES.search(c.cmd) else 0
 
 
+def _one_per_line(commands: list) -> list:
+    """Commands that read the same in the summary (nine `python3 - <<'PY' (+6 more lines)`) are one
+    line: the latest, unless an earlier one tells more."""
+    best: dict[str, int] = {}
+    for i, c in enumerate(commands):
+        shown = c.cmd.split("\n", 1)[0]
+        j = best.get(shown)
+        if j is None or _tells(c) >= _tells(commands[j]):
+            best[shown] = i
+    return [c for i, c in enumerate(commands) if best[c.cmd.split("\n", 1)[0]] == i]
+
+
 def tidy_commands(commands: list, keep: int | None = 24) -> list:
     """Read-only commands with nothing to tell go; past `keep`, those that tell most, the
     latest first within each kind, in their order."""
     useful = [c for c in commands if _tells(c) == 2 or not READ_ONLY.match(c.cmd)]
+    useful = _one_per_line(useful)
     if keep is None or len(useful) <= keep:
         return useful
     ranked = sorted(range(len(useful)), key=lambda i: (_tells(useful[i]), i), reverse=True)
