@@ -72,6 +72,38 @@ def test_a_url_password_ends_at_the_last_at_before_the_host():
     assert redact("redis://:s3cr@t/x@cache:6379/0") == "redis://:[REDACTED]@cache:6379/0"
 
 
+ROUND_THREE = round_three_cases(Gen(20260127 + 28))  # the corpus's own seed: what test_redact checks
+
+
+@pytest.mark.parametrize("mode", ["micro", "batch"])
+def test_compact_writes_none_of_the_round_three_secrets(mode, tmp_path, monkeypatch, capsys):
+    """Every round-three case (not a sample) planted in a session; `compact` with a model that
+    repeats all it is shown writes none of them to --out's summaries, the store, the log or stdout."""
+    import test_redaction_e2e as e2e
+
+    from hermes_mlx.commands import compact
+    from hermes_mlx.compactor import markers
+    from hermes_mlx.compactor.telemetry import parse_line
+
+    echo = e2e.EchoModel()
+    monkeypatch.setattr(compact, "build_summarizer", lambda args: e2e.summarizer(echo))
+    src_path, out, log, db = (tmp_path / n for n in ("s.jsonl", "out.jsonl", "c.log", "state.db"))
+    save_jsonl(e2e.planted_session(ROUND_THREE), src_path)
+    args = ["compact", str(src_path), "--mode", mode, "--context-limit", "4096", "--no-progress"]
+    assert main([*args, "--out", str(out), "--log", str(log), "--store", str(db)]) == 0
+    printed = capsys.readouterr()
+    written = {f"marker[{i}]": m["content"] for i, m in enumerate(load_jsonl(out)) if markers.is_marker(m)}
+    log_text = log.read_text(encoding="utf-8")
+    written |= {f"telemetry[{i}]": json.dumps(parse_line(x)) for i, x in enumerate(log_text.splitlines())}
+    written |= {"log": log_text, "stdout": printed.out, "stderr": printed.err, "model": echo.seen()}
+    written |= e2e.store_texts(db)
+    assert any("[REDACTED]" in t for t in written.values()) and any(k.startswith("messages") for k in written)
+    leaks = e2e.Leaks(ROUND_THREE)
+    found = {name: hit for name, text in written.items() if (hit := leaks.find(text))}
+    print(f"\ncompact --mode {mode}: {len(ROUND_THREE)} round-three cases, {len(found)} texts with a leak")
+    assert not found, json.dumps(found, ensure_ascii=False)[:3000]
+
+
 def test_full_width_text_is_matched_folded_and_kept_as_written():
     out = redact("ｐａｓｓｗｏｒｄ：Ｔｒ０ｕｂ４ｄｏｒ＆３ｘ　ｔｈａｎｋｓ")
     assert out == "ｐａｓｓｗｏｒｄ：[REDACTED]　ｔｈａｎｋｓ"

@@ -309,7 +309,10 @@ def format_report(result: ParseResult, per_session: bool = False) -> str:
     blocks = []
     for sid, recs in group_by_session(result.records).items():
         blocks.append(
-            f"== session {shown(sid) or '(none)'} ==\n" + format_summary(summarize(recs)) + "\n\n" + telemetry_table(recs)
+            f"== session {shown(sid) or '(none)'} ==\n"
+            + format_summary(summarize(recs))
+            + "\n\n"
+            + telemetry_table(recs)
         )
     if len(blocks) > 1:
         blocks.append("== all sessions ==\n" + format_summary(summarize(result.records)))
