@@ -600,7 +600,7 @@ ROUND_THREE = [  # (class, template); {pw} a typed password, {tok} a random toke
     ("vault-login", "VAULT_TOKEN={vault} vault kv get secret/app"),
     ("vault-login", "vault login {tok}"),
     ("slack-cookie", "Cookie: d={xoxd}; d-s=1700000000"),
-    ("slack-cookie", "curl -b 'd={xoxd}' https://slack.com/api/auth.test"),
+    ("slack-cookie", "curl -b 'd={xoxd}' https://acme.slack.test/auth"),
     ("slack-cookie", "the Slack session cookie is d={xoxd}"),
     ("hex-in-identifier", "deploy_token_{hex}"),
     ("hex-in-identifier", "set API_KEY_{hex}_PROD in CI"),

@@ -224,3 +224,22 @@ def test_compact_writes_a_turn_of_3000_calls_without_multiplying_it(tmp_path, fa
     save_jsonl(messages, src_path)
     assert main(["compact", str(src_path), "--no-progress", "--out", str(out_path)]) == 0
     assert len(load_jsonl(out_path)) <= len(messages)
+
+
+# The new rules on long lines: each is gated and bounded, so none backtracks over a long line.
+LONG_LINES = {
+    "cjk-cues": "密码是" * 60_000,
+    "latin-cues": "Passwort lautet " * 20_000,
+    "pairs": "admin / " * 30_000,
+    "azure": "azure pat " + ("a2" * 26 + " ") * 4_000 + "AZDO" * 50_000,
+    "hex-idents": ("token_" + "0123456789abcdef" * 3 + "_") * 4_000,
+    "url-ats": "x://a:" + "b.c@" * 60_000,
+    "full-width": "ｐａｓｓｗｏｒｄ：ｘ" * 30_000,
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("name", list(LONG_LINES))
+def test_the_new_rules_stay_linear_on_a_long_line(name):
+    out = redact(LONG_LINES[name])
+    assert redact(out) == out

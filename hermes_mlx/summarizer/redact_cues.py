@@ -22,6 +22,8 @@ Every rule is gated by a substring or an `isascii()` check and bounded, as the o
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from collections.abc import Callable
 
@@ -58,10 +60,12 @@ _CUE = (
 _CONNECT = rf"(?:[ \t]*(?:{_alt(CONNECT_GLUED)})|[ \t]+(?:{_alt(CONNECT_WORDS)})(?=[ \t:]))[ \t]*[:：]?"
 _QUOTES = {'"': '"', "'": "'", "「": "」", "『": "』", "“": "”", "`": "`"}  # noqa: RUF001
 _VALUE = r"(\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|「[^」\n]{1,200}」|『[^』\n]{1,200}』|“[^”\n]{1,200}”|[!-~]{1,300})"  # noqa: RUF001
-# The cue, up to four more words (`für den Server`, `（本番）`), the connector, the value (ASCII,
-# or quoted): `密码是Tr0ub4dor，请保密` ends at the comma.
+_WORD = r"[^\s:：=，。、；;,.!?]"  # noqa: RUF001
+# The cue, a glued qualifier (`（本番）`) and up to four more words (`für den Server`; spaces
+# between them, so there is no split to backtrack over), the connector, the value (ASCII, or
+# quoted): `密码是Tr0ub4dor，请保密` ends at the comma.
 _PROSE = re.compile(
-    rf"(?i)(?:{_CUE})((?:[ \t]*[^\s:：=，。、；;,.!?]{{1,24}}){{0,4}}?){_CONNECT}[ \t]*(?:\r?\n[ \t]*)?{_VALUE}"  # noqa: RUF001
+    rf"(?i)(?:{_CUE})({_WORD}{{0,12}}?(?:[ \t]+{_WORD}{{1,24}}){{0,4}}?){_CONNECT}[ \t]*(?:\r?\n[ \t]*)?{_VALUE}"
 )
 _ASCII_CUES = tuple(w for w in PASSWORD_CUES + KEY_CUES if w.isascii())
 _PUNCT = ".,;:!?)]}*>'\"`"
@@ -88,35 +92,94 @@ def _sub_prose(text: str) -> str:
     return _PROSE.sub(one, text)
 
 
+class _Lines:
+    """Line bounds of one text, found once (a rule asking per match would rescan a long line):
+    cues are looked for by line, which a rerun sees unchanged (a character window would not:
+    every cut shortens the text)."""
+
+    def __init__(self, text: str):
+        self.text, self.ends = text, [m.start() for m in re.finditer("\n", text)] + [len(text)]
+        self.seen: dict[tuple[int, int], bool] = {}
+
+    def cued(self, start: int, end: int) -> bool:
+        """Whether text[start:end] holds a login word (remembered per line)."""
+        if (start, end) not in self.seen:
+            self.seen[start, end] = _CRED_CUE.search(self.text, start, end) is not None
+        return self.seen[start, end]
+
+    def span(self, pos: int, before: int = 0) -> tuple[int, int]:
+        """(start, end) of the line holding `pos`, from `before` lines above it."""
+        i = bisect.bisect_left(self.ends, pos)
+        start = self.ends[i - before - 1] + 1 if i - before > 0 else 0
+        return start, self.ends[i]
+
+
 # --- user / password ----------------------------------------------------------------------------
-_PAIR = re.compile(r"(?<![\w/.\-@])([A-Za-z_][\w.@\-]{0,40}?)([ \t]*)/([ \t]*)([^\s/][^\s]{0,100})")
 _CRED_CUE = re.compile(rf"(?i){_alt(CREDENTIAL_CUES)}")
-
-
 _CODE_LIKE = re.compile(r"[A-Za-z_][\w.]*|[\"'(\[{$\\].*|.*\\.*")  # `root / rel`, `root / 'sub'`: code
+_USER_CH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.@-")
+_VALUE_RUN = re.compile(r"[ \t]*([^\s/][^\s]{0,100})")
+
+
+_USER_LENGTHS = sorted({len(u) for u in DEFAULT_USERS})
+_USER_ENDS = frozenset(u[-2:] for u in DEFAULT_USERS)
+
+
+def _default_before(text: str, at: int, floor: int) -> bool:
+    """Whether a default user name stands alone right before `at` (a few slices per slash)."""
+    if text[at - 2 : at].lower() not in _USER_ENDS:
+        return False
+    for n in _USER_LENGTHS:
+        start = at - n
+        if start < floor:
+            return False
+        if text[start:at].lower() in DEFAULT_USERS and (not start or text[start - 1] not in _USER_CH | {"/"}):
+            return True
+    return False
 
 
 def _sub_pairs(text: str) -> str:
-    """`admin / S3cret!`: after a login word; or, with a default user name spaced from a value
-    that reads as a typed password and not as code (`path = root / rel` is a path join)."""
+    """`admin / S3cret!`: on a line with a login word; or, with a default user name spaced from
+    a value that reads as a typed password and not as code (`path = root / rel` is a path join).
+    Found from each slash (str.find), not by a regex tried at every word."""
+    pieces, last, lines, at = [], 0, None, text.find("/")
+    while at >= 0:
+        if text[at - 1 : at] not in (" ", "\t") and not _default_before(text, at, last):
+            at = text.find("/", at + 1)  # `src/app`: neither spaced nor after a default user name
+            continue
+        u_end = at
+        while u_end > last and text[u_end - 1] in " \t":
+            u_end -= 1
+        u_start = u_end
+        while u_start > max(last, u_end - 41) and text[u_start - 1] in _USER_CH:
+            u_start -= 1
+        m = _VALUE_RUN.match(text, at + 1)
+        if m is None or u_start == u_end or (u_start and text[u_start - 1] in _USER_CH | {"/"}):
+            at = text.find("/", at + 1)
+            continue
+        user, value = text[u_start:u_end], m.group(1)
+        spaced = u_end < at and m.start(1) > at + 1
+        if lines is None:
+            lines = _Lines(text)
+        if _pair_secret(text, lines, user, spaced, value, u_start):
+            bare = value.rstrip(_PUNCT)
+            pieces += [text[last : m.start(1)], REDACTED]
+            last = m.start(1) + len(bare)
+        at = text.find("/", max(at + 1, last))
+    return "".join(pieces) + text[last:] if pieces else text
 
-    def one(m: re.Match) -> str:
-        user, spaced, value = m.group(1), bool(m.group(2) and m.group(3)), m.group(4)
-        default = user.lower() in DEFAULT_USERS
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        cued = _CRED_CUE.search(text, max(line_start, m.start() - 120), m.start()) is not None
-        bare = value.rstrip(_PUNCT)
-        if REDACTED[:-1] in value or not (default or spaced) or not (cued or default and spaced):
-            return m.group(0)
-        if "/" in bare and not spaced and not (default and cued):
-            return m.group(0)
-        if cued:
-            keep = bare.isalpha() or not _password_like(bare)
-        else:
-            keep = _CODE_LIKE.fullmatch(bare) is not None or not _password_like(bare, strict=True)
-        return m.group(0) if keep else m.group(0)[: m.start(4) - m.start(0)] + REDACTED + value[len(bare) :]
 
-    return _PAIR.sub(one, text)
+def _pair_secret(text: str, lines: _Lines, user: str, spaced: bool, value: str, at: int) -> bool:
+    default = user.lower() in DEFAULT_USERS
+    if REDACTED[:-1] in value or not (default or spaced) or not user[:1].isalpha() and user[:1] != "_":
+        return False
+    cued = lines.cued(*lines.span(at))
+    bare = value.rstrip(_PUNCT)
+    if not (cued or default and spaced) or ("/" in bare and not spaced and not (default and cued)):
+        return False
+    if cued:
+        return not bare.isalpha() and _password_like(bare)
+    return _CODE_LIKE.fullmatch(bare) is None and _password_like(bare, strict=True)
 
 
 # --- hex inside an identifier, Azure DevOps PATs --------------------------------------------------
@@ -136,7 +199,7 @@ def _sub_ident_hex(text: str) -> str:
     pieces, last = [], 0
     for m in _HEX_RUN.finditer(text):
         run = m.group(0)
-        if run.isdigit() or len(set(run.lower())) < 8:
+        if m.start() < last or run.isdigit() or len(set(run.lower())) < 8:
             continue
         start, end = m.start(), m.end()
         while start > max(last, m.start() - 80) and text[start - 1] in _IDENT_CH:
@@ -155,11 +218,16 @@ _AZURE_52 = re.compile(r"(?<![A-Za-z0-9])[a-z2-7]{52}(?![A-Za-z0-9])")
 
 def _sub_azure(text: str, low: str) -> str:
     if any(cue in low for cue in AZURE_PAT_CUES):
+        lines = _Lines(text)
+
+        @functools.lru_cache(maxsize=64)
+        def cued(start: int, end: int) -> bool:  # the match's line or the one before it
+            near = text[start:end].lower()
+            return any(cue in near for cue in AZURE_PAT_CUES)
 
         def one(m: re.Match) -> str:
-            near = low[max(0, m.start() - 200) : m.start()] + " " + low[m.end() : m.end() + 80]
             has_digit = any(c.isdigit() for c in m.group(0))
-            return REDACTED if has_digit and any(cue in near for cue in AZURE_PAT_CUES) else m.group(0)
+            return REDACTED if has_digit and cued(*lines.span(m.start(), before=1)) else m.group(0)
 
         text = _AZURE_52.sub(one, text)
     pieces, last, at = [], 0, text.find("AZDO")
