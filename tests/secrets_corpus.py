@@ -367,7 +367,7 @@ def build_corpus(seed: int = 20260127) -> list[Case]:
             sep = (" = ", ": ", "=", '": "')[i % 4]
             text = f'"{name}{sep}{value}"' if sep.startswith('"') else f"{name}{sep}{value}"
             cases.append(Case(f"{rule}#{suffix}", text, (value,)))
-    return cases + context_cases(g) + hostile_cases(g)
+    return cases + context_cases(g) + hostile_cases(g) + round_three_cases(Gen(seed + 28))
 
 
 def _hostile_password(g: Gen) -> str:
@@ -508,6 +508,133 @@ def hostile_cases(g: Gen) -> list[Case]:
     for i, name in enumerate(("token", "API_KEY", "password", "client_secret")):
         value = g.s(ALNUM, 32) if i != 2 else _hostile_password(g)
         cases.append(Case(f"name-then-value-on-next-line#{i}", f"{name}:\n  {value}\nthanks", (value,)))
+    return cases
+
+
+def round_three_keys(g: Gen) -> dict[str, str]:
+    """Provider prefixes added in issue 28, from the providers' own documentation."""
+    return {
+        "docker-hub-pat": "dckr_pat_" + g.s(B64URL, 27),
+        "docker-hub-oat": "dckr_oat_" + g.s(B64URL, 32),
+        "slack-d-cookie": "xoxd-" + g.s(ALNUM, 40) + "%2F" + g.s(ALNUM, 30) + "%3D",
+        "slack-client-token": "xoxc-" + "-".join(g.s(DIGITS, 12) for _ in range(3)) + "-" + g.s(HEX, 64),
+        "vault-legacy-service": "s." + g.s(ALNUM, 24),
+        "vault-legacy-batch": "b." + g.s(ALNUM, 24),
+        "vault-service-short": "hvs." + g.s(B64URL, 24),
+        "vault-recovery": "hvr." + g.s(B64URL, 40),
+        "pypi-other-index": "pypi-" + g.s(B64URL, 60),
+        "azure-devops-pat-84": g.s(ALNUM, 52) + g.s(ALNUM, 24) + "AZDO" + g.s(ALNUM, 4),
+        "supabase-pat": "sbp_" + g.s(HEX, 40),
+        "supabase-secret": "sb_secret_" + g.s(B64URL, 31),
+        "neon-api-key": "napi_" + g.s(LOWER_ALNUM, 64),
+        "netlify-pat": "nfp_" + g.s(ALNUM, 36),
+        "render-api-key": "rnd_" + g.s(ALNUM, 28),
+        "tailscale-auth-key": "tskey-auth-" + g.s(ALNUM, 10) + "-" + g.s(ALNUM, 30),
+        "figma-pat": "figd_" + g.s(B64URL, 40),
+        "airtable-pat": "pat" + g.s(ALNUM, 14) + "." + g.s(HEX, 64),
+        "pinecone-api-key": "pcsk_" + g.s(ALNUM, 6) + "_" + g.s(ALNUM, 60),
+        "resend-api-key": "re_" + g.s(ALNUM, 8) + "_" + g.s(ALNUM, 24),
+        "cerebras-api-key": "csk-" + g.s(LOWER_ALNUM, 48),
+        "bitbucket-api-token": "ATBB" + g.s(ALNUM, 32),
+        "buildkite-token": "bkua_" + g.s(HEX, 40),
+        "circleci-pat": "CCIPAT_" + g.s(ALNUM, 22) + "_" + g.s(HEX, 40),
+        "contentful-pat": "CFPAT-" + g.s(B64URL, 43),
+        "dropbox-short-lived": "sl." + g.s(B64URL, 140),
+        "mapbox-secret": "sk.eyJ1Ijoi" + g.s(B64URL, 30) + "." + g.s(B64URL, 22),
+    }
+
+
+def _wide(s: str) -> str:
+    """The full-width form a CJK keyboard types (ｐａｓｓｗｏｒｄ)."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else "\u3000" if c == " " else c for c in s)
+
+
+def _url_password(g: Gen) -> str:
+    """A password typed into a URL unencoded: `@`, `/` and `#` in it."""
+    chars = list(g.s(ALNUM, 12))
+    for c in "@/#":
+        chars.insert(g.rng.randrange(1, len(chars)), c)
+    return "".join(chars) + g.rng.choice(DIGITS)
+
+
+ROUND_THREE = [  # (class, template); {pw} a typed password, {tok} a random token
+    ("azure-devops-pat", "My Azure DevOps PAT is {pat} (expires in 30 days)"),
+    ("azure-devops-pat", "ADO token for the pipeline: {pat}"),
+    ("azure-devops-pat", "use this PAT {pat} to push to dev.azure.com/acme"),
+    ("azure-devops-pat", "git clone https://{pat}@dev.azure.com/acme/app/_git/app"),
+    ("docker-hub", "docker login -u acme -p {dckr}"),
+    ("docker-hub", "Docker Hub access token: {dckr}"),
+    ("docker-hub", "echo {dckr} | docker login --username acme --password-stdin"),
+    ("password-zh", "密码是{pw}"),
+    ("password-zh", "数据库密码：{pw}，请不要外传"),
+    ("password-zh", "root的密码为 {pw}"),
+    ("password-zh", "服务器登录密碼是「{pw}」"),
+    ("token-zh", "访问令牌是{tok}"),
+    ("password-ja", "パスワードは {pw} です"),
+    ("password-ja", "本番のパスワード：{pw}"),
+    ("password-ja", "管理者のパスワードは「{pw}」です"),
+    ("token-ja", "APIトークンは {tok} です"),
+    ("password-ko", "비밀번호는 {pw} 입니다"),
+    ("password-de", "Das Passwort für den Server lautet {pw}"),
+    ("password-de", "Passwort: {pw}"),
+    ("password-de", "Das neue Kennwort ist {pw}."),
+    ("password-fr", "le mot de passe est {pw}"),
+    ("password-es", "la contraseña es {pw}"),
+    ("password-pt", "a senha do banco é {pw}"),
+    ("password-ru", "пароль от сервера: {pw}"),
+    ("password-pl", "hasło to {pw}"),
+    ("password-wide", "ｐａｓｓｗｏｒｄ：{wpw}"),
+    ("password-wide", "ＤＢ＿ＰＡＳＳＷＯＲＤ＝{wpw}"),
+    ("password-wide", "ｔｈｅ ｐａｓｓｗｏｒｄ ｉｓ {wpw}"),
+    ("password-wide", "ｐａｓｓｗｏｒｄ：{pw}"),
+    ("password-wide", "密码：{wpw}"),
+    ("credential-pair", "Default credentials are admin / {pw}"),
+    ("credential-pair", "login: root / {pw}"),
+    ("credential-pair", "Grafana is up, log in with admin/{pw}"),
+    ("credential-pair", "username / password: deploy / {pw}"),
+    ("twine", "twine upload -u __token__ -p {pw} dist/*"),
+    ("twine", "twine upload --repository-url https://pypi.example.org -u bob -p '{pw}' dist/*"),
+    ("twine", "twine upload --password {pw} dist/*"),
+    ("vault-login", "vault login {vault}"),
+    ("vault-login", "vault login -no-print {vault}"),
+    ("vault-login", "VAULT_TOKEN={vault} vault kv get secret/app"),
+    ("vault-login", "vault login {tok}"),
+    ("slack-cookie", "Cookie: d={xoxd}; d-s=1700000000"),
+    ("slack-cookie", "curl -b 'd={xoxd}' https://acme.slack.test/auth"),
+    ("slack-cookie", "the Slack session cookie is d={xoxd}"),
+    ("hex-in-identifier", "deploy_token_{hex}"),
+    ("hex-in-identifier", "set API_KEY_{hex}_PROD in CI"),
+    ("hex-in-identifier", "myApiKey{hex}"),
+    ("hex-in-identifier", "secret-{hex}.txt was committed"),
+    ("url-password-at-slash-hash", "mongodb+srv://admin:{upw}@cluster0.ab1cd.mongodb.net/db?retryWrites=true"),
+    ("url-password-at-slash-hash", "postgres://app:{upw}@db.internal:5432/app"),
+    ("url-password-at-slash-hash", "DATABASE_URL=mysql://root:{upw}@127.0.0.1:3306/shop"),
+    ("url-password-at-slash-hash", "amqp://guest:{upw}@rabbit/vhost"),
+]
+
+
+def round_three_cases(g: Gen) -> list[Case]:
+    """Issue 28's twelve shapes and more of each class, then the new provider prefixes in the
+    usual contexts."""
+    cases = []
+    for i, (rule, template) in enumerate(ROUND_THREE):
+        values = {
+            "pat": "".join(g.rng.choice(LOWER + "234567") for _ in range(50)) + g.rng.choice("234567") + "a",
+            "dckr": "dckr_pat_" + g.s(B64URL, 27),
+            "pw": _hostile_password(g),
+            "tok": g.s(ALNUM, 32),
+            "vault": "s." + g.s(ALNUM, 24) if i % 2 else "hvs." + g.s(B64URL, 90),
+            "xoxd": "xoxd-" + g.s(ALNUM, 40) + "%2F" + g.s(ALNUM, 30) + "%3D",
+            "hex": g.s(HEX, 40),
+            "upw": _url_password(g),
+        }
+        values["wpw"] = _wide(values["pw"])
+        used = [k for k in values if "{" + k + "}" in template]
+        secrets = tuple(values[k].replace("%2F", "/").split("/")[0] if k == "xoxd" else values[k] for k in used)
+        cases.append(Case(f"{rule}#{i}", template.format(**values), secrets))
+    for rule, value in round_three_keys(g).items():
+        for i, text in enumerate(_contexts(g, value)):
+            cases.append(Case(f"{rule}#{i}", text, (value,)))
     return cases
 
 

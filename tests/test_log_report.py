@@ -69,7 +69,7 @@ def test_line_written_by_a_real_logger_parses(caplog):
     assert rec.kind == "micro" and rec.outcome == "absorbed" and rec.session_id == "sess-a"
     assert (rec.tokens_before, rec.tokens_after, rec.tokens_delta) == (1000, 900, -100)
     assert rec.exchange_tokens == 868 and rec.occupancy_pct == 2.6 and rec.duration_ms == 1500
-    assert rec.fields["aux_model"] == "mlx/tiny"
+    assert all(isinstance(v, (int, float, str, type(None))) for v in vars(rec).values())  # numbers, no payload
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,8 @@
 
 The summary must keep commit hashes, ids, paths, commands and test names verbatim, so a rule
 that redacts too much costs facts silently. Every fact listed for the benchmark sessions
-(benchmarks/sessions/*.facts.yaml, adversarial/, and the real agent sessions' real/*.facts.json)
+(benchmarks/sessions/*.facts.yaml, adversarial/, the real agent sessions' real/*.facts.json and,
+where it exists, /work/shared/real-sessions-2)
 must come out of redact() unchanged and must still be in the session's text once each message
 is redacted as the summarizer redacts it; the facts listed under `secrets` must be gone.
 """
@@ -20,6 +21,9 @@ from hermes_mlx.summarizer.text import to_text
 
 SESSIONS = Path(__file__).resolve().parent.parent / "benchmarks" / "sessions"
 FACT_FILES = sorted([*SESSIONS.glob("*.facts.*"), *SESSIONS.glob("*/*.facts.*")])
+# The second real corpus, where this machine has it (it is being copied to sessions/real-2/).
+SHARED = Path("/work/shared/real-sessions-2")
+SHARED_FILES = sorted(SHARED.glob("*.facts.json")) if SHARED.is_dir() else []
 
 
 def session_texts(facts_file: Path) -> list[str]:
@@ -45,7 +49,7 @@ def test_every_session_has_its_facts():
     assert any(p.parent.name == "real" for p in FACT_FILES)
 
 
-@pytest.mark.parametrize("facts_file", FACT_FILES, ids=lambda p: p.name.split(".facts")[0])
+@pytest.mark.parametrize("facts_file", FACT_FILES + SHARED_FILES, ids=lambda p: p.name.split(".facts")[0])
 def test_redaction_keeps_every_fact_and_no_secret(facts_file):
     facts = load_facts(facts_file)
     raw = session_texts(facts_file)

@@ -5,7 +5,7 @@ from fakes import assistant, session, tool, tool_pairs_valid, user
 
 from hermes_mlx.compactor import markers
 from hermes_mlx.compactor.transcript import (
-    MISSING_RESULT_TEXT,
+    CALLS_REMOVED_TEXT,
     TranscriptError,
     clip_for_summary,
     content_text,
@@ -75,24 +75,26 @@ def test_stray_result_inside_a_run_joins_the_runs_assistant():
     assert out[2:] == messages[2:] and tool_pairs_valid(out)
 
 
-def test_call_without_result_gets_a_stub_result():
+def test_call_without_result_is_removed_as_hermes_removes_it():
     messages = [user("a"), assistant(None, calls=[("c1", "ls"), ("c2", "cat")]), tool("c1", "out"), user("b")]
     out, repairs = repair(messages)
-    assert [r.kind for r in repairs] == ["stub_result"]
-    assert out[3] == {
-        "role": "tool",
-        "tool_call_id": "c2",
-        "name": "cat",
-        "content": MISSING_RESULT_TEXT,
-        "_repaired": True,
-    }
-    assert out[4] == user("b")
+    assert [r.kind for r in repairs] == ["removed_calls"] and "cat x1" in repairs[0].detail
+    assert [c["id"] for c in out[1]["tool_calls"]] == ["c1"] and out[1]["_repaired"]
+    assert out[2:] == messages[2:] and len(out) == len(messages)
     assert tool_pairs_valid(out)
 
 
-def test_trailing_call_without_result_is_repaired_too():
-    out, repairs = repair([user("a"), assistant(None, calls=[("c1", "ls")])])
-    assert out[-1]["tool_call_id"] == "c1" and repairs[0].kind == "stub_result"
+def test_a_turn_left_with_no_call_and_no_text_says_so():
+    messages = [user("a"), assistant(None, calls=[("c1", "ls")]), user("b"), assistant("ok")]
+    out, _ = repair(messages)
+    assert "tool_calls" not in out[1] and out[1]["content"] == CALLS_REMOVED_TEXT
+    assert tool_pairs_valid(out)
+
+
+def test_trailing_calls_without_results_are_in_flight_and_stay():
+    messages = [user("a"), assistant(None, calls=[("c1", "ls"), ("c2", "cat")]), tool("c1", "out")]
+    out, repairs = repair(messages)
+    assert out is messages and not repairs
 
 
 def test_missing_ids_are_assigned():

@@ -26,11 +26,13 @@ from hermes_mlx.compactor import telemetry
 
 MAX_LINE = 1 << 20  # characters of one log line looked at
 MAX_NUMBER = 1e15  # above any token count or duration a pass can log
+MAX_NAME = 200  # characters of a session id or outcome kept: ids are uuids, a 1 MiB one is noise
 
 
 @dataclass
 class TelemetryRecord:
-    """One telemetry line. Numbers are None where the line had null or no value."""
+    """One telemetry line: its numbers (None where the line had null or no value) and two short
+    names. The payload itself is not kept: a log of 1,500 one-MiB lines would hold 1.5 GB."""
 
     kind: str  # "micro" or "batch"
     outcome: str
@@ -46,7 +48,6 @@ class TelemetryRecord:
     threshold_tokens: int | None = None
     context_limit: int | None = None
     source: str = ""  # "file:line"
-    fields: dict = field(default_factory=dict)  # the whole payload, as logged
 
 
 @dataclass
@@ -90,10 +91,9 @@ def parse_record(line: str, source: str = "") -> TelemetryRecord | None:
     micro = event.startswith("micro") or line[:at].rstrip().lower().endswith("micro")
     rec = TelemetryRecord(
         kind="micro" if micro else "batch",
-        outcome=str(payload.get("outcome") or "unknown"),
-        session_id=str(payload.get("session_id") or ""),
+        outcome=str(payload.get("outcome") or "unknown")[:MAX_NAME],
+        session_id=str(payload.get("session_id") or "")[:MAX_NAME],
         source=source,
-        fields=payload,
     )
     for name in (
         "messages_before",
@@ -197,10 +197,7 @@ def summarize(records: list[TelemetryRecord]) -> ReportSummary:
     durations = [r.duration_ms for r in records if r.duration_ms is not None]
     occupancy = [r.occupancy_pct for r in records if r.occupancy_pct is not None]
     thresholds = [r.threshold_tokens for r in records if r.threshold_tokens]
-    sessions: list[str] = []
-    for r in records:
-        if r.session_id not in sessions:
-            sessions.append(r.session_id)
+    sessions = list(dict.fromkeys(r.session_id for r in records))  # first-seen order, one hash each
     return ReportSummary(
         passes=len(records),
         kinds=dict(Counter(r.kind for r in records).most_common()),
@@ -235,6 +232,14 @@ def fmt_duration(ms: float | None) -> str:
     return f"{ms / 1000:.1f}s" if ms >= 1000 else f"{ms:.0f}ms"
 
 
+def shown(name: str) -> str:
+    """A logged name as the terminal may show it: control characters (ESC, BEL, NUL, bidi
+    overrides) written as escapes, so a session id cannot move the cursor or retitle the window."""
+    if name.isprintable():
+        return name
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in name)
+
+
 def _n(value: int | None) -> str:
     return "?" if value is None else f"{value:,}"
 
@@ -243,7 +248,7 @@ def format_summary(s: ReportSummary, bad_lines: int = 0) -> str:
     kinds = ", ".join(f"{k} {v}" for k, v in s.kinds.items())
     lines = [
         f"passes: {s.passes}" + (f" ({kinds})" if kinds else ""),
-        "outcomes: " + (", ".join(f"{k} {v}" for k, v in s.outcomes.items()) or "-"),
+        "outcomes: " + (", ".join(f"{shown(k)} {v}" for k, v in s.outcomes.items()) or "-"),
         f"net tokens saved: {s.tokens_saved:,}",
         "mean absorbed exchange: "
         + (
@@ -274,7 +279,7 @@ def telemetry_table(records: list[TelemetryRecord], show_session: bool = False) 
         delta = "?" if r.tokens_delta is None else f"{r.tokens_delta:+,}"
         row = [
             str(i),
-            r.outcome if r.kind == "micro" else f"{r.outcome} (batch)",
+            shown(r.outcome) if r.kind == "micro" else f"{shown(r.outcome)} (batch)",
             f"{_n(r.messages_before)} -> {_n(r.messages_after)}",
             f"{_n(r.tokens_before)} -> {_n(r.tokens_after)}",
             delta,
@@ -282,7 +287,7 @@ def telemetry_table(records: list[TelemetryRecord], show_session: bool = False) 
             fmt_duration(r.duration_ms),
         ]
         if show_session:
-            row.insert(1, r.session_id or "-")
+            row.insert(1, shown(r.session_id) or "-")
         rows.append(row)
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
     left = {"outcome", "session"}
@@ -304,7 +309,10 @@ def format_report(result: ParseResult, per_session: bool = False) -> str:
     blocks = []
     for sid, recs in group_by_session(result.records).items():
         blocks.append(
-            f"== session {sid or '(none)'} ==\n" + format_summary(summarize(recs)) + "\n\n" + telemetry_table(recs)
+            f"== session {shown(sid) or '(none)'} ==\n"
+            + format_summary(summarize(recs))
+            + "\n\n"
+            + telemetry_table(recs)
         )
     if len(blocks) > 1:
         blocks.append("== all sessions ==\n" + format_summary(summarize(result.records)))

@@ -9,7 +9,9 @@ only turns files into lists of OpenAI-format message dicts, losing nothing.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
 from contextlib import closing
 from pathlib import Path
 
@@ -30,9 +32,12 @@ class SessionFormatError(UsageError):
 def load_session(path: str | Path, session_id: str | None = None) -> list[Message]:
     """Messages of a recorded session: a JSONL file, or one session of a Hermes `state.db`.
 
-    SQLite files are recognised by their header, so a `state.db` under any name works.
+    SQLite files are recognised by their header, so a `state.db` under any name works. Only a
+    regular file (or a link to one) is read: `/dev/zero` or a `.jsonl` link to it would be read
+    until memory ran out, and a FIFO would block the command for ever.
     """
     path = Path(path)
+    check_regular(path)
     try:
         with path.open("rb") as fh:
             head = fh.read(len(SQLITE_MAGIC))
@@ -45,6 +50,21 @@ def load_session(path: str | Path, session_id: str | None = None) -> list[Messag
     return load_jsonl(path)
 
 
+_KINDS = {stat.S_IFDIR: "a folder", stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device"}
+_KINDS[stat.S_IFBLK] = "a device"
+
+
+def check_regular(path: Path) -> None:
+    """SessionFormatError unless `path` is a regular file (links followed); reads nothing."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise SessionFormatError(f"{path}: cannot read session file: {exc.strerror or exc}") from exc
+    if not stat.S_ISREG(mode):
+        kind = _KINDS.get(stat.S_IFMT(mode), "not a file")
+        raise SessionFormatError(f"{path}: not a regular file ({kind}); a session is a .jsonl file or a state.db")
+
+
 def load_jsonl(path: str | Path) -> list[Message]:
     """One JSON object with a string `role` per line; blank lines are allowed, an empty file is not.
 
@@ -52,6 +72,7 @@ def load_jsonl(path: str | Path) -> list[Message]:
     caller applies the same rule.
     """
     path = Path(path)
+    check_regular(path)
     messages: list[Message] = []
     try:
         text = path.read_text(encoding="utf-8")

@@ -2,14 +2,18 @@
 
 A compaction pass must never make a transcript invalid, and must never lose a message. So the
 input is checked first: what cannot be interpreted is a `TranscriptError` naming the message
-index; what is only structurally broken (tool results without a call, calls without results,
-missing ids) is repaired by *adding* messages or ids, never by removing anything. User messages
-are never rewritten by any function here.
+index; what is only structurally broken is repaired as Hermes's own compressor repairs it
+(context_compressor._sanitize_tool_pairs), so a pass hands Hermes the shape it would make itself:
+a result without a call gets a call (nothing is dropped), missing ids are assigned, and calls
+that never got a result are taken off their assistant message (one stub result per call would
+turn one message of 3,000 calls into 3,000 messages) unless that assistant is the last one, whose
+calls may still be running: those stay as they are. User messages are never rewritten here.
 """
 
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -21,7 +25,7 @@ from hermes_mlx.summarizer.text import trim_middle
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 REPAIRED_KEY = "_repaired"  # set on every message this module synthesizes or rewrites
-MISSING_RESULT_TEXT = "[no tool result was recorded for this call]"
+CALLS_REMOVED_TEXT = "(tool call removed)"  # Hermes's content for a turn left with no call and no text
 UNKNOWN_TOOL_NAME = "unknown_tool"
 MESSAGE_OVERHEAD_TOKENS = 4  # role and separators, as chat templates add them
 
@@ -40,7 +44,7 @@ class TranscriptError(UsageError):
 @dataclass
 class Repair:
     index: int  # index in the repaired list of the message added or changed
-    kind: str  # assigned_call_id | assigned_result_id | synthesized_call | stub_result
+    kind: str  # assigned_call_id | assigned_result_id | synthesized_call | removed_calls
     detail: str
 
 
@@ -145,10 +149,11 @@ def repair(messages: list[Message]) -> tuple[list[Message], list[Repair]]:
     """A valid copy of `messages` and the repairs made; the input itself is never modified.
 
     Tool results pair with the calls of the assistant message right before their run of tool
-    messages. A call left unanswered when the run ends gets a stub result; a result nobody asked
-    for gets a synthesized call (added to the run's assistant, or a new assistant message in
-    front of it). Messages that need no change keep their
-    identity, and when nothing needs repair the very same list comes back.
+    messages. Calls left unanswered when the run ends are removed from that assistant (its text
+    stays; "(tool call removed)" when it had none), except in the last assistant of the transcript
+    (in flight: its results may come); a result nobody asked for gets a synthesized call (added to
+    the run's assistant, or a new assistant message in front of it). Messages that need no change
+    keep their identity, and when nothing needs repair the very same list comes back.
     """
     for index, message in enumerate(messages):
         check_message(message, index)
@@ -156,22 +161,29 @@ def repair(messages: list[Message]) -> tuple[list[Message], list[Repair]]:
     out: list[Message] = []
     repairs: list[Repair] = []
     pending: list[str] = []  # call ids of the current assistant still waiting for a result
-    pending_names: dict[str, str] = {}
     in_tool_run = False
     run_owner = -1  # index in `out` of the assistant whose results are being read
 
     def close_run() -> None:
-        for call_id in pending:
-            out.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": call_id,
-                    "name": pending_names.get(call_id, UNKNOWN_TOOL_NAME),
-                    "content": MISSING_RESULT_TEXT,
-                    REPAIRED_KEY: True,
-                }
-            )
-            repairs.append(Repair(len(out) - 1, "stub_result", f"no result for call {call_id}"))
+        if not pending:
+            return
+        owner, unanswered = out[run_owner], Counter(pending)  # a repeated id may be answered once
+        kept, names = [], Counter()
+        for call in reversed(owner["tool_calls"]):  # the later of two calls sharing an id goes
+            if unanswered[call["id"]] > 0:
+                unanswered[call["id"]] -= 1
+                names[call["function"]["name"]] += 1
+            else:
+                kept.append(call)
+        kept.reverse()
+        fixed = {k: v for k, v in owner.items() if k != "tool_calls"} | {REPAIRED_KEY: True}
+        if kept:
+            fixed["tool_calls"] = kept
+        elif not content_text(owner).strip():
+            fixed["content"] = CALLS_REMOVED_TEXT
+        out[run_owner] = fixed
+        shown = ", ".join(f"{name} x{n}" for name, n in names.most_common(5))
+        repairs.append(Repair(run_owner, "removed_calls", f"{len(pending)} calls without a result ({shown})"))
         pending.clear()
 
     for index, message in enumerate(messages):
@@ -222,11 +234,9 @@ def repair(messages: list[Message]) -> tuple[list[Message], list[Repair]]:
                 message = {**message, "tool_calls": fixed, REPAIRED_KEY: True}
                 repairs.append(Repair(len(out), "assigned_call_id", f"message {index}"))
             run_owner = len(out)
-            for call in fixed:
-                pending.append(call["id"])
-                pending_names[call["id"]] = call["function"]["name"]
+            pending.extend(call["id"] for call in fixed)
         out.append(message)
-    close_run()
+    pending.clear()  # the last assistant's calls: in flight, as Hermes leaves them
 
     if not repairs:
         return messages, []

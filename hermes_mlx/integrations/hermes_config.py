@@ -171,6 +171,20 @@ def config_problem(config_path: Path) -> str | None:
     return None
 
 
+def refuse_denied_plugin(config: Any, path: str, plugin: str, config_path: Path) -> None:
+    """ValueError when the in-process lines would be written while `plugins.disabled` names the
+    plugin: Hermes's deny-list wins over plugins.enabled, so the provider and the engine would
+    never load and setup would report success for a path that cannot work. The entry is left to
+    the user (someone put it there, perhaps on purpose) rather than silently undone."""
+    disabled = section(config, "plugins").get("disabled")
+    if path == "in-process" and isinstance(disabled, list) and plugin in map(str, disabled):
+        raise ValueError(
+            f"{config_path}: plugins.disabled names {plugin}, and Hermes's deny-list wins over plugins.enabled, "
+            f"so hermes-mlx would never load; nothing was written. Remove {plugin} from plugins.disabled, "
+            "then run setup-hermes again"
+        )
+
+
 @dataclass
 class SetupResult:
     config_path: Path
@@ -195,6 +209,7 @@ def write_config(home: Path, path: str, *, round_trip: bool = True, **lines: Any
         data = load_config_text(config_path.read_text(encoding="utf-8"), rt)
         if not isinstance(data, dict):
             raise ValueError(f"{config_path}: top level is {type(data).__name__}, not a mapping; not touching it")
+    refuse_denied_plugin(data, path, lines.get("plugin", PLUGIN_NAME), config_path)
     result.changes = merge(data, config_lines(path, **lines))
     result.changes += merge(data, config_defaults(path), overwrite=False)
     result.config = data

@@ -34,6 +34,8 @@ from __future__ import annotations
 import re
 
 from .redact_context import redact_context
+from .redact_cues import redact_cues, redact_folded
+from .redact_urls import sub_url_passwords
 from .secret_patterns import (
     AZURE_AD_SECRET,
     CLASS_FIRST_PATTERNS,
@@ -58,6 +60,7 @@ from .secret_words import (  # noqa: F401  (is_secret_name, looks_random: re-exp
 )
 
 _LEFT_CHARS = TOKEN_CHARS - {"=", "."}
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 
 # --- layer 1: shapes -------------------------------------------------------------------------
 _PRIVATE_KEY = re.compile(
@@ -66,9 +69,6 @@ _PRIVATE_KEY = re.compile(
     re.DOTALL,
 )
 _PUTTY_KEY = re.compile(r"(Private-Lines:[ \t]*\d+[ \t]*\r?\n)(?:[ \t]*[A-Za-z0-9+/=]{8,}[ \t]*(?:\r?\n|\Z))+")
-_URL_PASSWORD = re.compile(
-    r"(?<![A-Za-z0-9+.\-])([a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@\[\]]{0,200}):(?!\[REDACTED\]@)([^\s/@]+(?:@[^\s/@]+)*)@"
-)
 _AUTH_HEADER = re.compile(
     r"(?i)(?<![\w\-])((?:proxy-)?authorization\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?)"
     r"((?:bearer|basic|token|bot|digest|apikey|sso-key|ssws|key|oauth|jwt|hmac|negotiate)[ \t]+)?"
@@ -248,8 +248,8 @@ def _widen(text: str, start: int, end: int) -> tuple[int, int]:
     """Grow a provider match to the whole token run around it (trailing dots are punctuation)."""
     n = len(text)
     stop = end
-    while stop < n and text[stop] in TOKEN_CHARS:
-        stop += 1
+    while stop < n and (text[stop] in TOKEN_CHARS or _PERCENT.match(text, stop)):
+        stop += 3 if text[stop] == "%" else 1  # URL-encoded: Slack's `d=xoxd-...%2F...%3D` cookie
     while stop > end and text[stop - 1] == ".":
         stop -= 1
     begin = start
@@ -326,18 +326,23 @@ def _bearer(m: re.Match) -> str:
 
 
 def redact(text: str) -> str:
-    """Replace credentials with [REDACTED]. Idempotent; never raises on odd input."""
+    """Replace credentials with [REDACTED]. Idempotent; never raises on odd input. Lines holding
+    full-width forms are redacted a second time folded to ASCII (redact_cues.redact_folded)."""
     if not text:
         return text or ""
     if not isinstance(text, str):
         text = str(text)
+    return redact_folded(_redact(text), _redact)
+
+
+def _redact(text: str) -> str:
     low = text.lower()  # substitutions only ever insert REDACTED, so words found here stay valid
     if "PRIVATE KEY" in text:
         text = _PRIVATE_KEY.sub(REDACTED, text)
     if "Private-Lines" in text:
         text = _PUTTY_KEY.sub(lambda m: m.group(1) + REDACTED + "\n", text)
     if "://" in text:
-        text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{REDACTED}@", text)
+        text = sub_url_passwords(text)
     text = redact_context(text, low)
     if "authorization" in low:
         text = _AUTH_HEADER.sub(_auth_header, text)
@@ -353,6 +358,7 @@ def redact(text: str) -> str:
     text = _redact_keys(_CLASS_KEYS, text, looks_random)
     if "Q~" in text:
         text = _redact_keys(_AZURE_AD, text, _key_like)
+    text = redact_cues(text, low)  # after the providers: `sk-or-v1-<hex>` is theirs, whole
     if any(w in text for w in ("Bearer", "Basic", "Token", "Bot")):
         text = _BEARER.sub(_bearer, text)
     if "--" in text:

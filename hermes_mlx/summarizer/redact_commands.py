@@ -104,6 +104,8 @@ _POSITIONAL = [
         ("http -a", "https -a", "--auth"),
         re.compile(r"(?<![\w\-])https?\b[^\n]{0,80}?[ \t](?:-a|--auth)(?:[ \t]+|=)[^\s:]+:([^\s'\"]+)"),
     ),
+    # `vault login TOKEN` (the token is the first argument that is not a flag or `key=value`)
+    (("vault",), re.compile(r"(?<![\w\-])vault[ \t]+login(?:[ \t]+-\S+){0,6}[ \t]+([^\s\-='\"][^\s=]{7,300})(?=\s|$)")),
     (("ipmitool",), re.compile(r"(?<![\w\-])ipmitool\b" + _SEGMENT[:-1] + r"{0,300}?[ \t]-P[ \t]+" + _VAL)),
 ]
 

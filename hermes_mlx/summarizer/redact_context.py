@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 
 from .redact_commands import _VAL, redact_commands
+from .redact_urls import _RUN_CH, sub_at_tokens, sub_url_users
 from .secret_patterns import KEY_BODY_STARTS, KEY_BODY_WORDS, KEY_END, TOKEN_CHARS
 from .secret_words import REDACTED, SAFE_WORDS, _key_like, _safe_value, is_secret_name, looks_random
 
@@ -204,75 +205,6 @@ def _prose_bare(m: re.Match) -> str:
     return m.group(0)[: m.start(2) - m.start(0)] + f"{opening}{REDACTED}{rest}"
 
 
-# --- URLs -------------------------------------------------------------------------------------
-# Both matched from each `://` (a literal the engine finds fast), not from every position.
-_SCHEME = re.compile(r"(?<![A-Za-z0-9+.\-])[a-zA-Z][a-zA-Z0-9+.\-]{0,30}$")
-_URL_USER = re.compile(r"(://)([^\s:/@\[\]'\"`]{16,300})@")
-_URL_SLASH_PASSWORD = re.compile(r"(://[^\s:/@\[\]]{0,200}:)([^\s@/]{0,300}/[^\s@]{0,300})@(?=[A-Za-z0-9\[])")
-
-
-# A truncation marker may cut the token in two (`https://403bec91 ... 08a9f6@github.com`): the
-# first half is a dotless run right after `://`, the second a run glued to `@host.tld`.
-_URL_USER_COLON = re.compile(r"(://)([^\s:/@\[\]'\"`]{16,300})(?=:[^\s@/]{0,300}@)")  # TOKEN:x-oauth-basic@
-_URL_USER_CUT = re.compile(r"(://)([A-Za-z0-9_\-]{16,300})(?=\s|\Z)")
-_AT_HOST = re.compile(r"@[A-Za-z0-9\-]+\.[A-Za-z]")
-_RUN_CH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-
-
-def _token_user(user: str) -> bool:
-    """A URL's user part that is a token: hex (16+ once cut), random-looking or key-like."""
-    hexish = len(user) >= 16 and _HEX16.fullmatch(user) is not None and not user.isdigit() and not user.isalpha()
-    return REDACTED not in user and (hexish or looks_random(user) or (len(user) >= 24 and _key_like(user)))
-
-
-def _sub_at_tokens(text: str) -> str:
-    """A token glued to `@host.tld` with nothing before it but a space: the rest of a cut URL."""
-    pieces, last, at = [], 0, text.find("@")
-    while at >= 0:
-        start = at
-        while start > max(last, at - 300) and text[start - 1] in _RUN_CH:
-            start -= 1
-        glued = at - start >= 16 and (start == 0 or text[start - 1] not in _RUN_CH and text[start - 1] not in ".@/:%+")
-        if glued and _AT_HOST.match(text, at) and _token_user(text[start:at]):
-            pieces += [text[last:start], REDACTED]
-            last = at
-        at = text.find("@", at + 1)
-    return "".join(pieces) + text[last:] if pieces else text
-
-
-def _sub_urls(text: str) -> str:
-    pieces, last, at = [], 0, text.find("://")
-    while at >= 0:
-        if at >= last and _SCHEME.search(text, max(0, at - 31), at):
-            for rule, fn in (
-                (_URL_USER, _url_user),
-                (_URL_SLASH_PASSWORD, _url_slash_password),
-                (_URL_USER_COLON, _url_user),
-                (_URL_USER_CUT, _url_user),
-            ):
-                m = rule.match(text, at)
-                if m and (out := fn(m)) != m.group(0):
-                    pieces += [text[last:at], out]
-                    last = m.end()
-                    break
-        at = text.find("://", at + 3)
-    return "".join(pieces) + text[last:] if pieces else text
-
-
-def _url_user(m: re.Match) -> str:
-    if not _token_user(m.group(2)):
-        return m.group(0)
-    return m.group(0)[: m.start(2) - m.start(0)] + REDACTED + m.group(0)[m.end(2) - m.start(0) :]
-
-
-def _url_slash_password(m: re.Match) -> str:
-    pw = m.group(2)
-    head = pw.split("/", 1)[0]
-    if not head or head.isdigit() or REDACTED in pw or "://" in pw:  # `host:8080/path/@scope`: a port
-        return m.group(0)
-    return f"{m.group(1)}{REDACTED}@"
-
-
 # --- over lines -------------------------------------------------------------------------------
 _BREAK = re.compile(r"[ \t]*(?:\\\r?\n|\r?\n|\\r\\n|\\n)[ \t>\"']*")
 _JWT = re.compile(r"ey[A-Za-z0-9_\-]{10,}\.ey[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-+/=.]*")
@@ -390,9 +322,9 @@ def redact_context(text: str, low: str) -> str:
     if "PRIVATE KEY" in text:
         text = _headless_ends(text)
     if "://" in text:
-        text = _sub_urls(text)
+        text = sub_url_users(text)
     if "@" in text:
-        text = _sub_at_tokens(text)
+        text = sub_at_tokens(text)
     if any(w in low for w in SECRET_HINTS):
         text = _sub_prose(text, text.lower())  # lowered again: the rules above changed the text
     text = redact_commands(text, low)

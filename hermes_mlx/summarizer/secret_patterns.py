@@ -38,6 +38,11 @@ PROVIDER_PATTERNS: list[tuple[str, str]] = [
     ("gitlab-session", r"_gitlab_session=[0-9a-z]{32}"),
     ("npm", r"npm_[A-Za-z0-9]{36,}"),
     ("pypi", r"pypi-Ag(?:EIcHlwaS5vcmc|ENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_\-]{50,}"),
+    ("pypi-any", r"pypi-[A-Za-z0-9_\-]{40,}"),  # a token from another index, or a hand-made one
+    ("docker-hub", r"dckr_(?:pat|oat)_[A-Za-z0-9_\-]{20,}"),
+    ("bitbucket", r"ATBB[A-Za-z0-9_=.\-]{28,}"),
+    ("buildkite", r"bkua_[A-Za-z0-9]{32,}"),
+    ("circleci", r"CCIPAT_[A-Za-z0-9_]{20,}"),
     ("rubygems", r"rubygems_[a-f0-9]{48}"),
     ("clojars", r"CLOJARS_[A-Za-z0-9]{60}"),
     ("artifactory", r"AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59}"),
@@ -51,7 +56,19 @@ PROVIDER_PATTERNS: list[tuple[str, str]] = [
     ("heroku-v2", r"HRKU-AA[0-9A-Za-z_\-]{58}"),
     ("databricks", r"dapi[a-f0-9]{32}(?:-\d)?"),
     ("doppler", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
-    ("vault", r"hv[sb]\.[A-Za-z0-9_\-]{90,}"),
+    ("vault", r"hv[sbr]\.[A-Za-z0-9_\-]{24,}"),
+    # Vault before 1.10: s. (service), b. (batch), r. (recovery) and ~24 characters; loose (`s.` is common)
+    (
+        "vault-legacy",
+        r"s\.[A-Za-z0-9]{20,30}(?![A-Za-z0-9_\-])|b\.[A-Za-z0-9]{20,30}(?![A-Za-z0-9_\-])|r\.[A-Za-z0-9]{20,30}(?![A-Za-z0-9_\-])",
+    ),
+    ("supabase", r"sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{20,}"),
+    ("neon", r"napi_[A-Za-z0-9]{40,}"),
+    ("netlify", r"nfp_[A-Za-z0-9]{36,}"),
+    ("render", r"rnd_[A-Za-z0-9]{24,}"),
+    ("tailscale", r"tskey-[a-z]{3,8}-[A-Za-z0-9_\-]{20,}"),
+    ("dropbox", r"sl\.[A-Za-z0-9_\-]{130,}"),
+    ("mapbox-secret", r"sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{10,}"),
     ("pulumi", r"pul-[a-f0-9]{40}"),
     ("flyio", r"fo1_[A-Za-z0-9_\-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,}"),
     ("planetscale", r"pscale_(?:tkn|oauth|pw)_[A-Za-z0-9_=.\-]{32,}"),
@@ -72,7 +89,7 @@ PROVIDER_PATTERNS: list[tuple[str, str]] = [
     ("age", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
     ("1password", r"ops_eyJ[A-Za-z0-9+/]{100,}|A3-[A-Z0-9]{6}-[A-Z0-9]{5,11}-[A-Z0-9\-]{17,}"),
     # Messaging
-    ("slack-token", r"xox[abposre]-[A-Za-z0-9\-]{10,}|xoxe\.xox[bp]-\d-[A-Za-z0-9]{100,}|xapp-\d-[A-Za-z0-9\-]{20,}"),
+    ("slack-token", r"xox[abposredc]-[A-Za-z0-9\-]{10,}|xoxe\.xox[bp]-\d-[A-Za-z0-9]{100,}|xapp-\d-[A-Za-z0-9\-]{20,}"),
     ("slack-webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_]{20,}"),
     ("discord-webhook", r"discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_\-]{40,}"),
     ("twilio", r"AC[a-fA-F0-9]{32}|SK[a-fA-F0-9]{32}"),
@@ -93,6 +110,12 @@ PROVIDER_PATTERNS: list[tuple[str, str]] = [
     ("facebook-page", r"EAA[MC][A-Za-z0-9]{100,}"),
     ("postman", r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}"),
     ("linear", r"lin_api_[A-Za-z0-9]{40}"),
+    ("figma", r"figd_[A-Za-z0-9_\-]{30,}"),
+    ("airtable", r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}"),
+    ("contentful", r"CFPAT-[A-Za-z0-9_\-]{40,}"),
+    ("pinecone", r"pcsk_[A-Za-z0-9_]{30,}"),
+    ("resend", r"re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}"),
+    ("cerebras", r"csk-[a-z0-9]{40,}"),
     ("notion", r"ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43}"),
     ("typeform", r"tfp_[A-Za-z0-9_.=\-]{59}"),
     ("frameio", r"fio-u-[A-Za-z0-9_=\-]{64}"),
@@ -138,6 +161,8 @@ LOOSE_RULES = frozenset(
         "1password",
         "aws-access-key-id",
         "jwt",
+        "vault-legacy",
+        "pypi-any",
     }
 )
 
@@ -156,6 +181,7 @@ CLI_PASSWORD_FLAGS = [
     (("mosquitto",), r"mosquitto_\w+", r"-P[ \t]+"),
     (("freerdp", "rdesktop"), r"\w*freerdp|rdesktop", r"/p:|-p[ \t]+"),
     (("snmp",), r"snmp\w+", r"-[AX][ \t]+"),
+    (("twine",), r"twine", r"-p[ \t]+|--password[ \t]+"),
 ]
 
 # A private key body by its first bytes, when its BEGIN line was cut off: OpenSSH

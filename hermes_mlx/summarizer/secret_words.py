@@ -19,292 +19,46 @@ REDACTED = "[REDACTED]"
 # Name words. A name (split at _ - . and camelCase) holds a secret when its last part ends with
 # one of SECRET_ENDINGS or is one of SECRET_PARTS, or it is `<qualifier>_key`, or it ends in a
 # neutral part (VALUE_PARTS: `password_hash`, `token_b64`) right after one of those.
-SECRET_ENDINGS = (
-    "password",
-    "passwd",
-    "passphrase",
-    "secret",
-    "secrets",
-    "token",
-    "apikey",
-    "accesskey",
-    "accesskeyid",  # aws_access_key_id: half of the pair, and its value need not look random
-    "secretkey",
-    "privatekey",
-    "authkey",
-    "sshpass",
-    "pgpass",
-    "sessionid",
-    "sessid",
+# accesskeyid: aws_access_key_id, half of the pair, and its value need not look random
+SECRET_ENDINGS = tuple(
+    "password passwd passphrase secret secrets token apikey accesskey accesskeyid secretkey "
+    "privatekey authkey sshpass pgpass sessionid sessid".split()
 )
 SECRET_PARTS = frozenset(
-    {
-        "pwd",
-        "pw",
-        "auth",
-        "credential",
-        "credentials",
-        "creds",
-        "cookie",
-        "session",
-        "sig",
-        "signature",
-        "dsn",
-        "pin",
-        "otp",
-        "totp",
-        "mfa",
-        "salt",
-    }
+    "pwd pw auth credential credentials creds cookie session sig signature dsn pin otp totp mfa salt".split()
 )
 KEY_QUALIFIERS = frozenset(
-    {
-        "api",
-        "access",
-        "secret",
-        "private",
-        "priv",
-        "auth",
-        "client",
-        "account",
-        "master",
-        "signing",
-        "sign",
-        "encryption",
-        "enc",
-        "crypt",
-        "cipher",
-        "service",
-        "license",
-        "app",
-        "storage",
-        "shared",
-        "consumer",
-        "webhook",
-        "deploy",
-        "ssh",
-        "gpg",
-        "pgp",
-        "session",
-        "admin",
-        "root",
-        "write",
-        "read",
-        "ingest",
-        "sdk",
-        "server",
-        "project",
-        "personal",
-        "user",
-        "subscription",
-        "hmac",
-        "jwt",
-        "aes",
-        "rsa",
-        "tls",
-        "ssl",
-        "db",
-        "database",
-        "bot",
-        "x",
-    }
+    "api access secret private priv auth client account master signing sign encryption enc crypt "
+    "cipher service license app storage shared consumer webhook deploy ssh gpg pgp session admin root "
+    "write read ingest sdk server project personal user subscription hmac jwt aes rsa tls ssl db "
+    "database bot x".split()
 )
 VALUE_PARTS = frozenset(
-    {
-        "value",
-        "val",
-        "str",
-        "string",
-        "b64",
-        "base64",
-        "hex",
-        "raw",
-        "plain",
-        "plaintext",
-        "cleartext",
-        "hash",
-        "hashed",
-        "enc",
-        "encrypted",
-        "data",
-        "text",
-        "old",
-        "new",
-        "prod",
-        "dev",
-        "test",
-        "staging",
-        "live",
-        "base",
-        "1",
-        "2",
-        "3",
-        "v1",
-        "v2",
-    }
+    "value val str string b64 base64 hex raw plain plaintext cleartext hash hashed enc encrypted data "
+    "text old new prod dev test staging live base 1 2 3 v1 v2".split()
 )
 # `pass` alone is too common in code (`on_pass`, `first_pass`): only `pass` or `<qualifier>_pass`.
 PASS_QUALIFIERS = frozenset(
-    {
-        "db",
-        "database",
-        "user",
-        "admin",
-        "root",
-        "smtp",
-        "ftp",
-        "sftp",
-        "mail",
-        "email",
-        "redis",
-        "mysql",
-        "pg",
-        "postgres",
-        "mongo",
-        "ldap",
-        "proxy",
-        "http",
-        "ssh",
-        "wifi",
-        "vnc",
-        "rdp",
-        "app",
-        "api",
-        "login",
-        "basic",
-        "sql",
-        "keystore",
-        "key",
-        "store",
-        "truststore",
-        "master",
-        "vault",
-    }
+    "db database user admin root smtp ftp sftp mail email redis mysql pg postgres mongo ldap proxy "
+    "http ssh wifi vnc rdp app api login basic sql keystore key store truststore master vault".split()
 )
 # Names that never hold a secret, whatever they end with.
 NOT_SECRET_NAMES = frozenset({"pwd", "oldpwd", "keypass_file"})
 
 # Names whose long hex/base64 values are checksums or ids, not credentials (`commit=3f9a...`).
 HASH_NAMES = frozenset(
-    {
-        "sha",
-        "sha1",
-        "sha224",
-        "sha256",
-        "sha384",
-        "sha512",
-        "md5",
-        "hash",
-        "digest",
-        "checksum",
-        "commit",
-        "rev",
-        "revision",
-        "ref",
-        "oid",
-        "tree",
-        "parent",
-        "head",
-        "etag",
-        "integrity",
-        "id",
-        "ids",
-        "uuid",
-        "guid",
-        "nonce",
-        "fingerprint",
-        "blob",
-        "object",
-        "version",
-        "build",
-        "sum",
-        "crc",
-        "crc32",
-        "image",
-        "layer",
-        "container",
-        "tag",
-        "run",
-        "trace",
-        "span",
-        "request",
-    }
+    "sha sha1 sha224 sha256 sha384 sha512 md5 hash digest checksum commit rev revision ref oid tree "
+    "parent head etag integrity id ids uuid guid nonce fingerprint blob object version build sum crc "
+    "crc32 image layer container tag run trace span request".split()
 )
 
 # Values that are types, booleans or prose after `password:` / `token:`, never credentials.
 SAFE_WORDS = frozenset(
-    {
-        "none",
-        "null",
-        "nil",
-        "undefined",
-        "true",
-        "false",
-        "yes",
-        "no",
-        "on",
-        "off",
-        "str",
-        "string",
-        "bytes",
-        "int",
-        "bool",
-        "any",
-        "object",
-        "required",
-        "optional",
-        "missing",
-        "invalid",
-        "expired",
-        "revoked",
-        "set",
-        "unset",
-        "not",
-        "empty",
-        "provided",
-        "present",
-        "configured",
-        "supplied",
-        "hidden",
-        "masked",
-        "redacted",
-        "enabled",
-        "disabled",
-        "ok",
-        "valid",
-        "found",
-        "needed",
-        "default",
-        "is",
-        "was",
-        "the",
-        "a",
-        "an",
-        "for",
-        "of",
-        "to",
-        "and",
-        "or",
-        "in",
-        "with",
-        "from",
-        "your",
-        "this",
-        "that",
-        "see",
-        "float",
-        "dict",
-        "list",
-        "tuple",
-        "path",
-        "callable",
-        "sequence",
-        "mapping",
-        "secretstr",
-        "lambda",
-        "self",
-        "cls",
-    }
+    "none null nil undefined true false yes no on off str string bytes int bool any object required "
+    "optional missing invalid expired revoked set unset not empty provided present configured "
+    "supplied hidden masked redacted enabled disabled ok valid found needed default is was the a an "
+    "for of to and or in with from your this that see float dict list tuple path callable sequence "
+    "mapping secretstr lambda self cls".split()
 )
 
 _NAME_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -397,3 +151,36 @@ def _unquote(value: str) -> tuple[str, str, str]:
     if value[:1] in "\"'`":
         return value[0], value[1:], ""
     return "", value, ""
+
+
+# --- cue words in the languages users write (redact_cues.py) ----------------------------------
+# Lowercase, matched on text whose full-width forms are folded (ｐａｓｓｗｏｒｄ is password).
+# English is the prose rule's own (redact_context.py). Latin and Cyrillic words stand alone
+# (no letter either side); CJK words are glued to their neighbours, so they match anywhere.
+PASSWORD_CUES = (
+    "passwort|kennwort|zugangspasswort|wachtwoord|contraseña|contrasena|senha|mot de passe|mdp|hasło|haslo|"
+    "heslo|lösenord|lösenordet|passord|passordet|adgangskode|salasana|jelszó|jelszo|şifre|şifresi|parola|"
+    "пароль|пароля|паролем|κωδικός|mật khẩu|kata sandi"
+).split("|")
+PASSWORD_CUES_CJK = (
+    "密码|密碼|口令|パスワード|暗証番号|パスフレーズ|비밀번호|암호|패스워드|รหัสผ่าน|كلمة المرور|كلمة السر|סיסמה|סיסמא|पासवर्ड"
+).split("|")
+KEY_CUES = "schlüssel|zugangsschlüssel|jeton|clé|chave|токен|ключ|klucz|nyckel|sleutel|anahtar".split("|")
+KEY_CUES_CJK = "令牌|密钥|密鑰|秘钥|私钥|访问令牌|トークン|秘密鍵|アクセスキー|토큰|액세스 키|비밀 키".split("|")
+# What joins the cue to its value: standalone words (`Passwort … lautet X`, `hasło to X`) and
+# glued particles or marks (`密码是X`, `パスワードは X`, `비밀번호는 X`, `пароль — X`).
+CONNECT_WORDS = "ist|lautet|lautete|war|lauten|est|était|es|era|é|è|är|er|jest|to|je|on|is|это|sind|olarak".split("|")
+CONNECT_GLUED = "是|为|為|设为|改为|改成|は|が|を|는|은|이|가|:|：|=|＝|→|->|=>|—|–".split("|")
+# `admin / S3cret!`: a user and a password written as a pair, after one of these words or with a
+# user name that ships as a default.
+CREDENTIAL_CUES = (
+    "credential|creds|login|log in|sign in|signin|username|user/pass|account|anmeldedaten|zugangsdaten|"
+    "identifiants|credenciales|credenciais|账号|帐号|账户|用户名|ログイン|アカウント|계정|учетные|логин"
+).split("|")
+DEFAULT_USERS = frozenset(
+    "admin administrator root sa postgres guest ubuntu pi elastic kibana oracle ec2-user vagrant jenkins "
+    "rabbitmq minioadmin superuser tomcat".split()
+)
+# A 52-character Azure DevOps PAT is lowercase base32 with nothing of its own: only these words
+# near it say what it is.
+AZURE_PAT_CUES = ("azure", "devops", "ado", " pat", "pat ", "pat:", "personal access token", "visualstudio.com")
