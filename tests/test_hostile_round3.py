@@ -243,3 +243,11 @@ LONG_LINES = {
 def test_the_new_rules_stay_linear_on_a_long_line(name):
     out = redact(LONG_LINES[name])
     assert redact(out) == out
+
+
+def test_a_windows_drive_path_after_a_secret_word_is_no_secret():
+    from hermes_mlx.summarizer.redact import redact
+
+    for text in ("token C:\\Windows\\System32", "copy the secret to D:\\keys\\prod\\"):
+        assert redact(text) == text, text
+    assert "[REDACTED]" in redact("the token: C9xQ2mZp7LwR4tYv8KsN")  # a value is still a value

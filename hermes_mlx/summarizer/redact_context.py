@@ -187,6 +187,8 @@ def _prose(m: re.Match) -> str:
         return m.group(0)  # `password: x` is an assignment: layer 3 judges it
     if {w.lower().strip("'()") for w in mid.split()} & _NOT_THE_VALUE:
         return m.group(0)
+    if connect.strip() == ":" and re.search(r"(?:^|\s)[A-Za-z]$", mid) and value.startswith("\\"):
+        return m.group(0)  # `C:\Windows\System32`: a drive's path, its colon no connector
     opening, bare, rest = _strip(value)
     pw = re.search(r"pass|pwd?\b|pw_|pin\b", word, re.I) is not None
     if bare.lower() in SAFE_WORDS or not (_password_like(bare) if pw or opening else _token_like(bare)):
