@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from hermes_mlx.summarizer.api import Message
+from hermes_mlx.summarizer.requested_layout import Heading, read_layout
 
 # Hermes's prompt landmarks (agent/context_compressor.py and agent/micro_compaction.py).
 MICRO_SUMMARY = "## Current Running Summary\n"
@@ -65,6 +66,7 @@ class Prompt:
     budget_tokens: int | None = None
     text: str = ""  # micro_defrag: the summary to shorten
     user_notes: list[str] = field(default_factory=list)  # batch: user words found only in the focus
+    layout: list[Heading] = field(default_factory=list)  # batch: the headings its template asks for, in order
 
 
 def _between(text: str, start: str, end: str | None) -> str | None:
@@ -206,6 +208,7 @@ def recognise(messages: list[dict]) -> Prompt:
                 focus=focus,
                 budget_tokens=_budget(text),
                 user_notes=user_notes(focus, turns),
+                layout=read_layout(text),
             )
     if BATCH_FIRST in text and BATCH_TURNS in text:
         turns_text = _between(text, BATCH_TURNS, BATCH_FIRST_END)
@@ -218,6 +221,7 @@ def recognise(messages: list[dict]) -> Prompt:
                 focus=focus,
                 budget_tokens=_budget(text),
                 user_notes=user_notes(focus, turns),
+                layout=read_layout(text),
             )
     body = _defrag_body(text)
     if body:
