@@ -13,7 +13,7 @@ from hermes_templates import (
     FORK_TEMPLATE,
     hermes_batch_prompt,
 )
-from summarizer_fakes import call, count
+from summarizer_fakes import FakeModel, call, count
 from test_adapter import batch_prompt
 from upstream_checks import NO_USER_VALUES, compaction_summary_threats, continuation_errors
 
@@ -47,7 +47,7 @@ TURNS = [
 
 
 def answer(messages, **kw):
-    s = MLXSummarizer(score=None, count_tokens=count, context_window=8192)
+    s = MLXSummarizer(score=FakeModel().score, count_tokens=count, context_window=8192)  # no model
     request = parse_request({"messages": messages, **kw})
     return adapter.complete(request, recognise(request.messages), summarizer=s)
 

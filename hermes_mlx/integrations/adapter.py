@@ -70,6 +70,14 @@ def _run(prompt: Prompt, summarizer: Summarizer) -> SummaryResult:
     raise ValueError(f"not a compaction prompt: {prompt.kind}")
 
 
+def finish(text: str, prompt: Prompt) -> str:
+    """Our summary as it goes back to Hermes: in the structure the request asked for (ours when
+    it asked for none), with orders in the user's or the plan's words quoted as data."""
+    if text and prompt.layout:
+        text = render_requested(text, prompt.layout).strip()
+    return as_data(text)
+
+
 def complete(
     request: ChatRequest,
     prompt: Prompt,
@@ -98,9 +106,7 @@ def complete(
         stats.append(shorter)
         if shorter.ok and shorter.text.strip():
             text = shorter.text.strip()
-    if text and prompt.layout:  # the structure the request asked for, not ours
-        text = render_requested(text, prompt.layout).strip()
-    text = as_data(text)  # orders in the user's or the plan's words stay, quoted as data
+    text = finish(text, prompt)
     if not result.ok:
         # Empty content is Hermes's failure signal: it keeps its previous summary and retries later.
         logger.warning("summarizer failed on a %s prompt: %s", prompt.kind, result.error)
