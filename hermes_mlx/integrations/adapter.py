@@ -58,7 +58,8 @@ def _run(prompt: Prompt, summarizer: Summarizer) -> SummaryResult:
             budget = micro_budget(threshold, hermes_tokens(prompt.summary or ""))
             return summarizer.merge(prompt.summary, prompt.turns, budget_tokens=budget)
         case Kind.MICRO_DEFRAG:
-            return summarizer.defrag(prompt.text, budget_tokens=int(threshold * MICRO_LOW))
+            bound = int(threshold * MICRO_LOW)  # and the prompt's own bound, where it states one
+            return summarizer.defrag(prompt.text, budget_tokens=min(bound, prompt.budget_tokens or bound))
         case Kind.BATCH | Kind.BATCH_UPDATE:
             budget = prompt.budget_tokens
             if settings.micro:  # Hermes reloads a batch summary as its rolling summary: the defrag bound holds
