@@ -18,10 +18,18 @@ from test_adapter import batch_prompt
 from upstream_checks import NO_USER_VALUES, compaction_summary_threats, continuation_errors
 
 from hermes_mlx.integrations import adapter
-from hermes_mlx.integrations.hermes_prompts import Kind, recognise
+from hermes_mlx.integrations.hermes_prompts import Kind, micro_prompt, recognise
+from hermes_mlx.integrations.hermes_wire import hermes_serialize
 from hermes_mlx.integrations.openai_shapes import parse_request
 from hermes_mlx.summarizer import summary as our
-from hermes_mlx.summarizer.requested_layout import PLACEMENT, meaning, place, read_layout, render_requested
+from hermes_mlx.summarizer.requested_layout import (
+    PLACEMENT,
+    drop_empty,
+    meaning,
+    place,
+    read_layout,
+    render_requested,
+)
 from hermes_mlx.summarizer.summarizer import MLXSummarizer
 
 TURNS = [
@@ -222,3 +230,13 @@ def test_a_heading_we_carry_over_keeps_its_name_when_requested():
     text = render_requested("## Historical Task Snapshot\nUser asked for X\n\n## Earlier Summary\nold", layout)
     assert section(text, "Historical Task Snapshot") == "User asked for X"
     assert section(text, "Critical Context") == "old"
+
+
+def test_a_summary_in_the_template_read_back_drops_the_empty_headings():
+    first = answer(hermes_batch_prompt(TURNS)).text
+    assert "## Resolved Questions\nNone" in first
+    back = drop_empty(first)
+    assert "Resolved Questions" not in back and "## Completed Actions" in back
+    assert our.parse(back).extras == [e for e in our.parse(back).extras if e[1].strip() != "None"]
+    micro = answer(micro_prompt(first, hermes_serialize(TURNS[1:3])))  # Hermes reloads it as its rolling summary
+    assert "Resolved Questions" not in micro.text and "pytest tests/test_export.py -q" in micro.text

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from hermes_mlx.summarizer.api import Summarizer, SummaryResult
 from hermes_mlx.summarizer.budget import MICRO_LOW, hermes_tokens, micro_budget
 from hermes_mlx.summarizer.quoting import as_data, from_data
-from hermes_mlx.summarizer.requested_layout import render_requested, skeleton
+from hermes_mlx.summarizer.requested_layout import drop_empty, render_requested, skeleton
 
 from . import passthrough
 from .hermes_prompts import Kind, Prompt
@@ -96,7 +96,10 @@ def complete(
     if on_chunk is not None:
         summarizer.on_chunk = on_chunk
     # a summary we wrote comes back: its quoted orders are read as written (quoting.as_data below)
-    prompt = dataclasses.replace(prompt, summary=from_data(prompt.summary), text=from_data(prompt.text) or "")
+    # and a template's empty headings in it are no sections of ours
+    prompt = dataclasses.replace(
+        prompt, summary=drop_empty(from_data(prompt.summary)), text=drop_empty(from_data(prompt.text)) or ""
+    )
     result = _run(prompt, summarizer)
     text = (result.text or "").strip() if result.ok else ""
     stats = [result]

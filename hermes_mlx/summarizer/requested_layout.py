@@ -195,10 +195,37 @@ def render_requested(summary_text: str, layout: list[Heading]) -> str:
     return "\n\n".join(out) + "\n"
 
 
+EMPTY_WORDS = frozenset({"none", "none.", "unknown", "unknown."})
+
+
+def drop_empty(summary: str | None) -> str | None:
+    """A summary laid out in a template, read back: the headings that only hold the template's
+    "None" go (otherwise they would come back as sections of their own, costing tokens on every
+    later pass); everything else is kept as it was."""
+    if not summary or "\n## " not in "\n" + summary:
+        return summary
+    kept = [
+        f"## {heading}\n{body}" if heading else body
+        for heading, body in split_sections(summary)
+        if body.strip().lower() not in EMPTY_WORDS
+    ]
+    return "\n\n".join(kept)
+
+
 def skeleton(layout: list[Heading]) -> str:
     """The requested headings with their empty words: what answering in this layout costs on top
     of the content (taken off the summary's budget)."""
     return render_requested("", layout)
 
 
-__all__ = ["MEANINGS", "PLACEMENT", "Heading", "meaning", "place", "read_layout", "render_requested", "skeleton"]
+__all__ = [
+    "MEANINGS",
+    "PLACEMENT",
+    "Heading",
+    "drop_empty",
+    "meaning",
+    "place",
+    "read_layout",
+    "render_requested",
+    "skeleton",
+]
