@@ -138,8 +138,8 @@ def test_recent_user_focus_carries_user_words_missing_from_the_turns():
     s = MLXSummarizer(score=FakeModel("Fixed the export.").score, count_tokens=count)
     done = complete(parse_request({"messages": messages}), summarizer=s)
     assert lost in done.text  # verbatim, in the user's section
-    # in the structure the prompt asked for: the user's words go under its task snapshot
-    assert ("\n" + done.text).split(lost)[0].rsplit("\n## ", 1)[-1].startswith("Historical Task Snapshot")
+    # in the structure the prompt asked for, never under its task snapshot (Hermes overwrites that one)
+    assert ("\n" + done.text).split(lost)[0].rsplit("\n## ", 1)[-1].startswith("Critical Context")
 
 
 def test_lean_session_log_allowance_is_not_our_budget():

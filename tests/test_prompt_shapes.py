@@ -122,9 +122,15 @@ def test_the_ahead_guess_of_a_separate_defrag_prompt_is_used(monkeypatch):
         {"role": "system", "content": "You are a conversation summarization assistant."},
         *message(DEFRAG_104486),
     ]
+    client = provider.MLXClient()
+    monkeypatch.setattr(provider, "_micro_shape", dict(provider._FIRST_GUESS))  # no request seen before this test
+    monkeypatch.setenv(ahead.ENV_SWITCH, "0")
+    create(client, messages)  # a first request, answered as usual, shows the provider Hermes's request fields
+    monkeypatch.delenv(ahead.ENV_SWITCH)
+    ahead.CACHE.clear()
     schedule(messages)
-    create(provider.MLXClient(), messages)
-    assert fake.methods() == ["defrag"] and ahead.CACHE.stats.hits >= 1
+    create(client, messages)
+    assert fake.methods() == ["defrag", "defrag"] and ahead.CACHE.stats.hits == 1
 
 
 def test_markdown_that_is_no_compaction_prompt_passes_through():

@@ -72,11 +72,13 @@ MEANINGS: tuple[tuple[str, str], ...] = (
 PLACEMENT: dict[str, tuple[str, ...]] = {
     GOAL: ("goal",),
     CONSTRAINTS: ("constraints", "correction"),
-    USERS: ("snapshot", "pending", "constraints"),  # the user's own words
+    # the user's own words; never the task snapshot, which Hermes overwrites with its own
+    # (`_ground_historical_task_snapshot`)
+    USERS: ("pending", "constraints", "correction", "critical"),
     PROGRESS: ("done",),  # outcomes
     DECISIONS: ("decisions",),
     QUESTIONS: ("pending", "blocked", "active"),
-    STATE: ("active", "subtask", "snapshot"),  # the task in progress and the error still open
+    STATE: ("active", "subtask"),  # the task in progress and the error still open
     REMAINING: ("remaining", "next_step", "active"),  # the plan's open items
     FILES: ("files", "active"),
     COMMANDS: ("done",),
