@@ -15,6 +15,8 @@ from hermes_mlx.integrations import adapter, hermes_prompts
 from hermes_mlx.integrations.hermes_prompts import recognise
 from hermes_mlx.integrations.hermes_wire import hermes_serialize  # Hermes's serializer, one copy
 from hermes_mlx.integrations.openai_shapes import parse_request
+from hermes_mlx.summarizer.budget import hermes_tokens
+from hermes_mlx.summarizer.requested_layout import read_layout, skeleton
 
 
 def complete(request, **options):
@@ -181,7 +183,9 @@ def test_defrag_and_batch_calls():
     run(batch_prompt(TURNS, focus="export", budget=700), s)
     run(batch_prompt(TURNS, previous="## Goal\nold"), s)
     assert s.methods() == ["defrag", "update", "update"]
-    assert s.calls[1][1]["focus"] == "export" and s.calls[1][1]["budget_tokens"] == 700
+    # the target, less what the requested headings themselves cost (the answer is laid out under them)
+    headings = hermes_tokens(skeleton(read_layout(batch_prompt(TURNS)[0]["content"])))
+    assert s.calls[1][1]["focus"] == "export" and s.calls[1][1]["budget_tokens"] == 700 - headings > 0
     assert s.calls[2][1]["summary"] == "## Goal\nold"
 
 

@@ -15,6 +15,7 @@ from hermes_mlx.integrations.hermes_wire import hermes_serialize
 from hermes_mlx.integrations.openai_shapes import parse_request
 from hermes_mlx.summarizer.budget import MICRO_HIGH, MICRO_LOW, fit_summary, hermes_tokens, micro_budget
 from hermes_mlx.summarizer.ledger import Ledger
+from hermes_mlx.summarizer.requested_layout import read_layout, skeleton
 from hermes_mlx.summarizer.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.summary import Summary, parse, render
 
@@ -138,7 +139,8 @@ def test_recent_user_focus_carries_user_words_missing_from_the_turns():
     s = MLXSummarizer(score=FakeModel("Fixed the export.").score, count_tokens=count)
     done = complete(parse_request({"messages": messages}), summarizer=s)
     assert lost in done.text  # verbatim, in the user's section
-    assert "## User Messages" in done.text.split(lost)[0]
+    # in the structure the prompt asked for, never under its task snapshot (Hermes overwrites that one)
+    assert ("\n" + done.text).split(lost)[0].rsplit("\n## ", 1)[-1].startswith("Critical Context")
 
 
 def test_lean_session_log_allowance_is_not_our_budget():
@@ -184,7 +186,8 @@ def test_budgets_follow_hermes_config(monkeypatch):
     )
     complete(parse_request({"messages": batch_prompt(EXCHANGE, budget=3000)}), summarizer=fake)
     merge, update = fake.calls[0][1], fake.calls[1][1]
-    assert merge["budget_tokens"] == 900 and update["budget_tokens"] == 600  # micro on: the defrag bound
+    headings = hermes_tokens(skeleton(read_layout(batch_prompt(EXCHANGE)[0]["content"])))  # the layout's own cost
+    assert merge["budget_tokens"] == 900 and update["budget_tokens"] == 600 - headings  # micro on: the defrag bound
 
 
 def test_settings_read_from_a_hermes_config():
@@ -228,7 +231,7 @@ def test_stream_sends_progress_per_chunk_and_keepalives(monkeypatch):
     texts = [t for t, done in pieces if done is None]
     assert texts.count(adapter.KEEPALIVE) >= 4 + 4  # a newline per chunk, and between them
     final = "".join(texts)
-    assert final.strip().startswith("## Goal")  # Hermes strips the leading newlines
+    assert final.strip().startswith("## Historical Task Snapshot")  # Hermes strips the leading newlines
     assert pieces[-1][1] is not None and pieces[-1][1].text == final.strip()
 
 

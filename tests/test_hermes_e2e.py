@@ -121,7 +121,9 @@ def test_hermes_019_batch_compaction_over_loopback(envs, tmp_path):
     content = markers[0]["content"]
     assert content.rstrip().endswith(END_MARKER)
     assert "deterministic fallback" not in content  # Hermes's own fallback would mean our call failed
-    assert "## Files" in content and "ledgerly/export/csv_export.py" in content  # our summary's sections
+    # our summary, in the headings Hermes's template asked for (0.19's "Relevant Files", not our "Files")
+    assert "## Relevant Files" in content and "ledgerly/export/csv_export.py" in content
+    assert "\n## Files\n" not in content
     users_in = [m["content"] for m in messages if m["role"] == "user"]
     kept = [m["content"] for m in out if m["role"] == "user" and not m["content"].startswith(MARKER_TAG)]
     assert kept and all(k in users_in for k in kept)  # user turns kept verbatim, in order

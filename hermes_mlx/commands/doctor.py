@@ -41,6 +41,10 @@ def hermes_facts(hermes_home: str | None = None) -> dict:
         info = hermes_info()
         out["hermes_integration"] = info
         out["hermes_config"] = doctor_report(home_of(hermes_home), info)
+        if info.get("importable"):
+            from hermes_mlx.integrations.hermes_seams import from_sources
+
+            out["hermes_seams"] = from_sources()
     except Exception as exc:  # doctor reports, it does not fail
         out["hermes_integration"] = f"could not inspect Hermes: {exc}"
     return out
@@ -145,6 +149,10 @@ def run(args: argparse.Namespace) -> int:
             print_hermes_config(value)
         elif key == "hermes_integration" and isinstance(value, dict):
             print("hermes: " + ", ".join(f"{k}={v}" for k, v in value.items()))
+        elif key == "hermes_seams" and isinstance(value, dict):
+            print("hermes seams (private names hermes-mlx uses):")
+            for name, row in value.items():
+                print(f"  {name:<28} " + (f"found: {row['found']}" if row["found"] else f"missing: {row['then']}"))
         elif key == "prompt_cache" and not isinstance(value, str):
             print(f"prompt cache: {prompt_cache_line(value)}")
         elif key == "wired" and isinstance(value, dict):

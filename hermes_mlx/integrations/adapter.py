@@ -10,6 +10,7 @@ recognise goes to the model as is, folded in chunks when it does not fit, never 
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import logging
 import queue
 import threading
@@ -17,6 +18,8 @@ from collections.abc import Callable, Iterator
 
 from hermes_mlx.summarizer.api import Summarizer, SummaryResult
 from hermes_mlx.summarizer.budget import MICRO_LOW, hermes_tokens, micro_budget
+from hermes_mlx.summarizer.quoting import as_data, from_data
+from hermes_mlx.summarizer.requested_layout import drop_empty, render_requested, skeleton
 
 from . import passthrough
 from .hermes_prompts import Kind, Prompt
@@ -46,7 +49,8 @@ def make_summarizer(model: str | None, timeout: float | None) -> Summarizer:
 
 
 def _run(prompt: Prompt, summarizer: Summarizer) -> SummaryResult:
-    """One summarizer job for a recognised compaction prompt, within the budget Hermes will hold it to."""
+    """One summarizer job for a recognised compaction prompt, within the budget Hermes will hold
+    it to (less what its requested headings cost: the answer is laid out under them afterwards)."""
     settings = hermes_settings()
     threshold = settings.defrag_threshold_tokens
     match prompt.kind:
@@ -54,14 +58,25 @@ def _run(prompt: Prompt, summarizer: Summarizer) -> SummaryResult:
             budget = micro_budget(threshold, hermes_tokens(prompt.summary or ""))
             return summarizer.merge(prompt.summary, prompt.turns, budget_tokens=budget)
         case Kind.MICRO_DEFRAG:
-            return summarizer.defrag(prompt.text, budget_tokens=int(threshold * MICRO_LOW))
+            bound = int(threshold * MICRO_LOW)  # and the prompt's own bound, where it states one
+            return summarizer.defrag(prompt.text, budget_tokens=min(bound, prompt.budget_tokens or bound))
         case Kind.BATCH | Kind.BATCH_UPDATE:
             budget = prompt.budget_tokens
             if settings.micro:  # Hermes reloads a batch summary as its rolling summary: the defrag bound holds
                 budget = min(budget or threshold, int(threshold * MICRO_LOW))
+            if budget and prompt.layout:
+                budget = max(1, budget - hermes_tokens(skeleton(prompt.layout)))
             notes = prompt.user_notes or None
             return summarizer.update(prompt.summary, prompt.turns, prompt.focus, budget, user_notes=notes)
     raise ValueError(f"not a compaction prompt: {prompt.kind}")
+
+
+def finish(text: str, prompt: Prompt) -> str:
+    """Our summary as it goes back to Hermes: in the structure the request asked for (ours when
+    it asked for none), with orders in the user's or the plan's words quoted as data."""
+    if text and prompt.layout:
+        text = render_requested(text, prompt.layout).strip()
+    return as_data(text)
 
 
 def complete(
@@ -80,15 +95,22 @@ def complete(
     summarizer = summarizer or make_summarizer(model, request.timeout)
     if on_chunk is not None:
         summarizer.on_chunk = on_chunk
+    # a summary we wrote comes back: its quoted orders are read as written (quoting.as_data below)
+    # and a template's empty headings in it are no sections of ours
+    prompt = dataclasses.replace(
+        prompt, summary=drop_empty(from_data(prompt.summary)), text=drop_empty(from_data(prompt.text)) or ""
+    )
     result = _run(prompt, summarizer)
     text = (result.text or "").strip() if result.ok else ""
     stats = [result]
-    if text and request.max_tokens and hermes_tokens(text) > request.max_tokens:
+    cap = request.max_tokens and max(1, request.max_tokens - hermes_tokens(skeleton(prompt.layout)))
+    if text and cap and hermes_tokens(text) > cap:
         # Over the caller's cap: shorten by code rather than hand back a cut summary.
-        shorter = summarizer.defrag(text, budget_tokens=request.max_tokens)
+        shorter = summarizer.defrag(text, budget_tokens=cap)
         stats.append(shorter)
         if shorter.ok and shorter.text.strip():
             text = shorter.text.strip()
+    text = finish(text, prompt)
     if not result.ok:
         # Empty content is Hermes's failure signal: it keeps its previous summary and retries later.
         logger.warning("summarizer failed on a %s prompt: %s", prompt.kind, result.error)

@@ -37,7 +37,7 @@ from hermes_mlx.compactor.micro import MicroCompactor, discard_ahead
 from hermes_mlx.compactor.settings import DEFAULT_DEFRAG_THRESHOLD, CompactorSettings
 from hermes_mlx.compactor.store import SessionStore
 
-from . import recall
+from . import hermes_seams, recall
 from .engine_archive import STORE_FILE, Archive, for_store, open_store, with_note
 from .hermes_config import DEFAULT_AUX_MODEL, PLUGIN_NAME
 
@@ -80,15 +80,11 @@ def _progress_to_hermes(summarizer: Any):
     Hermes runs compress() under an idle timeout (compression.context_timeout_seconds, 120 s by
     default) that only its aux-LLM client resets, through a hook it installs on the calling
     thread (agent/auxiliary_client.py `aux_progress_hook`). We make no aux-LLM call, so the hook
-    is taken here and handed to the summarizer's per-chunk callback; without it a long batch on
-    a slow CPU would be abandoned at 120 s although it is making progress."""
-    hook = None
-    try:
-        from agent import auxiliary_client
-
-        hook = getattr(auxiliary_client._aux_progress, "hook", None)
-    except Exception:
-        pass
+    is taken here (hermes_seams: wherever this Hermes keeps it) and handed to the summarizer's
+    per-chunk callback; without it a long batch on a slow CPU would be abandoned at 120 s
+    although it is making progress."""
+    seam, _ = hermes_seams.find("aux_progress")  # the thread-local holding the hook, or the tick itself
+    hook = getattr(seam, "hook", None) if not callable(seam) else seam
     if not callable(hook) or not hasattr(summarizer, "on_chunk"):
         yield
         return
@@ -253,6 +249,8 @@ class EngineCore:
             self._lock.release()
 
     def _micro_pass(self, messages):
+        if self._session_db is not None and hermes_seams.find("sync_micro_compact_to_db")[0] is None:
+            return messages  # no way to commit it as Hermes would: no pass (logged once by the seam)
         micro, _ = self._compactors(messages)
         held = list(messages)
         skip, watermark = self._hermes_start_watermark(held)
@@ -292,18 +290,16 @@ class EngineCore:
         return merged
 
     def _hermes_start_watermark(self, held):
-        if self._session_db is None:
-            return None, None
-        from agent.micro_compaction import MicroCompactionMixin
-
-        return MicroCompactionMixin._micro_start_watermark(self, held)
+        watermark, _ = hermes_seams.find("micro_start_watermark")
+        if self._session_db is None or watermark is None:
+            return None, None  # without it the commit is unbounded, as Hermes's own is on such a store
+        return watermark(self, held)
 
     def _hermes_commit(self, out, held, watermark) -> bool:
         if self._session_db is None:
             return True
-        from agent.micro_compaction import MicroCompactionMixin
-
-        return MicroCompactionMixin._sync_micro_compact_to_db(self, out, held=held, start_watermark=watermark)
+        sync, _ = hermes_seams.find("sync_micro_compact_to_db")
+        return bool(sync) and sync(self, out, held=held, start_watermark=watermark)
 
     def bind_session_state(self, session_db: Any = None, session_id: str = "") -> None:
         """Hermes binds its session DB to any engine that has this (agent_init._build_context_engine),

@@ -1,8 +1,11 @@
 """Hermes's compaction prompts: recognising them, taking them apart, and writing the micro one.
 
 Hermes writes one micro prompt (agent/micro_compaction.py) and two batch prompts, first and
-update (agent/context_compressor.py). Their landmarks below are copied from those files; a
-request that matches none is a `passthrough`. A request is recognised once, where it enters
+update (agent/context_compressor.py), and rewords them between releases; upstream proposes more
+(a defrag prompt of its own, PR #104486; a continuation schema, PR #85291). So `recognise` goes by
+their structure (sections, serialized turns, a template of bracketed placeholders, labelled
+blocks); the few fixed strings below only cut the parts precisely. A request that matches none
+is a `passthrough`. A request is recognised once, where it enters
 (server.chat, provider.create, the plugin's guess computed ahead); the Prompt travels down from
 there to the size limit, the adapter and passthrough.
 """
@@ -14,19 +17,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from hermes_mlx.summarizer.api import Message
+from hermes_mlx.summarizer.requested_layout import Heading, read_layout
 
-# Hermes's prompt landmarks (agent/context_compressor.py and agent/micro_compaction.py).
-MICRO_SUMMARY = "## Current Running Summary\n"
-MICRO_EXCHANGE = "\n\n## Next Exchange to Merge\n"
+# Fixed strings of Hermes's prompts (agent/context_compressor.py, agent/micro_compaction.py).
 MICRO_TAIL = "\n\nReturn ONLY the updated summary text"
 NO_SUMMARY = "(No previous summary yet.)"
-BATCH_FIRST = "Create a structured checkpoint summary"
-BATCH_TURNS = "TURNS TO SUMMARIZE:\n"
-BATCH_FIRST_END = "\n\nUse this exact structure:"
-BATCH_UPDATE = "You are updating a context compaction summary"
-BATCH_PREVIOUS = "PREVIOUS SUMMARY:\n"
-BATCH_NEW = "\n\nNEW TURNS TO INCORPORATE:\n"
-BATCH_UPDATE_END = "\n\nUpdate the summary using this exact structure."
 MEMORY = "\n\nMEMORY PROVIDER CONTEXT:\n"
 # The focus runs to the quote that ends its line, unless the next line is one of its own bullets
 # ("Recent user focus:\n- ..."); the sentence after it has changed wording before.
@@ -65,17 +60,7 @@ class Prompt:
     budget_tokens: int | None = None
     text: str = ""  # micro_defrag: the summary to shorten
     user_notes: list[str] = field(default_factory=list)  # batch: user words found only in the focus
-
-
-def _between(text: str, start: str, end: str | None) -> str | None:
-    i = text.find(start)
-    if i < 0:
-        return None
-    i += len(start)
-    if end is None:
-        return text[i:]
-    j = text.find(end, i)
-    return text[i:j] if j >= 0 else None
+    layout: list[Heading] = field(default_factory=list)  # batch: the headings its template asks for, in order
 
 
 def _drop_memory(turns_text: str) -> str:
@@ -174,72 +159,99 @@ def _pair_call_ids(messages: list[Message]) -> None:
 
 
 def recognise(messages: list[dict]) -> Prompt:
-    """Which Hermes prompt this is, with its parts; `passthrough` when it is none of them."""
+    """Which Hermes prompt this is, with its parts; `passthrough` when it is none of them.
+
+    By structure, not wording (Hermes rewords its prompts between releases): a batch prompt has a
+    template (the last run of `## ` headings over bracketed placeholders, requested_layout.py)
+    after a block of serialized turns (`[USER]: ...`), and an update also a block before them,
+    the previous summary, each block opened by a capitals label line ("TURNS TO SUMMARIZE:").
+    A micro prompt has `## ` sections and no template: the section holding the turns is the
+    exchange, the one before it the running summary (a parenthesized line means none). With no
+    turns at all, a running summary to shorten is a defrag, Hermes's own (the merge prompt with
+    no summary) or one with a prompt of its own (upstream PR #104486)."""
     users = [m for m in messages if m.get("role") == "user"]
     text = users[-1].get("content") if users else ""
     if not isinstance(text, str) or not text:
         return Prompt(Kind.PASSTHROUGH)
-    if MICRO_SUMMARY in text and MICRO_EXCHANGE in text:  # by its two headings, whatever the wording above
-        start = text.find(MICRO_SUMMARY) + len(MICRO_SUMMARY)
-        middle = text[start:]
-        tail = middle.rfind(MICRO_TAIL)
-        middle = middle[:tail] if tail >= 0 else middle
-        summary, _, exchange = middle.partition(MICRO_EXCHANGE)
-        summary = None if summary.strip() in ("", NO_SUMMARY) else summary.strip()
-        turns = parse_turns(exchange)
-        if summary is None and not turns and exchange.strip():
-            # Hermes's defrag: the old summary arrives as the "exchange" with no summary to merge into.
-            return Prompt(Kind.MICRO_DEFRAG, text, text=exchange.strip())
-        if not turns and exchange.strip():
-            turns = [{"role": "assistant", "content": exchange.strip()}]
-        return Prompt(Kind.MICRO, text, summary=summary, turns=turns)
-    if BATCH_UPDATE in text and BATCH_PREVIOUS in text and BATCH_NEW in text:
-        summary = _between(text, BATCH_PREVIOUS, BATCH_NEW)
-        turns_text = _between(text, BATCH_NEW, BATCH_UPDATE_END)
-        if summary is not None and turns_text is not None:
-            turns, focus = parse_turns(_drop_memory(turns_text)), _focus(text)
-            return Prompt(
-                Kind.BATCH_UPDATE,
-                text,
-                summary=summary.strip() or None,
-                turns=turns,
-                focus=focus,
-                budget_tokens=_budget(text),
-                user_notes=user_notes(focus, turns),
-            )
-    if BATCH_FIRST in text and BATCH_TURNS in text:
-        turns_text = _between(text, BATCH_TURNS, BATCH_FIRST_END)
-        if turns_text is not None:
-            turns, focus = parse_turns(_drop_memory(turns_text)), _focus(text)
-            return Prompt(
-                Kind.BATCH,
-                text,
-                turns=turns,
-                focus=focus,
-                budget_tokens=_budget(text),
-                user_notes=user_notes(focus, turns),
-            )
-    body = _defrag_body(text)
-    if body:
-        return Prompt(Kind.MICRO_DEFRAG, text, text=body)
-    return Prompt(Kind.PASSTHROUGH, text)
+    layout = read_layout(text)
+    found = (_batch(text, layout) if layout else None) or _micro(text) or (None if layout else _defrag(text))
+    return found or Prompt(Kind.PASSTHROUGH, text)
 
 
-_DEFRAG_ASK = re.compile(r"\b(?:defrag\w*|condense|shorten|compress|re-?summari[sz]e|rewrite)\b", re.I)
+_LABEL = re.compile(r"^[A-Z][A-Z0-9 ()/&_-]{2,}:[ \t]*$", re.M)  # a block of the prompt: "PREVIOUS SUMMARY:"
+_H2 = re.compile(r"^## \S[^\n]*$", re.M)
+_NONE_LINE = re.compile(r"^\([^\n]*\)$")  # "(No previous summary yet.)"
 _INSTRUCTION_TAIL = re.compile(r"\n\n(?:Return|Output|Write|Respond|Reply|Keep|Do not)\b[^\n]*\Z")
+_CHARS = re.compile(r"(\d[\d,]*)\s*(?:characters|chars)\b", re.I)
 
 
-def _defrag_body(text: str) -> str | None:
-    """A request to shorten a summary with a prompt of its own: instructions that ask to
-    condense a summary, then the summary (`##` sections), and no serialized turns."""
-    head = text[:800]
-    if _TAG.search(text) or "summary" not in head.lower() or not _DEFRAG_ASK.search(head):
+def _batch(text: str, layout: list[Heading]) -> Prompt | None:
+    """A batch prompt: the turns block (the label line before the first serialized turn, to the
+    paragraph that introduces the template), and the block before it (the previous summary)."""
+    template = text.rfind("## " + layout[0].title)
+    head = text[:template].rstrip()
+    cut = head.rfind("\n\n")
+    if cut > 0 and not _TAG.match(head[cut:]):
+        head = head[:cut]  # the paragraph that introduces the template ("Use this exact structure:")
+    first = _TAG.search(head)
+    if first is None:
         return None
-    start = re.search(r"^#{1,3} \S", text, re.M)
-    if start is None or start.start() > 2000:
+    labels = [m for m in _LABEL.finditer(head) if m.end() <= first.start()]
+    turns_label = labels[-1] if labels and not head[labels[-1].end() : first.start()].strip() else None
+    turns_text = head[turns_label.end() if turns_label else first.start() :]
+    summary = None
+    if turns_label is not None and len(labels) > 1:
+        summary = head[labels[0].end() : turns_label.start()].strip() or None
+    turns, focus = parse_turns(_drop_memory(turns_text)), _focus(text)
+    return Prompt(
+        Kind.BATCH_UPDATE if summary else Kind.BATCH,
+        text,
+        summary=summary,
+        turns=turns,
+        focus=focus,
+        budget_tokens=_budget(text),
+        user_notes=user_notes(focus, turns),
+        layout=layout,
+    )
+
+
+def _without_tail(body: str) -> str:
+    i = body.rfind(MICRO_TAIL)
+    body = body[:i] if i >= 0 else _INSTRUCTION_TAIL.sub("", body.rstrip())
+    return body.strip()
+
+
+def _micro(text: str) -> Prompt | None:
+    """Hermes's micro prompt: a running-summary section and an exchange section."""
+    heads = list(_H2.finditer(text))
+    if len(heads) < 2:
         return None
-    body = _INSTRUCTION_TAIL.sub("", text[start.start() :].rstrip()).strip()
-    return body or None
+    first_tag = _TAG.search(text, heads[0].end())
+    if first_tag is not None:
+        exchange = [h for h in heads if h.end() < first_tag.start()][-1]
+        summary = text[heads[0].end() : exchange.start()].strip() if exchange is not heads[0] else ""
+        summary = None if not summary or _NONE_LINE.match(summary) else summary
+        body = _without_tail(text[exchange.end() :])
+        turns = parse_turns(body) or [{"role": "assistant", "content": body}]
+        return Prompt(Kind.MICRO, text, summary=summary, turns=turns)
+    placeholder = text[heads[0].end() : heads[1].start()].strip()
+    if _NONE_LINE.match(placeholder):  # Hermes's defrag: no summary to merge into, the old one as the exchange
+        body = _without_tail(text[heads[1].end() :])
+        return Prompt(Kind.MICRO_DEFRAG, text, text=body) if body else None
+    return None
+
+
+def _defrag(text: str) -> Prompt | None:
+    """A running summary to shorten with a prompt of its own: a short instruction, then the summary
+    (`##` sections), no serialized turns. The instruction must speak of a summary: a provider must
+    not take an arbitrary markdown question for a defrag."""
+    start = _H2.search(text) or re.search(r"^#{1,3} \S", text, re.M)
+    if start is None or start.start() > 2000 or _TAG.search(text) or "summar" not in text[: start.start()].lower():
+        return None
+    body = _without_tail(text[start.start() :])
+    chars = _CHARS.search(text[: start.start()] + text[len(text) - 600 :])
+    budget = max(1, int(chars.group(1).replace(",", "")) // 4) if chars else None
+    return Prompt(Kind.MICRO_DEFRAG, text, text=body, budget_tokens=budget) if body else None
 
 
 def micro_prompt(summary: str | None, exchange_text: str) -> list[dict]:

@@ -18,23 +18,21 @@ provider then answers Hermes's real request from there when the text matches (pr
 
 from __future__ import annotations
 
+import inspect
 import logging
 from typing import Any
 
-from hermes_mlx.compactor import ahead
+from hermes_mlx.compactor import ahead, markers
+from hermes_mlx.summarizer.budget import hermes_tokens
 
-from . import provider
+from . import hermes_seams, provider
 from .hermes_settings import hermes_settings
 
 logger = logging.getLogger("hermes_mlx.integrations")
 
 
 def _hermes_has_micro_compaction() -> bool:
-    try:
-        from agent.micro_compaction import MicroCompactionMixin
-    except Exception:
-        return False
-    return hasattr(MicroCompactionMixin, "_build_micro_summary_prompt")
+    return hermes_seams.find("build_micro_summary_prompt")[0] is not None
 
 
 def _ours_and_micro() -> bool:
@@ -43,25 +41,49 @@ def _ours_and_micro() -> bool:
     return settings.micro and settings.ours
 
 
+def _rolling_summary(content: Any) -> str:
+    """The rolling summary in a marker, read by Hermes's own helper, else by ours."""
+    read, _ = hermes_seams.find("rolling_summary_from_marker")
+    return read(content) if read is not None else markers.parse(content)
+
+
+def _defrag_request(build: Any, compressor: Any, rolling: str) -> list[dict]:
+    """Hermes's defrag request: the builder's own defrag mode where it has one (a keyword named
+    for it, as upstream PR #104486 proposes), else 0.22's merge prompt with an empty summary."""
+    try:
+        params = inspect.signature(build).parameters
+    except (TypeError, ValueError):
+        params = {}
+    flag = next((name for name in params if "defrag" in name), None)
+    if flag is not None:
+        return build(compressor, "", rolling, **{flag: True})
+    if "mode" in params:
+        return build(compressor, "", rolling, mode="defrag")
+    return build(compressor, "", rolling)
+
+
 def next_micro_request(messages: list[dict], defrag_threshold: int) -> list[dict] | None:
     """The messages of Hermes's next micro request on this transcript (0.22.2's recipe), or None
-    when no exchange waits. Hermes's cadence and tail checks are not repeated: such a guess may
-    wait a turn or more before it is used, and a wrong one is only a miss."""
+    when no exchange waits or this Hermes lacks a helper the guess needs (hermes_seams). Hermes's
+    cadence and tail checks are not repeated: such a guess may wait a turn or more before it is
+    used, and a wrong one is only a miss."""
+    build, _ = hermes_seams.find("build_micro_summary_prompt")
+    serialize, _ = hermes_seams.find("serialize_for_summary")
+    if build is None or serialize is None:
+        return None
     from agent.context_compressor import ContextCompressor
-    from agent.micro_compaction import MicroCompactionMixin
-    from agent.model_metadata import estimate_tokens_rough
 
     compressor = ContextCompressor.__new__(ContextCompressor)  # the two helpers read class constants only
-    marked = [i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("_compressed_summary")]
+    marked = [i for i, m in enumerate(messages) if isinstance(m, dict) and m.get(markers.SUMMARY_KEY)]
     last = marked[-1] if marked else -1
-    rolling = MicroCompactionMixin._rolling_summary_from_marker(messages[last].get("content")) if marked else ""
-    if rolling and estimate_tokens_rough(rolling) >= defrag_threshold:  # a defrag comes instead of a merge
-        return MicroCompactionMixin._build_micro_summary_prompt(compressor, "", rolling)
+    rolling = _rolling_summary(messages[last].get("content")) if marked else ""
+    if rolling and hermes_tokens(rolling) >= defrag_threshold:  # a defrag comes instead of a merge
+        return _defrag_request(build, compressor, rolling)
     start = next(
         (
             i
             for i in range(last + 1, len(messages))
-            if messages[i].get("role") == "assistant" and not messages[i].get("_compressed_summary")
+            if messages[i].get("role") == "assistant" and not messages[i].get(markers.SUMMARY_KEY)
         ),
         None,
     )
@@ -72,8 +94,7 @@ def next_micro_request(messages: list[dict], defrag_threshold: int) -> list[dict
         end += 1
     if end >= len(messages) or messages[end].get("role") != "user":
         return None  # the exchange is not closed by a user message yet
-    text = ContextCompressor._serialize_for_summary(compressor, messages[start:end])
-    return MicroCompactionMixin._build_micro_summary_prompt(compressor, rolling, text)
+    return build(compressor, rolling, serialize(compressor, messages[start:end]))
 
 
 def compute_ahead(session_id: Any = None, conversation_history: list | None = None, **_: Any) -> None:
@@ -114,7 +135,10 @@ def register_engine(ctx: Any = None) -> bool:
 
 def register(ctx: Any = None) -> None:
     """The general plugin manager's hook: the provider (its import registered it; this makes sure)
-    and, on a Hermes with micro-compaction, the two hooks that compute its next pass ahead."""
+    and, on a Hermes with micro-compaction, the two hooks that compute its next pass ahead.
+    Hermes's version says little (upstream main reports 0.21.3, or 0.0.0 unstamped), so instead
+    of a pin in plugin.yaml the features are checked here: each missing seam is logged once."""
+    hermes_seams.registration_check()
     provider.register_provider()
     if register_engine(ctx):
         return  # the engine computes its own passes ahead; the provider's guesses would go unused
