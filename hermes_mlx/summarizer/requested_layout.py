@@ -32,6 +32,7 @@ from .summary import (
     STATE,
     URLS,
     USERS,
+    our_heading,
     split_sections,
 )
 
@@ -168,7 +169,7 @@ def place(section: str, layout: list[Heading]) -> Heading:
     same = next((h for h in open_headings if _norm(h.title) == _norm(section)), None)
     if same is not None:
         return same
-    wanted = PLACEMENT.get(section) or ((meaning(section),) if meaning(section) else ())
+    wanted = PLACEMENT.get(our_heading(section)) or ((meaning(section),) if meaning(section) else ())
     for name in wanted:
         found = next((h for h in open_headings if meaning(h.title) == name), None)
         if found is not None:
