@@ -50,6 +50,7 @@ _NOISE_PATH = (
     "<frozen",
 )
 COMMAND_CHARS = 140  # a command's first line is kept up to this
+FIXED_BY = " — fixed by "  # an error a later success cleared, then that command (Errors and Fixes)
 OUTCOME_SEP = " ⇒ "  # an earlier result, then the latest: `11 failures ⇒ 0 failures`
 MORE_ERRORS = re.compile(r"^… and (\d+) more error lines?$")  # how many error lines a result had beyond those kept
 

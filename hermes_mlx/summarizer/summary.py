@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .ledger import Command, Ledger
+from .ledger import FIXED_BY, Command, Ledger
 from .redact import redact
 
 MARKER_START = "[CONTEXT COMPACTION"
@@ -28,7 +28,6 @@ GOAL, CONSTRAINTS, PROGRESS, DECISIONS, QUESTIONS, STATE, REMAINING = (
 )
 FILES, COMMANDS, ERRORS, URLS, IDS = "Files", "Commands", "Errors", "URLs", "Identifiers"
 RESOLVED = "Errors and Fixes"  # each error a later success cleared, and the command that succeeded
-_FIXED_BY = " — fixed by "
 USERS = "User Messages"  # the user's own words from the compacted span, verbatim
 EARLIER = "Earlier Summary"
 NARRATIVE = {
@@ -137,7 +136,7 @@ def render(s: Summary) -> str:
             errors.extend(f"- {code(x)}" for x in lines)
     section(ERRORS, errors)
     section(
-        RESOLVED, [f"- {code(x)}" + (_FIXED_BY + code(led.fixes[x]) if led.fixes.get(x) else "") for x in led.resolved]
+        RESOLVED, [f"- {code(x)}" + (FIXED_BY + code(led.fixes[x]) if led.fixes.get(x) else "") for x in led.resolved]
     )
     section(URLS, [f"- {u}" for u in led.urls])
     section(IDS, [", ".join(code(i) for i in led.ids)] if led.ids else [])
@@ -268,7 +267,7 @@ def _parse_ledger(led: Ledger, kind: str, body: str) -> None:
                 continue
             led.add_error(_uncode(line), group if nested else "")
         elif kind == RESOLVED:
-            error, _, fix = line.partition(_FIXED_BY)
+            error, _, fix = line.partition(FIXED_BY)
             if _uncode(error) not in led.resolved:
                 led.resolved.append(_uncode(error))
                 if fix.strip():
