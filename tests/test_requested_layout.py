@@ -216,7 +216,13 @@ def test_every_section_of_ours_has_a_place_in_the_fork_template(section_name):
 
 
 def test_the_table_covers_every_section_constant_of_the_summary():
-    constants = {v for k, v in vars(our).items() if k.isupper() and isinstance(v, str) and not k.startswith("MARKER")}
+    from hermes_mlx.summarizer import ledger
+
+    constants = {
+        v
+        for k, v in vars(our).items()
+        if k.isupper() and isinstance(v, str) and not k.startswith("MARKER") and k not in vars(ledger)  # its own
+    }
     assert constants <= set(PLACEMENT), constants - set(PLACEMENT)
 
 
