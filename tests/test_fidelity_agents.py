@@ -33,6 +33,13 @@ BATCH_FLOORS = {
     "minisweagent": 74,  # 23/31
     OVERALL: 61,  # 109/176
 }
+# Micro compaction (the model picks each exchange's outcome sentence) on two small sessions of
+# two corpora, as above; the whole corpus in micro takes half an hour here, so it is left to
+# benchmarks/bench_fidelity_agents.py.
+MICRO_FLOORS = {
+    REAL_DIR / "claudecode_opus_spotter_create_beads.jsonl": 100,  # 3/3
+    REAL2_DIR / "copilot_auto_houdoku-unread-count.jsonl": 50,  # 4/8
+}
 
 
 def test_both_real_corpora_ship_with_facts_and_licences():
@@ -195,3 +202,13 @@ def test_every_agent_keeps_its_floor_of_facts_at_stake_in_batch():
     got = {r.agent: r for r in per_agent(scores)}
     below = {a: (got[a].stake_kept, got[a].stake) for a, floor in BATCH_FLOORS.items() if got[a].kept_pct < floor}
     assert not below, f"under the floor: {below}\n{agent_table(list(got.values()))}"
+
+
+@pytest.mark.real_model
+def test_micro_keeps_its_floor_on_two_sessions_of_two_agents():
+    from hermes_mlx.summarizer.summarizer import MLXSummarizer
+
+    for path, floor in MICRO_FLOORS.items():
+        s = score_session(path, MLXSummarizer(), mode="micro", context_limit=None, tail_tokens=None)
+        assert s.removed_pct >= 50 and not s.failures and s.passes > 1, (s.session, s.removed_pct, s.failures)
+        assert s.stake and 100 * s.stake_kept / s.stake >= floor, (s.session, s.stake_kept, s.stake, s.lost)
