@@ -3,7 +3,8 @@
 Each session of benchmarks/sessions/real/ and real-2/ is replayed as `hermes-mlx fidelity --real`
 does it (a window of half the session's tokens, the compactor's own tail, batch ending with a
 forced pass) in each mode, and scored. Written to OUT/: `agents.md` (the per-agent table, then
-the per-session table), `agents.json` (every row) and the run's wall time per mode.
+the per-session table), `agents.json` (every row) and the run's wall time per mode;
+`rows.jsonl` gets each session's row as soon as it is scored.
 
     python benchmarks/bench_fidelity_agents.py OUT [--modes micro,batch] [--ranking code|model]
 """
@@ -22,14 +23,20 @@ from hermes_mlx.bench.fidelity import score_session, table
 from hermes_mlx.summarizer.summarizer import MLXSummarizer
 
 
-def run_mode(mode: str, ranking: str) -> tuple[list, float]:
+def run_mode(mode: str, ranking: str, out: Path) -> tuple[list, float]:
+    """Every real session in `mode`; each row is appended to OUT/rows.jsonl as soon as it is
+    scored, so a run cut short (micro takes half an hour on 2 busy cores) still leaves its rows."""
     scores, started = [], time.perf_counter()
     for path in real_sessions():
+        began = time.perf_counter()
         s = score_session(path, MLXSummarizer(ranking=ranking), mode=mode, context_limit=None, tail_tokens=None)
         scores.append(s)
+        with (out / "rows.jsonl").open("a", encoding="utf-8") as fh:
+            row = {**s.to_dict(), "wall_s": round(time.perf_counter() - began, 1)}
+            fh.write(json.dumps(row, default=str) + "\n")
         print(
             f"{mode} {s.session}: window {s.context_limit}, removed {s.removed_pct}%, "
-            f"{s.stake_kept}/{s.stake} at stake kept, {s.passes} passes",
+            f"{s.stake_kept}/{s.stake} at stake kept, {s.passes} passes, {row['wall_s']} s",
             file=sys.stderr,
             flush=True,
         )
@@ -45,7 +52,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     scores, wall = [], {}
     for mode in args.modes.split(","):
-        got, seconds = run_mode(mode, args.ranking)
+        got, seconds = run_mode(mode, args.ranking, args.out)
         scores += got
         wall[mode] = round(seconds, 1)
     agents = per_agent(scores)
