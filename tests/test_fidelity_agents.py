@@ -173,7 +173,7 @@ def test_a_facts_file_that_cannot_be_read_is_one_error_naming_it(tmp_path, capsy
     facts.write_bytes(body)
     with pytest.raises(SessionFormatError, match="s.facts"):
         load_facts(facts)
-    assert main(["fidelity", str(session)]) == 2
+    assert main(["fidelity", "--mode", "both", str(session)]) == 2  # one error, not one a mode
     err = capsys.readouterr().err
     assert str(facts) in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 

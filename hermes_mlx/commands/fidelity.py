@@ -87,9 +87,11 @@ def run(args: argparse.Namespace) -> int:
     context_limit = args.context_limit or (None if args.real else 32768)
     tail_tokens = args.tail_tokens if args.tail_tokens is not None else (0 if args.real else 512)
     compact.build_summarizer(args)  # an absent or broken model is one error (exit 2) before any pass
-    scores, failed = [], 0
+    scores, failed = [], []
     for mode in RUN_MODES[args.mode]:
         for path in paths:
+            if path in failed:  # one error a session, not one a mode
+                continue
             try:
                 scored = score_session(
                     path,
@@ -100,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
                 )
             except (SessionFormatError, TranscriptError) as exc:
                 print(f"hermes-mlx fidelity: {path}: {exc}", file=sys.stderr)
-                failed += 1
+                failed.append(path)
                 continue
             scores.append(scored)
             print(f"{path.stem} ({mode}): {scored.passes} passes", file=sys.stderr, flush=True)
@@ -114,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         print(table(scores))
         if agents:
             print("\nfacts at stake kept, by agent:\n" + agent_table(agents))
-    return _status(scores, failed, len(paths) * len(RUN_MODES[args.mode]))
+    return _status(scores, len(failed), len(paths))
 
 
 def _status(scores: list, failed: int, runs: int) -> int:
