@@ -19,6 +19,7 @@ from hermes_mlx.bench.fidelity import (
 )
 from hermes_mlx.bench.shipped import ADVERSARIAL_DIR, facts_path, load_facts, shipped_sessions
 from hermes_mlx.cli import main
+from hermes_mlx.commands import compact
 from hermes_mlx.compactor.sessions import load_session
 from hermes_mlx.summarizer.faithful import Source
 from hermes_mlx.summarizer.summarizer import MLXSummarizer
@@ -113,6 +114,7 @@ def test_fidelity_command_json(capsys, monkeypatch):
             )
 
     monkeypatch.setattr(summ, "MLXSummarizer", Scripted)
+    monkeypatch.setattr(compact, "build_summarizer", lambda args: None)  # no model load
     path = ADVERSARIAL_DIR / "ts_fetch_retry.jsonl"
     assert main(["fidelity", str(path), "--json", "--tail-tokens", "256"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -121,7 +123,8 @@ def test_fidelity_command_json(capsys, monkeypatch):
     assert row["gate_keep_pct"] is not None
 
 
-def test_fidelity_command_bad_session(tmp_path, capsys):
+def test_fidelity_command_bad_session(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(compact, "build_summarizer", lambda args: None)  # no model load
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n")
     assert main(["fidelity", str(bad)]) == 2

@@ -324,9 +324,11 @@ def test_fidelity_exits_1_when_one_of_several_sessions_failed(src, tmp_path, cap
     from types import SimpleNamespace
 
     from hermes_mlx.bench import fidelity
+    from hermes_mlx.commands import compact
     from hermes_mlx.summarizer import summarizer
 
     monkeypatch.setattr(summarizer, "MLXSummarizer", lambda *a, **k: ScriptedSummarizer())
+    monkeypatch.setattr(compact, "build_summarizer", lambda args: None)  # no model load
     monkeypatch.setattr(fidelity, "run_session", lambda *a, **k: SimpleNamespace())
     monkeypatch.setattr(fidelity, "score", lambda name, *a, **k: SimpleNamespace(passes=1, name=name))
     monkeypatch.setattr(fidelity, "table", lambda scores: f"{len(scores)} sessions")

@@ -18,9 +18,11 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hermes_mlx.bench.agents import real_window, removed_pct
 from hermes_mlx.bench.harness import Replay, last_summary
 from hermes_mlx.bench.shipped import ADVERSARIAL_DIR, load_with_facts, reference_summary, shipped_sessions
 from hermes_mlx.compactor.batch import BatchCompactor
+from hermes_mlx.compactor.markers import is_marker
 from hermes_mlx.compactor.replay import replay
 from hermes_mlx.compactor.settings import CompactorSettings
 from hermes_mlx.summarizer.api import Message
@@ -104,10 +106,15 @@ def run_session(
     settings = CompactorSettings(context_limit=context_limit, session_id=session_id, tail_tokens=tail_tokens)
     result = replay(messages, rec, mode=mode, settings=settings)
     live = result.messages
+    failures = [f"{r.outcome}: {r.error}" for r in result.records if r.error]
     if mode == "batch":
         forced = BatchCompactor(rec, settings).compact(live, force=True)
         live = forced.messages
-    return Replay(summary=last_summary(live), messages=live, seen=result.original, results=rec.results)
+        if forced.error:
+            failures.append(f"{forced.outcome}: {forced.error}")
+    return Replay(
+        summary=last_summary(live), messages=live, seen=result.original, results=rec.results, failures=failures
+    )
 
 
 def leaked(secret: str, text: str, window: int = 16) -> bool:
@@ -133,7 +140,6 @@ def context_fidelity(replay: Replay, facts) -> dict:
     """Ours after the last pass: `summary_fidelity`, plus `context`: facts of the session so far
     still in what the agent sees (summary plus live messages; "nothing lost"), and `absorbed`:
     facts whose every message was folded away, so only the summary can carry them."""
-    from hermes_mlx.compactor.markers import is_marker
     from hermes_mlx.integrations.hermes_wire import hermes_serialize
 
     seen, summary = hermes_serialize(replay.seen), replay.summary
@@ -234,6 +240,9 @@ class SessionScore:
     reference_facts: int | None = None  # of all the session's facts, in the agent's own summary
     reference_tokens: int | None = None
     summary_facts: int = 0  # of all the session's facts, in ours (compare with the reference)
+    context_limit: int = 0  # the window the session ran at
+    removed_pct: float | None = None  # the share of the session's tokens compaction removed
+    failures: list = field(default_factory=list)  # "outcome: reason" of each pass that failed
 
     @property
     def faithful_pct(self) -> float | None:
@@ -256,7 +265,9 @@ class SessionScore:
         return d
 
 
-def score(name: str, mode: str, run: Replay, facts, reference: str | None = None) -> SessionScore:
+def score(
+    name: str, mode: str, run: Replay, facts, reference: str | None = None, context_limit: int = 0
+) -> SessionScore:
     seen_turns = normalize(run.seen)
     seen_text = source_text(seen_turns)
     raw = "\n".join(str(m.get("content") or "") for m in run.seen) + "\n" + seen_text
@@ -286,25 +297,30 @@ def score(name: str, mode: str, run: Replay, facts, reference: str | None = None
         reference_facts=sum(f in reference for _, f in facts.must_keep()) if reference and facts else None,
         reference_tokens=hermes_tokens(reference) if reference else None,
         summary_facts=sum(f in run.summary for _, f in facts.must_keep()) if facts else 0,
+        context_limit=context_limit,
+        removed_pct=removed_pct(run.seen, [m for m in run.messages if not is_marker(m)]),
+        failures=list(run.failures),
     )
 
 
 def score_session(
-    path: Path, summarizer, *, mode: str = "micro", context_limit: int = 32768, tail_tokens: int | None = None
+    path: Path, summarizer, *, mode: str = "micro", context_limit: int | None = 32768, tail_tokens: int | None = None
 ) -> SessionScore:
     """Replay the session at `path` with `summarizer` and score its last summary: against the
     facts file beside it, if any, and the agent's own summary at the same cut, if the session
-    has one. SessionFormatError or TranscriptError for a session that cannot be replayed."""
+    has one. `context_limit=None` is the real sessions' rule (`agents.real_window`: half the
+    session's tokens). SessionFormatError or TranscriptError for a session that cannot be replayed."""
     session = load_with_facts(path)
+    window = context_limit or real_window(session.messages)
     run = run_session(
         session.messages,
         summarizer,
         mode=mode,
-        context_limit=context_limit,
+        context_limit=window,
         tail_tokens=tail_tokens,
         session_id=path.stem,
     )
-    return score(path.stem, mode, run, session.facts, reference_summary(path))
+    return score(path.stem, mode, run, session.facts, reference_summary(path), window)
 
 
 def table(scores: list[SessionScore]) -> str:
@@ -312,6 +328,8 @@ def table(scores: list[SessionScore]) -> str:
     header = (
         "session",
         "mode",
+        "window",
+        "removed",
         "passes",
         "facts kept",
         "at stake kept",
@@ -330,7 +348,9 @@ def table(scores: list[SessionScore]) -> str:
             (
                 s.session,
                 s.mode,
-                str(s.passes),
+                str(s.context_limit or "-"),
+                "-" if s.removed_pct is None else f"{s.removed_pct:.0f}%",
+                str(s.passes) + (f" ({len(s.failures)} failed)" if s.failures else ""),
                 f"{s.facts_kept}/{s.facts_seen}",
                 f"{s.stake_kept}/{s.stake}",
                 f"{s.summary_facts}/{s.summary_tokens}",
@@ -350,6 +370,7 @@ def table(scores: list[SessionScore]) -> str:
         notes += [f"  contradicts {c!r}: {x}" for x, c in s.contradictions] + [f"  invented: {x}" for x in s.invented]
         notes += [f"  directive outside constraints: {x}" for x in s.directives_outside]
         notes += [f"  secret leaked: {x[:6]}…" for x in s.secrets_leaked]
+        notes += [f"  pass failed: {x}" for x in dict.fromkeys(s.failures)]
         if notes:
             out += ["", f"{s.session} ({s.mode}):", *notes]
     return "\n".join(out)

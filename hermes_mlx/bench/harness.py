@@ -84,6 +84,7 @@ class Replay:
     results: list = field(default_factory=list)  # fidelity's: every SummaryResult, in order
     probe: tuple | None = None  # (request, kwargs) of the last pass's longest engine call
     thought: int = 0  # think-time pauses taken between turns
+    failures: list = field(default_factory=list)  # fidelity's: "outcome: reason" of each failed pass
 
 
 @dataclass

@@ -9,6 +9,7 @@ regular `pip install`.
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -22,6 +23,9 @@ _CHECKOUT = Path(__file__).resolve().parents[2] / "benchmarks" / "sessions"  # a
 SESSIONS_DIR = _PACKAGED if _PACKAGED.is_dir() else _CHECKOUT
 ADVERSARIAL_DIR = SESSIONS_DIR / "adversarial"
 REAL_DIR = SESSIONS_DIR / "real"  # sessions real agents wrote (MIT), with fact lists in JSON
+# the second real corpus (seven more agents; MIT and Apache-2.0): `real-2` in a checkout, and
+# `real_2` in a wheel, whose package names cannot hold a hyphen
+REAL2_DIR = SESSIONS_DIR / ("real_2" if SESSIONS_DIR == _PACKAGED else "real-2")
 
 
 def shipped_sessions(directory: str | Path | None = None) -> list[Path]:
@@ -99,11 +103,11 @@ def load_facts(path: str | Path) -> SessionFacts:
     if path.suffix == ".json":
         return _load_json_facts(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SessionFormatError(f"{path}: cannot read facts file: {exc.strerror or exc}") from exc
+        data = yaml.safe_load(_facts_text(path))
     except yaml.YAMLError as exc:
         raise SessionFormatError(f"{path}: invalid YAML: {exc}") from exc
+    except RecursionError:
+        raise SessionFormatError(f"{path}: nested too deeply to be a facts file") from None
     if not isinstance(data, dict):
         raise SessionFormatError(f"{path}: expected a mapping of category -> list of strings")
     known = {f.name for f in fields(SessionFacts)}
@@ -119,15 +123,26 @@ def load_facts(path: str | Path) -> SessionFacts:
     return SessionFacts(**values)
 
 
+def _facts_text(path: Path) -> str:
+    """A facts file's text; SessionFormatError naming the file when it cannot be read as UTF-8."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SessionFormatError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise SessionFormatError(f"{path}: cannot read facts file: {exc.strerror or exc}") from exc
+
+
 def _load_json_facts(path: Path) -> SessionFacts:
     import json
 
+    text = _facts_text(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SessionFormatError(f"{path}: cannot read facts file: {exc.strerror or exc}") from exc
+        data = json.loads(text)
     except ValueError as exc:
         raise SessionFormatError(f"{path}: invalid JSON: {exc}") from exc
+    except RecursionError:
+        raise SessionFormatError(f"{path}: nested too deeply to be a facts file") from None
     items = data.get("facts") if isinstance(data, dict) else None
     if not isinstance(items, list):
         raise SessionFormatError(f'{path}: expected {{"facts": [{{"kind", "text"}}, ...]}}')
@@ -162,8 +177,22 @@ def load_with_facts(path: str | Path, session_id: str | None = None) -> Session:
     """The session at `path` (`session_id` picks one of a Hermes state.db) with the facts file
     beside it, if any; SessionFormatError names the file and the fault."""
     path = Path(path)
+    check_regular(path)
     fp = facts_path(path)
     return Session(path, load_session(path, session_id), load_facts(fp) if fp.is_file() else None)
+
+
+def check_regular(path: Path) -> None:
+    """SessionFormatError unless `path` (through any links) is a regular file: a device or FIFO
+    (`/dev/zero`, a `.jsonl` link to it) would be read until memory runs out. The bench and
+    `fidelity` read every session through `load_with_facts`, so the check is made once, here."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise SessionFormatError(f"{path}: cannot read session file: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "a device, FIFO or socket"
+        raise SessionFormatError(f"{path} is {kind}, not a session file")
 
 
 def reference_summary(session_path: str | Path) -> str | None:

@@ -1,0 +1,214 @@
+"""Facts at stake kept per agent on both real corpora (benchmarks/sessions/real/ and real-2/),
+and how `hermes-mlx fidelity --real` reports them; plus the command's refusals (a model that
+cannot load, failed passes, unreadable facts files, a session that is no regular file)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from summarizer_fakes import FakeModel, count
+
+from hermes_mlx.bench.agents import OVERALL, agent_of, agent_table, per_agent, real_sessions, real_window
+from hermes_mlx.bench.fidelity import SessionScore, score_session
+from hermes_mlx.bench.shipped import REAL2_DIR, REAL_DIR, facts_path, load_facts
+from hermes_mlx.cli import main
+from hermes_mlx.commands import compact
+from hermes_mlx.compactor.sessions import SessionFormatError, load_session
+from hermes_mlx.compactor.transcript import transcript_tokens
+
+# Batch compaction, findings ranked by code, each session at half its own tokens: the share of
+# facts at stake (every message holding them compacted away) the summary keeps, per agent, in %.
+# Set to what the code reached when this test was written (issue 27's "before"); raise them as
+# the rules improve, never lower them. The issue's target: 80 for every agent, 90 overall.
+BATCH_FLOORS = {
+    "aider": 60,  # 9/15
+    "claudecode": 90,  # 39/43
+    "codex": 50,  # 9/18
+    "copilot": 20,  # 1/5
+    "cursor": 46,  # 21/45
+    "gemini": 75,  # 6/8
+    "hermes": 9,  # 1/11
+    "minisweagent": 74,  # 23/31
+    OVERALL: 61,  # 109/176
+}
+# Micro compaction (the model picks each exchange's outcome sentence) on two small sessions of
+# two corpora, as above; the whole corpus in micro takes half an hour here, so it is left to
+# benchmarks/bench_fidelity_agents.py.
+MICRO_FLOORS = {
+    REAL_DIR / "claudecode_opus_spotter_create_beads.jsonl": 100,  # 3/3
+    REAL2_DIR / "copilot_auto_houdoku-unread-count.jsonl": 50,  # 4/8
+}
+
+
+def test_both_real_corpora_ship_with_facts_and_licences():
+    second = [p for p in real_sessions() if p.parent == REAL2_DIR]
+    assert len(second) == 13 and len(real_sessions()) == 24
+    for path in second:
+        facts = load_facts(facts_path(path))
+        said = "\n".join(
+            [str(m.get("content") or "") for m in load_session(path)]
+            + [c["function"]["arguments"] for m in load_session(path) for c in m.get("tool_calls") or []]
+        )
+        assert facts.must_keep() and all(f in said or json.dumps(f)[1:-1] in said for _, f in facts.must_keep())
+    assert len(list((REAL2_DIR / "LICENSES").glob("*.txt"))) == 12
+    assert (REAL2_DIR / "README.md").is_file() and (REAL2_DIR / "stats.json").is_file()
+    # the corpus adds agents; `compact --example` still lists the first corpus only
+    assert {agent_of(p) for p in real_sessions()} == set(BATCH_FLOORS) - {OVERALL}
+    assert main(["compact", "--example"]) == 0
+
+
+@pytest.mark.parametrize(
+    "name,agent",
+    [
+        ("claudecode_opus_spotter_0zw.jsonl", "claudecode"),
+        ("cursor_claude-4.6-opus-high-thinking_alpamayo-gpu-driver.jsonl", "cursor"),
+        ("/x/y/minisweagent_deepseek_astroid_1866.jsonl", "minisweagent"),
+        ("mysession.jsonl", "mysession"),
+        ("state.db", "state"),
+    ],
+)
+def test_the_agent_is_the_file_names_first_field(name, agent):
+    assert agent_of(name) == agent
+
+
+def test_the_window_is_half_the_sessions_tokens():
+    path = REAL_DIR / "claudecode_opus_spotter_0zw.jsonl"
+    tokens = transcript_tokens(load_session(path))
+    assert real_window(load_session(path)) == tokens // 2 and tokens > 4096
+    assert real_window([{"role": "user", "content": "hi"}]) == 1024  # never below the smallest window
+
+
+def _score(session: str, mode: str, stake: int, kept: int, tokens: int, passes: list) -> SessionScore:
+    s = SessionScore(session, mode, len(passes), 0, 0, [], 0, [], [], [], [], [], {}, pass_s=passes)
+    s.stake, s.stake_kept, s.summary_tokens = stake, kept, tokens
+    return s
+
+
+def test_per_agent_rows_sum_each_agent_and_all_per_mode():
+    scores = [
+        _score("aider_a_x", "micro", 4, 3, 100, [1.0, 3.0]),
+        _score("aider_b_y", "micro", 6, 3, 300, [2.0]),
+        _score("codex_c_z", "micro", 0, 0, 50, []),
+        _score("aider_a_x", "batch", 4, 4, 80, [0.1]),
+    ]
+    rows = {(r.agent, r.mode): r for r in per_agent(scores)}
+    aider = rows["aider", "micro"]
+    assert (aider.sessions, aider.stake, aider.stake_kept, aider.kept_pct) == (2, 10, 6, 60.0)
+    assert aider.summary_tokens_p50 == 200 and aider.pass_s_p50 == 2.0
+    assert rows["codex", "micro"].kept_pct is None and rows["codex", "micro"].pass_s_p50 is None
+    assert rows[OVERALL, "micro"].stake_kept == 6 and rows[OVERALL, "batch"].kept_pct == 100.0
+    text = agent_table(per_agent(scores))
+    assert "| aider | micro | 2 | 6/10 (60%) | 200 | 2.00 | 0 |" in text
+    assert "| codex | micro | 1 | 0/0 (-) | 50 | - | 0 |" in text
+
+
+def _scripted(monkeypatch, model: FakeModel | None = None) -> None:
+    """The command's summarizer on a scripted model, and no model load."""
+    import hermes_mlx.summarizer.summarizer as summ
+
+    fake = model or FakeModel(*["Type check, lint and all 7 tests pass."] * 400)
+
+    class Scripted(summ.MLXSummarizer):
+        def __init__(self, model=None, ranking="code"):
+            super().__init__(score=fake.score, count_tokens=count, context_window=4096, ranking=ranking)
+
+    monkeypatch.setattr(summ, "MLXSummarizer", Scripted)
+    monkeypatch.setattr(compact, "build_summarizer", lambda args: None)
+
+
+def test_fidelity_real_scores_given_sessions_at_the_window_rule_per_agent(monkeypatch, capsys):
+    _scripted(monkeypatch)
+    path = REAL_DIR / "claudecode_opus_spotter_create_beads.jsonl"
+    assert main(["fidelity", "--real", "--mode", "both", "--json", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["mode"] for r in out["sessions"]] == ["micro", "batch"]
+    window = real_window(load_session(path))
+    for row in out["sessions"]:
+        assert row["context_limit"] == window and row["removed_pct"] >= 50
+    assert [(r["agent"], r["mode"]) for r in out["agents"]] == [
+        ("claudecode", "micro"),
+        (OVERALL, "micro"),
+        ("claudecode", "batch"),
+        (OVERALL, "batch"),
+    ]
+    # without --real: the fixed window, no per-agent rows unless asked for
+    assert main(["fidelity", "--mode", "batch", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "32768" in text and "by agent" not in text
+    assert main(["fidelity", "--mode", "batch", "--per-agent", str(path)]) == 0
+    assert "| claudecode | batch | 1 |" in capsys.readouterr().out
+
+
+def test_fidelity_refuses_a_model_it_cannot_load(capsys):
+    path = REAL_DIR / "claudecode_opus_spotter_create_beads.jsonl"
+    assert main(["fidelity", "--model", "nonexistent-model", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "nonexistent-model" in err and "Traceback" not in err
+
+
+def test_fidelity_exits_1_when_passes_failed(monkeypatch, capsys):
+    _scripted(monkeypatch, FakeModel(error=RuntimeError("model went away")))
+    path = REAL_DIR / "claudecode_opus_spotter_create_beads.jsonl"
+    assert main(["fidelity", "--mode", "micro", "--tail-tokens", "256", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert "passes failed" in captured.err and "pass failed:" in captured.out
+
+
+@pytest.mark.parametrize(
+    "suffix,body",
+    [
+        (".facts.json", b'{"facts": [{"kind": "file", "text": "caf\xe9"}]}'),
+        (".facts.yaml", b"paths: [caf\xe9]\n"),
+        (".facts.json", b"[" * 100_000),
+        (".facts.yaml", b"[" * 100_000),
+    ],
+)
+def test_a_facts_file_that_cannot_be_read_is_one_error_naming_it(tmp_path, capsys, monkeypatch, suffix, body):
+    _scripted(monkeypatch)
+    session = tmp_path / "s.jsonl"
+    session.write_text(json.dumps({"role": "user", "content": "hello"}) + "\n")
+    facts = tmp_path / f"s{suffix}"
+    facts.write_bytes(body)
+    with pytest.raises(SessionFormatError, match="s.facts"):
+        load_facts(facts)
+    assert main(["fidelity", "--mode", "both", str(session)]) == 2  # one error, not one a mode
+    err = capsys.readouterr().err
+    assert str(facts) in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_fidelity_refuses_a_session_that_is_no_regular_file(tmp_path, capsys, monkeypatch):
+    _scripted(monkeypatch)
+    link = tmp_path / "zero.jsonl"
+    link.symlink_to("/dev/zero")
+    for path in ("/dev/zero", str(link)):
+        assert main(["fidelity", path]) == 2
+        err = capsys.readouterr().err
+        assert path in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.real_model  # the default model's tokenizer counts the tokens; ranking by code, no decode
+def test_every_agent_keeps_its_floor_of_facts_at_stake_in_batch():
+    from hermes_mlx.summarizer.summarizer import MLXSummarizer
+
+    scores = [
+        score_session(p, MLXSummarizer(ranking="code"), mode="batch", context_limit=None, tail_tokens=None)
+        for p in real_sessions()
+    ]
+    assert all(s.removed_pct >= 50 for s in scores), [(s.session, s.removed_pct) for s in scores]
+    assert not any(s.failures for s in scores)
+    got = {r.agent: r for r in per_agent(scores)}
+    below = {a: (got[a].stake_kept, got[a].stake) for a, floor in BATCH_FLOORS.items() if got[a].kept_pct < floor}
+    assert not below, f"under the floor: {below}\n{agent_table(list(got.values()))}"
+
+
+@pytest.mark.real_model
+def test_micro_keeps_its_floor_on_two_sessions_of_two_agents():
+    from hermes_mlx.summarizer.summarizer import MLXSummarizer
+
+    for path, floor in MICRO_FLOORS.items():
+        s = score_session(path, MLXSummarizer(), mode="micro", context_limit=None, tail_tokens=None)
+        assert s.removed_pct >= 50 and not s.failures and s.passes > 1, (s.session, s.removed_pct, s.failures)
+        assert s.stake and 100 * s.stake_kept / s.stake >= floor, (s.session, s.stake_kept, s.stake, s.lost)
