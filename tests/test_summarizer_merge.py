@@ -326,3 +326,16 @@ def test_sentences_without_a_fact_are_not_offered():
         "replaced": 0,
         "dropped": {"unsupported": 0, "polarity": 0, "reports_user": 0, "empty": 0, "filtered": 0},
     }
+
+
+def test_a_long_exchange_costs_one_model_call_and_code_reads_all_of_it():
+    s, fake = make("The cache key", chunk_tokens=200)
+    exchange = []
+    for i in range(40):
+        exchange += [
+            {"role": "assistant", "content": f"The cache key for shard {i} is built from `tenant_{i}`."},
+            {"role": "tool", "content": f"shard {i}: ok " + "x" * 300},
+        ]
+    r = s.merge(None, exchange)
+    assert r.ok and len(fake.requests) == 1 and r.chunks == 1
+    assert parse(r.text).progress and "tenant_0" in r.text  # code's ledger still reads the whole exchange

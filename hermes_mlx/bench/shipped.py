@@ -9,7 +9,6 @@ regular `pip install`.
 
 from __future__ import annotations
 
-import stat
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -176,23 +175,9 @@ class Session:
 def load_with_facts(path: str | Path, session_id: str | None = None) -> Session:
     """The session at `path` (`session_id` picks one of a Hermes state.db) with the facts file
     beside it, if any; SessionFormatError names the file and the fault."""
-    path = Path(path)
-    check_regular(path)
+    path = Path(path)  # load_session refuses what is no regular file (/dev/zero), before the facts
     fp = facts_path(path)
     return Session(path, load_session(path, session_id), load_facts(fp) if fp.is_file() else None)
-
-
-def check_regular(path: Path) -> None:
-    """SessionFormatError unless `path` (through any links) is a regular file: a device or FIFO
-    (`/dev/zero`, a `.jsonl` link to it) would be read until memory runs out. The bench and
-    `fidelity` read every session through `load_with_facts`, so the check is made once, here."""
-    try:
-        mode = path.stat().st_mode
-    except OSError as exc:
-        raise SessionFormatError(f"{path}: cannot read session file: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(mode):
-        kind = "a directory" if stat.S_ISDIR(mode) else "a device, FIFO or socket"
-        raise SessionFormatError(f"{path} is {kind}, not a session file")
 
 
 def reference_summary(session_path: str | Path) -> str | None:
