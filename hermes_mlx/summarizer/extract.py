@@ -14,7 +14,7 @@ import json
 import re
 
 from .error_lines import ERROR_LINE, is_error_line, scan_errors  # noqa: F401  (re-exported)
-from .vocabulary import EXIT_STATUS_KEYS, SPECIAL_FILES
+from .vocabulary import EXIT_STATUS_KEYS, FAILED_FIELDS, FAILED_STATUS, FILE_KEYS, SPECIAL_FILES
 
 _EXTS = (
     "py pyi pyx ipynb js mjs cjs ts tsx jsx vue svelte md mdx rst txt json jsonl yaml yml toml cfg ini "
@@ -281,6 +281,25 @@ def exit_status(result: str) -> int | None:
                 return data[key]
     m = _EXIT_TEXT.search(stripped[-4000:]) or _EXIT_TEXT.search(stripped[:4000])
     return int(m.group(1)) if m else None
+
+
+def failed_field(result: str) -> str:
+    """The error a JSON tool result reports when it says it failed (FAILED_FIELDS), first line."""
+    data = json_result(result)
+    if not data or not isinstance(data.get("error"), str) or not data["error"].strip():
+        return ""
+    said_failed = any(data.get(k) is v for k, v in FAILED_FIELDS.items())
+    if said_failed or str(data.get("status", "")).lower() in FAILED_STATUS:
+        return _clip(data["error"].strip().splitlines()[0], 300)
+    return ""
+
+
+def tool_label(call) -> str:
+    """A non-shell call as the Errors section names it: the tool and the file it worked on."""
+    if call is None:
+        return ""
+    path = next((call.arguments[k] for k in FILE_KEYS if isinstance(call.arguments.get(k), str)), "")
+    return f"{call.name} {path}".strip()
 
 
 def error_report(result: str, limit: int = 6) -> tuple[list[str], int]:

@@ -20,13 +20,14 @@ from .extract import (  # noqa: F401  (also re-exported for callers of the ledge
     error_lines,
     error_report,
     exit_status,
+    failed_field,
     find_ids,
     find_paths,
     find_urls,
     has_cut,
     is_error_line,
-    json_result,
     strip_injections,
+    tool_label,
     tool_output,
     uncut,
     user_constraints,
@@ -36,7 +37,7 @@ from .outcomes import is_placeholder, outcome_line, outcome_of
 from .redact import redact
 from .text import Turn, clip
 from .tidy import ACTION_RANK, path_shaped, tidy_commands, tidy_files
-from .vocabulary import FAILED_FIELDS, FAILED_STATUS, FILE_KEYS, READ_ONLY, RUN_LOG, SLASH_COMMAND
+from .vocabulary import FILE_KEYS, READ_ONLY, RUN_LOG, SLASH_COMMAND
 
 _NOISE_PATH = (
     "site-packages/",
@@ -241,9 +242,9 @@ class Ledger:
             family, outcome = outcome_of(output, status)
             if family in ("commit", "created"):
                 self.add_command(call.name, status, outcome)
-        failed = _failed_field(text)
+        failed = failed_field(text)
         if failed:  # {"success": false, "error": "Failed to read file: ..."} from any tool
-            self.add_error(failed, cmd or _tool_label(call))
+            self.add_error(failed, cmd or tool_label(call))
         if cmd:
             family, outcome = outcome_of(output, status)
             # what a read printed is what it read, not a result (`sed -n 1,80p x.js` -> a line of x.js),
@@ -371,25 +372,6 @@ def _is_command(call) -> bool:
     from .text import command_of
 
     return bool(command_of(call.name, call.arguments)) and not SLASH_COMMAND.match(call.text or "")
-
-
-def _failed_field(result: str) -> str:
-    """The error a JSON tool result reports when it says it failed (FAILED_FIELDS), first line."""
-    data = json_result(result)
-    if not data or not isinstance(data.get("error"), str) or not data["error"].strip():
-        return ""
-    said_failed = any(data.get(k) is v for k, v in FAILED_FIELDS.items())
-    if said_failed or str(data.get("status", "")).lower() in FAILED_STATUS:
-        return clip(data["error"].strip().splitlines()[0], 300)
-    return ""
-
-
-def _tool_label(call) -> str:
-    """A non-shell call as the Errors section names it: the tool and the file it worked on."""
-    if call is None:
-        return ""
-    path = next((call.arguments[k] for k in FILE_KEYS if isinstance(call.arguments.get(k), str)), "")
-    return f"{call.name} {path}".strip()
 
 
 def _covers(passing: str, err: ErrorItem) -> bool:

@@ -1,4 +1,5 @@
-"""The code-written narrative line, for when the model may not choose one.
+"""The narrative sections kept by code: the goal, progress lines added without repeats, and the
+code-written line for when the model may not choose one.
 
 The summarizer never lets the model write: when its choice is refused or impossible (no
 sentence to copy, no time left), code writes the line from the source itself.
@@ -6,9 +7,13 @@ sentence to copy, no time left), code writes the line from the source itself.
 
 from __future__ import annotations
 
-from .faithful import reports_user
+import re
+
+from .faithful import directive_shaped, goal_of, reports_user
+from .findings import near_duplicate
+from .summary import Summary
 from .text import Turn, concluding_sentence
-from .verify import instruction_like
+from .verify import instruction_like, main_script
 
 
 def fallback_notes(turns: list[Turn]) -> list[str]:
@@ -24,3 +29,41 @@ def fallback_notes(turns: list[Turn]) -> list[str]:
             + (f" (+{len(calls) - 1} more tool calls)" if len(calls) > 1 else "")
         ]
     return []
+
+
+def template_language(s: Summary, turns: list[Turn]) -> str:
+    sample = (s.goal + " ".join(s.progress[-3:]) + " ".join(t.text[:500] for t in turns if t.role != "tool"))[:4000]
+    script = main_script(sample)
+    return {"han": "zh", "ja": "ja"}.get(script, "")
+
+
+def set_goal(s: Summary, turns: list[Turn]) -> None:
+    """Goal is the user's first real request (faithful.goal_of); a directive-shaped goal read
+    from an older summary moves to the constraints, where the user's directives belong."""
+    if s.goal and not directive_shaped(s.goal):
+        return
+    if s.goal:
+        s.ledger.add_list("constraints", [s.goal])
+    s.goal = goal_of(turns)
+
+
+def add_progress(s: Summary, notes: list[str]) -> None:
+    """New progress lines; one that says what an older line says (findings.near_duplicate) replaces
+    it, so seven "Reviewing module N" lines end as the latest one."""
+    for n in notes:
+        if n not in s.progress:
+            s.progress = [p for p in s.progress if not near_duplicate(n, p)] + [n]
+
+
+def paragraph_lines(body: str) -> list[str]:
+    lines = [re.sub(r"^\s*(?:[-*+•]|\d+[.)])\s+", "", ln).strip() for ln in body.splitlines()]
+    return [ln for ln in lines if ln and not ln.startswith("#")]
+
+
+def dedupe(s: Summary) -> None:
+    for name in ("progress", "decisions", "questions", "remaining"):
+        seen: list[str] = []
+        for x in getattr(s, name):
+            if x not in seen:
+                seen.append(x)
+        setattr(s, name, seen)

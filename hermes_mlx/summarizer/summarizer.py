@@ -23,17 +23,16 @@ from __future__ import annotations
 
 import inspect
 import logging
-import re
 import time
 from collections.abc import Callable
 
 from .api import Message, SummaryResult
 from .budget import fit_summary, hermes_tokens
 from .chunk import chunk_turns, fit_text
-from .faithful import Source, directive_shaped, gate, goal_of, line_verdict, statements, tally
-from .findings import is_announcement, near_duplicate
+from .faithful import Source, gate, line_verdict, statements, tally
+from .findings import is_announcement
 from .ledger import user_message
-from .narrative import fallback_notes
+from .narrative import add_progress, dedupe, fallback_notes, paragraph_lines, set_goal, template_language
 from .prompts import MAX_CHOICES, Template, labels, load_template
 from .redact import redact
 from .state import fold_state, fresh_findings
@@ -196,13 +195,13 @@ class MLXSummarizer:
         if self.ranking == "model" and len(ranked) > keep > 0:
             m = min(3, max(1, keep // 3))
             window = ranked[keep - m : keep - m + MAX_CHOICES]
-            tpl = load_template("rank", _lang(s, turns))
+            tpl = load_template("rank", template_language(s, turns))
             picked = self._choose(tpl, "", [f.text for f in sorted(window, key=lambda f: f.turn)], source, stats)
             if len(stats["picks"]):
                 details["narrative"] = "model"
                 chosen = ranked[: keep - m] + [f for f in window if f.text in picked][:m]
         notes = [f.text for f in sorted(chosen, key=lambda f: f.turn)]
-        _add_progress(s, notes)
+        add_progress(s, notes)
         fold_state(s, turns, source)
         return notes
 
@@ -265,7 +264,7 @@ class MLXSummarizer:
             return render(prev), {"empty_exchange": True}
         sources = (summary or "") + "\n" + source_text(turns)
         prev.ledger.absorb(turns)
-        tpl = load_template("merge", _lang(prev, turns))
+        tpl = load_template("merge", template_language(prev, turns))
         chunks = chunk_turns(
             [turns], self._budget(tpl), self.count_tokens, tool_head=self.tool_head, tool_tail=self.tool_tail
         )
@@ -295,8 +294,8 @@ class MLXSummarizer:
             more = fresh_findings(prev, turns, exclude=notes)[:extra]
             notes += [f.text for f in sorted(more, key=lambda f: f.turn)]
         fold_state(prev, turns, source, caps=False)
-        _set_goal(prev, turns)
-        _add_progress(prev, notes)
+        set_goal(prev, turns)
+        add_progress(prev, notes)
         return self._finish(prev, sources, stats, details, budget_tokens)
 
     def _update(self, stats: dict, summary, turns, focus=None, budget_tokens=None, user_notes=None):
@@ -310,14 +309,14 @@ class MLXSummarizer:
         prev.ledger.absorb(norm)
         # user words that reached us only outside the turns (Hermes's focus block): verbatim
         prev.ledger.add_list("asks", [user_message(redact(n)) for n in user_notes or [] if n.strip()])
-        _set_goal(prev, norm)
+        set_goal(prev, norm)
         stats["chunks"] += 1
         self._digest(prev, norm, source_text(norm), stats, details, keep=self.findings_keep)
         if budget_tokens and hermes_tokens(render(prev)) > budget_tokens:
             # what other entries spell out goes first; the budget fit then drops the entries worth
             # least per token, findings included (condensing older ones to three threw good ones away)
             details["ledger_entries_dropped"] = prev.ledger.compact(self.resolved_keep)
-            _dedupe(prev)
+            dedupe(prev)
         return self._finish(prev, sources, stats, details, budget_tokens)
 
     def _defrag(self, stats: dict, summary: str, budget_tokens: int | None):
@@ -331,7 +330,7 @@ class MLXSummarizer:
         for i, (title, body) in enumerate(prev.extras):
             if title == EARLIER:
                 prev.ledger.absorb(normalize([{"role": "assistant", "content": body}]))
-                prev.progress = [f"(earlier) {x}" for x in _paragraph_lines(body)] + prev.progress
+                prev.progress = [f"(earlier) {x}" for x in paragraph_lines(body)] + prev.progress
                 prev.extras[i] = (title, "")
         self._condense(prev, summary, stats, details)
         text, details = self._finish(prev, summary, stats, details, budget_tokens)
@@ -344,11 +343,11 @@ class MLXSummarizer:
         """Older progress bullets become at most 3: a count of the rest and the two the model
         finds most worth keeping, verbatim (else code keeps the ends)."""
         details["ledger_entries_dropped"] = s.ledger.compact(self.resolved_keep)
-        _dedupe(s)
+        dedupe(s)
         if len(s.progress) <= self.keep_recent:
             return
         older, recent = s.progress[: -self.keep_recent], s.progress[-self.keep_recent :]
-        tpl = load_template("defrag", _lang(s, []))
+        tpl = load_template("defrag", template_language(s, []))
         stats["chunks"] += 1
         picks_before = len(stats["picks"])
         # the opening step and the latest ones: what a reader of a long log needs first
@@ -404,41 +403,3 @@ def _summary_text(summary) -> str:
     if not isinstance(summary, str):
         raise TypeError(f"summary must be str or None, not {type(summary).__name__}")
     return summary
-
-
-def _lang(s: Summary, turns: list[Turn]) -> str:
-    sample = (s.goal + " ".join(s.progress[-3:]) + " ".join(t.text[:500] for t in turns if t.role != "tool"))[:4000]
-    script = main_script(sample)
-    return {"han": "zh", "ja": "ja"}.get(script, "")
-
-
-def _set_goal(s: Summary, turns: list[Turn]) -> None:
-    """Goal is the user's first real request (faithful.goal_of); a directive-shaped goal read
-    from an older summary moves to the constraints, where the user's directives belong."""
-    if s.goal and not directive_shaped(s.goal):
-        return
-    if s.goal:
-        s.ledger.add_list("constraints", [s.goal])
-    s.goal = goal_of(turns)
-
-
-def _add_progress(s: Summary, notes: list[str]) -> None:
-    """New progress lines; one that says what an older line says (findings.near_duplicate) replaces
-    it, so seven "Reviewing module N" lines end as the latest one."""
-    for n in notes:
-        if n not in s.progress:
-            s.progress = [p for p in s.progress if not near_duplicate(n, p)] + [n]
-
-
-def _paragraph_lines(body: str) -> list[str]:
-    lines = [re.sub(r"^\s*(?:[-*+•]|\d+[.)])\s+", "", ln).strip() for ln in body.splitlines()]
-    return [ln for ln in lines if ln and not ln.startswith("#")]
-
-
-def _dedupe(s: Summary) -> None:
-    for name in ("progress", "decisions", "questions", "remaining"):
-        seen: list[str] = []
-        for x in getattr(s, name):
-            if x not in seen:
-                seen.append(x)
-        setattr(s, name, seen)
