@@ -3,7 +3,8 @@
 Every shipped real session (both corpora) is compacted in batch mode with no summary budget, so
 nothing is dropped; each entry of the final summary is then checked against the session's fact
 list (the exact strings a reader needs). An entry's worth is the share of entries of its kind that
-hold at least one fact. Findings are left out: their worth is their ranker's score
+hold at least one fact at stake: one the compacted transcript's kept messages no longer hold, so
+only the summary can carry it. Findings are shown for comparison; each is worth its ranker's score
 (findings.FEATURE_WEIGHTS, fitted by fit_finding_weights.py).
 
     python benchmarks/entry_values.py [--window 32768]
@@ -16,9 +17,11 @@ import json
 from collections import defaultdict
 
 import hermes_mlx  # noqa: F401  (BLAS before mlx)
+from hermes_mlx.bench.agents import real_window
 from hermes_mlx.bench.harness import last_summary
 from hermes_mlx.bench.shipped import SESSIONS_DIR, load_with_facts
 from hermes_mlx.compactor.batch import BatchCompactor
+from hermes_mlx.compactor.markers import is_marker
 from hermes_mlx.compactor.replay import replay
 from hermes_mlx.compactor.settings import CompactorSettings
 from hermes_mlx.summarizer.budget import ENTRY_VALUE
@@ -43,12 +46,15 @@ def entries(summary: str) -> list[tuple[str, str]]:
     ]
     out += [("identifier", x) for x in led.ids] + [("url", x) for x in led.urls]
     out += [("other_section", body) for _, body in s.extras]
+    out += [("progress (findings: by their ranker)", x) for x in s.progress]
     return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--window", type=int, default=32768)
+    ap.add_argument(
+        "--window", type=int, default=0, help="the main model's window (default: half each session's tokens)"
+    )
     args = ap.parse_args()
     tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for folder in CORPORA:
@@ -58,12 +64,16 @@ def main() -> None:
                 continue
             facts = [f["text"] for f in json.loads(facts_file.read_text())["facts"]]
             summarizer = MLXSummarizer()
-            settings = CompactorSettings(context_limit=args.window, session_id=path.stem, summary_budget_tokens=10**6)
-            done = replay(load_with_facts(path).messages, summarizer, mode="batch", settings=settings)
+            messages = load_with_facts(path).messages
+            window = args.window or real_window(messages)
+            settings = CompactorSettings(context_limit=window, session_id=path.stem, summary_budget_tokens=10**6)
+            done = replay(messages, summarizer, mode="batch", settings=settings)
             live = BatchCompactor(summarizer, settings).compact(done.messages, force=True).messages
+            kept = json.dumps([m for m in live if not is_marker(m)], ensure_ascii=False)
+            stake = [f for f in facts if f not in kept and json.dumps(f, ensure_ascii=False)[1:-1] not in kept]
             for kind, text in entries(last_summary(live)):
                 tally[kind][0] += 1
-                tally[kind][1] += any(f in text for f in facts)
+                tally[kind][1] += any(f in text for f in stake)
     print(f"{'kind':16s} {'entries':>7s} {'with a fact':>11s} {'measured':>8s} {'in force':>8s}")
     for kind in sorted(tally, key=lambda k: -tally[k][1] / tally[k][0]):
         n, hits = tally[kind]

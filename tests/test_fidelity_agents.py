@@ -20,18 +20,20 @@ from hermes_mlx.compactor.transcript import transcript_tokens
 
 # Batch compaction, findings ranked by code, each session at half its own tokens: the share of
 # facts at stake (every message holding them compacted away) the summary keeps, per agent, in %.
-# Set to what the code reached when this test was written (issue 27's "before"); raise them as
-# the rules improve, never lower them. The issue's target: 80 for every agent, 90 overall.
+# Raise them as the rules improve, never lower them. The issue's target: 80 for every agent, 90
+# overall. Set when summaries came within Hermes's own budget for the span (issue 27: about 2,000
+# tokens at these windows, where they had reached 3,600): before that, with summaries over it,
+# cursor kept 21/45, codex 9/18, gemini 6/8, claudecode 39/43, overall 109/176.
 BATCH_FLOORS = {
-    "aider": 60,  # 9/15
-    "claudecode": 90,  # 39/43
-    "codex": 50,  # 9/18
+    "aider": 73,  # 11/15
+    "claudecode": 86,  # 39/45
+    "codex": 44,  # 8/18
     "copilot": 20,  # 1/5
-    "cursor": 46,  # 21/45
-    "gemini": 75,  # 6/8
-    "hermes": 9,  # 1/11
-    "minisweagent": 74,  # 23/31
-    OVERALL: 61,  # 109/176
+    "cursor": 40,  # 17/42
+    "gemini": 50,  # 4/8
+    "hermes": 36,  # 4/11 (was 1/11)
+    "minisweagent": 87,  # 27/31 (was 23/31)
+    OVERALL: 63,  # 111/175
 }
 # Micro compaction (the model picks each exchange's outcome sentence) on two small sessions of
 # two corpora, as above; the whole corpus in micro takes half an hour here, so it is left to

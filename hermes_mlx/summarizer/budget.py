@@ -81,26 +81,28 @@ def micro_budget(threshold_tokens: int, current_tokens: int) -> int:
     return high if current_tokens < high else int(threshold_tokens * MICRO_LOW)
 
 
-# What an entry of each kind is worth to a reader, as the share of such entries that held a fact
-# a reader needed, measured on both real-session corpora (benchmarks/entry_values.py: every
-# entry of an unbudgeted batch summary, checked against the session's fact list). Findings are
-# worth what their ranker says (findings.FEATURE_WEIGHTS). Fitting drops the entry worth least
-# per token first, so seven near-identical lines go before the files the agent edited.
+# What an entry of each kind is worth to a reader: the share of such entries that held a fact at
+# stake (one the compacted transcript no longer holds, so only the summary carries it), measured
+# on both real-session corpora by benchmarks/entry_values.py (unbudgeted batch summaries, each
+# session at half its tokens). The user's own words are never at stake in our batch pass (the user
+# row keeps them) but are in Hermes's, whose compressor drops them: theirs is the share of entries
+# holding any fact. Findings are worth what their ranker says (findings.FEATURE_WEIGHTS). Fitting
+# drops the entry worth least per token first, so near-identical lines go before a result line.
 ENTRY_VALUE = {
-    "goal": 0.67,
-    "user_message": 0.36,
-    "constraint": 0.24,
-    "state": 0.39,
-    "remaining": 0.13,
+    "goal": 0.67,  # any fact (see above)
+    "user_message": 0.36,  # any fact
+    "constraint": 0.24,  # any fact
+    "remaining": 0.13,  # any fact
+    "state": 0.21,
     "decision": 0.2,  # decision, question, other_section: no such entries in the corpora, priors
     "question": 0.13,
-    "command": 0.15,  # with no result line
-    "command_outcome": 0.33,  # with its result line
-    "error": 0.14,
-    "resolved_error": 0.34,  # 2 of 3 measured: shrunk toward errors' share (five errors' weight)
-    "changed_file": 0.087,
-    "mentioned_file": 0.051,
-    "identifier": 0.026,  # one name of the Identifiers line
+    "command": 0.12,  # with no result line
+    "command_outcome": 0.29,  # with its result line
+    "error": 0.12,
+    "resolved_error": 0.12,  # 0 of 3 measured: an error's share
+    "changed_file": 0.024,
+    "mentioned_file": 0.021,
+    "identifier": 0.014,  # one name of the Identifiers line
     "url": 0.0,
     "other_section": 0.1,
 }
