@@ -27,10 +27,10 @@ from hermes_mlx.compactor.transcript import transcript_tokens
 BATCH_FLOORS = {
     "aider": 73,  # 11/15
     "claudecode": 86,  # 39/45
-    "codex": 44,  # 8/18
+    "codex": 38,  # 7/18
     "copilot": 20,  # 1/5
     "cursor": 40,  # 17/42
-    "gemini": 50,  # 4/8
+    "gemini": 62,  # 5/8
     "hermes": 36,  # 4/11 (was 1/11)
     "minisweagent": 87,  # 27/31 (was 23/31)
     OVERALL: 63,  # 111/175

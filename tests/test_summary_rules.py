@@ -217,3 +217,17 @@ def test_commands_that_read_the_same_are_one_line_and_a_capital_verdict_is_a_res
     assert outcome_line("DEADLOCK CONFIRMED after 25 polls!\nProcess is still running", 1).startswith("DEADLOCK")
     assert outcome_line("BUG REPRODUCED on 64KB files\n", 0) == "BUG REPRODUCED on 64KB files"
     assert outcome_line("NAME READY STATUS\nweb 1/1 Running\n", 0) == ""
+
+
+def test_a_search_answers_sources_are_no_urls_and_versions_are_capped():
+    from hermes_mlx.summarizer.digest import MAX_VERSIONS, rank_ids
+
+    sources = "Sources:\n" + "\n".join(f"- https://example.org/doc/{i}" for i in range(8))
+    cited = "The fix is described in https://github.com/o/r/blob/main/CHANGELOG.md."
+    led = Ledger()
+    led.absorb(normalize([{"role": "assistant", "content": sources}, {"role": "assistant", "content": cited}]))
+    assert led.urls == ["https://github.com/o/r/blob/main/CHANGELOG.md."[:-1]]
+    listing = "\n".join(f"pkg{i} version 1.{i}.0" for i in range(12))
+    turns = normalize([{"role": "tool", "content": listing}, {"role": "assistant", "content": "pkg3 is 1.3.0."}])
+    ranked = rank_ids([f"1.{i}.0" for i in range(12)], turns)
+    assert len(ranked) == MAX_VERSIONS and ranked[0] == "1.3.0"

@@ -197,14 +197,18 @@ _SOURCE_DIRS = set(
 _VOLATILE = re.compile(
     r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$|^[0-9a-f]{7,40}$|^\d{4}-\d\d-\d\d"
     r"|^[A-Za-z]-[A-Za-z0-9]$|^[a-z]-[a-z0-9]-[a-z0-9]|\\[a-z]|^[A-Za-z0-9]-[A-Za-z0-9]$"
-    r"|^(?:v|go)?\d+\.\d+\.\d+"  # a version: by the dozen in any listing, worth keeping only where it was chosen
 )
+
+
+_VERSION_ID = re.compile(r"^(?:v|go)?\d+\.\d+\.\d+")
+MAX_VERSIONS = 5
 
 
 def rank_ids(ids: list[str], turns: list[Turn], limit: int = 40) -> list[str]:
     """The identifiers worth carrying, best first: named in an edit, an error line or a command,
-    and repeated. UUIDs, hashes, versions and timestamps only when a user or a command used them;
-    regex fragments (`Z0-9`) never."""
+    and repeated. UUIDs, hashes and timestamps only when a user or a command used them; versions
+    (by the dozen in any listing) MAX_VERSIONS at most, the best evidenced; regex fragments
+    (`Z0-9`) never."""
     users = "\n".join(t.text for t in turns if t.role == "user")
     commands = "\n".join(c.text for t in turns for c in t.tool_calls if command_of(c.name, c.arguments))
     edits = "\n".join(
@@ -228,4 +232,6 @@ def rank_ids(ids: list[str], turns: list[Turn], limit: int = 40) -> list[str]:
             continue
         score = 3 * (x in edits) + 2 * in_cmd + 2 * in_user + min(3, prose.count(x)) + (x in outputs)
         scored.append((score, -i, x))
-    return [x for _, _, x in sorted(scored, reverse=True)[:limit]]
+    ranked = [x for _, _, x in sorted(scored, reverse=True)]
+    versions = [x for x in ranked if _VERSION_ID.match(x)][MAX_VERSIONS:]
+    return [x for x in ranked if x not in versions][:limit]

@@ -289,8 +289,9 @@ class Ledger:
             return
         for p in find_paths(text):
             self.add_file(p, "mentioned")
-        if t.role != "assistant":  # an answer's "Sources:" list is what a search found, not what was used
-            self.add_list("urls", find_urls(text))
+        urls = find_urls(text)
+        if t.role != "assistant" or len(urls) <= 2:  # a list of many is a search's sources, not what was used
+            self.add_list("urls", urls)
         self.add_list("ids", find_ids(text))
         if t.role == "assistant":
             for line in uncut(text, "line").splitlines():
