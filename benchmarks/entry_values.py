@@ -3,8 +3,9 @@
 Every shipped real session (both corpora) is compacted in batch mode with no summary budget, so
 nothing is dropped; each entry of the final summary is then checked against the session's fact
 list (the exact strings a reader needs). An entry's worth is the share of entries of its kind that
-hold at least one fact at stake: one the compacted transcript's kept messages no longer hold, so
-only the summary can carry it. Findings are shown for comparison; each is worth its ranker's score
+hold at least one fact ("any fact", what budget.ENTRY_VALUE uses), beside the share holding a fact
+at stake (one the compacted transcript's kept messages no longer hold, so only the summary can
+carry it). Findings are shown for comparison; each is worth its ranker's score
 (findings.FEATURE_WEIGHTS, fitted by fit_finding_weights.py).
 
     python benchmarks/entry_values.py [--window 32768]
@@ -56,7 +57,7 @@ def main() -> None:
         "--window", type=int, default=0, help="the main model's window (default: half each session's tokens)"
     )
     args = ap.parse_args()
-    tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    tally: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for folder in CORPORA:
         for path in sorted(folder.glob("*.jsonl")):
             facts_file = path.with_name(path.stem + ".facts.json")
@@ -73,11 +74,13 @@ def main() -> None:
             stake = [f for f in facts if f not in kept and json.dumps(f, ensure_ascii=False)[1:-1] not in kept]
             for kind, text in entries(last_summary(live)):
                 tally[kind][0] += 1
-                tally[kind][1] += any(f in text for f in stake)
-    print(f"{'kind':16s} {'entries':>7s} {'with a fact':>11s} {'measured':>8s} {'in force':>8s}")
+                tally[kind][1] += any(f in text for f in facts)
+                tally[kind][2] += any(f in text for f in stake)
+    print(f"{'kind':16s} {'entries':>7s} {'any fact':>8s} {'at stake':>8s} {'in force':>8s}")
     for kind in sorted(tally, key=lambda k: -tally[k][1] / tally[k][0]):
-        n, hits = tally[kind]
-        print(f"{kind:16s} {n:7d} {hits:11d} {hits / n:8.3f} {ENTRY_VALUE.get(kind, float('nan')):8.3f}")
+        n, hits, stake = tally[kind]
+        value = ENTRY_VALUE.get(kind, float("nan"))
+        print(f"{kind[:16]:16s} {n:7d} {hits / n:8.3f} {stake / n:8.3f} {value:8.3f}")
 
 
 if __name__ == "__main__":

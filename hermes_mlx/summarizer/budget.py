@@ -81,18 +81,19 @@ def micro_budget(threshold_tokens: int, current_tokens: int) -> int:
     return high if current_tokens < high else int(threshold_tokens * MICRO_LOW)
 
 
-# What an entry of each kind is worth to a reader: the share of such entries that held a fact at
-# stake (one the compacted transcript no longer holds, so only the summary carries it), measured
-# on both real-session corpora by benchmarks/entry_values.py (unbudgeted batch summaries, each
-# session at half its tokens). The user's own words are never at stake in our batch pass (the user
-# row keeps them) but are in Hermes's, whose compressor drops them: theirs is the share of entries
-# holding any fact. Findings are worth what their ranker says (findings.FEATURE_WEIGHTS). Fitting
-# drops the entry worth least per token first, so near-identical lines go before a result line.
+# What an entry of each kind is worth to a reader: the share of such entries that held a fact a
+# reader needed, measured on both real-session corpora by benchmarks/entry_values.py (unbudgeted
+# batch summaries, each session at half its tokens; its "any fact" column). Its "at stake" column
+# (facts the kept turns no longer hold) rates files and identifiers lower still, but fitting by it
+# lost identifiers planted in the synthetic sessions, and the user's words, never at stake in our
+# batch pass, are in Hermes's, whose compressor drops them. Findings are worth what their ranker
+# says (findings.FEATURE_WEIGHTS). Fitting drops the entry worth least per token first, so
+# near-identical lines go before a result line.
 ENTRY_VALUE = {
-    "goal": 0.67,  # any fact (see above)
-    "user_message": 0.36,  # any fact
-    "constraint": 0.24,  # any fact
-    "remaining": 0.13,  # any fact
+    "goal": 0.67,
+    "user_message": 0.36,
+    "constraint": 0.24,
+    "remaining": 0.13,
     "state": 0.39,
     "decision": 0.2,  # decision, question, other_section: no such entries in the corpora, priors
     "question": 0.13,
