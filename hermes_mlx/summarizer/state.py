@@ -5,8 +5,6 @@ ranked. Code's job in every pass, micro and batch; the model has no part in it.
 
 from __future__ import annotations
 
-import posixpath
-
 from .digest import plan_state, rank_ids, working_folder
 from .faithful import directive_shaped
 from .findings import Finding, findings, is_announcement, rank
@@ -63,13 +61,6 @@ def _known_root(files: dict) -> str:
             for q in relative:
                 if "/" in q and p.endswith("/" + q):
                     return p[: -len(q) - 1]
-    # else the folder all absolute paths share, when it lies three deep (a project under a home
-    # folder, /home/u/projects/app): `mix.exs` and `plan.md` read better than their home paths
-    rooted = [p for p in files if p.startswith("/")]
-    if len(rooted) >= 2:
-        common = posixpath.commonpath(rooted)
-        if common.count("/") >= 3 and common not in rooted:
-            return common
     return ""
 
 
