@@ -43,7 +43,7 @@ from .verify import check_lines, main_script, verify_summary
 logger = logging.getLogger("hermes_mlx.summarizer")
 DEFAULT_WINDOW = 8192
 FINDING_ROOM = 140  # characters of findings a batch pass keeps per `findings_keep`
-MODEL_CHUNKS = 1  # chunks of one micro exchange the model reads (the last)
+MODEL_CHUNKS = 3  # chunks of one micro exchange the model reads at most (the last ones)
 LISTING_TOKENS = 640  # room kept in each prompt for the numbered sentences
 
 
@@ -272,9 +272,9 @@ class MLXSummarizer:
         pool = [x for x in statements(turns) if x not in prev.progress and not is_announcement(x)]
         source = source_text(turns)
         notes: list[str] = []
-        # one model call, on the exchange's end, where its outcome is stated: every chunk chose
-        # from the same latest sentences, so a 100-call exchange cost minutes for no more facts
-        # (code's findings below carry the rest of a long exchange)
+        # at most MODEL_CHUNKS model calls, on the exchange's end, where its outcome is stated:
+        # every chunk chose from the same latest sentences, so a 100-call exchange cost minutes
+        # for no more facts (code's findings below carry the rest of a long exchange)
         for chunk in chunks[-MODEL_CHUNKS:]:
             stats["chunks"] += 1
             notes += [
