@@ -33,7 +33,7 @@ from .extract import (  # noqa: F401  (also re-exported for callers of the ledge
     user_constraints,
     whole_head,
 )
-from .outcomes import is_placeholder, outcome_line, outcome_of
+from .outcomes import MADE, is_placeholder, outcome_line, outcome_of
 from .redact import redact
 from .text import Turn, clip
 from .tidy import ACTION_RANK, path_shaped, tidy_commands, tidy_files
@@ -230,18 +230,16 @@ class Ledger:
         output = strip_injections(tool_output(text))
         if is_placeholder(text):  # output a compactor pruned: the result line it kept is all there is
             output = outcome_line(text, status)
-        if call is not None and SLASH_COMMAND.match(call.text or ""):
-            # typed by the user to the agent itself (`/add x`, `/undo`): no work, unless it
-            # reports an outcome (`Removed: 504cc96 feat: ...`)
-            family, outcome = outcome_of(output, status)
-            if family in ("commit", "created"):
-                self.add_command(whole_head(call.text), status, outcome)
-            return
         cmd = whole_head(call.text) if call is not None and _is_command(call) else ""
-        if call is not None and not cmd:  # a commit or a PR made by any tool (aider's own report) is an outcome
+        slash = call is not None and bool(SLASH_COMMAND.match(call.text or ""))
+        if call is not None and not cmd:
+            # a commit or a PR made by any tool (aider's own report) is an outcome; a command the
+            # user typed to the agent itself (`/add x`, `/undo`) is no work unless it reports one
             family, outcome = outcome_of(output, status)
-            if family in ("commit", "created"):
-                self.add_command(call.name, status, outcome)
+            if family in MADE:
+                self.add_command(whole_head(call.text) if slash else call.name, status, outcome)
+            if slash:
+                return
         failed = failed_field(text)
         if failed:  # {"success": false, "error": "Failed to read file: ..."} from any tool
             self.add_error(failed, cmd or tool_label(call))

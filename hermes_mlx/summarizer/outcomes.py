@@ -14,6 +14,7 @@ import re
 from .text import clip
 from .vocabulary import PROGRAM_FAILED
 
+MADE = ("commit", "created")  # the families that say something was made, whichever tool reports them
 MAX_OUTCOME = 160  # a result line longer than this is clipped (still verbatim up to the cut)
 
 # (family, pattern) in priority order: a test summary says more than a compile line above it
