@@ -1,11 +1,7 @@
-"""What a span of a real agent session established, read by code: findings, the task in
-progress, the plan's open items, the working folder, and which identifiers matter.
+"""What a span of a real agent session established, read by code: who wrote each user turn,
+the task in progress, the plan's open items, the working folder, and which identifiers matter
+(the agent's findings are findings.py's).
 
-Real agents narrate before they act ("Now let me check the API.", "Let me implement all the
-pieces:") and state what they learned just before the next announcement ("The linter added
-parens which breaks the macro's pattern matching. I need to use a different approach"). A
-summary built from the last sentence of each turn is therefore a list of intentions. Here an
-announcement is never a finding; the sentences around it are, ranked by what they carry.
 Trackers driven from the shell (`bd update X --status in_progress`, `bd show EPIC` listing its
 children) and todo tools say what is in progress and what is left, better than any sentence.
 """

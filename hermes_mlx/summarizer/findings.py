@@ -216,7 +216,7 @@ def near_duplicate(a: str, b: str, share: float = 0.7) -> bool:
     return len(small & big) >= share * len(small) and len(small) >= 3
 
 
-def rank(found: list[Finding], n_turns: int) -> list[Finding]:
+def rank(found: list[Finding]) -> list[Finding]:
     """Best first by score (recency is one of its features), near-duplicates of a better one
     left out: the later, higher-scored wording stands for both."""
     out: list[Finding] = []

@@ -69,7 +69,7 @@ def fresh_findings(s: Summary, turns: list[Turn], exclude: list[str] | tuple = (
     user's own are in the constraints), nor one the summary already has."""
     return [
         f
-        for f in rank(findings(turns), len(turns))
+        for f in rank(findings(turns))
         if f.text not in s.progress
         and f.text not in exclude
         and not is_announcement(f.text)
