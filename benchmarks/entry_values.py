@@ -18,9 +18,9 @@ import json
 from collections import defaultdict
 
 import hermes_mlx  # noqa: F401  (BLAS before mlx)
-from hermes_mlx.bench.agents import real_window
+from hermes_mlx.bench.agents import real_sessions, real_window
 from hermes_mlx.bench.harness import last_summary
-from hermes_mlx.bench.shipped import SESSIONS_DIR, load_with_facts
+from hermes_mlx.bench.shipped import load_with_facts
 from hermes_mlx.compactor.batch import BatchCompactor
 from hermes_mlx.compactor.markers import is_marker
 from hermes_mlx.compactor.replay import replay
@@ -28,8 +28,6 @@ from hermes_mlx.compactor.settings import CompactorSettings
 from hermes_mlx.summarizer.budget import ENTRY_VALUE
 from hermes_mlx.summarizer.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.summary import parse
-
-CORPORA = [SESSIONS_DIR / "real", SESSIONS_DIR / "real-2"]
 
 
 def entries(summary: str) -> list[tuple[str, str]]:
@@ -58,24 +56,21 @@ def main() -> None:
     )
     args = ap.parse_args()
     tally: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
-    for folder in CORPORA:
-        for path in sorted(folder.glob("*.jsonl")):
-            facts_file = path.with_name(path.stem + ".facts.json")
-            if not facts_file.is_file():
-                continue
-            facts = [f["text"] for f in json.loads(facts_file.read_text())["facts"]]
-            summarizer = MLXSummarizer()
-            messages = load_with_facts(path).messages
-            window = args.window or real_window(messages)
-            settings = CompactorSettings(context_limit=window, session_id=path.stem, summary_budget_tokens=10**6)
-            done = replay(messages, summarizer, mode="batch", settings=settings)
-            live = BatchCompactor(summarizer, settings).compact(done.messages, force=True).messages
-            kept = json.dumps([m for m in live if not is_marker(m)], ensure_ascii=False)
-            stake = [f for f in facts if f not in kept and json.dumps(f, ensure_ascii=False)[1:-1] not in kept]
-            for kind, text in entries(last_summary(live)):
-                tally[kind][0] += 1
-                tally[kind][1] += any(f in text for f in facts)
-                tally[kind][2] += any(f in text for f in stake)
+    for path in real_sessions():
+        session = load_with_facts(path)
+        facts = [f for _, f in session.facts.must_keep()]
+        summarizer = MLXSummarizer()
+        messages = session.messages
+        window = args.window or real_window(messages)
+        settings = CompactorSettings(context_limit=window, session_id=path.stem, summary_budget_tokens=10**6)
+        done = replay(messages, summarizer, mode="batch", settings=settings)
+        live = BatchCompactor(summarizer, settings).compact(done.messages, force=True).messages
+        kept = json.dumps([m for m in live if not is_marker(m)], ensure_ascii=False)
+        stake = [f for f in facts if f not in kept and json.dumps(f, ensure_ascii=False)[1:-1] not in kept]
+        for kind, text in entries(last_summary(live)):
+            tally[kind][0] += 1
+            tally[kind][1] += any(f in text for f in facts)
+            tally[kind][2] += any(f in text for f in stake)
     print(f"{'kind':16s} {'entries':>7s} {'any fact':>8s} {'at stake':>8s} {'in force':>8s}")
     for kind in sorted(tally, key=lambda k: -tally[k][1] / tally[k][0]):
         n, hits, stake = tally[kind]

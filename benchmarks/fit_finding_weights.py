@@ -14,39 +14,29 @@ FEATURE_WEIGHTS.
 from __future__ import annotations
 
 import argparse
-import json
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 
 import hermes_mlx  # noqa: F401  (BLAS before mlx)
-from hermes_mlx.bench.shipped import SESSIONS_DIR, load_with_facts
+from hermes_mlx.bench.agents import agent_of, real_sessions
+from hermes_mlx.bench.shipped import load_with_facts
 from hermes_mlx.summarizer.findings import FEATURE_WEIGHTS, candidates, near_duplicate
 from hermes_mlx.summarizer.text import normalize
 
-CORPORA = [SESSIONS_DIR / "real", SESSIONS_DIR / "real-2"]
 NAMES = list(FEATURE_WEIGHTS)
 
 
-def agent_of(path: Path) -> str:
-    return path.stem.split("_", 1)[0]
-
-
-def load(folders: list[Path]) -> list[dict]:
+def load() -> list[dict]:
     sessions = []
-    for folder in folders:
-        for path in sorted(folder.glob("*.jsonl")):
-            facts_file = path.with_name(path.stem + ".facts.json")
-            if not facts_file.is_file():
-                continue
-            facts = [f["text"] for f in json.loads(facts_file.read_text())["facts"]]
-            turns = normalize(load_with_facts(path).messages)
-            rows = [
-                (text, [feats[k] for k in NAMES], [f for f in facts if f in text])
-                for text, _, feats in candidates(turns)
-            ]
-            sessions.append({"agent": agent_of(path), "name": path.stem, "rows": rows})
+    for path in real_sessions():
+        session = load_with_facts(path)
+        facts = [f for _, f in session.facts.must_keep()]
+        rows = [
+            (text, [feats[k] for k in NAMES], [f for f in facts if f in text])
+            for text, _, feats in candidates(normalize(session.messages))
+        ]
+        sessions.append({"agent": agent_of(path), "name": path.stem, "rows": rows})
     return sessions
 
 
@@ -80,7 +70,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--top", type=int, default=12, help="findings a session keeps (the summarizer's findings_keep)")
     args = ap.parse_args()
-    sessions = load(CORPORA)
+    sessions = load()
     agents = sorted({s["agent"] for s in sessions})
     current = np.array([FEATURE_WEIGHTS[k] for k in NAMES])
     log_chars = NAMES.index("log_chars")
