@@ -20,6 +20,7 @@ from pathlib import Path
 import hermes_mlx  # noqa: F401  (BLAS under MLX first)
 from hermes_mlx.bench.agents import agent_table, per_agent, real_sessions
 from hermes_mlx.bench.fidelity import score_session, table
+from hermes_mlx.bench.hygiene import HYGIENE
 from hermes_mlx.summarizer.summarizer import MLXSummarizer
 
 
@@ -43,6 +44,19 @@ def run_mode(mode: str, ranking: str, out: Path, only: str = "") -> tuple[list, 
     return scores, time.perf_counter() - started
 
 
+def hygiene_table(scores: list) -> str:
+    """Issue 27's zero figures (bench.hygiene) per mode, then each offending line."""
+    lines = []
+    for mode in dict.fromkeys(s.mode for s in scores):
+        rows = [s for s in scores if s.mode == mode]
+        counts = ", ".join(f"{k} {sum(len(s.hygiene.get(k, [])) for s in rows)}" for k in HYGIENE)
+        lines.append(f"{mode} summaries, lines that must not be there: {counts}")
+        for s in rows:
+            for k, bad in s.hygiene.items():
+                lines += [f"  {s.session} {k}: {x[:120]}" for x in bad]
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out", type=Path, help="folder to write agents.md and agents.json into")
@@ -57,10 +71,11 @@ def main() -> None:
         scores += got
         wall[mode] = round(seconds, 1)
     agents = per_agent(scores)
+    unclean = hygiene_table(scores)
     times = ", ".join(f"{m} {s:.0f} s" for m, s in wall.items())
     md = (
         f"Facts at stake kept per agent (ranking by {args.ranking}; wall time {times})\n\n"
-        f"{agent_table(agents)}\n\nPer session:\n\n```\n{table(scores)}\n```\n"
+        f"{agent_table(agents)}\n\n{unclean}\n\nPer session:\n\n```\n{table(scores)}\n```\n"
     )
     (args.out / "agents.md").write_text(md, encoding="utf-8")
     rows = {
@@ -71,6 +86,7 @@ def main() -> None:
     }
     (args.out / "agents.json").write_text(json.dumps(rows, indent=2, default=str), encoding="utf-8")
     print(agent_table(agents))
+    print(unclean)
     print(f"wall time: {times}")
 
 

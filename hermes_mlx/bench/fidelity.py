@@ -18,6 +18,7 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hermes_mlx.bench.hygiene import hygiene
 from hermes_mlx.bench.agents import real_window, removed_pct
 from hermes_mlx.bench.harness import Replay, last_summary
 from hermes_mlx.bench.shipped import ADVERSARIAL_DIR, load_with_facts, reference_summary, shipped_sessions
@@ -243,6 +244,7 @@ class SessionScore:
     context_limit: int = 0  # the window the session ran at
     removed_pct: float | None = None  # the share of the session's tokens compaction removed
     failures: list = field(default_factory=list)  # "outcome: reason" of each pass that failed
+    hygiene: dict = field(default_factory=dict)  # hygiene.HYGIENE's offending lines (all empty: clean)
 
     @property
     def faithful_pct(self) -> float | None:
@@ -298,6 +300,7 @@ def score(
         reference_tokens=hermes_tokens(reference) if reference else None,
         summary_facts=sum(f in run.summary for _, f in facts.must_keep()) if facts else 0,
         context_limit=context_limit,
+        hygiene=hygiene(run.summary, run.seen),
         removed_pct=removed_pct(run.seen, [m for m in run.messages if not is_marker(m)]),
         failures=list(run.failures),
     )

@@ -263,10 +263,19 @@ def output_parts(data: dict) -> list[str]:
     return [str(data[k]).strip() for k in OUTPUT_KEYS if data.get(k)]
 
 
+# an agent's wrapper around what a command printed (mini-swe-agent: `<returncode>1</returncode>` then
+# `<output>...</output>`): the status is read from it (exit_status), the output is what is inside
+_ENVELOPE = re.compile(r"\A\s*<returncode>\s*-?\d+\s*</returncode>\s*<output>\n?(.*?)\n?</output>\s*\Z", re.S)
+
+
 def tool_output(result: str) -> str:
-    """What a tool printed: a JSON result's output fields, one after another; any other text as is."""
+    """What a tool printed: a JSON result's output fields, one after another; the inside of an
+    agent's `<output>` envelope; any other text as is."""
     data = json_result(result)
-    return "\n".join(output_parts(data) if data else []) or result
+    if data:
+        return "\n".join(output_parts(data)) or result
+    wrapped = _ENVELOPE.match(result or "")
+    return wrapped.group(1) if wrapped else result
 
 
 def exit_status(result: str) -> int | None:

@@ -1,0 +1,89 @@
+"""What a summary must never hold, counted: issue 27's zero figures, checked on any session.
+
+A read's output taken for a command's result (`sed -n 1,80p x.js` → a line of x.js), a line of
+source read back counted as an error (`throw new Error(...)` in a file the agent viewed), a
+command the user typed to the agent itself (`/add`, `/undo`) in Progress, a line said twice or
+one that repeats another (`findings.near_duplicate`), a fragment (a code span or bold cut open,
+a line cut at `...`), a heading with nothing under it. Each count is 0 in a clean summary;
+`fidelity` and the per-agent benchmark report them beside the facts kept.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hermes_mlx.summarizer.api import Message
+from hermes_mlx.summarizer.findings import near_duplicate
+from hermes_mlx.summarizer.outcomes import outcome_of
+from hermes_mlx.summarizer.summary import parse
+from hermes_mlx.summarizer.extract import tool_output
+from hermes_mlx.summarizer.text import command_of, normalize
+from hermes_mlx.summarizer.vocabulary import READ_ONLY, RUN_LOG, SLASH_COMMAND
+
+READ_TOOLS = re.compile(r"read|view|open|cat|show")  # tools that print a file back
+SHORT_ANSWER = 400  # a read's short answer (EISDIR, not found) may be its error: ledger's rule
+HYGIENE = ("read_results", "source_errors", "agent_commands", "duplicates", "fragments", "empty_sections")
+
+
+def _reads_only(line: str, messages: list[Message]) -> bool:
+    """`line` occurs in the session only in what reads printed back at length (a file's text)."""
+    turns = normalize(messages)
+    calls = {c.id: c for t in turns for c in t.tool_calls}
+    in_read, elsewhere = False, False
+    for t in turns:
+        if line not in t.text:
+            continue
+        call = calls.get(t.tool_call_id)
+        cmd = command_of(call.name, call.arguments) if call else ""
+        read = t.role == "tool" and call is not None and (
+            bool(cmd and READ_ONLY.match(cmd) and not RUN_LOG.search(cmd))
+            or (not cmd and bool(READ_TOOLS.search(call.name.lower())))
+        )
+        if read and len(tool_output(t.text)) > SHORT_ANSWER:
+            in_read = True
+        else:
+            elsewhere = True
+    return in_read and not elsewhere
+
+
+def _fragment(line: str) -> bool:
+    """A line cut open: an odd number of backticks or of `**`, or cut at an ellipsis."""
+    prose = re.sub(r"`[^`]*`", "", line)  # `**kwargs` in a code span is no bold
+    return line.count("`") % 2 == 1 or prose.count("**") % 2 == 1 or line.rstrip().endswith(("...", "…"))
+
+
+def hygiene(summary: str, messages: list[Message]) -> dict[str, list[str]]:
+    """Each zero figure's offending lines in `summary`, made from `messages` (empty lists: clean)."""
+    s = parse(summary)
+    led = s.ledger
+    out: dict[str, list[str]] = {k: [] for k in HYGIENE}
+    for c in led.commands:
+        family, _ = outcome_of(c.outcome)
+        if c.outcome and READ_ONLY.match(c.cmd) and not RUN_LOG.search(c.cmd) and family != "failure":
+            out["read_results"].append(f"{c.cmd} → {c.outcome}")
+    for e in led.errors:
+        line = re.sub(r" \[at .*\]$", "", e.line)  # our location note, not the source's words
+        if len(line) >= 12 and _reads_only(line, messages):
+            out["source_errors"].append(e.line)
+    out["agent_commands"] = [x for x in s.progress if SLASH_COMMAND.match(x)]
+    narrative = [*s.progress, *s.decisions, *s.remaining, *s.questions]
+    for i, x in enumerate(narrative):
+        if any(x == y or near_duplicate(x, y) for y in narrative[:i]):
+            out["duplicates"].append(x)
+    bullets = [ln for ln in summary.splitlines() if ln.startswith("- ")]  # any section's line said twice
+    out["duplicates"] += [ln for i, ln in enumerate(bullets) if ln in bullets[:i] and ln[2:] not in out["duplicates"]]
+    out["fragments"] = [x for x in s.progress if _fragment(x)]
+    lines = summary.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("## ") and not any(ln.strip() for ln in _until_next_heading(lines[i + 1 :])):
+            out["empty_sections"].append(line)
+    return out
+
+
+def _until_next_heading(lines: list[str]) -> list[str]:
+    out = []
+    for line in lines:
+        if line.startswith("## "):
+            break
+        out.append(line)
+    return out
