@@ -18,9 +18,9 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hermes_mlx.bench.hygiene import hygiene
 from hermes_mlx.bench.agents import real_window, removed_pct
 from hermes_mlx.bench.harness import Replay, last_summary
+from hermes_mlx.bench.hygiene import hygiene
 from hermes_mlx.bench.shipped import ADVERSARIAL_DIR, load_with_facts, reference_summary, shipped_sessions
 from hermes_mlx.compactor.batch import BatchCompactor
 from hermes_mlx.compactor.markers import is_marker

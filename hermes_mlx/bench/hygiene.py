@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 
 from hermes_mlx.summarizer.api import Message
+from hermes_mlx.summarizer.extract import tool_output
 from hermes_mlx.summarizer.findings import near_duplicate
 from hermes_mlx.summarizer.outcomes import outcome_of
 from hermes_mlx.summarizer.summary import parse
-from hermes_mlx.summarizer.extract import tool_output
 from hermes_mlx.summarizer.text import command_of, normalize
 from hermes_mlx.summarizer.vocabulary import READ_ONLY, RUN_LOG, SLASH_COMMAND
 
@@ -35,9 +35,13 @@ def _reads_only(line: str, messages: list[Message]) -> bool:
             continue
         call = calls.get(t.tool_call_id)
         cmd = command_of(call.name, call.arguments) if call else ""
-        read = t.role == "tool" and call is not None and (
-            bool(cmd and READ_ONLY.match(cmd) and not RUN_LOG.search(cmd))
-            or (not cmd and bool(READ_TOOLS.search(call.name.lower())))
+        read = (
+            t.role == "tool"
+            and call is not None
+            and (
+                bool(cmd and READ_ONLY.match(cmd) and not RUN_LOG.search(cmd))
+                or (not cmd and bool(READ_TOOLS.search(call.name.lower())))
+            )
         )
         if read and len(tool_output(t.text)) > SHORT_ANSWER:
             in_read = True
