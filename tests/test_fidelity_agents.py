@@ -204,6 +204,9 @@ def test_every_agent_keeps_its_floor_of_facts_at_stake_in_batch():
     got = {r.agent: r for r in per_agent(scores)}
     below = {a: (got[a].stake_kept, got[a].stake) for a, floor in BATCH_FLOORS.items() if got[a].kept_pct < floor}
     assert not below, f"under the floor: {below}\n{agent_table(list(got.values()))}"
+    # issue 27's zero figures on every agent's summary (bench.hygiene)
+    unclean = {(s.session, k): bad for s in scores for k, bad in s.hygiene.items() if bad}
+    assert not unclean, unclean
 
 
 @pytest.mark.real_model

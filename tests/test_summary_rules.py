@@ -231,3 +231,24 @@ def test_a_search_answers_sources_are_no_urls_and_versions_are_capped():
     turns = normalize([{"role": "tool", "content": listing}, {"role": "assistant", "content": "pkg3 is 1.3.0."}])
     ranked = rank_ids([f"1.{i}.0" for i in range(12)], turns)
     assert len(ranked) == MAX_VERSIONS and ranked[0] == "1.3.0"
+
+
+def test_an_agents_output_envelope_is_unwrapped_so_a_failed_search_has_no_markup_result():
+    # mini-swe-agent wraps what a command printed in <returncode>/<output>; the status is read from
+    # the envelope and the result from what is inside (a grep that matched nothing printed nothing)
+    led = _ledger(
+        (
+            ("terminal", {"command": "grep -n 'class Const' ./astroid/nodes/const.py"}),
+            "<returncode>1</returncode>\n<output>\n</output>",
+        ),
+        (
+            ("terminal", {"command": "python reproduce.py"}),
+            "<returncode>0</returncode>\n<output>\nResult: [Uninferable]\n</output>",
+        ),
+        (("terminal", {"command": "pytest -q tests/x.py"}), '{"output": "3 passed in 0.1s", "exit_code": 0}'),
+    )
+    got = {c.cmd: (c.statuses, c.outcome) for c in led.commands}
+    assert got["grep -n 'class Const' ./astroid/nodes/const.py"] == ([1], "")
+    assert got["python reproduce.py"] == ([0], "Result: [Uninferable]")
+    assert got["pytest -q tests/x.py"] == ([0], "3 passed in 0.1s")
+    assert "returncode" not in " ".join(led.items())

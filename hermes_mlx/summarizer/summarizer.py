@@ -67,6 +67,7 @@ class MLXSummarizer:
         score: Callable | None = None,
         ranking: str = "code",
         findings_keep: int = 24,
+        micro_ranking: str = "model",
     ):
         self.model = model
         self._score = score
@@ -85,6 +86,11 @@ class MLXSummarizer:
         if ranking not in ("code", "model"):
             raise ValueError(f"ranking must be 'code' or 'model', not {ranking!r}")
         self.ranking = ranking
+        # a micro pass's narrative: "model" picks the exchange's outcome sentences (a prefill per
+        # chunk, at most MODEL_CHUNKS); "code": the findings ranker picks as many, no model call
+        if micro_ranking not in ("code", "model"):
+            raise ValueError(f"micro_ranking must be 'code' or 'model', not {micro_ranking!r}")
+        self.micro_ranking = micro_ranking
         self.findings_keep = findings_keep
         self.on_chunk: Callable[[], None] | None = None  # hears each chunk start (streams' progress)
 
@@ -275,16 +281,21 @@ class MLXSummarizer:
         # at most MODEL_CHUNKS model calls, on the exchange's end, where its outcome is stated:
         # every chunk chose from the same latest sentences, so a 100-call exchange cost minutes
         # for no more facts (code's findings below carry the rest of a long exchange)
-        for chunk in chunks[-MODEL_CHUNKS:]:
+        if self.micro_ranking == "code":  # the findings ranker picks as many as the model would
+            stats["chunks"] += min(len(chunks), MODEL_CHUNKS)
+            best = fresh_findings(prev, turns)[: min(len(chunks), MODEL_CHUNKS) * tpl.pick]
+            notes = [f.text for f in sorted(best, key=lambda f: f.turn)]
+        for chunk in chunks[-MODEL_CHUNKS:] if self.micro_ranking == "model" else []:
             stats["chunks"] += 1
             notes += [
                 n
                 for n in self._choose(tpl, chunk, [x for x in pool if x not in notes], source, stats, turns=turns)
                 if n not in notes and n not in prev.progress
             ]
-        # model: it chose among the sentences; verbatim: one sentence, nothing to choose;
-        # fallback: no sentence to copy (or no time left): the last command tells it
-        details = {"narrative": "model" if stats["picks"] else "verbatim" if notes else "fallback"}
+        # model: it chose among the sentences; verbatim: one sentence, nothing to choose; code:
+        # the ranker chose; fallback: no sentence to copy (or no time left): the last command tells it
+        narrative = "model" if stats["picks"] else "code" if self.micro_ranking == "code" else "verbatim"
+        details = {"narrative": narrative if notes else "fallback"}
         if not notes:
             notes = fallback_notes(turns)
         # a real agent's exchange can run to dozens of tool calls: one sentence cannot carry it,

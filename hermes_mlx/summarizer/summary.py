@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from .ledger import FIXED_BY, Command, Ledger
 from .redact import redact
+from .tidy import one_line
 
 MARKER_START = "[CONTEXT COMPACTION"
 MARKER_END = "--- END OF CONTEXT SUMMARY"
@@ -105,7 +106,7 @@ def our_heading(title: str) -> str:
 
 def code(s: str) -> str:
     """Inline code that survives backticks inside the string."""
-    s = s.splitlines()[0] + (f" (+{s.count(chr(10))} more lines)" if "\n" in s else "") if s else s
+    s = one_line(s)
     return f"`` {s} ``" if "`" in s else f"`{s}`"
 
 

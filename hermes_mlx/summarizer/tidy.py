@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 
-from .vocabulary import READ_ONLY, SPECIAL_FILES
+from .vocabulary import READ_ONLY, SCRIPT_COMMENT, SPECIAL_FILES
+
+COMMENT_CHARS = 120  # a script's comment shown beside its first line, at most
 
 ACTION_RANK = {"mentioned": 0, "read": 1, "edited": 2, "created": 3, "deleted": 3}
 _CHANGES = re.compile(
@@ -81,16 +83,28 @@ def _tells(c) -> int:
     return 1 if _CHANGES.search(c.cmd) else 0
 
 
+def one_line(text: str) -> str:
+    """A multi-line command as the summary shows it: its first line, the script's first comment
+    (what it is for: `# Reproduce the exact code path ...`) when the first line is none, and
+    how many lines the rest holds."""
+    if "\n" not in text:
+        return text
+    first, *rest = text.splitlines()
+    said = next((m.group(1) for m in map(SCRIPT_COMMENT.match, rest) if m), "") if not SCRIPT_COMMENT.match(first) else ""
+    note = f" … # {said[:COMMENT_CHARS]}" if said else ""
+    return f"{first}{note} (+{len(rest)} more lines)"
+
+
 def _one_per_line(commands: list) -> list:
     """Commands that read the same in the summary (nine `python3 - <<'PY' (+6 more lines)`) are one
     line: the latest, unless an earlier one tells more."""
     best: dict[str, int] = {}
     for i, c in enumerate(commands):
-        shown = c.cmd.split("\n", 1)[0]
+        shown = one_line(c.cmd)
         j = best.get(shown)
         if j is None or _tells(c) >= _tells(commands[j]):
             best[shown] = i
-    return [c for i, c in enumerate(commands) if best[c.cmd.split("\n", 1)[0]] == i]
+    return [c for i, c in enumerate(commands) if best[one_line(c.cmd)] == i]
 
 
 def tidy_commands(commands: list, keep: int | None = 24) -> list:
