@@ -100,6 +100,7 @@ ENTRY_VALUE = {
     "question": 0.13,
     "command": 0.15,  # with no result line
     "command_outcome": 0.33,  # with its result line
+    "command_in_errors": 0.01,  # it only failed, and Errors names it with that line: said twice
     "error": 0.14,
     "resolved_error": 0.34,  # 2 of 3 measured: shrunk toward an error's share
     "changed_file": 0.087,
@@ -178,6 +179,8 @@ def _entries(s: Summary, count: Callable[[str], int]) -> list[_Entry]:
         add("open_error_line", ENTRY_VALUE["error"] / 2, item, _remover(s.state, item))  # listed under Errors too
     for c in led.commands:
         kind = "command_outcome" if c.outcome else "command"
+        if _stated_under_errors(c, led.errors):
+            kind = "command_in_errors"
         add(kind, ENTRY_VALUE[kind], f"{c.cmd} {c.status_text()}", _remover(led.commands, c))
     for path, action in list(led.files.items()):
         kind = "changed_file" if action in ("edited", "created", "deleted") else "mentioned_file"
@@ -185,6 +188,14 @@ def _entries(s: Summary, count: Callable[[str], int]) -> list[_Entry]:
     for title, body in s.extras:
         add("other_section", ENTRY_VALUE["other_section"], body, lambda title=title: _trim_extra_titled(s, title))
     return out
+
+
+def _stated_under_errors(c, errors: list) -> bool:
+    """A command that never succeeded and whose result line Errors already lists under it."""
+    head = c.outcome.rstrip("…")
+    if not head or 0 in c.statuses:
+        return False
+    return any(e.cmd == c.cmd and (head in e.line or e.line in c.outcome) for e in errors)
 
 
 def _trim_extra_titled(s: Summary, title: str) -> bool:

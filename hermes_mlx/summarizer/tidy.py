@@ -90,7 +90,9 @@ def one_line(text: str) -> str:
     if "\n" not in text:
         return text
     first, *rest = text.splitlines()
-    said = next((m.group(1) for m in map(SCRIPT_COMMENT.match, rest) if m), "") if not SCRIPT_COMMENT.match(first) else ""
+    said = (
+        next((m.group(1) for m in map(SCRIPT_COMMENT.match, rest) if m), "") if not SCRIPT_COMMENT.match(first) else ""
+    )
     note = f" … # {said[:COMMENT_CHARS]}" if said else ""
     return f"{first}{note} (+{len(rest)} more lines)"
 
