@@ -1,6 +1,6 @@
 """What a span of a real agent session established, read by code: who wrote each user turn,
-the task in progress, the plan's open items, the working folder, and which identifiers matter
-(the agent's findings are findings.py's).
+the task in progress, the plan's open items, and which identifiers matter (the agent's findings
+are findings.py's, the working folder workfolder.py's).
 
 Trackers driven from the shell (`bd update X --status in_progress`, `bd show EPIC` listing its
 children) and todo tools say what is in progress and what is left, better than any sentence.
@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 
 from .text import Turn, clip, command_of
-from .vocabulary import FILE_KEYS
+from .workfolder import working_folder  # noqa: F401  (its own module now; callers still import it here)
 
 # ---------------------------------------------------------------- who wrote a user turn
 
@@ -144,50 +143,7 @@ def plan_state(turns: list[Turn], *, max_items: int = 8, item_chars: int = 200) 
     return state
 
 
-# ---------------------------------------------------------------- working folder and ids
-
-
-def working_folder(turns: list[Turn]) -> str:
-    """The folder the agent works in: the most used `cd DIR &&`, else the deepest folder that
-    holds at least 60% of the absolute paths its file tools were given ("" when unclear)."""
-    cds: Counter = Counter()
-    paths: list[str] = []
-    for t in turns:
-        for call in t.tool_calls:
-            m = re.match(r"\s*cd\s+(/[^\s;&|]+)\s*(?:&&|;)", call.text or "")
-            if m:
-                cds[m.group(1).rstrip("/")] += 1
-            for key in FILE_KEYS:
-                v = call.arguments.get(key)
-                if isinstance(v, str) and v.startswith("/") and "\n" not in v:
-                    paths.append(v)
-    counts: Counter = Counter()
-    for p in paths:
-        parts = p.split("/")[1:-1]
-        for k in range(1, len(parts) + 1):
-            counts["/" + "/".join(parts[:k])] += 1
-    covering = [f for f, n in counts.items() if len(paths) >= 2 and n >= 0.6 * len(paths) and f.count("/") >= 2]
-    # a project's root holds its lib/, src/, test/...: the deepest such folder, else the deepest
-    # folder holding them all (one path alone would make its own folder the root)
-    rooted = [f for f in covering if f.rsplit("/", 1)[-1] not in _SOURCE_DIRS and _holds_source(f, paths)]
-    best = max(rooted or covering, key=len, default="")
-    if cds:  # `cd DIR &&`, unless the files it works on lie elsewhere
-        folder, n = cds.most_common(1)[0]
-        covered = sum(p.startswith(folder + "/") for p in paths)
-        if n >= 2 and (covered >= 0.6 * len(paths) or not best):
-            best = folder
-    while best.rsplit("/", 1)[-1] in _SOURCE_DIRS:  # reading only tests/ does not make it the root
-        best = best.rsplit("/", 1)[0]
-    return best if best.count("/") >= 2 or cds else ""
-
-
-def _holds_source(folder: str, paths: list[str]) -> bool:
-    return any(p.startswith(folder + "/") and p[len(folder) + 1 :].split("/", 1)[0] in _SOURCE_DIRS for p in paths)
-
-
-_SOURCE_DIRS = set(
-    "src lib test tests spec app assets config priv docs scripts cmd pkg internal support fixtures".split()
-)
+# ---------------------------------------------------------------- identifiers
 
 
 _VOLATILE = re.compile(

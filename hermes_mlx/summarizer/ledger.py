@@ -38,6 +38,7 @@ from .redact import redact
 from .text import Turn, clip
 from .tidy import ACTION_RANK, path_shaped, tidy_commands, tidy_files
 from .vocabulary import FILE_KEYS, READ_ONLY, RUN_LOG, SLASH_COMMAND
+from .workfolder import absolute
 
 _NOISE_PATH = (
     "site-packages/",
@@ -53,6 +54,7 @@ _NOISE_PATH = (
 COMMAND_CHARS = 140  # a command's first line is kept up to this
 FIXED_BY = " — fixed by "  # an error a later success cleared, then that command (Errors and Fixes)
 OUTCOME_SEP = " ⇒ "  # an earlier result, then the latest: `11 failures ⇒ 0 failures`
+WORKING_FOLDER = "Working folder:"  # Files' first line: the folder its relative paths are in
 MORE_ERRORS = re.compile(r"^… and (\d+) more error lines?$")  # how many error lines a result had beyond those kept
 
 # ---------------------------------------------------------------- the ledger
@@ -93,6 +95,7 @@ class Ledger:
     ids: list = field(default_factory=list)
     constraints: list = field(default_factory=list)
     asks: list = field(default_factory=list)  # the user's own messages, whitespace folded (batch spans)
+    root: str = ""  # the working folder relative paths in `files` are relative to (stated once)
 
     # ---- adding
 
@@ -329,9 +332,14 @@ class Ledger:
         return before - len(self.items()) - len(self.resolved)
 
     def tidy(self, root: str = "", keep_commands: int | None = 24, keep_files: int | None = 30) -> None:
-        """What a reader can use (tidy.py): files relative and once each, commands that tell something."""
+        """What a reader can use (tidy.py): files relative to the working folder `root` and once
+        each, commands that tell something. Paths an earlier pass made relative to another
+        folder are that folder's: they are made whole again before the new one is applied."""
+        if root and self.root and root != self.root:
+            self.files = {absolute(p, self.root): a for p, a in self.files.items()}
+        self.root = root or self.root
         self.files, self.commands = (
-            tidy_files(self.files, root, keep_files),
+            tidy_files(self.files, self.root, keep_files),
             tidy_commands(self.commands, keep_commands),
         )
 

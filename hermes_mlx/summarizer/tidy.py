@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from .vocabulary import READ_ONLY, SPECIAL_FILES
+from .workfolder import relative
 
 ACTION_RANK = {"mentioned": 0, "read": 1, "edited": 2, "created": 3, "deleted": 3}
 _CHANGES = re.compile(
@@ -48,8 +49,7 @@ def tidy_files(files: dict, root: str = "", keep: int | None = 30) -> dict:
     latest of the others."""
     out: dict = {}
     for p, a in files.items():
-        if root and p.startswith(root + "/") and len(p) > len(root) + 1:
-            p = p[len(root) + 1 :]
+        p = relative(p, root)
         p = p[2:] if p.startswith("./") and len(p) > 2 else p
         if a == "mentioned" and not path_shaped(p) or p.strip("./") == "":
             continue
@@ -69,7 +69,7 @@ def tidy_files(files: dict, root: str = "", keep: int | None = 30) -> dict:
     return {
         p: a
         for p, a in out.items()
-        if p in kept and not any(_names_same_file(q, p, bare) for q in names if q != p) and p.rstrip("/") != root
+        if p in kept and not any(_names_same_file(q, p, bare) for q in names if q != p) and p.rstrip("/\\") != root
     }
 
 

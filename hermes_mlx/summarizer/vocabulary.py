@@ -96,3 +96,23 @@ PROGRAM_FAILED = re.compile(
 )
 # a command the user typed to the agent itself (`/add x`, `/undo`, `/clear`): no work of the agent's
 SLASH_COMMAND = re.compile(r"^\s*/[a-z][\w-]*(?=\s|$)")
+
+# ---------------------------------------------------------------- the working folder
+
+# tool-call argument keys that name the folder a command runs in (Codex's and Hermes's shell tools)
+CWD_KEYS = ("cwd", "workdir", "working_directory", "working_dir")
+# a session stating its folder: Claude Code's `Working directory: /x` (its <env> block), Cursor's
+# `Workspace Path: /x`, Codex's `<cwd>/x</cwd>` envelope, a `cwd: /x` line of a harness
+CWD_STATED = re.compile(
+    r"(?im)^[ \t]*(?:current |primary )?(?:working (?:directory|folder|dir)|workspace (?:path|folder|root)|cwd)"
+    r"[ \t]*[:=][ \t]*[`\"']?((?:/|~/|[A-Za-z]:[\\/])[^\s`\"'<>]*)[`\"']?[ \t]*$"
+    r"|<cwd>\s*((?:/|~/|[A-Za-z]:[\\/])[^<\s]*)\s*</cwd>"
+)
+# `cd DIR && …` / `cd "DIR"; …`: the folder a shell command runs in
+CD_PREFIX = re.compile(r"^\s*cd\s+([\"']?)((?:/|~/|[A-Za-z]:[\\/])[^\"';&|\n]*?)\1\s*(?:&&|;)")
+# a user's home folder, in the spellings agents' paths use (`/c:/Users/x` is VS Code's)
+HOME_DIR = re.compile(r"^(?:/home/[^/]+|/Users/[^/]+|/root|~|/[A-Za-z]:/Users/[^/]+)(?=/)", re.I)
+# the folders a project keeps its code in: a project's root is the folder above them
+SOURCE_DIRS = frozenset(
+    "src lib test tests spec app assets config priv docs scripts cmd pkg internal support fixtures".split()
+)

@@ -1,0 +1,112 @@
+"""Noise in the summary's lists (issue 27, class 9), each rule shown on two agents' shapes:
+paths relative to a working folder stated once, no URLs from a document, no version only a
+file read back holds."""
+
+from summarizer_fakes import call, count
+
+from hermes_mlx.summarizer import MLXSummarizer
+from hermes_mlx.summarizer.findings import near_duplicate
+from hermes_mlx.summarizer.ledger import Ledger
+from hermes_mlx.summarizer.summary import Summary, parse, render
+from hermes_mlx.summarizer.text import normalize
+from hermes_mlx.summarizer.tidy import tidy_files
+from hermes_mlx.summarizer.workfolder import working_folder
+
+
+def _exchange(*pairs, before=()) -> list[dict]:
+    """Messages of (tool, arguments, result) triples, each an assistant call answered by its result."""
+    msgs = list(before)
+    for i, (name, args, result) in enumerate(pairs):
+        msgs.append({"role": "assistant", "content": "", "tool_calls": [call(f"c{i}", name, **args)]})
+        msgs.append({"role": "tool", "tool_call_id": f"c{i}", "name": name, "content": result})
+    return msgs
+
+
+def _folder(*pairs, before=(), known="") -> str:
+    return working_folder(normalize(_exchange(*pairs, before=before)), known)
+
+
+# ---------------------------------------------------------------- the working folder, as each agent shows it
+
+
+def test_a_stated_working_folder_is_read_from_a_prompt_or_an_envelope_not_from_a_file():
+    claude = {"role": "system", "content": "<env>\nWorking directory: /Users/d/github/widget\nPlatform: darwin\n</env>"}
+    codex = {"role": "user", "content": "<environment_context>\n  <cwd>/Users/i/Development/emailbuddy</cwd>\n"}
+    edit = ("read_file", {"path": "/Users/d/github/other/x.kt"}, "ok")
+    assert _folder(edit, before=[claude]) == "/Users/d/github/widget"
+    assert _folder(before=[codex]) == "/Users/i/Development/emailbuddy"
+    # a file read back that holds such a line says nothing about the agent's folder
+    fixture = ("read_file", {"path": "test/a_test.exs"}, 'cwd: "/home/USER/project"\nWorking directory: /srv/x\n')
+    assert _folder(fixture) == ""
+
+
+def test_a_shell_tools_folder_argument_or_cd_prefix_is_the_working_folder():
+    hermes = ("terminal", {"command": "git status", "workdir": "/home/teknium/.hermes/hermes-agent"}, "clean")
+    assert _folder(hermes) == "/home/teknium/.hermes/hermes-agent"
+    cd = ("terminal", {"command": "cd ~/.hermes/hermes-agent && grep -n x tools/a.py"}, "1:x")
+    assert _folder(cd, cd) == "~/.hermes/hermes-agent"
+    quoted = ("terminal", {"command": 'cd "/Users/i/Development/email buddy"; npm test'}, "ok")
+    assert _folder(quoted) == "/Users/i/Development/email buddy"
+
+
+def test_one_path_below_a_home_folder_tells_the_folder_up_to_the_projects_root():
+    claude = ("read_file", {"path": "/home/marco/projects/spotter/mix.exs"}, "defmodule Spotter.MixProject do")
+    gemini = ("write_file", {"path": "/Users/d/github/cal-date-widget/app/src/main/java/ai/W.kt", "content": "x"}, "")
+    assert _folder(claude) == "/home/marco/projects/spotter"
+    assert _folder(gemini) == "/Users/d/github/cal-date-widget"
+    # a plan in a hidden folder, a scratch file: no project; an earlier pass's folder stands
+    assert _folder(("write_file", {"path": "/home/u/.claude/plans/p.md", "content": "x"}, "")) == ""
+    assert _folder(("write_file", {"path": "/tmp/fix.py", "content": "x"}, "")) == ""
+    assert _folder(claude, known="/home/marco/projects/other") == ""
+
+
+def test_windows_paths_find_their_folder_and_are_made_relative_in_their_own_spelling():
+    cursor = [("read_file", {"path": f"c:\\auth-package\\{p}"}, "x") for p in ("src\\index.ts", "tests\\a.test.ts")]
+    assert _folder(*cursor) == "c:\\auth-package"
+    assert list(tidy_files({"c:\\auth-package\\src\\index.ts": "read"}, "c:\\auth-package")) == ["src\\index.ts"]
+    copilot = [("read_file", {"path": f"/c:/Users/dn/GitHub/Houdoku/{p}"}, "x") for p in ("src/a.tsx", "src/b/c.ts")]
+    assert _folder(*copilot) == "/c:/Users/dn/GitHub/Houdoku"
+
+
+def test_files_state_the_working_folder_once_and_later_passes_keep_it():
+    s = MLXSummarizer(score=None, count_tokens=count, context_window=8192)
+    root = "/home/marco/projects/spotter"
+    first = s.update(None, _exchange(("read_file", {"path": f"{root}/mix.exs"}, "defmodule X do"))).text
+    assert f"Working folder: `{root}`" in first and "- `mix.exs` (read)" in first and f"{root}/mix.exs" not in first
+    # the next span names one path: the stated folder is the one it is relative to
+    second = s.update(first, _exchange(("write_file", {"path": f"{root}/plan.md", "content": "# Plan"}, "ok"))).text
+    led = parse(second).ledger
+    assert led.root == root and set(led.files) == {"mix.exs", "plan.md"}
+    assert second.count("Working folder:") == 1
+    # the agent moves to another project: what was relative to the old folder is made whole again
+    other = [("patch", {"path": f"/home/marco/projects/web/{p}", "old_string": "a", "new_string": "b"}, "ok") for p in ("lib/a.ex", "test/a_test.exs")]  # fmt: skip
+    led = parse(s.update(second, _exchange(*other)).text).ledger
+    assert led.root == "/home/marco/projects/web"
+    assert {f"{root}/mix.exs", f"{root}/plan.md", "lib/a.ex", "test/a_test.exs"} <= set(led.files)
+
+
+def test_no_working_folder_line_when_every_path_is_whole():
+    led = Ledger(files={"/etc/hosts": "read"}, root="/home/u/p")
+    assert "Working folder" not in render(Summary(ledger=led))
+
+
+# ---------------------------------------------------------------- near-duplicates: only when one adds nothing
+
+
+def test_two_findings_on_the_same_subject_that_state_different_facts_both_stay():
+    # the README example's two "None of these tools ..." lines: one says they are absent, the other
+    # that none has an installer; a merge would lose a fact, so near_duplicate must not join them
+    a = "None of these tools (credo, dialyxir, mix_audit, sobelow) are currently in the project. Igniter is already a dependency."  # fmt: skip
+    b = "None of these tools (credo, dialyxir, mix_audit, sobelow) have specific Igniter installers - they're simple deps that just need to be added to mix.exs."  # fmt: skip
+    assert not near_duplicate(a, b)
+    assert near_duplicate("Reviewing module 3 of the API", "Reviewing module 4 of the API")
+
+
+def test_a_fact_naming_a_whole_path_is_kept_by_the_folder_and_the_relative_path():
+    from hermes_mlx.bench.fidelity import as_read
+
+    claude = "## Files\nWorking folder: `/home/marco/projects/spotter`\n- `plan.md` (created)\n"
+    cursor = "## Files\nWorking folder: `c:\\auth-package`\n- `src\\index.ts` (read)\n"
+    assert "/home/marco/projects/spotter/plan.md" in as_read(claude)
+    assert "c:\\auth-package\\src\\index.ts" in as_read(cursor)
+    assert as_read("## Files\n- `plan.md`\n") == "## Files\n- `plan.md`\n"  # no folder stated, nothing added
