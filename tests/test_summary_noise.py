@@ -110,3 +110,10 @@ def test_a_fact_naming_a_whole_path_is_kept_by_the_folder_and_the_relative_path(
     assert "/home/marco/projects/spotter/plan.md" in as_read(claude)
     assert "c:\\auth-package\\src\\index.ts" in as_read(cursor)
     assert as_read("## Files\n- `plan.md`\n") == "## Files\n- `plan.md`\n"  # no folder stated, nothing added
+
+
+def test_past_the_cap_every_other_file_that_fits_stays():
+    # 1 changed file and 3 read ones under a cap of 5: all stay (a negative slice kept only the last)
+    files = {"a.py": "edited", "b.py": "read", "c.py": "read", "d.py": "read"}
+    assert tidy_files(files, "", keep=5) == files
+    assert list(tidy_files(files, "", keep=2)) == ["a.py", "d.py"]

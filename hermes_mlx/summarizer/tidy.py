@@ -63,7 +63,7 @@ def tidy_files(files: dict, root: str = "", keep: int | None = 30) -> dict:
     changed = [p for p, a in out.items() if a in ("edited", "created", "deleted")]
     others = [p for p in out if p not in changed]
     room = len(others) if keep is None else max(0, keep - len(changed))
-    kept = set(changed) | set(others[len(others) - room :] if room else [])
+    kept = set(changed) | set(others[max(0, len(others) - room) :] if room else [])
     names = [p for p in out if p in kept]
     bare = {p: _DOT_STEPS.sub("", p) for p in names}
     return {
