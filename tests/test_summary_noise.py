@@ -5,6 +5,7 @@ file read back holds."""
 from summarizer_fakes import call, count
 
 from hermes_mlx.summarizer import MLXSummarizer
+from hermes_mlx.summarizer.digest import rank_ids
 from hermes_mlx.summarizer.findings import near_duplicate
 from hermes_mlx.summarizer.ledger import Ledger
 from hermes_mlx.summarizer.summary import Summary, parse, render
@@ -90,6 +91,61 @@ def test_no_working_folder_line_when_every_path_is_whole():
     assert "Working folder" not in render(Summary(ledger=led))
 
 
+# ---------------------------------------------------------------- URLs of documents are not what was used
+
+
+def _urls(*pairs) -> list[str]:
+    led = Ledger()
+    led.absorb(normalize(_exchange(*pairs)))
+    return led.urls
+
+
+def test_a_files_links_read_back_are_no_urls_of_the_work():
+    mix = (
+        "defmodule X do\n" + "  # filler line of the file\n" * 20 + '  # {:d, git: "https://github.com/e/my_dep.git"}\n'
+    )
+    assert _urls(("read_file", {"path": "mix.exs"}, mix)) == []  # Claude Code's read tool
+    assert _urls(("bash", {"command": "cat pyproject.toml"}, mix.replace("mix", "py"))) == []  # a shell-only agent
+    # a command's own output still tells: the PR it opened, the registry it could not reach
+    assert _urls(("terminal", {"command": "gh pr create --fill"}, "https://github.com/o/r/pull/219\n")) == [
+        "https://github.com/o/r/pull/219"
+    ]
+    assert _urls(("read_file", {"path": "x"}, "Error: could not fetch https://nexus.acme.test/x")) == [
+        "https://nexus.acme.test/x"
+    ]  # a short answer of a read is no file
+
+
+def test_a_subagents_list_of_sources_is_no_urls_but_one_link_it_reports_is():
+    sources = "Source references:\n- Credo: https://github.com/rrrene/credo\n- Dialyxir: https://github.com/j/dialyxir\n- mix_audit: https://github.com/mirego/mix_audit\n"  # fmt: skip
+    assert _urls(("delegate_task", {"prompt": "Draft beads"}, sources)) == []  # Hermes's (and the corpus's) name
+    assert _urls(("Task", {"prompt": "Research"}, sources)) == []  # Claude Code's own name
+    assert _urls(("Task", {"prompt": "Open a PR"}, "Opened https://github.com/o/r/pull/7")) == [
+        "https://github.com/o/r/pull/7"
+    ]
+
+
+# ---------------------------------------------------------------- versions only a file read back holds
+
+
+def test_a_version_only_a_file_read_back_holds_is_no_identifier():
+    mix = 'defmodule X do\n  def project, do: [version: "0.1.0"]\n' + "  # filler\n" * 40
+    cargo = '[package]\nname = "pool"\nversion = "0.9.3"\n' + "# filler\n" * 40
+    reads = normalize(
+        _exchange(("read_file", {"path": "mix.exs"}, mix), ("terminal", {"command": "cat Cargo.toml"}, cargo))
+    )
+    assert rank_ids(["0.1.0", "0.9.3"], reads) == []
+    # a run that prints it, the agent's words, or an edit: a version the work used
+    runs = normalize(
+        _exchange(
+            ("terminal", {"command": "cargo build --locked"}, "   Compiling pool 0.9.3\n"),
+            ("terminal", {"command": "pip show httpx"}, "Name: httpx\nVersion: 0.27.2\n"),
+            ("read_file", {"path": "mix.exs"}, mix),
+        )
+        + [{"role": "assistant", "content": "The project is at 0.1.0."}]
+    )
+    assert set(rank_ids(["0.1.0", "0.9.3", "0.27.2"], runs)) == {"0.1.0", "0.9.3", "0.27.2"}
+
+
 # ---------------------------------------------------------------- near-duplicates: only when one adds nothing
 
 
@@ -102,6 +158,13 @@ def test_two_findings_on_the_same_subject_that_state_different_facts_both_stay()
     assert near_duplicate("Reviewing module 3 of the API", "Reviewing module 4 of the API")
 
 
+def test_past_the_cap_every_other_file_that_fits_stays():
+    # 1 changed file and 3 read ones under a cap of 5: all stay (a negative slice kept only the last)
+    files = {"a.py": "edited", "b.py": "read", "c.py": "read", "d.py": "read"}
+    assert tidy_files(files, "", keep=5) == files
+    assert list(tidy_files(files, "", keep=2)) == ["a.py", "d.py"]
+
+
 def test_a_fact_naming_a_whole_path_is_kept_by_the_folder_and_the_relative_path():
     from hermes_mlx.bench.fidelity import as_read
 
@@ -112,8 +175,18 @@ def test_a_fact_naming_a_whole_path_is_kept_by_the_folder_and_the_relative_path(
     assert as_read("## Files\n- `plan.md`\n") == "## Files\n- `plan.md`\n"  # no folder stated, nothing added
 
 
-def test_past_the_cap_every_other_file_that_fits_stays():
-    # 1 changed file and 3 read ones under a cap of 5: all stay (a negative slice kept only the last)
-    files = {"a.py": "edited", "b.py": "read", "c.py": "read", "d.py": "read"}
-    assert tidy_files(files, "", keep=5) == files
-    assert list(tidy_files(files, "", keep=2)) == ["a.py", "d.py"]
+def test_the_readme_examples_summary_lists_no_noise():
+    """The README's first run (Claude Code, `claudecode_opus_spotter_create_beads`) replayed in
+    batch at its 8,192-token window, code alone: paths relative to the folder stated once, no
+    URLs out of a read file or a subagent's sources, no version out of a file read back."""
+    from hermes_mlx.bench.fidelity import run_session
+    from hermes_mlx.bench.shipped import example_session, load_with_facts
+
+    session = load_with_facts(example_session("claudecode_opus_spotter_create_beads"))
+    summarizer = MLXSummarizer(score=None, count_tokens=count, context_window=8192)
+    run = run_session(session.messages, summarizer, mode="batch", context_limit=8192, session_id="readme")
+    s = parse(run.summary)
+    assert s.ledger.root == "/home/marco/projects/spotter"
+    assert "mix.exs" in s.ledger.files and not any(p.startswith("/home") for p in s.ledger.files)
+    assert not any(u.endswith(("my_dep.git", "/credo", "/dialyxir", "/mix_audit")) for u in s.ledger.urls)
+    assert "0.1.0" not in s.ledger.ids

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from .text import Turn, clip, command_of
+from .vocabulary import reads_contents
 from .workfolder import working_folder  # noqa: F401  (its own module now; callers still import it here)
 
 # ---------------------------------------------------------------- who wrote a user turn
@@ -159,8 +160,9 @@ MAX_VERSIONS = 5
 def rank_ids(ids: list[str], turns: list[Turn], limit: int = 40) -> list[str]:
     """The identifiers worth carrying, best first: named in an edit, an error line or a command,
     and repeated. UUIDs, hashes and timestamps only when a user or a command used them; versions
-    (by the dozen in any listing) MAX_VERSIONS at most, the best evidenced; regex fragments
-    (`Z0-9`) never."""
+    (by the dozen in any listing) MAX_VERSIONS at most, the best evidenced, and never one only a
+    file read back holds (`version: "0.1.0"` in a mix.exs read is the file's text, not a version
+    the work used); regex fragments (`Z0-9`) never."""
     users = "\n".join(t.text for t in turns if t.role == "user")
     commands = "\n".join(c.text for t in turns for c in t.tool_calls if command_of(c.name, c.arguments))
     edits = "\n".join(
@@ -173,6 +175,13 @@ def rank_ids(ids: list[str], turns: list[Turn], limit: int = 40) -> list[str]:
     )
     prose = "\n".join(t.text for t in turns if t.role == "assistant")
     outputs = "\n".join(t.text[:20000] for t in turns if t.role == "tool")
+    calls = {c.id: c for t in turns for c in t.tool_calls}
+    read = [calls.get(t.tool_call_id) for t in turns if t.role == "tool"]
+    runs = "\n".join(
+        t.text[:20000]
+        for t, c in zip([t for t in turns if t.role == "tool"], read)
+        if c is None or not reads_contents(c.name, command_of(c.name, c.arguments))
+    )
     scored = []
     for i, x in enumerate(ids):
         if re.fullmatch(r"[A-Za-z]?\d?-?[A-Za-z]?\d?", x) or re.search(r"[a-z]-[a-z0-9]\b|\\[wdsb]", x) and len(x) < 8:
@@ -182,6 +191,8 @@ def rank_ids(ids: list[str], turns: list[Turn], limit: int = 40) -> list[str]:
         in_cmd, in_user = x in commands, x in users
         if _VOLATILE.search(x) and not (in_cmd or in_user):
             continue
+        if _VERSION_ID.match(x) and not (in_cmd or in_user or x in edits or x in prose or x in runs):
+            continue  # a version only a file read back holds
         score = 3 * (x in edits) + 2 * in_cmd + 2 * in_user + min(3, prose.count(x)) + (x in outputs)
         scored.append((score, -i, x))
     ranked = [x for _, _, x in sorted(scored, reverse=True)]

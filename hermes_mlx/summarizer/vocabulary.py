@@ -84,6 +84,19 @@ READ_ONLY = re.compile(
     r"ls|pwd|cat|head|tail|echo|which|wc|tree|find|grep|rg|ag|fd|sed -n|awk|nl|bd (?:show|ready|list|update)|"
     r"gh (?:issue|pr) view|tail -\d+|less|more|file|stat|du|df|env|printenv|type|Get-Content|Select-String)\b"
 )
+# tools whose output is a file's (or a listing's) contents: what it holds is no error, result or URL
+READ_TOOL = re.compile(r"read|view|open|cat|show|get|search|grep|glob|list|find|fetch|extract")
+# tools whose output is another agent's report (Claude Code's Task, Hermes's delegate_task)
+DELEGATE_TOOL = re.compile(r"delegate|subagent|^task$|^agent$|spawn_agent")
+# a read's output printed in full: longer than this, it is the file, not a short answer (EISDIR)
+READ_ANSWER_CHARS = 400
+
+
+def reads_contents(tool: str, cmd: str) -> bool:
+    """A call whose output is what it read: a reading tool's (not a command), or a read-only command's."""
+    return bool(READ_TOOL.search(tool.lower())) and not cmd or bool(cmd and READ_ONLY.match(cmd))
+
+
 # a log of a run, read back: its result line is the run's ("cat build.log", "tail -50 test-output.txt")
 RUN_LOG = re.compile(r"\.(?:log|out|err)\b|\b(?:test|build|ci|pytest|jest|junit)[\w.-]*\.(?:txt|xml|json)\b", re.I)
 # a program saying it failed, in the Unix shape `prog: [what: ]why` ("rm: cannot remove 'x': Device
