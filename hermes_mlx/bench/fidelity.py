@@ -44,6 +44,7 @@ from hermes_mlx.summarizer.faithful import (
 from hermes_mlx.summarizer.redact import redact
 from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.text import normalize, source_text
+from hermes_mlx.summarizer.workfolder import absolute, rooted
 
 # what render() writes around verbatim entries: counts and exit statuses are ours, not claims
 _FORMATTING = re.compile(
@@ -124,13 +125,23 @@ def leaked(secret: str, text: str, window: int = 16) -> bool:
     return n > 0 and any(secret[i : i + n] in text for i in range(len(secret) - n + 1))
 
 
+def as_read(summary: str) -> str:
+    """The summary as its reader takes it: a path Files lists relative to the working folder it
+    states is also that folder's whole path, so a fact naming the whole path
+    (`/home/marco/projects/spotter/plan.md`) is kept by `Working folder: ...` and `plan.md`."""
+    led = parse(summary).ledger
+    whole = [absolute(p, led.root) for p in led.files if led.root and not rooted(p)]
+    return summary + ("\n" + "\n".join(whole) if whole else "")
+
+
 def summary_fidelity(summary: str, seen_text: str, facts) -> dict:
     """What a summary alone carries: planted facts seen that it keeps, paths in it that appear
     nowhere in what it was made from (invented), secrets it leaks. Baseline (b) keeps only this."""
     present = [f for _, f in facts.must_keep() if f in seen_text] if facts else []
+    read = as_read(summary)
     return {
         "facts_seen": len(present),
-        "kept_in_summary": sum(f in summary for f in present),
+        "kept_in_summary": sum(f in read for f in present),
         "invented_paths": [p for p in find_paths(summary) if p not in seen_text],
         "secrets_leaked": [s for s in (facts.secrets if facts else []) if leaked(s, summary)],
         "summary_chars": len(summary),
@@ -148,13 +159,14 @@ def context_fidelity(replay: Replay, facts) -> dict:
     live = hermes_serialize([m for m in replay.messages if not is_marker(m)])
     present = [f for _, f in facts.must_keep() if f in seen] if facts else []
     absorbed = [f for f in present if f not in live]
-    in_context = [f for f in present if f in live or f in summary]
+    read = as_read(summary)
+    in_context = [f for f in present if f in live or f in read]
     return {
         **row,
         "facts_in_context": len(in_context),
         "context_survival_pct": round(100 * len(in_context) / len(present), 1) if present else None,
         "facts_absorbed": len(absorbed),
-        "absorbed_kept_in_summary": sum(f in summary for f in absorbed),
+        "absorbed_kept_in_summary": sum(f in read for f in absorbed),
         "lost": [f for f in present if f not in in_context],
     }
 
@@ -298,7 +310,7 @@ def score(
         summary_tokens=hermes_tokens(run.summary),
         reference_facts=sum(f in reference for _, f in facts.must_keep()) if reference and facts else None,
         reference_tokens=hermes_tokens(reference) if reference else None,
-        summary_facts=sum(f in run.summary for _, f in facts.must_keep()) if facts else 0,
+        summary_facts=sum(f in as_read(run.summary) for _, f in facts.must_keep()) if facts else 0,
         context_limit=context_limit,
         hygiene=hygiene(run.summary, run.seen),
         removed_pct=removed_pct(run.seen, [m for m in run.messages if not is_marker(m)]),

@@ -1,6 +1,6 @@
 """What a span of a real agent session established, read by code: who wrote each user turn,
-the task in progress, the plan's open items, the working folder, and which identifiers matter
-(the agent's findings are findings.py's).
+the task in progress, the plan's open items, and which identifiers matter (the agent's findings
+are findings.py's, the working folder workfolder.py's).
 
 Trackers driven from the shell (`bd update X --status in_progress`, `bd show EPIC` listing its
 children) and todo tools say what is in progress and what is left, better than any sentence.
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 
 from .text import Turn, clip, command_of
-from .vocabulary import FILE_KEYS
+from .vocabulary import reads_contents
+from .workfolder import working_folder  # noqa: F401  (its own module now; callers still import it here)
 
 # ---------------------------------------------------------------- who wrote a user turn
 
@@ -144,50 +144,7 @@ def plan_state(turns: list[Turn], *, max_items: int = 8, item_chars: int = 200) 
     return state
 
 
-# ---------------------------------------------------------------- working folder and ids
-
-
-def working_folder(turns: list[Turn]) -> str:
-    """The folder the agent works in: the most used `cd DIR &&`, else the deepest folder that
-    holds at least 60% of the absolute paths its file tools were given ("" when unclear)."""
-    cds: Counter = Counter()
-    paths: list[str] = []
-    for t in turns:
-        for call in t.tool_calls:
-            m = re.match(r"\s*cd\s+(/[^\s;&|]+)\s*(?:&&|;)", call.text or "")
-            if m:
-                cds[m.group(1).rstrip("/")] += 1
-            for key in FILE_KEYS:
-                v = call.arguments.get(key)
-                if isinstance(v, str) and v.startswith("/") and "\n" not in v:
-                    paths.append(v)
-    counts: Counter = Counter()
-    for p in paths:
-        parts = p.split("/")[1:-1]
-        for k in range(1, len(parts) + 1):
-            counts["/" + "/".join(parts[:k])] += 1
-    covering = [f for f, n in counts.items() if len(paths) >= 2 and n >= 0.6 * len(paths) and f.count("/") >= 2]
-    # a project's root holds its lib/, src/, test/...: the deepest such folder, else the deepest
-    # folder holding them all (one path alone would make its own folder the root)
-    rooted = [f for f in covering if f.rsplit("/", 1)[-1] not in _SOURCE_DIRS and _holds_source(f, paths)]
-    best = max(rooted or covering, key=len, default="")
-    if cds:  # `cd DIR &&`, unless the files it works on lie elsewhere
-        folder, n = cds.most_common(1)[0]
-        covered = sum(p.startswith(folder + "/") for p in paths)
-        if n >= 2 and (covered >= 0.6 * len(paths) or not best):
-            best = folder
-    while best.rsplit("/", 1)[-1] in _SOURCE_DIRS:  # reading only tests/ does not make it the root
-        best = best.rsplit("/", 1)[0]
-    return best if best.count("/") >= 2 or cds else ""
-
-
-def _holds_source(folder: str, paths: list[str]) -> bool:
-    return any(p.startswith(folder + "/") and p[len(folder) + 1 :].split("/", 1)[0] in _SOURCE_DIRS for p in paths)
-
-
-_SOURCE_DIRS = set(
-    "src lib test tests spec app assets config priv docs scripts cmd pkg internal support fixtures".split()
-)
+# ---------------------------------------------------------------- identifiers
 
 
 _VOLATILE = re.compile(
@@ -203,8 +160,9 @@ MAX_VERSIONS = 5
 def rank_ids(ids: list[str], turns: list[Turn], limit: int = 40) -> list[str]:
     """The identifiers worth carrying, best first: named in an edit, an error line or a command,
     and repeated. UUIDs, hashes and timestamps only when a user or a command used them; versions
-    (by the dozen in any listing) MAX_VERSIONS at most, the best evidenced; regex fragments
-    (`Z0-9`) never."""
+    (by the dozen in any listing) MAX_VERSIONS at most, the best evidenced, and never one only a
+    file read back holds (`version: "0.1.0"` in a mix.exs read is the file's text, not a version
+    the work used); regex fragments (`Z0-9`) never."""
     users = "\n".join(t.text for t in turns if t.role == "user")
     commands = "\n".join(c.text for t in turns for c in t.tool_calls if command_of(c.name, c.arguments))
     edits = "\n".join(
@@ -217,6 +175,13 @@ def rank_ids(ids: list[str], turns: list[Turn], limit: int = 40) -> list[str]:
     )
     prose = "\n".join(t.text for t in turns if t.role == "assistant")
     outputs = "\n".join(t.text[:20000] for t in turns if t.role == "tool")
+    calls = {c.id: c for t in turns for c in t.tool_calls}
+    read = [calls.get(t.tool_call_id) for t in turns if t.role == "tool"]
+    runs = "\n".join(
+        t.text[:20000]
+        for t, c in zip([t for t in turns if t.role == "tool"], read)
+        if c is None or not reads_contents(c.name, command_of(c.name, c.arguments))
+    )
     scored = []
     for i, x in enumerate(ids):
         if re.fullmatch(r"[A-Za-z]?\d?-?[A-Za-z]?\d?", x) or re.search(r"[a-z]-[a-z0-9]\b|\\[wdsb]", x) and len(x) < 8:
@@ -226,6 +191,8 @@ def rank_ids(ids: list[str], turns: list[Turn], limit: int = 40) -> list[str]:
         in_cmd, in_user = x in commands, x in users
         if _VOLATILE.search(x) and not (in_cmd or in_user):
             continue
+        if _VERSION_ID.match(x) and not (in_cmd or in_user or x in edits or x in prose or x in runs):
+            continue  # a version only a file read back holds
         score = 3 * (x in edits) + 2 * in_cmd + 2 * in_user + min(3, prose.count(x)) + (x in outputs)
         scored.append((score, -i, x))
     ranked = [x for _, _, x in sorted(scored, reverse=True)]

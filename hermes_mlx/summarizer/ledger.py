@@ -37,7 +37,8 @@ from .outcomes import MADE, is_placeholder, outcome_line, outcome_of
 from .redact import redact
 from .text import Turn, clip
 from .tidy import ACTION_RANK, path_shaped, tidy_commands, tidy_files
-from .vocabulary import FILE_KEYS, READ_ONLY, RUN_LOG, SLASH_COMMAND
+from .vocabulary import DELEGATE_TOOL, FILE_KEYS, READ_ANSWER_CHARS, READ_ONLY, RUN_LOG, SLASH_COMMAND, reads_contents
+from .workfolder import absolute
 
 _NOISE_PATH = (
     "site-packages/",
@@ -53,6 +54,8 @@ _NOISE_PATH = (
 COMMAND_CHARS = 140  # a command's first line is kept up to this
 FIXED_BY = " — fixed by "  # an error a later success cleared, then that command (Errors and Fixes)
 OUTCOME_SEP = " ⇒ "  # an earlier result, then the latest: `11 failures ⇒ 0 failures`
+WORKING_FOLDER = "Working folder:"  # Files' first line: the folder its relative paths are in
+MANY_URLS = 2  # an agent's text naming more is a list of sources, not links it used
 MORE_ERRORS = re.compile(r"^… and (\d+) more error lines?$")  # how many error lines a result had beyond those kept
 
 # ---------------------------------------------------------------- the ledger
@@ -93,6 +96,7 @@ class Ledger:
     ids: list = field(default_factory=list)
     constraints: list = field(default_factory=list)
     asks: list = field(default_factory=list)  # the user's own messages, whitespace folded (batch spans)
+    root: str = ""  # the working folder relative paths in `files` are relative to (stated once)
 
     # ---- adding
 
@@ -253,10 +257,8 @@ class Ledger:
             self.add_command(cmd, status, outcome)
         # a file's contents are no errors (`raise ValueError(...)` in code read back): reading
         # tools and read-only commands report errors only in a short answer (EISDIR, not found)
-        reads = call is not None and (
-            bool(_READS.search(call.name.lower())) and not cmd or bool(cmd and READ_ONLY.match(cmd))
-        )
-        errors, omitted = error_report(output) if not reads or len(output) <= 400 else ([], 0)
+        reads = call is not None and reads_contents(call.name, cmd)
+        errors, omitted = error_report(output) if not reads or len(output) <= READ_ANSWER_CHARS else ([], 0)
         piped = status == 0 and bool(re.search(r"(?<!\|)\|(?!\|)", cmd))  # `cmd | tail` reports tail's status
         if status not in (0, None) or errors and (status is None or piped):
             for line in errors:
@@ -272,13 +274,17 @@ class Ledger:
             ):
                 for p in find_paths(line)[:4]:
                     self.add_file(p, "mentioned")
-        if call is None or not _FOUND_URLS.search(call.name.lower()):  # a search's hits are not what was used
-            self.add_list(
-                "urls",
-                [u for u in find_urls(output) if not re.search(r"pythonhosted|pypi\.org/simple|registry\.npmjs", u)][
-                    :3
-                ],
-            )
+        # URLs the work used, not a document's: a search's hits, a page fetched, a file read back
+        # (a comment's link in mix.exs) and another agent's list of sources are not what was used
+        urls = [u for u in find_urls(output) if not re.search(r"pythonhosted|pypi\.org/simple|registry\.npmjs", u)]
+        name = call.name.lower() if call is not None else ""
+        document = (
+            bool(_FOUND_URLS.search(name))
+            or (reads and len(output) > READ_ANSWER_CHARS)
+            or (bool(DELEGATE_TOOL.search(name)) and len(urls) > MANY_URLS)
+        )
+        if not document:
+            self.add_list("urls", urls[:3])
         self.add_list("ids", find_ids(output, strict=True)[:3])
 
     def _absorb_text(self, t: Turn) -> None:
@@ -288,7 +294,7 @@ class Ledger:
         for p in find_paths(text):
             self.add_file(p, "mentioned")
         urls = find_urls(text)
-        if t.role != "assistant" or len(urls) <= 2:  # a list of many is a search's sources, not what was used
+        if t.role != "assistant" or len(urls) <= MANY_URLS:  # a list of many is a search's sources, not what was used
             self.add_list("urls", urls)
         self.add_list("ids", find_ids(text))
         if t.role == "assistant":
@@ -329,9 +335,14 @@ class Ledger:
         return before - len(self.items()) - len(self.resolved)
 
     def tidy(self, root: str = "", keep_commands: int | None = 24, keep_files: int | None = 30) -> None:
-        """What a reader can use (tidy.py): files relative and once each, commands that tell something."""
+        """What a reader can use (tidy.py): files relative to the working folder `root` and once
+        each, commands that tell something. Paths an earlier pass made relative to another
+        folder are that folder's: they are made whole again before the new one is applied."""
+        if root and self.root and root != self.root:
+            self.files = {absolute(p, self.root): a for p, a in self.files.items()}
+        self.root = root or self.root
         self.files, self.commands = (
-            tidy_files(self.files, root, keep_files),
+            tidy_files(self.files, self.root, keep_files),
             tidy_commands(self.commands, keep_commands),
         )
 
@@ -357,7 +368,6 @@ _SHELL_EDIT = re.compile(
 _SHELL_READ = re.compile(r"^(?:cd \S+ && )?(?:cat|head|tail|sed -n|nl|less|more|grep|rg|wc|view)\b")
 _ASKS_USER = re.compile(r"ask_?user|ask_?human|user_?question|clarif")
 _FOUND_URLS = re.compile(r"search|web|browse|fetch|extract|crawl")
-_READS = re.compile(r"read|view|open|cat|show|get|search|grep|glob|list|find|fetch|extract")
 
 
 def user_message(text: str) -> str:

@@ -5,12 +5,13 @@ ranked. Code's job in every pass, micro and batch; the model has no part in it.
 
 from __future__ import annotations
 
-from .digest import plan_state, rank_ids, working_folder
+from .digest import plan_state, rank_ids
 from .faithful import directive_shaped
 from .findings import Finding, findings, is_announcement, rank
 from .summary import Summary, code
 from .text import Turn, clip
 from .vocabulary import READ_ONLY
+from .workfolder import settle, working_folder
 
 
 def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) -> None:
@@ -29,7 +30,8 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
     s.state = state
     if plan.next_steps:
         s.remaining = list(plan.next_steps)
-    root = working_folder(turns) or _known_root(s.ledger.files)
+    known = s.ledger.root or _known_root(s.ledger.files)
+    root = settle(known, working_folder(turns, known))
     # a batch pass caps what one span adds; a micro pass adds one exchange to a rolling
     # summary, whose size the budget keeps (capping there would drop what earlier passes kept)
     if caps:

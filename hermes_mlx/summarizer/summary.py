@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .ledger import FIXED_BY, Command, Ledger
+from .ledger import FIXED_BY, WORKING_FOLDER, Command, Ledger
 from .redact import redact
 from .tidy import one_line
+from .workfolder import rooted
 
 MARKER_START = "[CONTEXT COMPACTION"
 MARKER_END = "--- END OF CONTEXT SUMMARY"
@@ -123,7 +124,10 @@ def render(s: Summary) -> str:
     section(USERS, [f"- {a}" for a in led.asks if a != s.goal and a not in led.constraints])
     for title, name in NARRATIVE.items():
         section(title, [f"- {x}" for x in getattr(s, name)])
-    section(FILES, [f"- {code(p)}" + (f" ({a})" if a and a != "mentioned" else "") for p, a in led.files.items()])
+    files = [f"- {code(p)}" + (f" ({a})" if a and a != "mentioned" else "") for p, a in led.files.items()]
+    if led.root and any(not rooted(p) for p in led.files):  # stated once, so each path can be short
+        files.insert(0, f"{WORKING_FOLDER} {code(led.root)}")
+    section(FILES, files)
     section(COMMANDS, [f"- {code(c.cmd)} {c.status_text()}".rstrip() for c in led.commands])
     errors: list[str] = []
     groups: dict[str, list[str]] = {}
@@ -238,7 +242,9 @@ def _parse_ledger(led: Ledger, kind: str, body: str) -> None:
             continue
         nested = raw.startswith(("  ", "\t")) and bool(_BULLET.match(raw))
         line = _unbullet(raw)
-        if kind == FILES:
+        if kind == FILES and line.startswith(WORKING_FOLDER):
+            led.root = _uncode(line[len(WORKING_FOLDER) :])
+        elif kind == FILES:
             m = re.fullmatch(r"(``\s.+?\s``|`[^`]+`|\S+)(?:\s+\((\w+)\))?(?:\s*[—-].*)?", line)
             if m:
                 led.add_file(_uncode(m.group(1)), m.group(2) or "mentioned")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from .vocabulary import READ_ONLY, SCRIPT_COMMENT, SPECIAL_FILES
+from .workfolder import relative
 
 COMMENT_CHARS = 120  # a script's comment shown beside its first line, at most
 
@@ -50,8 +51,7 @@ def tidy_files(files: dict, root: str = "", keep: int | None = 30) -> dict:
     latest of the others."""
     out: dict = {}
     for p, a in files.items():
-        if root and p.startswith(root + "/") and len(p) > len(root) + 1:
-            p = p[len(root) + 1 :]
+        p = relative(p, root)
         p = p[2:] if p.startswith("./") and len(p) > 2 else p
         if a == "mentioned" and not path_shaped(p) or p.strip("./") == "":
             continue
@@ -65,13 +65,13 @@ def tidy_files(files: dict, root: str = "", keep: int | None = 30) -> dict:
     changed = [p for p, a in out.items() if a in ("edited", "created", "deleted")]
     others = [p for p in out if p not in changed]
     room = len(others) if keep is None else max(0, keep - len(changed))
-    kept = set(changed) | set(others[len(others) - room :] if room else [])
+    kept = set(changed) | set(others[max(0, len(others) - room) :] if room else [])
     names = [p for p in out if p in kept]
     bare = {p: _DOT_STEPS.sub("", p) for p in names}
     return {
         p: a
         for p, a in out.items()
-        if p in kept and not any(_names_same_file(q, p, bare) for q in names if q != p) and p.rstrip("/") != root
+        if p in kept and not any(_names_same_file(q, p, bare) for q in names if q != p) and p.rstrip("/\\") != root
     }
 
 

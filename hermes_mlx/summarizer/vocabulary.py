@@ -84,6 +84,19 @@ READ_ONLY = re.compile(
     r"ls|pwd|cat|head|tail|echo|which|wc|tree|find|grep|rg|ag|fd|sed -n|awk|nl|bd (?:show|ready|list|update)|"
     r"gh (?:issue|pr) view|tail -\d+|less|more|file|stat|du|df|env|printenv|type|Get-Content|Select-String)\b"
 )
+# tools whose output is a file's (or a listing's) contents: what it holds is no error, result or URL
+READ_TOOL = re.compile(r"read|view|open|cat|show|get|search|grep|glob|list|find|fetch|extract")
+# tools whose output is another agent's report (Claude Code's Task, Hermes's delegate_task)
+DELEGATE_TOOL = re.compile(r"delegate|subagent|^task$|^agent$|spawn_agent")
+# a read's output printed in full: longer than this, it is the file, not a short answer (EISDIR)
+READ_ANSWER_CHARS = 400
+
+
+def reads_contents(tool: str, cmd: str) -> bool:
+    """A call whose output is what it read: a reading tool's (not a command), or a read-only command's."""
+    return bool(READ_TOOL.search(tool.lower())) and not cmd or bool(cmd and READ_ONLY.match(cmd))
+
+
 # a log of a run, read back: its result line is the run's ("cat build.log", "tail -50 test-output.txt")
 RUN_LOG = re.compile(r"\.(?:log|out|err)\b|\b(?:test|build|ci|pytest|jest|junit)[\w.-]*\.(?:txt|xml|json)\b", re.I)
 # a program saying it failed, in the Unix shape `prog: [what: ]why` ("rm: cannot remove 'x': Device
@@ -99,3 +112,23 @@ PROGRAM_FAILED = re.compile(
 # what the script is for, in the agent's words; a markdown heading written by a heredoc is none
 SCRIPT_COMMENT = re.compile(r"^\s*(?:#(?![#!])|//)\s*(\S+(?:\s+\S+){2,})\s*$")
 SLASH_COMMAND = re.compile(r"^\s*/[a-z][\w-]*(?=\s|$)")
+
+# ---------------------------------------------------------------- the working folder
+
+# tool-call argument keys that name the folder a command runs in (Codex's and Hermes's shell tools)
+CWD_KEYS = ("cwd", "workdir", "working_directory", "working_dir")
+# a session stating its folder: Claude Code's `Working directory: /x` (its <env> block), Cursor's
+# `Workspace Path: /x`, Codex's `<cwd>/x</cwd>` envelope, a `cwd: /x` line of a harness
+CWD_STATED = re.compile(
+    r"(?im)^[ \t]*(?:current |primary )?(?:working (?:directory|folder|dir)|workspace (?:path|folder|root)|cwd)"
+    r"[ \t]*[:=][ \t]*[`\"']?((?:/|~/|[A-Za-z]:[\\/])[^\s`\"'<>]*)[`\"']?[ \t]*$"
+    r"|<cwd>\s*((?:/|~/|[A-Za-z]:[\\/])[^<\s]*)\s*</cwd>"
+)
+# `cd DIR && …` / `cd "DIR"; …`: the folder a shell command runs in
+CD_PREFIX = re.compile(r"^\s*cd\s+([\"']?)((?:/|~/|[A-Za-z]:[\\/])[^\"';&|\n]*?)\1\s*(?:&&|;)")
+# a user's home folder, in the spellings agents' paths use (`/c:/Users/x` is VS Code's)
+HOME_DIR = re.compile(r"^(?:/home/[^/]+|/Users/[^/]+|/root|~|/[A-Za-z]:/Users/[^/]+)(?=/)", re.I)
+# the folders a project keeps its code in: a project's root is the folder above them
+SOURCE_DIRS = frozenset(
+    "src lib test tests spec app assets config priv docs scripts cmd pkg internal support fixtures".split()
+)

@@ -1,0 +1,145 @@
+"""The folder an agent works in, found from what its session shows, so that Files can state it
+once and list each path relative to it (`/home/marco/projects/spotter/mix.exs` beside `mix.lock`
+reads as two projects).
+
+Agents show it differently: Claude Code's prompt says `Working directory: /x`, Codex wraps
+`<cwd>/x</cwd>` in a user turn, Codex's and Hermes's shell tools take a `workdir`/`cwd`
+argument, many agents prefix commands with `cd /x &&`, and Cursor, Gemini CLI and Copilot
+show it only through the absolute paths their file tools are given. Each is read here, strongest
+first; shapes live in vocabulary.py.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from .text import Turn
+from .vocabulary import CD_PREFIX, CWD_KEYS, CWD_STATED, FILE_KEYS, HOME_DIR, SOURCE_DIRS
+
+_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def _posix(p: str) -> str:
+    """`C:\\a\\b` as `/C:/a/b` (VS Code's own spelling), so one rule reads every path."""
+    return "/" + p.replace("\\", "/") if _DRIVE.match(p) else p
+
+
+def _native(folder: str, like: str) -> str:
+    """`folder` (posix form) spelled as the session spells `like` (`C:\\a` for Windows paths)."""
+    return folder[1:].replace("/", "\\") if _DRIVE.match(like) and "\\" in like else folder
+
+
+def rooted(p: str) -> bool:
+    """An absolute path, in any spelling: `/x`, `~/x`, `C:\\x`."""
+    return p.startswith(("/", "~/")) or bool(_DRIVE.match(p))
+
+
+def _deep_enough(folder: str) -> bool:
+    """A root is at least two folders deep (`/testbed` only by a `cd`), or below a home folder."""
+    return folder.count("/") >= 2 or folder.startswith("~/")
+
+
+def _project_root(folder: str) -> str:
+    """The folder above the first source folder (`lib`, `src`, `test` …) on the way down, past
+    the home folder and one folder more: `/home/u/p/lib/a` is `/home/u/p`, `/home/u/src/p` stays."""
+    home = HOME_DIR.match(folder)
+    start = home.end() if home else 0
+    parts = folder[start:].split("/")  # "", then the folders below the home (or the filesystem root)
+    for k in range(2, len(parts)):
+        if parts[k] in SOURCE_DIRS:
+            return folder[:start] + "/".join(parts[:k])
+    return folder
+
+
+def _below_home(folder: str) -> bool:
+    """A folder inside a home folder and no hidden one on the way (`~/.claude/plans` holds no project)."""
+    home = HOME_DIR.match(folder)
+    rest = folder[home.end() :].strip("/").split("/") if home else []
+    return bool(home) and bool(rest[0]) and not any(x.startswith(".") for x in rest)
+
+
+def working_folder(turns: list[Turn], known: str = "") -> str:
+    """The folder the agent works in ("" when unclear), strongest evidence first: a stated one
+    (a system or user turn's `Working directory: /x`, `<cwd>/x</cwd>`); the folder most used by
+    `cd DIR &&` prefixes and `cwd`/`workdir` arguments, unless the files it works on lie
+    elsewhere; the deepest folder that holds at least 60% of the absolute paths its file tools
+    were given, taken up to the project's root. One path alone tells it only when no folder is
+    `known` (an earlier pass stated one) and it lies below a home folder."""
+    stated, ran, paths = "", Counter(), []
+    for t in turns:
+        if t.role in ("system", "user"):
+            for m in CWD_STATED.finditer(t.text or ""):
+                stated = m.group(1) or m.group(2)
+        for call in t.tool_calls:
+            m = CD_PREFIX.match(call.text or "")
+            if m:
+                ran[m.group(2).rstrip("/\\")] += 1
+            for key in CWD_KEYS:
+                v = call.arguments.get(key)
+                if isinstance(v, str) and rooted(v.strip()):
+                    ran[v.strip().rstrip("/\\")] += 1
+            for key in FILE_KEYS:
+                v = call.arguments.get(key)
+                if isinstance(v, str) and rooted(v) and "\n" not in v:
+                    paths.append(v)
+    if stated:
+        return stated.rstrip("/\\")
+    posix = [_posix(p) for p in paths]
+    best = _covering(posix)
+    if not best and len(posix) == 1 and not known and not ran:
+        folder = posix[0].rsplit("/", 1)[0]
+        best = _project_root(folder) if _below_home(folder) else ""
+    if ran:  # `cd DIR &&`, unless the files it works on lie elsewhere
+        folder, n = ran.most_common(1)[0]
+        covered = sum(p.startswith(_posix(folder) + "/") for p in posix)
+        if n >= 2 and covered >= 0.6 * len(posix) or not best:
+            return folder
+    return _native(best, paths[0]) if best else ""
+
+
+def _covering(paths: list[str]) -> str:
+    """The deepest folder holding at least 60% of `paths` (two or more), taken up to the
+    project's root: a root holds its lib/, src/, test/ (one path alone would make its own
+    folder the root)."""
+    counts: Counter = Counter()
+    for p in paths:
+        parts = p.split("/")[:-1]
+        for k in range(2, len(parts) + 1):
+            counts["/".join(parts[:k])] += 1
+    covering = [f for f, n in counts.items() if len(paths) >= 2 and n >= 0.6 * len(paths) and _deep_enough(f)]
+    held = [f for f in covering if f.rsplit("/", 1)[-1] not in SOURCE_DIRS and _holds_source(f, paths)]
+    best = max(held or covering, key=len, default="")
+    while best.rsplit("/", 1)[-1] in SOURCE_DIRS:  # reading only tests/ does not make it the root
+        best = best.rsplit("/", 1)[0]
+    return _project_root(best) if best else ""
+
+
+def _holds_source(folder: str, paths: list[str]) -> bool:
+    return any(p.startswith(folder + "/") and p[len(folder) + 1 :].split("/", 1)[0] in SOURCE_DIRS for p in paths)
+
+
+def settle(known: str, found: str) -> str:
+    """The working folder after a pass: the one an earlier pass stated stays unless this span
+    shows one outside it (a folder inside the project is no new root)."""
+    if not known or not found:
+        return known or found
+    inside = _posix(found).startswith(_posix(known).rstrip("/") + "/") or found == known
+    return known if inside else found
+
+
+def relative(path: str, root: str) -> str:
+    """`path` relative to `root` when it lies inside it (either separator), else as it was."""
+    if not root:
+        return path
+    sep = "\\" if "\\" in root else "/"
+    prefix = root.rstrip(sep) + sep
+    return path[len(prefix) :] if path.startswith(prefix) and len(path) > len(prefix) else path
+
+
+def absolute(path: str, root: str) -> str:
+    """A relative `path` as the absolute path under `root` it stands for."""
+    if not root or rooted(path):
+        return path
+    sep = "\\" if "\\" in root else "/"
+    return root.rstrip(sep) + sep + (path.replace("/", "\\") if sep == "\\" else path)

@@ -1,0 +1,192 @@
+"""Noise in the summary's lists (issue 27, class 9), each rule shown on two agents' shapes:
+paths relative to a working folder stated once, no URLs from a document, no version only a
+file read back holds."""
+
+from summarizer_fakes import call, count
+
+from hermes_mlx.summarizer import MLXSummarizer
+from hermes_mlx.summarizer.digest import rank_ids
+from hermes_mlx.summarizer.findings import near_duplicate
+from hermes_mlx.summarizer.ledger import Ledger
+from hermes_mlx.summarizer.summary import Summary, parse, render
+from hermes_mlx.summarizer.text import normalize
+from hermes_mlx.summarizer.tidy import tidy_files
+from hermes_mlx.summarizer.workfolder import working_folder
+
+
+def _exchange(*pairs, before=()) -> list[dict]:
+    """Messages of (tool, arguments, result) triples, each an assistant call answered by its result."""
+    msgs = list(before)
+    for i, (name, args, result) in enumerate(pairs):
+        msgs.append({"role": "assistant", "content": "", "tool_calls": [call(f"c{i}", name, **args)]})
+        msgs.append({"role": "tool", "tool_call_id": f"c{i}", "name": name, "content": result})
+    return msgs
+
+
+def _folder(*pairs, before=(), known="") -> str:
+    return working_folder(normalize(_exchange(*pairs, before=before)), known)
+
+
+# ---------------------------------------------------------------- the working folder, as each agent shows it
+
+
+def test_a_stated_working_folder_is_read_from_a_prompt_or_an_envelope_not_from_a_file():
+    claude = {"role": "system", "content": "<env>\nWorking directory: /Users/d/github/widget\nPlatform: darwin\n</env>"}
+    codex = {"role": "user", "content": "<environment_context>\n  <cwd>/Users/i/Development/emailbuddy</cwd>\n"}
+    edit = ("read_file", {"path": "/Users/d/github/other/x.kt"}, "ok")
+    assert _folder(edit, before=[claude]) == "/Users/d/github/widget"
+    assert _folder(before=[codex]) == "/Users/i/Development/emailbuddy"
+    # a file read back that holds such a line says nothing about the agent's folder
+    fixture = ("read_file", {"path": "test/a_test.exs"}, 'cwd: "/home/USER/project"\nWorking directory: /srv/x\n')
+    assert _folder(fixture) == ""
+
+
+def test_a_shell_tools_folder_argument_or_cd_prefix_is_the_working_folder():
+    hermes = ("terminal", {"command": "git status", "workdir": "/home/teknium/.hermes/hermes-agent"}, "clean")
+    assert _folder(hermes) == "/home/teknium/.hermes/hermes-agent"
+    cd = ("terminal", {"command": "cd ~/.hermes/hermes-agent && grep -n x tools/a.py"}, "1:x")
+    assert _folder(cd, cd) == "~/.hermes/hermes-agent"
+    quoted = ("terminal", {"command": 'cd "/Users/i/Development/email buddy"; npm test'}, "ok")
+    assert _folder(quoted) == "/Users/i/Development/email buddy"
+
+
+def test_one_path_below_a_home_folder_tells_the_folder_up_to_the_projects_root():
+    claude = ("read_file", {"path": "/home/marco/projects/spotter/mix.exs"}, "defmodule Spotter.MixProject do")
+    gemini = ("write_file", {"path": "/Users/d/github/cal-date-widget/app/src/main/java/ai/W.kt", "content": "x"}, "")
+    assert _folder(claude) == "/home/marco/projects/spotter"
+    assert _folder(gemini) == "/Users/d/github/cal-date-widget"
+    # a plan in a hidden folder, a scratch file: no project; an earlier pass's folder stands
+    assert _folder(("write_file", {"path": "/home/u/.claude/plans/p.md", "content": "x"}, "")) == ""
+    assert _folder(("write_file", {"path": "/tmp/fix.py", "content": "x"}, "")) == ""
+    assert _folder(claude, known="/home/marco/projects/other") == ""
+
+
+def test_windows_paths_find_their_folder_and_are_made_relative_in_their_own_spelling():
+    cursor = [("read_file", {"path": f"c:\\auth-package\\{p}"}, "x") for p in ("src\\index.ts", "tests\\a.test.ts")]
+    assert _folder(*cursor) == "c:\\auth-package"
+    assert list(tidy_files({"c:\\auth-package\\src\\index.ts": "read"}, "c:\\auth-package")) == ["src\\index.ts"]
+    copilot = [("read_file", {"path": f"/c:/Users/dn/GitHub/Houdoku/{p}"}, "x") for p in ("src/a.tsx", "src/b/c.ts")]
+    assert _folder(*copilot) == "/c:/Users/dn/GitHub/Houdoku"
+
+
+def test_files_state_the_working_folder_once_and_later_passes_keep_it():
+    s = MLXSummarizer(score=None, count_tokens=count, context_window=8192)
+    root = "/home/marco/projects/spotter"
+    first = s.update(None, _exchange(("read_file", {"path": f"{root}/mix.exs"}, "defmodule X do"))).text
+    assert f"Working folder: `{root}`" in first and "- `mix.exs` (read)" in first and f"{root}/mix.exs" not in first
+    # the next span names one path: the stated folder is the one it is relative to
+    second = s.update(first, _exchange(("write_file", {"path": f"{root}/plan.md", "content": "# Plan"}, "ok"))).text
+    led = parse(second).ledger
+    assert led.root == root and set(led.files) == {"mix.exs", "plan.md"}
+    assert second.count("Working folder:") == 1
+    # the agent moves to another project: what was relative to the old folder is made whole again
+    other = [("patch", {"path": f"/home/marco/projects/web/{p}", "old_string": "a", "new_string": "b"}, "ok") for p in ("lib/a.ex", "test/a_test.exs")]  # fmt: skip
+    led = parse(s.update(second, _exchange(*other)).text).ledger
+    assert led.root == "/home/marco/projects/web"
+    assert {f"{root}/mix.exs", f"{root}/plan.md", "lib/a.ex", "test/a_test.exs"} <= set(led.files)
+
+
+def test_no_working_folder_line_when_every_path_is_whole():
+    led = Ledger(files={"/etc/hosts": "read"}, root="/home/u/p")
+    assert "Working folder" not in render(Summary(ledger=led))
+
+
+# ---------------------------------------------------------------- URLs of documents are not what was used
+
+
+def _urls(*pairs) -> list[str]:
+    led = Ledger()
+    led.absorb(normalize(_exchange(*pairs)))
+    return led.urls
+
+
+def test_a_files_links_read_back_are_no_urls_of_the_work():
+    mix = (
+        "defmodule X do\n" + "  # filler line of the file\n" * 20 + '  # {:d, git: "https://github.com/e/my_dep.git"}\n'
+    )
+    assert _urls(("read_file", {"path": "mix.exs"}, mix)) == []  # Claude Code's read tool
+    assert _urls(("bash", {"command": "cat pyproject.toml"}, mix.replace("mix", "py"))) == []  # a shell-only agent
+    # a command's own output still tells: the PR it opened, the registry it could not reach
+    assert _urls(("terminal", {"command": "gh pr create --fill"}, "https://github.com/o/r/pull/219\n")) == [
+        "https://github.com/o/r/pull/219"
+    ]
+    assert _urls(("read_file", {"path": "x"}, "Error: could not fetch https://nexus.acme.test/x")) == [
+        "https://nexus.acme.test/x"
+    ]  # a short answer of a read is no file
+
+
+def test_a_subagents_list_of_sources_is_no_urls_but_one_link_it_reports_is():
+    sources = "Source references:\n- Credo: https://github.com/rrrene/credo\n- Dialyxir: https://github.com/j/dialyxir\n- mix_audit: https://github.com/mirego/mix_audit\n"  # fmt: skip
+    assert _urls(("delegate_task", {"prompt": "Draft beads"}, sources)) == []  # Hermes's (and the corpus's) name
+    assert _urls(("Task", {"prompt": "Research"}, sources)) == []  # Claude Code's own name
+    assert _urls(("Task", {"prompt": "Open a PR"}, "Opened https://github.com/o/r/pull/7")) == [
+        "https://github.com/o/r/pull/7"
+    ]
+
+
+# ---------------------------------------------------------------- versions only a file read back holds
+
+
+def test_a_version_only_a_file_read_back_holds_is_no_identifier():
+    mix = 'defmodule X do\n  def project, do: [version: "0.1.0"]\n' + "  # filler\n" * 40
+    cargo = '[package]\nname = "pool"\nversion = "0.9.3"\n' + "# filler\n" * 40
+    reads = normalize(
+        _exchange(("read_file", {"path": "mix.exs"}, mix), ("terminal", {"command": "cat Cargo.toml"}, cargo))
+    )
+    assert rank_ids(["0.1.0", "0.9.3"], reads) == []
+    # a run that prints it, the agent's words, or an edit: a version the work used
+    runs = normalize(
+        _exchange(
+            ("terminal", {"command": "cargo build --locked"}, "   Compiling pool 0.9.3\n"),
+            ("terminal", {"command": "pip show httpx"}, "Name: httpx\nVersion: 0.27.2\n"),
+            ("read_file", {"path": "mix.exs"}, mix),
+        )
+        + [{"role": "assistant", "content": "The project is at 0.1.0."}]
+    )
+    assert set(rank_ids(["0.1.0", "0.9.3", "0.27.2"], runs)) == {"0.1.0", "0.9.3", "0.27.2"}
+
+
+# ---------------------------------------------------------------- near-duplicates: only when one adds nothing
+
+
+def test_two_findings_on_the_same_subject_that_state_different_facts_both_stay():
+    # the README example's two "None of these tools ..." lines: one says they are absent, the other
+    # that none has an installer; a merge would lose a fact, so near_duplicate must not join them
+    a = "None of these tools (credo, dialyxir, mix_audit, sobelow) are currently in the project. Igniter is already a dependency."  # fmt: skip
+    b = "None of these tools (credo, dialyxir, mix_audit, sobelow) have specific Igniter installers - they're simple deps that just need to be added to mix.exs."  # fmt: skip
+    assert not near_duplicate(a, b)
+    assert near_duplicate("Reviewing module 3 of the API", "Reviewing module 4 of the API")
+
+
+def test_past_the_cap_every_other_file_that_fits_stays():
+    # 1 changed file and 3 read ones under a cap of 5: all stay (a negative slice kept only the last)
+    files = {"a.py": "edited", "b.py": "read", "c.py": "read", "d.py": "read"}
+    assert tidy_files(files, "", keep=5) == files
+    assert list(tidy_files(files, "", keep=2)) == ["a.py", "d.py"]
+
+
+def test_a_fact_naming_a_whole_path_is_kept_by_the_folder_and_the_relative_path():
+    from hermes_mlx.bench.fidelity import as_read
+
+    claude = "## Files\nWorking folder: `/home/marco/projects/spotter`\n- `plan.md` (created)\n"
+    cursor = "## Files\nWorking folder: `c:\\auth-package`\n- `src\\index.ts` (read)\n"
+    assert "/home/marco/projects/spotter/plan.md" in as_read(claude)
+    assert "c:\\auth-package\\src\\index.ts" in as_read(cursor)
+    assert as_read("## Files\n- `plan.md`\n") == "## Files\n- `plan.md`\n"  # no folder stated, nothing added
+
+
+def test_the_readme_examples_summary_lists_no_noise():
+    """The README's first run (Claude Code, `claudecode_opus_spotter_create_beads`) replayed in
+    batch at its 8,192-token window, code alone: paths relative to the folder stated once, no
+    URLs out of a read file or a subagent's sources, no version out of a file read back."""
+    from hermes_mlx.bench.fidelity import run_session
+    from hermes_mlx.bench.shipped import example_session, load_with_facts
+
+    session = load_with_facts(example_session("claudecode_opus_spotter_create_beads"))
+    summarizer = MLXSummarizer(score=None, count_tokens=count, context_window=8192)
+    run = run_session(session.messages, summarizer, mode="batch", context_limit=8192, session_id="readme")
+    s = parse(run.summary)
+    assert s.ledger.root == "/home/marco/projects/spotter"
+    assert "mix.exs" in s.ledger.files and not any(p.startswith("/home") for p in s.ledger.files)
+    assert not any(u.endswith(("my_dep.git", "/credo", "/dialyxir", "/mix_audit")) for u in s.ledger.urls)
+    assert "0.1.0" not in s.ledger.ids
