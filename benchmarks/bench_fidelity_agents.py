@@ -52,6 +52,8 @@ def hygiene_table(scores: list) -> str:
     for mode in dict.fromkeys(s.mode for s in scores):
         rows = [s for s in scores if s.mode == mode]
         counts = ", ".join(f"{k} {sum(len(s.hygiene.get(k, [])) for s in rows)}" for k in HYGIENE)
+        plain = f"{sum(s.stake_kept_verbatim for s in rows)}/{sum(s.stake for s in rows)}"
+        lines.append(f"{mode}: facts at stake kept by plain substring (no path joined to its folder): {plain}")
         lines.append(f"{mode} summaries, lines that must not be there: {counts}")
         for s in rows:
             for k, bad in s.hygiene.items():

@@ -167,6 +167,7 @@ def context_fidelity(replay: Replay, facts) -> dict:
         "context_survival_pct": round(100 * len(in_context) / len(present), 1) if present else None,
         "facts_absorbed": len(absorbed),
         "absorbed_kept_in_summary": sum(f in read for f in absorbed),
+        "absorbed_kept_verbatim": sum(f in summary for f in absorbed),  # plain substring, no path joined
         "lost": [f for f in present if f not in in_context],
     }
 
@@ -249,6 +250,7 @@ class SessionScore:
     # facts whose every message compaction removed: only the summary can carry them
     stake: int = 0
     stake_kept: int = 0
+    stake_kept_verbatim: int = 0  # the same by plain substring (a path relative to the folder stated misses)
     summary_tokens: int = 0
     reference_facts: int | None = None  # of all the session's facts, in the agent's own summary
     reference_tokens: int | None = None
@@ -307,6 +309,7 @@ def score(
         pass_s=[round(r.duration_s, 3) for r in run.results],
         stake=ctx["facts_absorbed"],
         stake_kept=ctx["absorbed_kept_in_summary"],
+        stake_kept_verbatim=ctx["absorbed_kept_verbatim"],
         summary_tokens=hermes_tokens(run.summary),
         reference_facts=sum(f in reference for _, f in facts.must_keep()) if reference and facts else None,
         reference_tokens=hermes_tokens(reference) if reference else None,
