@@ -75,10 +75,23 @@ def test_other_text_or_other_fields_miss():
     assert cache.take("prompt A", ("m", 1500)) == "answer A"
 
 
+def release_once_waited_for(cache: ahead.AheadCache, session: str, release: threading.Event) -> None:
+    """Set `release` when a caller finds the session's guess running and waits for it (take()
+    promotes it first): the guess ends only then, whatever the scheduler does."""
+    priority = cache._entries[session].priority
+    promote = priority.promote
+
+    def promote_and_release():
+        promote()
+        release.set()
+
+    priority.promote = promote_and_release
+
+
 def test_a_running_guess_is_waited_for():
     cache = ahead.AheadCache()
     release = hold_guess(cache, lambda: "late answer")
-    threading.Timer(0.2, release.set).start()
+    release_once_waited_for(cache, "s1", release)
     assert cache.take("prompt A", None, timeout=10) == "late answer"
     assert (cache.stats.hits, cache.stats.waited) == (1, 1)
 
@@ -134,24 +147,18 @@ def test_a_caller_waiting_on_a_running_guess_promotes_its_remaining_calls():
     cache = ahead.AheadCache()
     seen = []  # an engine call made before anyone waits, then one made after a caller started waiting
     release = hold_guess(cache, lambda: seen.append(job_bounds(None, None)[2]) or "A", seen)
-    entry = cache._entries["s1"]
-    taken = []
-    waiter = threading.Thread(target=lambda: taken.append(cache.take("prompt A", None, timeout=10)))
-    waiter.start()
-    for _ in range(1000):  # a bound on waiting for take() to get there, not a timing assertion
-        if entry.priority.value == "foreground":
-            break
-        threading.Event().wait(0.01)
-    release.set()
-    waiter.join(10)
-    assert taken == ["A"] and seen == ["background", "foreground"]
+    release_once_waited_for(cache, "s1", release)
+    assert cache.take("prompt A", None, timeout=10) == "A"
+    assert seen == ["background", "foreground"]
 
 
 def test_a_failed_guess_is_a_miss():
     cache = ahead.AheadCache()
-    cache.schedule("s1", "prompt A", None, lambda: 1 / 0)
-    with pytest.raises(ZeroDivisionError):
-        cache._entries["s1"].future.result(timeout=10)
+    release = hold_guess(cache, lambda: 1 / 0)
+    counted = threading.Event()  # done callbacks run in order: the cache's (counting the error), then this one
+    cache._entries["s1"].future.add_done_callback(lambda done: counted.set())
+    release.set()
+    assert counted.wait(10)
     assert cache.take("prompt A", None) is None
     assert cache.stats.errors == 1 and cache.stats.misses == 1
     cache.schedule("s1", "prompt B", None, lambda: "bad")

@@ -159,9 +159,23 @@ def test_streaming_matches_generate_and_closing_frees_the_engine(tiny_model, mon
 def test_deadline_before_start_is_a_clear_error_and_the_engine_keeps_serving(tiny_model):
     _, worker = engine_state()
     generate("warm", model=tiny_model, max_tokens=1)
-    busy = worker.submit(lambda job: time.sleep(1.0))
-    with pytest.raises(errors.DeadlineExceeded):
+    started, release = threading.Event(), threading.Event()
+    busy = worker.submit(lambda job: (started.set(), release.wait(60)))
+    assert started.wait(60)
+
+    def release_once_expired():  # the worker starts the request only after its deadline, however slow this thread is
+        for _ in range(6000):  # a bound on waiting, not a timing assertion
+            queued = [entry[2] for entry in list(worker._queue.queue)]
+            if queued and all(job.expired() for job in queued):
+                break
+            time.sleep(0.01)
+        release.set()
+
+    releaser = threading.Thread(target=release_once_expired)
+    releaser.start()
+    with pytest.raises(errors.DeadlineExceeded, match="before the request could start"):
         generate(PROMPT, model=tiny_model, max_tokens=5, timeout=0.2)
+    releaser.join(60)
     busy.future.result()
     assert generate(PROMPT, model=tiny_model, max_tokens=2).generation_tokens >= 1
 

@@ -50,18 +50,34 @@ def drive(mc: MicroCompactor, turns: int, wait: bool = True, edit=None) -> tuple
 
 
 class Slow(ScriptedSummarizer):
-    """Guesses (on the ahead thread) wait for `release`; every merge notes its thread."""
+    """Every merge notes its thread. Once `hold` is set, a guess (a merge on the ahead thread) sets
+    `started` and runs on only when the test sets `release`: the test, not the scheduler, decides
+    whether a pass finds its guess running or finished."""
 
     def __init__(self):
         super().__init__()
-        self.started, self.release, self.threads = threading.Event(), threading.Event(), []
+        self.hold, self.started, self.release = threading.Event(), threading.Event(), threading.Event()
+        self.threads: list[str] = []
 
     def merge(self, summary, exchange, budget_tokens=None):
         self.threads.append(threading.current_thread().name)
-        if threading.current_thread().name.startswith("hermes-mlx-ahead"):
+        if self.hold.is_set() and threading.current_thread().name.startswith("hermes-mlx-ahead"):
             self.started.set()
-            self.release.wait(30)
+            if not self.release.wait(30):  # a bound, so that a test that never releases fails
+                raise TimeoutError("the test never released this guess")
         return super().merge(summary, exchange, budget_tokens)
+
+
+def drive_to_a_running_guess(mc: MicroCompactor, fake: Slow, turns: int) -> tuple[list, ahead._Entry]:
+    """`turns` passes, every guess finished before the next turn (a pass never finds one queued
+    or running) but the last pass's: that guess is left running, held by `fake` until the test
+    releases it. (transcripts, that guess's entry)."""
+    transcripts, results = drive(mc, turns - 1)
+    fake.hold.set()
+    result = mc.compact(transcripts[-1] + turn(turns - 1))
+    assert result.outcome == "absorbed" and all(r.telemetry["ahead"] == "hit" for r in results if r.telemetry)
+    assert fake.started.wait(30), "the last pass scheduled no guess"
+    return transcripts + [copy.deepcopy(result.messages)], ahead.CACHE._entries[mc._ahead_session]
 
 
 def calls_by_pass(fake: ScriptedSummarizer) -> list:
@@ -120,17 +136,17 @@ def test_an_edited_exchange_discards_the_guess_and_calls_the_summarizer():
 
 def test_a_reset_discards_a_running_guess_and_the_next_pass_calls_the_summarizer():
     fake = Slow()
-    started, release = fake.started, fake.release
     mc = compactor(fake, ahead=True)
-    transcripts, _ = drive(mc, 5, wait=False)
-    assert started.wait(30) and mc._ahead_session in ahead.CACHE.held()
-    entry = ahead.CACHE._entries[mc._ahead_session]
+    transcripts, entry = drive_to_a_running_guess(mc, fake, 5)
+    assert not entry.future.done()
     mc.reset()  # a batch pass rewrote the transcript
     assert mc._ahead_session not in ahead.CACHE.held() and entry.cancel.is_set()
-    release.set()
+    fake.release.set()
     entry.future.exception(timeout=30)
+    before = len(fake.threads)
     result = mc.compact(transcripts[-1] + turn(5))
     assert result.outcome == "absorbed" and result.telemetry["ahead"] == "miss"
+    assert threading.current_thread().name in fake.threads[before:]  # the pass called the summarizer itself
     assert markers.parse(markers.build(mc.rolling_summary, micro=True)["content"]) == mc.rolling_summary
 
 
@@ -147,16 +163,20 @@ def test_a_failed_guess_is_not_used_the_pass_calls_again():
 
 def test_a_pass_waits_for_its_running_guess_instead_of_calling_again():
     fake = Slow()
-    started, release = fake.started, fake.release
     mc = compactor(fake, ahead=True)
-    transcripts, _ = drive(mc, 5, wait=False)
-    assert started.wait(30)
-    before = len(fake.threads)
-    threading.Timer(0.2, release.set).start()
+    transcripts, entry = drive_to_a_running_guess(mc, fake, 5)
+    promote = entry.priority.promote
+
+    def promote_and_release():  # the pass found its guess running and waits for it: only now may it end
+        promote()
+        fake.release.set()
+
+    entry.priority.promote = promote_and_release
+    before, hits = len(fake.threads), ahead.CACHE.stats.hits
     result = mc.compact(transcripts[-1] + turn(5))
     assert result.outcome == "absorbed" and result.telemetry["ahead"] == "waited"
     assert threading.current_thread().name not in fake.threads[before:]  # the pass did not call itself
-    assert ahead.CACHE.stats.waited == 1 and ahead.CACHE.stats.hits == 1
+    assert ahead.CACHE.stats.waited == 1 and ahead.CACHE.stats.hits == hits + 1
 
 
 def test_a_guess_is_never_taken_by_a_compactor_with_another_summarizer(monkeypatch):
