@@ -252,3 +252,38 @@ def test_an_agents_output_envelope_is_unwrapped_so_a_failed_search_has_no_markup
     assert got["python reproduce.py"] == ([0], "Result: [Uninferable]")
     assert got["pytest -q tests/x.py"] == ([0], "3 passed in 0.1s")
     assert "returncode" not in " ".join(led.items())
+
+
+def test_a_chain_of_reads_is_a_read_and_a_chain_that_writes_is_not():
+    from hermes_mlx.summarizer.vocabulary import read_only
+
+    # shapes from Cursor, Codex, Gemini CLI and mini-swe-agent sessions
+    for cmd in (
+        "which jb && jb --help",
+        "ls -la ~/.dotnet/tools || true",
+        "pwd && rg --files -g '!node_modules'",
+        "git --version && gh --version",
+        "echo DONE && cat patch.txt",
+        'ls /dev/nvidia* 2>/dev/null || echo "none found"',
+    ):
+        assert read_only(cmd), cmd
+    for cmd in (
+        "echo 'export CUDA_HOME=/usr/local/cuda-12.8' >> ~/.bashrc",
+        "cat a > $HOME/b",
+        "dotnet new sln -n App && dotnet sln App.sln add src/App.csproj",
+        "pytest -q | tail -5",
+        "git status && git commit -am fix",
+        "find . -name '*.pyc' -delete",
+        "python3 <<'EOF'\nprint(1)\nEOF",
+    ):
+        assert not read_only(cmd), cmd
+
+
+def test_a_chain_of_reads_has_no_result_line_and_tells_nothing_in_commands():
+    led = _ledger(
+        (("terminal", {"command": "which jb && jb --version"}), "/Users/x/.dotnet/tools/jb\nJetBrains jb 2025.1\n"),
+        (("run_terminal_cmd", {"command": "git --version && gh --version"}), "git version 2.44.0\ngh version 2.49.0\n"),
+        (("terminal", {"command": "dotnet build -warnaserror"}), "Build succeeded.\n    0 Warning(s)\n"),
+    )
+    led.tidy()
+    assert [c.cmd for c in led.commands] == ["dotnet build -warnaserror"]

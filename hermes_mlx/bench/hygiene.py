@@ -18,7 +18,7 @@ from hermes_mlx.summarizer.findings import near_duplicate
 from hermes_mlx.summarizer.outcomes import outcome_of
 from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.text import command_of, normalize
-from hermes_mlx.summarizer.vocabulary import READ_ONLY, RUN_LOG, SLASH_COMMAND
+from hermes_mlx.summarizer.vocabulary import RUN_LOG, SLASH_COMMAND, read_only
 
 READ_TOOLS = re.compile(r"read|view|open|cat|show")  # tools that print a file back
 SHORT_ANSWER = 400  # a read's short answer (EISDIR, not found) may be its error: ledger's rule
@@ -39,7 +39,7 @@ def _reads_only(line: str, messages: list[Message]) -> bool:
             t.role == "tool"
             and call is not None
             and (
-                bool(cmd and READ_ONLY.match(cmd) and not RUN_LOG.search(cmd))
+                bool(cmd and read_only(cmd) and not RUN_LOG.search(cmd))
                 or (not cmd and bool(READ_TOOLS.search(call.name.lower())))
             )
         )
@@ -63,7 +63,7 @@ def hygiene(summary: str, messages: list[Message]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {k: [] for k in HYGIENE}
     for c in led.commands:
         family, _ = outcome_of(c.outcome)
-        if c.outcome and READ_ONLY.match(c.cmd) and not RUN_LOG.search(c.cmd) and family != "failure":
+        if c.outcome and read_only(c.cmd) and not RUN_LOG.search(c.cmd) and family != "failure":
             out["read_results"].append(f"{c.cmd} → {c.outcome}")
     for e in led.errors:
         line = re.sub(r" \[at .*\]$", "", e.line)  # our location note, not the source's words

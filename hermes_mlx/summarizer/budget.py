@@ -100,7 +100,7 @@ ENTRY_VALUE = {
     "question": 0.13,
     "command": 0.15,  # with no result line
     "command_outcome": 0.33,  # with its result line
-    "command_in_errors": 0.01,  # it only failed, and Errors names it with that line: said twice
+    "error_in_commands": 0.01,  # Commands shows it as that command's result line: said twice
     "error": 0.14,
     "resolved_error": 0.34,  # 2 of 3 measured: shrunk toward an error's share
     "changed_file": 0.087,
@@ -171,7 +171,11 @@ def _entries(s: Summary, count: Callable[[str], int]) -> list[_Entry]:
             # identifiers come best first (digest.rank_ids): the last ranked go first; other lists
             # run oldest first, and among equals the oldest goes first
             rank = 1 - i / (2 * len(droppable)) if kind == "identifier" else 1
-            add(kind, ENTRY_VALUE[kind] * rank, str(text), _remover(items, item))
+            if kind == "error" and _in_commands(item, led.commands):
+                kind_here = "error_in_commands"
+            else:
+                kind_here = kind
+            add(kind_here, ENTRY_VALUE[kind_here] * rank, str(text), _remover(items, item))
     progress = s.progress[: max(0, len(s.progress) - KEEP_LAST["progress"])]
     for item in progress:
         add("progress", _finding_value(item), item, _remover(s.progress, item))
@@ -179,8 +183,6 @@ def _entries(s: Summary, count: Callable[[str], int]) -> list[_Entry]:
         add("open_error_line", ENTRY_VALUE["error"] / 2, item, _remover(s.state, item))  # listed under Errors too
     for c in led.commands:
         kind = "command_outcome" if c.outcome else "command"
-        if _stated_under_errors(c, led.errors):
-            kind = "command_in_errors"
         add(kind, ENTRY_VALUE[kind], f"{c.cmd} {c.status_text()}", _remover(led.commands, c))
     for path, action in list(led.files.items()):
         kind = "changed_file" if action in ("edited", "created", "deleted") else "mentioned_file"
@@ -190,12 +192,13 @@ def _entries(s: Summary, count: Callable[[str], int]) -> list[_Entry]:
     return out
 
 
-def _stated_under_errors(c, errors: list) -> bool:
-    """A command that never succeeded and whose result line Errors already lists under it."""
-    head = c.outcome.rstrip("…")
-    if not head or 0 in c.statuses:
-        return False
-    return any(e.cmd == c.cmd and (head in e.line or e.line in c.outcome) for e in errors)
+def _in_commands(error, commands: list) -> bool:
+    """An error line that Commands already shows as the result of the command it came after."""
+    for c in commands:
+        head = c.outcome.rstrip("…")
+        if head and c.cmd == error.cmd and (head in error.line or error.line in c.outcome):
+            return True
+    return False
 
 
 def _trim_extra_titled(s: Summary, title: str) -> bool:

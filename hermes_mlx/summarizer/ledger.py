@@ -37,7 +37,7 @@ from .outcomes import MADE, is_placeholder, outcome_line, outcome_of
 from .redact import redact
 from .text import Turn, clip
 from .tidy import ACTION_RANK, path_shaped, tidy_commands, tidy_files
-from .vocabulary import DELEGATE_TOOL, FILE_KEYS, READ_ANSWER_CHARS, READ_ONLY, RUN_LOG, SLASH_COMMAND, reads_contents
+from .vocabulary import DELEGATE_TOOL, FILE_KEYS, READ_ANSWER_CHARS, RUN_LOG, SLASH_COMMAND, read_only, reads_contents
 from .workfolder import absolute
 
 _NOISE_PATH = (
@@ -252,7 +252,7 @@ class Ledger:
             # what a read printed is what it read, not a result (`sed -n 1,80p x.js` -> a line of x.js),
             # unless the read failed or it read a log of a run
             read_failed = family == "failure" and (status not in (0, None) or output.count("\n") < 3)
-            if READ_ONLY.match(cmd) and not read_failed and not RUN_LOG.search(cmd):
+            if read_only(cmd) and not read_failed and not RUN_LOG.search(cmd):
                 outcome = ""
             self.add_command(cmd, status, outcome)
         # a file's contents are no errors (`raise ValueError(...)` in code read back): reading

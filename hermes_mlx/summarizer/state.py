@@ -10,7 +10,7 @@ from .faithful import directive_shaped
 from .findings import Finding, findings, is_announcement, rank
 from .summary import Summary, code
 from .text import Turn, clip
-from .vocabulary import READ_ONLY
+from .vocabulary import read_only
 from .workfolder import settle, working_folder
 
 
@@ -51,7 +51,7 @@ def _moot(led, error) -> bool:
     if error.cmd not in cmds:
         return False
     later = led.commands[cmds.index(error.cmd) + 1 :]
-    return any(c.statuses and c.statuses[-1] == 0 and not READ_ONLY.match(c.cmd) for c in later)
+    return any(c.statuses and c.statuses[-1] == 0 and not read_only(c.cmd) for c in later)
 
 
 def _known_root(files: dict) -> str:

@@ -77,13 +77,35 @@ SPECIAL_FILES = frozenset(
     {"Makefile", "Dockerfile", "Containerfile", "Justfile", "Procfile", "Gemfile", "Rakefile", "Vagrantfile",
      "Brewfile", "Pipfile", "Jenkinsfile", "Caddyfile", "Podfile", "LICENSE"}
 )  # fmt: skip
-# read-only, and not chained to anything that is not: such a command changes nothing, and its
-# output is what it read (no result line unless it failed or read a log)
-READ_ONLY = re.compile(
-    r"^(?!.*(?:&&.*&&|;|\|\||(?<![\d&])>\s*[\w./]))(?:cd \S+ && )?(?!.*&&)(?:git (?:status|diff|log|show|branch|ls-files|blame|reflog)|"
+# the programs that only read: such a command changes nothing, and its output is what it read
+# (no result line unless it failed or read a log)
+_READERS = (
+    r"git (?:status|diff|log|show|branch|ls-files|blame|reflog)|"
     r"ls|pwd|cat|head|tail|echo|which|wc|tree|find|grep|rg|ag|fd|sed -n|awk|nl|bd (?:show|ready|list|update)|"
-    r"gh (?:issue|pr) view|tail -\d+|less|more|file|stat|du|df|env|printenv|type|Get-Content|Select-String)\b"
+    r"gh (?:issue|pr) view|tail -\d+|less|more|file|stat|du|df|env|printenv|type|Get-Content|Select-String"
 )
+# one read, or one after `cd X &&`, and not chained to anything that is not
+READ_ONLY = re.compile(r"^(?!.*(?:&&.*&&|;|\|\||(?<![\d&])>\s*[\w./~$]))(?:cd \S+ && )?(?!.*&&)(?:" + _READERS + r")\b")
+# a step of a chain that reads: a reader, a program asked for its help or version, a no-op
+_READ_STEP = re.compile(r"^(?:(?:" + _READERS + r")\b|\S+(?: \S+)*? --?(?:help|version|h|V)$|(?:true|:|cd \S+)$)")
+_WRITES = re.compile(r"(?<![\d&])>\s*[\w./~$]|\btee\b|\s-(?:delete|exec)\b|\bsed -i\b")
+
+
+def read_only(cmd: str) -> bool:
+    """A command that only reads: one reader (READ_ONLY), or a chain (`&&`, `||`, `;`) whose every
+    step's first program reads (`which jb && jb --help`, `ls -la ~/.dotnet/tools || true`), with
+    nothing written to a file. A script of several lines is not."""
+    cmd = (cmd or "").strip()
+    if not cmd or _WRITES.search(cmd):
+        return False
+    if READ_ONLY.match(cmd):
+        return True
+    if "\n" in cmd:
+        return False
+    steps = [p.strip() for p in re.split(r"&&|\|\||;", cmd)]
+    return all(step and _READ_STEP.match(step.split("|")[0].strip()) for step in steps)
+
+
 # tools whose output is a file's (or a listing's) contents: what it holds is no error, result or URL
 READ_TOOL = re.compile(r"read|view|open|cat|show|get|search|grep|glob|list|find|fetch|extract")
 # tools whose output is another agent's report (Claude Code's Task, Hermes's delegate_task)
@@ -94,7 +116,7 @@ READ_ANSWER_CHARS = 400
 
 def reads_contents(tool: str, cmd: str) -> bool:
     """A call whose output is what it read: a reading tool's (not a command), or a read-only command's."""
-    return bool(READ_TOOL.search(tool.lower())) and not cmd or bool(cmd and READ_ONLY.match(cmd))
+    return bool(READ_TOOL.search(tool.lower())) and not cmd or read_only(cmd)
 
 
 # a log of a run, read back: its result line is the run's ("cat build.log", "tail -50 test-output.txt")
