@@ -284,7 +284,8 @@ def statements(turns: list[Turn]) -> list[str]:
         if t.role != "assistant" or not t.text.strip():
             continue
         for sentence in (s for line in paragraphs(t.text) for s in line):  # whole sentences, no heading
-            sentence = " ".join(re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", sentence).strip(" -*>\t").split())
+            # a list marker goes; a bold's `**` stays (stripped, "Updated X** to call ..." is a fragment)
+            sentence = " ".join(re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", sentence).strip(" ->\t").split())
             if (
                 _words(sentence) >= 3
                 and len(sentence) <= 300
