@@ -6,7 +6,7 @@ forced pass) in each mode, and scored. Written to OUT/: `agents.md` (the per-age
 the per-session table), `agents.json` (every row) and the run's wall time per mode;
 `rows.jsonl` gets each session's row as soon as it is scored.
 
-    python benchmarks/bench_fidelity_agents.py OUT [--modes micro,batch] [--ranking code|model] [--micro-ranking model|code] [--only a,b]
+    python benchmarks/bench_fidelity_agents.py OUT [--modes micro,batch] [--ranking code|model] [--only a,b]
 """
 
 from __future__ import annotations
@@ -24,15 +24,13 @@ from hermes_mlx.bench.hygiene import HYGIENE
 from hermes_mlx.summarizer.summarizer import MLXSummarizer
 
 
-def run_mode(mode: str, ranking: str, out: Path, only: str = "", micro: str = "model") -> tuple[list, float]:
+def run_mode(mode: str, ranking: str, out: Path, only: str = "") -> tuple[list, float]:
     """Every real session in `mode`; each row is appended to OUT/rows.jsonl as soon as it is
     scored, so a run cut short (micro takes half an hour on 2 busy cores) still leaves its rows."""
     scores, started = [], time.perf_counter()
     for path in [p for p in real_sessions() if not only or any(n in p.stem for n in only.split(","))]:
         began = time.perf_counter()
-        s = score_session(
-            path, MLXSummarizer(ranking=ranking, micro_ranking=micro), mode=mode, context_limit=None, tail_tokens=None
-        )
+        s = score_session(path, MLXSummarizer(ranking=ranking), mode=mode, context_limit=None, tail_tokens=None)
         scores.append(s)
         with (out / "rows.jsonl").open("a", encoding="utf-8") as fh:
             row = {**s.to_dict(), "wall_s": round(time.perf_counter() - began, 1)}
@@ -65,16 +63,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out", type=Path, help="folder to write agents.md and agents.json into")
     ap.add_argument("--modes", default="micro,batch")
-    ap.add_argument("--ranking", choices=("code", "model"), default="code")
-    ap.add_argument(
-        "--micro-ranking", choices=("code", "model"), default="model", help="who picks a micro pass's lines"
-    )
+    ap.add_argument("--ranking", choices=("code", "model"), default="code", help="who picks what a pass keeps")
     ap.add_argument("--only", default="", help="comma-separated parts of session names: just those sessions")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     scores, wall = [], {}
     for mode in args.modes.split(","):
-        got, seconds = run_mode(mode, args.ranking, args.out, args.only, args.micro_ranking)
+        got, seconds = run_mode(mode, args.ranking, args.out, args.only)
         scores += got
         wall[mode] = round(seconds, 1)
     agents = per_agent(scores)

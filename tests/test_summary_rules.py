@@ -287,3 +287,40 @@ def test_a_chain_of_reads_has_no_result_line_and_tells_nothing_in_commands():
     )
     led.tidy()
     assert [c.cmd for c in led.commands] == ["dotnet build -warnaserror"]
+
+
+def test_who_picks_a_pass_lines_is_the_ranker_by_default_and_the_model_when_asked(monkeypatch):
+    from hermes_mlx.integrations.adapter import make_summarizer
+
+    monkeypatch.delenv("HERMES_MLX_RANKING", raising=False)
+    assert make_summarizer(None, None).ranking == "code"
+    monkeypatch.setenv("HERMES_MLX_RANKING", "model")
+    assert make_summarizer(None, None).ranking == "model"
+    monkeypatch.setenv("HERMES_MLX_RANKING", "bogus")
+    assert make_summarizer(None, None).ranking == "code"
+
+
+def test_a_micro_pass_ranked_by_code_calls_no_model_and_keeps_the_best_finding():
+    from hermes_mlx.summarizer.summarizer import MLXSummarizer
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model was called")
+
+    exchange = [
+        {"role": "user", "content": "Why does the export crash?"},
+        {
+            "role": "assistant",
+            "content": "Let me run it.",
+            "tool_calls": [_call(0, "terminal", command="python export.py")],
+        },
+        {"role": "tool", "tool_call_id": "c0", "content": "KeyError: 'currency'\n"},
+        {
+            "role": "assistant",
+            "content": "The crash is a `KeyError` because `row['currency']` is missing for refunds. "
+            "I changed `export.py` to default it to `EUR`.",
+        },
+    ]
+    s = MLXSummarizer(score=no_model, count_tokens=lambda t: len(t) // 4, context_window=4096)
+    result = s.merge(None, exchange)
+    assert result.ok and result.details["narrative"] == "code"
+    assert "`KeyError` because `row['currency']` is missing for refunds" in result.text

@@ -61,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--ranking",
         choices=("code", "model"),
         default="code",
-        help="who ranks the findings a batch summary keeps: code alone (default) or the model, one prefill a pass",
+        help="who picks what a pass keeps: the findings ranker (default, no model call) or the model (batch: the order at the cut, one prefill; micro: the outcome sentence, a prefill a chunk)",
     )
     p.set_defaults(func=run)
 

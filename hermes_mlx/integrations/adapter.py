@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import logging
+import os
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -33,6 +34,7 @@ HERMES_TIMEOUT_S = 300.0  # Hermes's floor for a compression call
 DEADLINE_SHARE = 0.8  # of the caller's timeout, for the summarizer's whole job
 KEEPALIVE_S = 15.0  # Hermes's inter-chunk stream watchdog fires after 60 s
 KEEPALIVE = "\n"
+RANKINGS = ("code", "model")
 
 
 class StreamClosed(Exception):
@@ -45,7 +47,13 @@ def make_summarizer(model: str | None, timeout: float | None) -> Summarizer:
     # Hermes waits 300 s at least; past the deadline the remaining chunks get code-written
     # narrative, so an answer always comes back in time.
     deadline = DEADLINE_SHARE * min(timeout or HERMES_TIMEOUT_S, HERMES_TIMEOUT_S)
-    return MLXSummarizer(model=model, timeout=timeout, deadline_s=deadline)
+    # who picks what a pass keeps: the findings ranker by default; HERMES_MLX_RANKING=model lets a
+    # larger model on a Mac pick (measured with the embedded 135M model, it kept no more facts)
+    ranking = os.environ.get("HERMES_MLX_RANKING", "code").strip().lower() or "code"
+    if ranking not in RANKINGS:
+        logger.warning("hermes-mlx: HERMES_MLX_RANKING=%r is not one of %s; ranking by code", ranking, RANKINGS)
+        ranking = "code"
+    return MLXSummarizer(model=model, timeout=timeout, deadline_s=deadline, ranking=ranking)
 
 
 def _run(prompt: Prompt, summarizer: Summarizer) -> SummaryResult:

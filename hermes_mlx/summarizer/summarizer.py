@@ -67,7 +67,6 @@ class MLXSummarizer:
         score: Callable | None = None,
         ranking: str = "code",
         findings_keep: int = 24,
-        micro_ranking: str = "model",
     ):
         self.model = model
         self._score = score
@@ -81,16 +80,14 @@ class MLXSummarizer:
         # whole-job budget: once spent, remaining chunks get the code-written narrative, so a
         # slow machine still returns every fact in time (Hermes waits 300 s at least)
         self.deadline_s = deadline_s
-        # "code": findings ranked by code alone; "model": the model orders the ones just past
-        # the cut (one prefill a pass). Measured on the real sessions: see README "Checking summaries"
+        # "code": the findings ranker picks what a pass keeps, no model call; "model": in a batch
+        # pass the model orders the findings just past the cut (one prefill), in a micro pass it
+        # picks the exchange's outcome sentences (a prefill per chunk, at most MODEL_CHUNKS).
+        # Measured on real sessions of seven agents, the model kept no more facts than code and
+        # made a micro pass 30 times slower: see README "Checking summaries"
         if ranking not in ("code", "model"):
             raise ValueError(f"ranking must be 'code' or 'model', not {ranking!r}")
         self.ranking = ranking
-        # a micro pass's narrative: "model" picks the exchange's outcome sentences (a prefill per
-        # chunk, at most MODEL_CHUNKS); "code": the findings ranker picks as many, no model call
-        if micro_ranking not in ("code", "model"):
-            raise ValueError(f"micro_ranking must be 'code' or 'model', not {micro_ranking!r}")
-        self.micro_ranking = micro_ranking
         self.findings_keep = findings_keep
         self.on_chunk: Callable[[], None] | None = None  # hears each chunk start (streams' progress)
 
@@ -281,11 +278,11 @@ class MLXSummarizer:
         # at most MODEL_CHUNKS model calls, on the exchange's end, where its outcome is stated:
         # every chunk chose from the same latest sentences, so a 100-call exchange cost minutes
         # for no more facts (code's findings below carry the rest of a long exchange)
-        if self.micro_ranking == "code":  # the findings ranker picks as many as the model would
+        if self.ranking == "code":  # the findings ranker picks as many as the model would
             stats["chunks"] += min(len(chunks), MODEL_CHUNKS)
             best = fresh_findings(prev, turns)[: min(len(chunks), MODEL_CHUNKS) * tpl.pick]
             notes = [f.text for f in sorted(best, key=lambda f: f.turn)]
-        for chunk in chunks[-MODEL_CHUNKS:] if self.micro_ranking == "model" else []:
+        for chunk in chunks[-MODEL_CHUNKS:] if self.ranking == "model" else []:
             stats["chunks"] += 1
             notes += [
                 n
@@ -294,7 +291,7 @@ class MLXSummarizer:
             ]
         # model: it chose among the sentences; verbatim: one sentence, nothing to choose; code:
         # the ranker chose; fallback: no sentence to copy (or no time left): the last command tells it
-        narrative = "model" if stats["picks"] else "code" if self.micro_ranking == "code" else "verbatim"
+        narrative = "model" if stats["picks"] else "code" if self.ranking == "code" else "verbatim"
         details = {"narrative": narrative if notes else "fallback"}
         if not notes:
             notes = fallback_notes(turns)
