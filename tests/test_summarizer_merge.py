@@ -16,6 +16,7 @@ FIXED = "Rounding now happens once on the invoice total; all 5 export tests pass
 
 def make(*outputs, **kw):
     fake = FakeModel(*outputs, error=kw.pop("error", None))
+    kw.setdefault("ranking", "model")  # these tests are about the model's choice in a micro pass
     return MLXSummarizer(score=fake.score, count_tokens=count, context_window=kw.pop("window", 8192), **kw), fake
 
 
@@ -308,7 +309,7 @@ def test_deadline_skips_model_but_keeps_every_fact():
         def score(self, candidates, prefix, **kw):
             raise TimeoutError("deadline")  # what the engine's DeadlineExceeded is
 
-    s = MLXSummarizer(score=Slow().score, count_tokens=count, context_window=8192, deadline_s=30)
+    s = MLXSummarizer(score=Slow().score, count_tokens=count, context_window=8192, deadline_s=30, ranking="model")
     r = s.merge(None, failing_exchange())
     assert r.ok and r.details["model_calls_skipped"] == 1 and r.details["narrative"] == "fallback"
     assert "`pytest tests/test_export.py -q` (exit 1)" in r.text and FAILS in r.text

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.real_model
 
 
 def test_real_model_merge_pass():
-    s = MLXSummarizer(timeout=600)
+    s = MLXSummarizer(timeout=600, ranking="model")
     first = s.merge(None, failing_exchange())
     assert first.ok, first.error
     assert first.prompt_tokens > 0 and first.details["picks"]  # two sentences: the model chose

@@ -51,7 +51,7 @@ def test_batch_bigger_than_window_folds_in_chunks(tiny2k):
 
 
 def test_merge_passes_with_tiny_model(tiny):
-    s = MLXSummarizer(model=tiny)
+    s = MLXSummarizer(model=tiny, ranking="model")
     first = s.merge(None, failing_exchange())
     assert first.ok, first.error
     assert first.details["narrative"] in ("model", "verbatim")

@@ -250,7 +250,9 @@ def run_passes(
     try:
         result = replay(
             messages,
-            summarizer or MLXSummarizer(model=model, score=recorder.score),
+            # the model's path, what this benchmark measures (engine, prefix cache, contention);
+            # by default passes rank by code and call no model
+            summarizer or MLXSummarizer(model=model, score=recorder.score, ranking="model"),
             context_limit=context_limit,
             session_id=session,
             before_pass=before,
