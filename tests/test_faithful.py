@@ -185,7 +185,7 @@ def test_merge_details_carry_gate_counts():
     """The model only chooses among the assistant's plain statements, so what it chooses passes
     the gate; the gate still checks each chosen line and the details count them."""
     fake = FakeModel("The user asked to round each line.")
-    s = MLXSummarizer(score=fake.score, count_tokens=count, context_window=4096)
+    s = MLXSummarizer(score=fake.score, count_tokens=count, context_window=4096, ranking="model")
     exchange = failing_exchange()
     exchange[-1] = {**exchange[-1], "content": "The user asked to round each line. " + exchange[-1]["content"]}
     r = s.merge(None, exchange)
@@ -328,7 +328,7 @@ def test_real_model_never_flips_a_negated_constraint():
         {"role": "tool", "tool_call_id": "c1", "content": "Tests  7 passed (7)\n[exit code: 0]"},
         {"role": "assistant", "content": "All 7 tests pass without axios."},
     ]
-    r = MLXSummarizer(timeout=600).merge(None, exchange)
+    r = MLXSummarizer(timeout=600, ranking="model").merge(None, exchange)
     assert r.ok, r.error
     gate_counts = r.details["gate"]
     assert gate_counts["kept"] + sum(gate_counts["dropped"].values()) >= 1

@@ -90,7 +90,7 @@ def test_run_and_score_a_session_with_the_scripted_model():
     )
     run = run_session(
         load_session(path),
-        MLXSummarizer(score=model.score, count_tokens=count, context_window=4096),
+        MLXSummarizer(score=model.score, count_tokens=count, context_window=4096, ranking="model"),
         mode="micro",
         tail_tokens=256,
     )

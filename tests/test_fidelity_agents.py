@@ -153,7 +153,7 @@ def test_fidelity_refuses_a_model_it_cannot_load(capsys):
 def test_fidelity_exits_1_when_passes_failed(monkeypatch, capsys):
     _scripted(monkeypatch, FakeModel(error=RuntimeError("model went away")))
     path = REAL_DIR / "claudecode_opus_spotter_create_beads.jsonl"
-    assert main(["fidelity", "--mode", "micro", "--tail-tokens", "256", str(path)]) == 1
+    assert main(["fidelity", "--mode", "micro", "--ranking", "model", "--tail-tokens", "256", str(path)]) == 1
     captured = capsys.readouterr()
     assert "passes failed" in captured.err and "pass failed:" in captured.out
 

@@ -484,3 +484,10 @@ if given is not None:
     def test_redact_handles_any_code_point(text):
         once = redact(text)
         assert redact(once) == once
+
+
+def test_a_redaction_that_makes_a_cue_whole_is_followed_through():
+    # the hex run glued to `sshpass` hid its word boundary until the run itself was redacted
+    text = "0123456789abcdef0123456789abcdef0123456789abcdefsshpass -p password"
+    once = redact(text)
+    assert "password" not in once and redact(once) == once

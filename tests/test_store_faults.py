@@ -409,7 +409,7 @@ def test_summarizer_faults(kind, workdir):
     for case, (rng, db) in enumerate(cases(workdir, kind, 30, f"{SEED}-{kind}")):
         outputs = [make() if rng.random() < 0.7 else "Progress was made." for _ in range(40)]
         model = FakeModel(*outputs)  # raises the exception instances in its queue
-        summarizer = MLXSummarizer(score=model.score, count_tokens=count, context_window=8192)
+        summarizer = MLXSummarizer(score=model.score, count_tokens=count, context_window=8192, ranking="model")
         # Half the cases also lose the process at a random summarizer call.
         kill_at = rng.randint(0, 4) if case % 2 else None  # a replay makes 5 model calls
         if kill_at is not None:

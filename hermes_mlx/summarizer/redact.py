@@ -332,7 +332,12 @@ def redact(text: str) -> str:
         return text or ""
     if not isinstance(text, str):
         text = str(text)
-    return redact_folded(_redact(text), _redact)
+    out = redact_folded(_redact(text), _redact)
+    if out != text:  # a redaction can make a cue whole (`…abcdef[REDACTED]sshpass -p pw`): once more
+        again = redact_folded(_redact(out), _redact)
+        if again != out:
+            out = redact_folded(_redact(again), _redact)
+    return out
 
 
 def _redact(text: str) -> str:
