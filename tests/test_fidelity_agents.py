@@ -26,21 +26,28 @@ from hermes_mlx.compactor.transcript import transcript_tokens
 # cursor kept 21/45, codex 9/18, gemini 6/8, claudecode 39/43, overall 109/176.
 BATCH_FLOORS = {
     "aider": 73,  # 11/15
-    "claudecode": 86,  # 39/45
-    "codex": 38,  # 7/18
-    "copilot": 20,  # 1/5
+    "claudecode": 88,  # 40/45
+    "codex": 44,  # 8/18 (7/18 before the working folder and chained reads)
+    "copilot": 60,  # 3/5 (1/5)
     "cursor": 40,  # 17/42
     "gemini": 62,  # 5/8
-    "hermes": 36,  # 4/11 (was 1/11)
+    "hermes": 54,  # 6/11 (4/11; 1/11 when the issue was filed)
     "minisweagent": 87,  # 27/31 (was 23/31)
-    OVERALL: 63,  # 111/175
+    OVERALL: 66,  # 117/175 (112/175)
 }
-# Micro compaction (the model picks each exchange's outcome sentence) on two small sessions of
-# two corpora, as above; the whole corpus in micro takes half an hour here, so it is left to
-# benchmarks/bench_fidelity_agents.py.
+# Micro compaction, the findings ranker picking each exchange's lines (the default: the model's
+# picks kept 43/71 on ten of these sessions where code kept 44/72, at 2.6 s a pass against 0.02 s), every
+# session as above.
 MICRO_FLOORS = {
-    REAL_DIR / "claudecode_opus_spotter_create_beads.jsonl": 75,  # 3/4 (3/3 when a plan's code line stayed live)
-    REAL2_DIR / "copilot_auto_houdoku-unread-count.jsonl": 50,  # 4/8
+    "aider": 88,  # 16/18
+    "claudecode": 88,  # 40/45
+    "codex": 35,  # 6/17
+    "copilot": 75,  # 6/8
+    "cursor": 38,  # 14/36
+    "gemini": 50,  # 4/8
+    "hermes": 22,  # 2/9
+    "minisweagent": 87,  # 27/31
+    OVERALL: 66,  # 115/172
 }
 
 
@@ -209,11 +216,16 @@ def test_every_agent_keeps_its_floor_of_facts_at_stake_in_batch():
     assert not unclean, unclean
 
 
-@pytest.mark.real_model
-def test_micro_keeps_its_floor_on_two_sessions_of_two_agents():
+@pytest.mark.real_model  # the default model's tokenizer counts the tokens; ranking by code, no model call
+def test_every_agent_keeps_its_floor_of_facts_at_stake_in_micro():
     from hermes_mlx.summarizer.summarizer import MLXSummarizer
 
-    for path, floor in MICRO_FLOORS.items():
-        s = score_session(path, MLXSummarizer(), mode="micro", context_limit=None, tail_tokens=None)
-        assert s.removed_pct >= 50 and not s.failures and s.passes > 1, (s.session, s.removed_pct, s.failures)
-        assert s.stake and 100 * s.stake_kept / s.stake >= floor, (s.session, s.stake_kept, s.stake, s.lost)
+    scores = [
+        score_session(p, MLXSummarizer(), mode="micro", context_limit=None, tail_tokens=None) for p in real_sessions()
+    ]
+    assert not any(s.failures for s in scores), [(s.session, s.failures) for s in scores if s.failures]
+    got = {r.agent: r for r in per_agent(scores)}
+    below = {a: (got[a].stake_kept, got[a].stake) for a, floor in MICRO_FLOORS.items() if got[a].kept_pct < floor}
+    assert not below, f"under the floor: {below}\n{agent_table(list(got.values()))}"
+    unclean = {(s.session, k): bad for s in scores for k, bad in s.hygiene.items() if bad}
+    assert not unclean, unclean
