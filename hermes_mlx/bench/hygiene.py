@@ -17,33 +17,23 @@ from hermes_mlx.summarizer.extract import tool_output
 from hermes_mlx.summarizer.findings import near_duplicate
 from hermes_mlx.summarizer.outcomes import outcome_of
 from hermes_mlx.summarizer.summary import parse
-from hermes_mlx.summarizer.text import command_of, normalize
-from hermes_mlx.summarizer.vocabulary import RUN_LOG, SLASH_COMMAND, read_only
+from hermes_mlx.summarizer.text import Turn, command_of, normalize
+from hermes_mlx.summarizer.vocabulary import READ_ANSWER_CHARS, RUN_LOG, SLASH_COMMAND, read_only, reads_contents
 
-READ_TOOLS = re.compile(r"read|view|open|cat|show")  # tools that print a file back
-SHORT_ANSWER = 400  # a read's short answer (EISDIR, not found) may be its error: ledger's rule
 HYGIENE = ("read_results", "source_errors", "agent_commands", "duplicates", "fragments", "empty_sections")
 
 
-def _reads_only(line: str, messages: list[Message]) -> bool:
-    """`line` occurs in the session only in what reads printed back at length (a file's text)."""
-    turns = normalize(messages)
-    calls = {c.id: c for t in turns for c in t.tool_calls}
+def _reads_only(line: str, turns: list[Turn], calls: dict) -> bool:
+    """`line` occurs in the session only in what reads printed back at length (a file's text), by
+    the ledger's own rule (vocabulary.reads_contents; a short answer such as EISDIR may be an error)."""
     in_read, elsewhere = False, False
     for t in turns:
         if line not in t.text:
             continue
         call = calls.get(t.tool_call_id)
         cmd = command_of(call.name, call.arguments) if call else ""
-        read = (
-            t.role == "tool"
-            and call is not None
-            and (
-                bool(cmd and read_only(cmd) and not RUN_LOG.search(cmd))
-                or (not cmd and bool(READ_TOOLS.search(call.name.lower())))
-            )
-        )
-        if read and len(tool_output(t.text)) > SHORT_ANSWER:
+        read = t.role == "tool" and call is not None and reads_contents(call.name, cmd) and not RUN_LOG.search(cmd)
+        if read and len(tool_output(t.text)) > READ_ANSWER_CHARS:
             in_read = True
         else:
             elsewhere = True
@@ -65,9 +55,11 @@ def hygiene(summary: str, messages: list[Message]) -> dict[str, list[str]]:
         family, _ = outcome_of(c.outcome)
         if c.outcome and read_only(c.cmd) and not RUN_LOG.search(c.cmd) and family != "failure":
             out["read_results"].append(f"{c.cmd} → {c.outcome}")
+    turns = normalize(messages)
+    calls = {c.id: c for t in turns for c in t.tool_calls}
     for e in led.errors:
         line = re.sub(r" \[at .*\]$", "", e.line)  # our location note, not the source's words
-        if len(line) >= 12 and _reads_only(line, messages):
+        if len(line) >= 12 and _reads_only(line, turns, calls):
             out["source_errors"].append(e.line)
     out["agent_commands"] = [x for x in s.progress if SLASH_COMMAND.match(x)]
     narrative = [*s.progress, *s.decisions, *s.remaining, *s.questions]
