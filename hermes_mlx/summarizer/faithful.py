@@ -362,6 +362,15 @@ def tally(total: dict, counts: dict) -> dict:
     return total
 
 
+def gated(lines: list[str], source: str, turns: list[Turn] | None, stats: dict, script: str | None = None) -> list[str]:
+    """`lines` through the gate against `source`; its counts go into `stats["gate"]` and what it
+    dropped, with why, into `stats["rejected"]` (a summarizer pass's details)."""
+    checked = gate(lines, source, turns, script=script if script is not None else main_script(source))
+    tally(stats["gate"], checked.counts())
+    stats["rejected"].extend(f"{why}: {line[:80]}" for line, why in checked.dropped)
+    return checked.lines
+
+
 def goal_of(turns: list[Turn], limit: int = 300) -> str:
     """The user's request: the first user turn that asks for something (not a greeting, not a
     go-ahead, not only directives), its directive sentences left to the constraints, clipped."""

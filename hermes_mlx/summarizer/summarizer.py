@@ -31,7 +31,7 @@ from collections.abc import Callable
 from .api import Message, SummaryResult
 from .budget import fit_summary, hermes_tokens
 from .chunk import chunk_turns, fit_text
-from .faithful import Source, gate, line_verdict, statements, tally
+from .faithful import Source, gated, line_verdict, statements
 from .findings import is_announcement
 from .ledger import user_message
 from .narrative import add_progress, dedupe, fallback_notes, paragraph_lines, set_goal, template_language
@@ -177,10 +177,7 @@ class MLXSummarizer:
             ranked = sorted(range(len(cands)), key=lambda i: (scores[i], i), reverse=True)[: tpl.pick]
             chosen = [cands[i] for i in sorted(ranked)]
             stats["picks"].append(sorted(i + 1 for i in ranked))
-        checked = gate(chosen, source, turns, script=script)
-        tally(stats["gate"], checked.counts())
-        stats["rejected"].extend(f"{why}: {line[:80]}" for line, why in checked.dropped)
-        return checked.lines
+        return gated(chosen, source, turns, stats, script)
 
     def _digest(self, s: Summary, turns: list[Turn], source: str, stats: dict, details: dict, keep: int) -> list[str]:
         """Fold what `turns` established into `s` and return the new progress lines: the `keep`
@@ -267,28 +264,28 @@ class MLXSummarizer:
         turns = normalize(exchange if isinstance(exchange, list) else [exchange] if isinstance(exchange, dict) else [])
         if not any(t.text.strip() or t.tool_calls for t in turns):
             return render(prev), {"empty_exchange": True}
-        sources = (summary or "") + "\n" + source_text(turns)
+        source = source_text(turns)
+        sources = (summary or "") + "\n" + source
         prev.ledger.absorb(turns)
         tpl = load_template("merge", template_language(prev, turns))
         chunks = chunk_turns(
             [turns], self._budget(tpl), self.count_tokens, tool_head=self.tool_head, tool_tail=self.tool_tail
         )
-        # the assistant's statements, never its announcements ("Now let me check the API.")
-        pool = [x for x in statements(turns) if x not in prev.progress and not is_announcement(x)]
-        source = source_text(turns)
         notes: list[str] = []
-        # at most MODEL_CHUNKS model calls, on the exchange's end, where its outcome is stated:
-        # every chunk chose from the same latest sentences, so a 100-call exchange cost minutes
-        # for no more facts (code's findings below carry the rest of a long exchange)
         if self.ranking == "code":  # the findings ranker picks as many as the model would, gated alike
             stats["chunks"] += min(len(chunks), MODEL_CHUNKS)
             best = fresh_findings(prev, turns)[: min(len(chunks), MODEL_CHUNKS) * tpl.pick]
-            checked = gate(
-                [f.text for f in sorted(best, key=lambda f: f.turn)], source, turns, script=main_script(source)
-            )
-            tally(stats["gate"], checked.counts())
-            stats["rejected"].extend(f"{why}: {line[:80]}" for line, why in checked.dropped)
-            notes = [n for n in checked.lines if n not in prev.progress]
+            picked = gated([f.text for f in sorted(best, key=lambda f: f.turn)], source, turns, stats)
+            notes = [n for n in picked if n not in prev.progress]
+        # the assistant's statements, never its announcements ("Now let me check the API.")
+        pool = (
+            [x for x in statements(turns) if x not in prev.progress and not is_announcement(x)]
+            if self.ranking == "model"
+            else []
+        )
+        # at most MODEL_CHUNKS model calls, on the exchange's end, where its outcome is stated:
+        # every chunk chose from the same latest sentences, so a 100-call exchange cost minutes
+        # for no more facts (code's findings below carry the rest of a long exchange)
         for chunk in chunks[-MODEL_CHUNKS:] if self.ranking == "model" else []:
             stats["chunks"] += 1
             notes += [
