@@ -332,11 +332,12 @@ def redact(text: str) -> str:
         return text or ""
     if not isinstance(text, str):
         text = str(text)
-    out = redact_folded(_redact(text), _redact)
-    if out != text:  # a redaction can make a cue whole (`…abcdef[REDACTED]sshpass -p pw`): once more
-        again = redact_folded(_redact(out), _redact)
-        if again != out:
-            out = redact_folded(_redact(again), _redact)
+    # a redaction can make a cue whole (`…abcdef[REDACTED]sshpass -p pw`): again while it changes, 3 at most
+    before, out = text, redact_folded(_redact(text), _redact)
+    for _ in range(2):
+        if out == before:
+            break
+        before, out = out, redact_folded(_redact(out), _redact)
     return out
 
 

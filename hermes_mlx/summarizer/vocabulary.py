@@ -129,10 +129,10 @@ PROGRAM_FAILED = re.compile(
     r"|\bhas failed because\b|\bfailed because\b",
     re.I,
 )
-# a command the user typed to the agent itself (`/add x`, `/undo`, `/clear`): no work of the agent's
 # a comment line in a script passed as one command (`python3 <<'EOF'` ... `# Reproduce the 64KB hang`):
 # what the script is for, in the agent's words; a markdown heading written by a heredoc is none
 SCRIPT_COMMENT = re.compile(r"^\s*(?:#(?![#!])|//)\s*(\S+(?:\s+\S+){2,})\s*$")
+# a command the user typed to the agent itself (`/add x`, `/undo`, `/clear`): no work of the agent's
 SLASH_COMMAND = re.compile(r"^\s*/[a-z][\w-]*(?=\s|$)")
 
 # ---------------------------------------------------------------- the working folder
