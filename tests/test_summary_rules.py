@@ -54,6 +54,29 @@ def test_a_failed_read_keeps_its_failure():
     assert led.commands[0].outcome == "cat: missing.txt: No such file or directory"
 
 
+def test_an_editor_tools_sub_command_is_its_action_on_the_file_not_a_shell_command():
+    # Anthropic's text editor tool and OpenHands'/SWE-agent's `str_replace_editor`: `command` is
+    # one word beside a path; a shell tool's `command` stays a command
+    source = "def paginate(items, page):\n    raise ValueError('bad page')\n"
+    led = _ledger(
+        (("str_replace_based_edit_tool", {"command": "view", "path": "/repo/app/pager.py"}), source),
+        (("str_replace_editor", {"command": "str_replace", "path": "/repo/app/pager.py", "old_str": "a", "new_str": "b"}),
+         "The file /repo/app/pager.py has been edited."),
+        (("str_replace_editor", {"command": "create", "path": "/repo/tests/test_edge.py", "file_text": "x = 1\n"}),
+         "File created successfully at: /repo/tests/test_edge.py"),
+        (("str_replace_based_edit_tool", {"command": "view", "path": "/repo/README.md"}), "# Pager\n"),
+        (("execute_bash", {"command": "python -m pytest -q"}), "4 passed in 0.12s\n[The command completed with exit code 0.]"),
+    )  # fmt: skip
+    assert [c.cmd for c in led.commands] == ["python -m pytest -q"]
+    assert led.commands[0].outcome == "4 passed in 0.12s"
+    assert led.files == {
+        "/repo/app/pager.py": "edited",
+        "/repo/tests/test_edge.py": "created",
+        "/repo/README.md": "read",
+    }
+    assert not led.errors  # the source it viewed is no error
+
+
 # ---------------------------------------------------------------- outcomes by their shape
 
 

@@ -32,7 +32,12 @@ def _reads_only(line: str, turns: list[Turn], calls: dict) -> bool:
             continue
         call = calls.get(t.tool_call_id)
         cmd = command_of(call.name, call.arguments) if call else ""
-        read = t.role == "tool" and call is not None and reads_contents(call.name, cmd) and not RUN_LOG.search(cmd)
+        read = (
+            t.role == "tool"
+            and call is not None
+            and reads_contents(call.name, cmd, call.arguments)
+            and not RUN_LOG.search(cmd)
+        )
         if read and len(tool_output(t.text)) > READ_ANSWER_CHARS:
             in_read = True
         else:

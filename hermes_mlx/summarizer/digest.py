@@ -180,7 +180,7 @@ def rank_ids(ids: list[str], turns: list[Turn], limit: int = 40) -> list[str]:
     runs = "\n".join(
         t.text[:20000]
         for t, c in zip([t for t in turns if t.role == "tool"], read)
-        if c is None or not reads_contents(c.name, command_of(c.name, c.arguments))
+        if c is None or not reads_contents(c.name, command_of(c.name, c.arguments), c.arguments)
     )
     scored = []
     for i, x in enumerate(ids):

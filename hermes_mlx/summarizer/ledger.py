@@ -37,7 +37,16 @@ from .outcomes import MADE, is_placeholder, outcome_line, outcome_of
 from .redact import redact
 from .text import Turn, clip
 from .tidy import ACTION_RANK, path_shaped, tidy_commands, tidy_files
-from .vocabulary import DELEGATE_TOOL, FILE_KEYS, READ_ANSWER_CHARS, RUN_LOG, SLASH_COMMAND, read_only, reads_contents
+from .vocabulary import (
+    DELEGATE_TOOL,
+    FILE_KEYS,
+    READ_ANSWER_CHARS,
+    RUN_LOG,
+    SLASH_COMMAND,
+    read_only,
+    reads_contents,
+    tool_action,
+)
 from .workfolder import absolute
 
 _NOISE_PATH = (
@@ -190,18 +199,7 @@ class Ledger:
                 self.add_command(whole_head(call.text), None)
 
     def _absorb_call(self, call) -> None:
-        name = call.name.lower()
-        action = (
-            "read"
-            if re.search(r"read|view|open|cat|show|get|search|grep|list", name)
-            else "created"
-            if re.search(r"create|new|write", name)
-            else "deleted"
-            if re.search(r"delete|remove", name)
-            else "edited"
-            if re.search(r"edit|patch|replace|apply|update|insert|modify|move|rename", name)
-            else "mentioned"
-        )
+        action = tool_action(call.name, call.arguments)
         for key in FILE_KEYS:
             value = call.arguments.get(key)
             if isinstance(value, str) and value.strip() and "\n" not in value.strip() and not has_cut(value):
@@ -257,7 +255,7 @@ class Ledger:
             self.add_command(cmd, status, outcome)
         # a file's contents are no errors (`raise ValueError(...)` in code read back): reading
         # tools and read-only commands report errors only in a short answer (EISDIR, not found)
-        reads = call is not None and reads_contents(call.name, cmd)
+        reads = call is not None and reads_contents(call.name, cmd, call.arguments)
         errors, omitted = error_report(output) if not reads or len(output) <= READ_ANSWER_CHARS else ([], 0)
         piped = status == 0 and bool(re.search(r"(?<!\|)\|(?!\|)", cmd))  # `cmd | tail` reports tail's status
         if status not in (0, None) or errors and (status is None or piped):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .extract import json_result, output_parts
 from .redact import redact
-from .vocabulary import COMMAND_KEYS, EXIT_STATUS_KEYS, SHELL_TOOLS
+from .vocabulary import COMMAND_KEYS, EXIT_STATUS_KEYS, SHELL_TOOLS, editor_subcommand
 
 MAX_CONTENT_CHARS = 2_000_000  # beyond this a single message is cut before any regex runs
 # ANSI/VT100 escapes: CSI (colours, cursor moves), OSC (titles, hyperlinks), and two-byte ones
@@ -161,7 +161,10 @@ def _parse_call(call) -> ToolCall | None:
 
 
 def command_of(name: str, args: dict) -> str:
-    """The shell command of a tool call, or "" for tools that are not shells."""
+    """The shell command of a tool call, or "" for tools that are not shells (an editor's
+    `{"command": "view", "path": ...}` is no shell command)."""
+    if editor_subcommand(name, args):
+        return ""
     for key in COMMAND_KEYS:
         value = args.get(key)
         if isinstance(value, str) and value.strip() and (name.lower() in SHELL_TOOLS or key in ("command", "cmd")):

@@ -108,15 +108,45 @@ def read_only(cmd: str) -> bool:
 
 # tools whose output is a file's (or a listing's) contents: what it holds is no error, result or URL
 READ_TOOL = re.compile(r"read|view|open|cat|show|get|search|grep|glob|list|find|fetch|extract")
+# what a tool does to the files it names, read off its name, first match wins
+TOOL_ACTIONS = (
+    ("read", READ_TOOL),
+    ("created", re.compile(r"create|new|write")),
+    ("deleted", re.compile(r"delete|remove")),
+    ("edited", re.compile(r"edit|patch|replace|apply|update|insert|modify|move|rename|undo")),
+)
+# an editor tool's sub-command: Anthropic's text editor and OpenHands' and SWE-agent's
+# `str_replace_editor` take `{"command": "view", "path": ...}`, one word beside a file, no shell
+_SUBCOMMAND = re.compile(r"^[a-z][a-z_]{1,30}$")
+
+
+def editor_subcommand(name: str, args: dict) -> str:
+    """The one-word action an editor tool was given (`view`, `str_replace`, `create`), or ""."""
+    if name.lower() in SHELL_TOOLS or not any(isinstance(args.get(k), str) for k in FILE_KEYS):
+        return ""
+    word = next((args[k] for k in ("command", "cmd", "action", "operation") if isinstance(args.get(k), str)), "")
+    return word.strip() if _SUBCOMMAND.match(word.strip()) else ""
+
+
+def tool_action(name: str, args: dict) -> str:
+    """What a tool call does to the files it names: read, created, deleted, edited, or mentioned.
+    An editor's sub-command says it before the tool's name does (`str_replace_editor` views too)."""
+    for text in (editor_subcommand(name, args), name.lower()):
+        for action, pattern in TOOL_ACTIONS if text else ():
+            if pattern.search(text):
+                return action
+    return "mentioned"
+
+
 # tools whose output is another agent's report (Claude Code's Task, Hermes's delegate_task)
 DELEGATE_TOOL = re.compile(r"delegate|subagent|^task$|^agent$|spawn_agent")
 # a read's output printed in full: longer than this, it is the file, not a short answer (EISDIR)
 READ_ANSWER_CHARS = 400
 
 
-def reads_contents(tool: str, cmd: str) -> bool:
+def reads_contents(tool: str, cmd: str, args: dict | None = None) -> bool:
     """A call whose output is what it read: a reading tool's (not a command), or a read-only command's."""
-    return bool(READ_TOOL.search(tool.lower())) and not cmd or read_only(cmd)
+    return not cmd and tool_action(tool, args or {}) == "read" or read_only(cmd)
 
 
 # a log of a run, read back: its result line is the run's ("cat build.log", "tail -50 test-output.txt")
