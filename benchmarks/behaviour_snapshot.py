@@ -10,13 +10,15 @@ model. Then Hermes's own requests go through the in-process provider (MLXClient,
 `auxiliary.compression.provider: mlx` takes): each exchange of the synthetic and adversarial
 sessions as Hermes's micro prompt, folding the rolling summary on, and the whole session as one
 batch prompt. Greedy decoding on one machine is deterministic, so any difference is a change in
-behaviour.
+behaviour. Each run keeps its last summary as text, so a comparison explains what changed: the
+summary lines each changed run lost and gained, and the telemetry fields that differ.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import hashlib
 import io
 import json
@@ -25,6 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from hermes_mlx.bench.harness import last_summary
 from hermes_mlx.cli import main as cli
 
 SESSIONS = Path(__file__).parent / "sessions"
@@ -37,6 +40,7 @@ def sessions() -> list[Path]:
         sorted(SESSIONS.glob("*.jsonl"))
         + sorted((SESSIONS / "adversarial").glob("*.jsonl"))
         + sorted((SESSIONS / "real").glob("*.jsonl"))
+        + sorted((SESSIONS / "real-2").glob("*.jsonl"))
     )
 
 
@@ -52,21 +56,28 @@ def telemetry(log: Path) -> list[dict]:
 
 def run(session: Path, mode: str, work: Path) -> dict:
     out, log = work / f"{session.stem}.{mode}.out.jsonl", work / f"{session.stem}.{mode}.log"
-    limit = "32768" if session.parent.name == "real" else "8192"
+    limit = "32768" if session.parent.name.startswith("real") else "8192"
     args = ["compact", str(session), "--mode", mode, "--context-limit", limit]
     with contextlib.redirect_stdout(io.StringIO()):
         code = cli([*args, "--out", str(out), "--log", str(log), "--no-progress"])
     transcript = out.read_text(encoding="utf-8") if out.exists() else ""
+    messages = [json.loads(line) for line in transcript.splitlines() if line.strip()]
     return {
         "exit": code,
         "transcript_sha256": hashlib.sha256(transcript.encode()).hexdigest(),
+        "summary": last_summary(messages),
         "telemetry": telemetry(log) if log.exists() else [],
     }
 
 
+# Hermes's batch prompt in its shape (a template of headings over bracketed placeholders after the
+# turns): a prompt without placeholders is no compaction request, and the provider would hand it
+# to the model to write 1,500 tokens freely (5 minutes a session on 2 cores)
 BATCH_PROMPT = (
     "Create a structured checkpoint summary for the conversation after earlier turns are compacted.\n\n"
-    "TURNS TO SUMMARIZE:\n{turns}\n\nUse this exact structure:\n\n## Goal\n...\n\nTarget ~900 tokens."
+    "TURNS TO SUMMARIZE:\n{turns}\n\nUse this exact structure:\n\n"
+    "## Goal\n[What the user is trying to accomplish]\n\n## Progress\n[What was done, with outcomes]\n\n"
+    "## Next Steps\n[What remains]\n\nTarget ~900 tokens."
 )
 
 
@@ -102,7 +113,41 @@ def through_provider(session: Path) -> dict:
         summary = ask(micro_prompt(summary, hermes_serialize(exchange))) or summary
         micro.append(hashlib.sha256((summary or "").encode()).hexdigest())
     batch = ask([{"role": "user", "content": BATCH_PROMPT.format(turns=hermes_serialize(messages))}])
-    return {"micro": micro, "batch_sha256": hashlib.sha256(batch.encode()).hexdigest(), "batch_chars": len(batch)}
+    return {
+        "micro": micro,
+        "summary": summary or "",
+        "batch_sha256": hashlib.sha256(batch.encode()).hexdigest(),
+        "batch": batch,
+    }
+
+
+def explain(key: str, before: dict | None, after: dict | None) -> list[str]:
+    """What changed in one run: its summary's lines lost (-) and gained (+), the telemetry fields
+    that differ, and the exit status."""
+    if before is None or after is None:
+        return [f"  {'new run' if before is None else 'run gone'}"]
+    out = []
+    if before.get("exit") != after.get("exit"):
+        out.append(f"  exit {before.get('exit')} -> {after.get('exit')}")
+    for field in ("summary", "batch"):
+        old, new = (before.get(field) or "").splitlines(), (after.get(field) or "").splitlines()
+        diff = [
+            ln
+            for ln in difflib.unified_diff(old, new, lineterm="", n=0)
+            if ln[:1] in "+-" and ln[:3] not in ("+++", "---")
+        ]
+        out += [f"  {field} {ln[:1]} {ln[1:][:200]}" for ln in diff]
+    rows_before, rows_after = before.get("telemetry") or [], after.get("telemetry") or []
+    if len(rows_before) != len(rows_after):
+        out.append(f"  passes {len(rows_before)} -> {len(rows_after)}")
+    for i, (a, b) in enumerate(zip(rows_before, rows_after)):
+        fields = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+        out += [f"  pass {i + 1} {k}: {a.get(k)!r} -> {b.get(k)!r}" for k in fields]
+    if not out and before.get("micro") != after.get("micro"):
+        out.append("  an intermediate rolling summary differs (the last one is the same)")
+    if not out:
+        out.append("  the transcript differs outside the summary (kept messages)")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     changed = [k for k in sorted(set(before) | set(snapshot)) if before.get(k) != snapshot.get(k)]
     for key in changed:
         print("changed:", key)
+        print("\n".join(explain(key, before.get(key), snapshot.get(key))))
     print(f"{len(snapshot)} runs, {len(changed)} changed")
     return 1 if changed else 0
 
