@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
                 key = f"{session.parent.name}/{session.stem}:{mode}"
                 snapshot[key] = run(session, mode, Path(tmp))
                 print(key, snapshot[key]["exit"], len(snapshot[key]["telemetry"]), "passes", flush=True)
-            if session.parent.name != "real":
+            if not session.parent.name.startswith("real"):
                 key = f"{session.parent.name}/{session.stem}:provider"
                 snapshot[key] = through_provider(session)
                 print(key, len(snapshot[key]["micro"]), "micro requests, 1 batch", flush=True)

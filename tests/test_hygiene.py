@@ -66,3 +66,16 @@ def test_bold_inside_a_code_span_is_no_fragment():
         "## Commands", "## Progress\n- It fails at `format(*pos_values, **keyword_values)` on None.\n\n## Commands"
     )
     assert hygiene(summary, SESSION)["fragments"] == []
+
+
+def test_an_agents_wrapper_taken_for_a_result_is_caught():
+    wrapped = "Chunk ID: 6d2ab3\nWall time: 0.2 seconds\nProcess exited with code 1\nOutput:\n\nzip not found: x.zip"
+    session = [
+        {"role": "user", "content": "Build the release."},
+        {"role": "assistant", "content": "", "tool_calls": [_call(0, "terminal", command="npm run release")]},
+        {"role": "tool", "tool_call_id": "c0", "content": wrapped},
+    ]
+    dirty = "## Goal\nBuild the release.\n\n## Commands\n- `npm run release` (exit 1) → Chunk ID: 6d2ab3\n"
+    assert hygiene(dirty, session)["wrapper_results"] == ["npm run release → Chunk ID: 6d2ab3"]
+    clean = dirty.replace("Chunk ID: 6d2ab3", "zip not found: x.zip")
+    assert hygiene(clean, session) == {k: [] for k in HYGIENE}

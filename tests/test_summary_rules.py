@@ -3,6 +3,7 @@
 import json
 
 from hermes_mlx.summarizer.budget import hermes_summary_budget
+from hermes_mlx.summarizer.extract import tool_output
 from hermes_mlx.summarizer.findings import candidates, is_announcement, is_musing, near_duplicate, split_sentences
 from hermes_mlx.summarizer.ledger import Ledger
 from hermes_mlx.summarizer.outcomes import is_report, outcome_line
@@ -275,6 +276,55 @@ def test_an_agents_output_envelope_is_unwrapped_so_a_failed_search_has_no_markup
     assert got["python reproduce.py"] == ([0], "Result: [Uninferable]")
     assert got["pytest -q tests/x.py"] == ([0], "3 passed in 0.1s")
     assert "returncode" not in " ".join(led.items())
+
+
+def test_a_labelled_wrapper_around_output_is_unwrapped_in_codex_and_gemini_shapes():
+    # Codex CLI: a header of `Label: value` lines and the exit status, then `Output:`; Gemini CLI:
+    # `Command:`/`Directory:`/`Output: ...`, then `Error: (none)`, `Exit Code: N`, ... after it
+    codex = (
+        "Chunk ID: 6d2ab3\nWall time: 0.2157 seconds\nProcess exited with code 1\nOriginal token count: 47\n"
+        "Output:\n\n> release:dmg\n> sh scripts/release/build-dmg.sh\n\nExtension zip not found: dist/x.zip"
+    )
+    gemini = (
+        "Command: ./gradlew assembleDebug\nDirectory: (root)\nOutput: bash: ./gradlew: No such file or directory\n"
+        "Error: (none)\nExit Code: 127\nSignal: 0\nBackground PIDs: (none)\nProcess Group PGID: 38944"
+    )
+    jest = (
+        "Command: npx jest\nDirectory: (root)\nOutput: PASS a.test.js\nTests: 3 passed, 3 total\nTime: 1.2 s\n"
+        "Error: (none)\nExit Code: 0\nSignal: 0"
+    )
+    node = (
+        "Chunk ID: 384e69\nWall time: 1.1 seconds\nProcess exited with code 1\nOutput:\n\n> app@1.0.0 plan:test\n"
+        "> ts-node a.ts\n\nError [ERR_MODULE_NOT_FOUND]: Cannot find package 'axios'\n    at resolve (node:1:2)"
+    )
+    led = _ledger(
+        (("terminal", {"command": "npm run release:dmg"}), codex),
+        (("terminal", {"command": "./gradlew assembleDebug"}), gemini),
+        (("terminal", {"command": "npx jest"}), jest),
+        (("terminal", {"command": "npm run plan:test"}), node),
+    )
+    got = {c.cmd: (c.statuses, c.outcome) for c in led.commands}
+    assert got["npm run release:dmg"] == ([1], "Extension zip not found: dist/x.zip")  # not npm's `> ` echo
+    assert got["./gradlew assembleDebug"] == ([127], "bash: ./gradlew: No such file or directory")
+    assert got["npx jest"] == ([0], "Tests: 3 passed, 3 total")  # the output's own `Label:` lines stay
+    assert got["npm run plan:test"] == ([1], "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'axios'")
+    text = " ".join(led.items())
+    assert "Chunk ID" not in text and "Error: (none)" not in text and "PGID" not in text
+    # a file that merely starts with `Key: value` lines and reports no status is left as it is
+    assert tool_output("Name: x\nOutput: y\nmore") == "Name: x\nOutput: y\nmore"
+
+
+def test_a_fix_keeps_the_error_lines_that_say_what_went_wrong_not_the_build_verdicts():
+    failed = "FAILURE: Build failed with an exception.\n* What went wrong:\nExecution failed for task ':app:compileDebugKotlin'.\n"
+    failed += "e: file:///a/Config.kt:147:12 Cannot infer a type\ne: file:///a/Config.kt:152:9 Cannot infer a type\n"
+    failed += "BUILD FAILED in 3s\n[exit code 1]"
+    led = _ledger(
+        (("terminal", {"command": "./gradlew assembleDebug"}), failed),
+        (("terminal", {"command": "./gradlew assembleDebug"}), "BUILD SUCCESSFUL in 2s\n[exit code 0]"),
+    )
+    assert not led.errors
+    assert len(led.resolved) == 3 and not any("BUILD FAILED" in x or "FAILURE:" in x for x in led.resolved)
+    assert all(led.fixes[x] == "./gradlew assembleDebug" for x in led.resolved)
 
 
 def test_a_chain_of_reads_is_a_read_and_a_chain_that_writes_is_not():

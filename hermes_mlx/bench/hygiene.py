@@ -2,7 +2,8 @@
 
 A read's output taken for a command's result (`sed -n 1,80p x.js` → a line of x.js), a line of
 source read back counted as an error (`throw new Error(...)` in a file the agent viewed), a
-command the user typed to the agent itself (`/add`, `/undo`) in Progress, a line said twice or
+command the user typed to the agent itself (`/add`, `/undo`) in Progress, an agent's wrapper
+around a command's output taken for its result (Codex's `Chunk ID: 6d2ab3`), a line said twice or
 one that repeats another (`findings.near_duplicate`), a fragment (a code span or bold cut open,
 a line cut at `...`), a heading with nothing under it. Each count is 0 in a clean summary;
 `fidelity` and the per-agent benchmark report them beside the facts kept.
@@ -15,12 +16,21 @@ import re
 from hermes_mlx.summarizer.api import Message
 from hermes_mlx.summarizer.extract import tool_output
 from hermes_mlx.summarizer.findings import near_duplicate
+from hermes_mlx.summarizer.ledger import OUTCOME_SEP
 from hermes_mlx.summarizer.outcomes import outcome_of
 from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.text import Turn, command_of, normalize
 from hermes_mlx.summarizer.vocabulary import READ_ANSWER_CHARS, RUN_LOG, SLASH_COMMAND, read_only, reads_contents
 
-HYGIENE = ("read_results", "source_errors", "agent_commands", "duplicates", "fragments", "empty_sections")
+HYGIENE = (
+    "read_results",
+    "source_errors",
+    "wrapper_results",
+    "agent_commands",
+    "duplicates",
+    "fragments",
+    "empty_sections",
+)
 
 
 def _reads_only(line: str, turns: list[Turn], calls: dict) -> bool:
@@ -45,6 +55,13 @@ def _reads_only(line: str, turns: list[Turn], calls: dict) -> bool:
     return in_read and not elsewhere
 
 
+def _wrapper_only(line: str, turns: list[Turn]) -> bool:
+    """`line` occurs in tool results only in the wrapper an agent puts around what a command
+    printed (extract.tool_output leaves it out), never in the output itself."""
+    raw = [t.text for t in turns if t.role == "tool" and line in t.text]
+    return bool(raw) and not any(line in tool_output(text) for text in raw)
+
+
 def _fragment(line: str) -> bool:
     """A line cut open: an odd number of backticks or of `**`, or cut at an ellipsis."""
     prose = re.sub(r"`[^`]*`", "", line)  # `**kwargs` in a code span is no bold
@@ -62,6 +79,11 @@ def hygiene(summary: str, messages: list[Message]) -> dict[str, list[str]]:
             out["read_results"].append(f"{c.cmd} → {c.outcome}")
     turns = normalize(messages)
     calls = {c.id: c for t in turns for c in t.tool_calls}
+    said = [(f"{c.cmd} → {x}", x) for c in led.commands for x in c.outcome.split(OUTCOME_SEP) if x.strip()]
+    for shown, line in said + [(e.line, e.line) for e in led.errors]:
+        line = re.sub(r" \[at .*\]$", "", line).strip().rstrip("…")
+        if len(line) >= 6 and _wrapper_only(line, turns):
+            out["wrapper_results"].append(shown)
     for e in led.errors:
         line = re.sub(r" \[at .*\]$", "", e.line)  # our location note, not the source's words
         if len(line) >= 12 and _reads_only(line, turns, calls):

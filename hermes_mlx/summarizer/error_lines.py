@@ -26,10 +26,10 @@ MAX_LINES = 20_000  # lines of one result scanned at most (head); the tail is sc
 
 ERROR_LINE = re.compile(
     # the general rule: a line that labels itself an error or failure
-    r"(?:^|(?<=[\s:>(\]]))(?i:fatal error|error|fatal|panic)(?:\[[\w\-]+\])?:"  # error: / error[E0308]: / f.c:1:2: error:
+    r"(?:^|(?<=[\s:>(\]]))(?i:fatal error|error|fatal|panic)(?: ?\[[\w\-]+\])?:"  # error: / error[E0308]: / Node's Error [ERR_X]:
     r"|\berror\s+[A-Z]{1,4}\d{2,5}\b"  # tsc, MSVC: error TS2345 / error C2065
     r"|^\s*\d+:\d+\s+error\s"  # eslint (stylish), under a file header
-    r"|\b[A-Z][\w.]*(?:Error|Exception|Failure|Exit)\b:(?!:)"  # ValueError: msg / HTTPError: 404 (not a test id's ::)
+    r"|\b[A-Z][\w.]*(?:Error|Exception|Failure|Exit)\b(?: \[[\w\-]+\])?:(?!:)"  # ValueError: msg / TypeError [ERR_X]: (not a test id's ::)
     r"|:\d+:\s+[A-Z]\w*(?:Error|Exception)$|^[a-z][\w.]*\.[A-Z]\w*(?:Error|Exception)$|^[A-Z]\w*(?:Error|Exception)$"
     r"|^\s*(?:FAILED|ERROR|FAIL|FAILURE)(?::|\s+\S|$)"  # pytest, jest, go test, Gradle
     r"|^\[(?:ERROR|FATAL)\]\s*\S"  # Maven
@@ -49,7 +49,7 @@ ERROR_LINE = re.compile(
     r"|^[\w./\-]+\.exs?:\d+(?::\d+)?:[a-z_]+\b"  # Dialyzer (short format): lib/a.ex:94:7:pattern_match_cov
     r"|^\s*✘ \[ERROR\]"  # esbuild
     r"|^\s*┃\s*\[[A-Z]\]\s"  # Credo issue: ┃ [D] ↘ Nested modules could be aliased ...
-    r"|npm ERR!|command not found|: not found$|No such file or directory|Permission denied|Segmentation fault|core dumped"
+    r"|npm ERR!|^npm error |command not found|: not found$|No such file or directory|Permission denied|Segmentation fault|core dumped"
     r"|\*\*\* \[[^\]\n]{0,200}\] Error \d+"  # make
     r"|(?i:" + PROGRAM_FAILED.pattern + ")"  # rm: cannot remove 'x': Device or resource busy
 )

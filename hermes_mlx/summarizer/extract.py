@@ -270,12 +270,39 @@ _ENVELOPE = re.compile(r"\A\s*<returncode>\s*-?\d+\s*</returncode>\s*<output>\n?
 
 def tool_output(result: str) -> str:
     """What a tool printed: a JSON result's output fields, one after another; the inside of an
-    agent's `<output>` envelope; any other text as is."""
+    agent's `<output>` envelope or labelled header; any other text as is."""
     data = json_result(result)
     if data:
         return "\n".join(output_parts(data)) or result
     wrapped = _ENVELOPE.match(result or "")
-    return wrapped.group(1) if wrapped else result
+    return wrapped.group(1) if wrapped else _unlabelled(result or "")
+
+
+# an agent's report around what a command printed, in `Label: value` lines with an exit status among
+# them: Codex CLI's `Chunk ID: …`, `Wall time: …`, `Process exited with code 1`, then `Output:`;
+# Gemini CLI's `Command: …`, `Directory: …`, `Output: …`, then `Error: (none)`, `Exit Code: 127`, …
+_LABEL_LINE = re.compile(r"^[A-Z][\w ()/.-]{0,30}:(?: .*)?$")
+_OUTPUT_LABEL = re.compile(r"^Output:[ \t]?(.*)$")
+_NO_ERROR = re.compile(r"^Error: \((?:none|empty)\)\s*$", re.I)
+
+
+def _unlabelled(result: str) -> str:
+    """`result` without an agent's labelled header and trailer; as is when it has none."""
+    lines = result.split("\n")
+    head = next((i for i, ln in enumerate(lines[:12]) if _OUTPUT_LABEL.match(ln)), None)
+    if not head or not all(len(ln) <= 120 and (_LABEL_LINE.match(ln) or _EXIT_TEXT.search(ln)) for ln in lines[:head]):
+        return result
+    first = _OUTPUT_LABEL.match(lines[head]).group(1)
+    body = ([first] if first.strip() else []) + lines[head + 1 :]
+    end = len(body)  # the trailer: the last run of label lines, from its `Error:` or exit status line on
+    while end and (not body[end - 1].strip() or _LABEL_LINE.match(body[end - 1]) and len(body[end - 1]) <= 200):
+        end -= 1
+    start = next((k for k in range(end, len(body)) if body[k].startswith("Error:") or _EXIT_TEXT.search(body[k])), None)
+    trailer = body[start:] if start is not None else []
+    if not any(_EXIT_TEXT.search(ln) for ln in lines[:head] + trailer):
+        return result  # no status reported: a file that happens to start with `Key: value` lines
+    said = [ln for ln in trailer if ln.startswith("Error:") and not _NO_ERROR.match(ln)]
+    return "\n".join((body[:start] if start is not None else body) + said).strip("\n")
 
 
 def exit_status(result: str) -> int | None:

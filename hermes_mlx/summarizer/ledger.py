@@ -33,7 +33,7 @@ from .extract import (  # noqa: F401  (also re-exported for callers of the ledge
     user_constraints,
     whole_head,
 )
-from .outcomes import MADE, is_placeholder, outcome_line, outcome_of
+from .outcomes import MADE, is_placeholder, is_report, outcome_line, outcome_of
 from .redact import redact
 from .text import Turn, clip
 from .tidy import ACTION_RANK, path_shaped, tidy_commands, tidy_files
@@ -163,16 +163,19 @@ class Ledger:
                 target.append(item)
 
     def resolve(self, cmd: str, output: str = "") -> None:
-        """A command passed: errors it (or a broader run of it) covered move to `resolved`."""
-        still = []
+        """A command passed: errors it (or a broader run of it) covered move to `resolved`, those
+        that say what went wrong (a build's `BUILD FAILED in 3s` verdict goes when its error lines
+        are there to say why)."""
+        covered, still = [], []
         for e in self.errors:
-            if _covers(cmd, e) or (e.test and re.search(re.escape(e.test) + r"\s+PASSED", output)):
-                if e.line not in self.resolved and not MORE_ERRORS.match(e.line):
-                    self.resolved.append(e.line)
-                    self.fixes[e.line] = cmd
-            else:
-                still.append(e)
+            hit = _covers(cmd, e) or (e.test and re.search(re.escape(e.test) + r"\s+PASSED", output))
+            (covered if hit else still).append(e)
         self.errors = still
+        lines = [e.line for e in covered if not MORE_ERRORS.match(e.line) and e.line not in self.resolved]
+        telling = [x for x in lines if not is_report(x)] or lines
+        for line in dict.fromkeys(telling):
+            self.resolved.append(line)
+            self.fixes[line] = cmd
 
     # ---- extraction
 

@@ -93,9 +93,9 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
         re.compile(
             r"^.*(?:command not found|No such file or directory|No module named \S+|Permission denied).*$"
             r"|^.*\b(?:timed out|Timeout(?:Error)?|deadline exceeded)\b.*$"
-            r"|^\s*(?:[A-Z]\w*\.)*[A-Z]\w*(?:Error|Exception)(?::.*)?$"
+            r"|^\s*(?:[A-Z]\w*\.)*[A-Z]\w*(?:Error|Exception)(?: \[\w+\])?(?::.*)?$"  # TypeError [ERR_X]: ...
             r"|^\s*\*\* \(\w+(?:\.\w+)*\).*$"  # Elixir raise
-            r"|^.*\[ERROR\].*$|^\s*error(?:\[\w+\])?: .+$|^.*: error: .+$"
+            r"|^.*\[ERROR\].*$|^\s*error(?: ?\[\w+\])?: .+$|^.*: error: .+$"
             r"|^.*?(?:" + PROGRAM_FAILED.pattern + ").*$",  # rm: cannot remove 'x': Device or resource busy
             re.I,
         ),
@@ -147,8 +147,8 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     for line in reversed(lines):
         if failure.match(line):
             return "failure", _fold(line)
-    if status not in (0, None):
-        said = [ln for ln in lines if not _EXIT_LINE.match(ln)]
+    if status not in (0, None):  # npm's `> pkg@1.0.0 script` echo of what it runs says nothing yet
+        said = [ln for ln in lines if not _EXIT_LINE.match(ln) and not ln.startswith("> ")]
         if said:
             return "failure", _fold(said[0])
     if len(lines) == 1 and len(lines[0]) <= 160 and status is not None and not _EXIT_LINE.match(lines[0]):
