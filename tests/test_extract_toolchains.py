@@ -187,6 +187,17 @@ SAMPLES = {
         ["GET /v1/items -> status 503 (Service Unavailable), retrying in 2s"],
     ),
     "shell": ("bash: foo: command not found\n", ["bash: foo: command not found"]),
+    "npm10": (
+        "npm error code ERESOLVE\nnpm error ERESOLVE unable to resolve dependency tree\nnpm error\n"
+        "npm error While resolving: app@0.1.0\nnpm error Found: react@18.3.1\nnpm error node_modules/react\n",
+        ["npm error ERESOLVE unable to resolve dependency tree"],
+    ),
+    "node_esm": (
+        "(node:10979) [DEP0180] DeprecationWarning: fs.Stats constructor is deprecated.\n"
+        "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'axios' imported from /app/src/planner.ts\n"
+        "    at packageResolve (node:internal/modules/esm/resolve:768:81)\n",
+        ["Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'axios'"],
+    ),
     "make": ("cc -O2 -c x.c\nmake: *** [Makefile:12: build] Error 1\n", ["make: *** [Makefile:12: build] Error 1"]),
 }
 
@@ -213,6 +224,14 @@ def test_each_toolchain_yields_its_key_error_line(name):
     lines = error_lines(out, limit=10)
     for want in expected:
         assert any(want in line for line in lines), (want, lines)
+
+
+def test_npm_prints_one_error_as_one_block_in_either_spelling():
+    # npm 10 prefixes each line of one error with `npm error`, older npm with `npm ERR!`
+    new = "npm error code ERESOLVE\nnpm error ERESOLVE unable to resolve dependency tree\nnpm error Found: react@18\n"
+    old = "npm ERR! code ELIFECYCLE\nnpm ERR! errno 1\nnpm ERR! app@1.0.0 test: `jest`\nnpm ERR! Exit status 1\n"
+    assert error_lines(new) == ["npm error ERESOLVE unable to resolve dependency tree"]
+    assert error_lines(old) == ["npm ERR! app@1.0.0 test: `jest`"]
 
 
 @pytest.mark.parametrize("text", PROSE)

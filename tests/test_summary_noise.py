@@ -190,3 +190,9 @@ def test_the_readme_examples_summary_lists_no_noise():
     assert "mix.exs" in s.ledger.files and not any(p.startswith("/home") for p in s.ledger.files)
     assert not any(u.endswith(("my_dep.git", "/credo", "/dialyxir", "/mix_audit")) for u in s.ledger.urls)
     assert "0.1.0" not in s.ledger.ids
+
+
+def test_an_attribute_named_in_prose_is_no_file_and_a_file_named_like_one_still_is():
+    # `self.env` (Python) and `this.state` (JavaScript) have a file's shape; `state.json` is a file
+    files = {"self.env": "mentioned", "this.state": "mentioned", "state.json": "mentioned", "src/self.py": "read"}
+    assert list(tidy_files(files, "")) == ["state.json", "src/self.py"]

@@ -69,6 +69,12 @@ _AT_FRAME = re.compile(r"^\s+at\s+(\S.{0,200})$")  # Node, Java
 _FILE_HEADER = re.compile(r"^(?:[A-Za-z]:\\|/|\.{0,2}/)?[\w.@\\/\-]{0,300}\.\w{1,10}$")  # eslint's per-file header
 
 
+# a tool that prints one error as a block, every line under the same prefix (npm 10's `npm error`,
+# older npm's `npm ERR!`): the block's first line that says something is its error
+_BLOCK_LINE = re.compile(r"^npm (?:ERR!|error)(?:\s+(.*))?$")
+_BLOCK_FIELD = re.compile(r"^(?:code|errno|syscall|path|signal|command|cwd)\b\s*\S*$|^$")
+
+
 def is_error_line(line: str) -> bool:
     """True when one line of tool output reports an error or failure."""
     line = (line or "")[:MAX_LINE]
@@ -106,11 +112,16 @@ def scan_errors(text: str, limit: int = 6) -> tuple[list[str], int]:
     lines = _lines(text or "")
     found: dict[str, tuple[int, int]] = {}  # line -> (specificity, order)
     frame = header = ""
+    in_block = False  # inside one error a tool prints with a prefix on every line (npm's)
     for i, raw in enumerate(lines):
         stripped = raw.strip()
         if not stripped:
             header = ""
             continue
+        block = _BLOCK_LINE.match(stripped)
+        if block and (in_block or _BLOCK_FIELD.match(block.group(1) or "")):
+            continue  # `npm error code ERESOLVE` and the lines after the one that says what went wrong
+        in_block = bool(block)
         m = _PY_FRAME.match(raw)
         if m:  # Python: the innermost frame so far; the exception line comes after the last one
             frame = f"{m.group(1)}:{m.group(2)}" + (f", in {m.group(3)}" if m.group(3) else "")

@@ -20,6 +20,7 @@ _CHANGES = re.compile(
     r"\b(?:pip3?|uv|npm|pnpm|yarn|cargo|go|gem|mix|apt(?:-get)?|brew|poetry) (?:install|add|get|deps\.get)\b"
     r"|\bgit (?:add|commit|push|checkout|merge|rebase|apply|reset|stash)\b|\bsed -i\b|\bpatch\b|\b(?:mv|cp|rm) "
 )
+_RECEIVER = re.compile(r"^(?:self|this|cls|super)\.[a-z_]")
 _FS_ROOTS = ("/home/", "/Users/", "/tmp/", "/etc/", "/var/", "/opt/", "/usr/", "/srv/", "/root/", "/mnt/", "/testbed/")
 
 
@@ -29,6 +30,8 @@ def path_shaped(p: str) -> bool:
     name without an extension is a folder only under a filesystem root we know
     (`/api/hooks/commit-event` is a route)."""
     last = p.rstrip("/").rsplit("/", 1)[-1]
+    if _RECEIVER.match(p):
+        return False  # `self.env`, `this.state`: an attribute, not a file
     if re.search(r"\.[A-Za-z][\w]{0,9}$", last) or last in SPECIAL_FILES:
         return True
     return p.startswith(("~/", "./", "../")) and p.count("/") >= 2 or p.startswith(_FS_ROOTS)
