@@ -323,7 +323,8 @@ def test_a_fix_keeps_the_error_lines_that_say_what_went_wrong_not_the_build_verd
         (("terminal", {"command": "./gradlew assembleDebug"}), "BUILD SUCCESSFUL in 2s\n[exit code 0]"),
     )
     assert not led.errors
-    assert len(led.resolved) == 3 and not any("BUILD FAILED" in x or "FAILURE:" in x for x in led.resolved)
+    # the verdicts go, and the same error at two line numbers is one line
+    assert sorted(x[:20] for x in led.resolved) == ["* What went wrong: E", "e: file:///a/Config."]
     assert all(led.fixes[x] == "./gradlew assembleDebug" for x in led.resolved)
 
 
@@ -397,3 +398,18 @@ def test_a_micro_pass_ranked_by_code_calls_no_model_and_keeps_the_best_finding()
     result = s.merge(None, exchange)
     assert result.ok and result.details["narrative"] == "code"
     assert "`KeyError` because `row['currency']` is missing for refunds" in result.text
+
+
+def test_comparing_and_probing_are_reads_and_printed_objects_are_no_errors_or_timeouts():
+    from hermes_mlx.summarizer.error_lines import is_error_line
+    from hermes_mlx.summarizer.vocabulary import read_only
+
+    # Codex's `diff -qr A B; true` and `lsof ... || true`: reads with nothing to tell
+    assert read_only('diff -qr "Single Agent Pattern" "single-agent-pattern"; true')
+    assert read_only("lsof -nP -iTCP:3031 -sTCP:LISTEN || true") and not read_only("diff a b > out.patch")
+    # a program logging an object with an `error` key or a `timeout` option is no failure
+    assert not is_error_line("AgentA received response: { id: 't2', status: 'refused', error: 'unsupported_task' }")
+    assert is_error_line("TypeError: {a} is not a function") and is_error_line("error: {x} not found")
+    assert outcome_line("Server listening\n  timeout: 0,\n}\n", 0) == ""
+    assert outcome_line("Error: Timeout of 2000ms exceeded\n", 1) == "Error: Timeout of 2000ms exceeded"
+    assert outcome_line("request timed out after 30s\n", 0) == "request timed out after 30s"

@@ -76,9 +76,17 @@ _BLOCK_FIELD = re.compile(r"^(?:code|errno|syscall|path|signal|command|cwd)\b\s*
 
 
 def is_error_line(line: str) -> bool:
-    """True when one line of tool output reports an error or failure."""
+    """True when one line of tool output reports an error or failure; an `error:` key of an
+    object a program logged (`{ id: 't2', status: 'refused', error: 'unsupported_task' }`) is none."""
     line = (line or "")[:MAX_LINE]
-    return bool(ERROR_LINE.search(line)) and not _noise(line)
+    return any(not _in_object(line, m.start()) for m in ERROR_LINE.finditer(line)) and not _noise(line)
+
+
+def _in_object(line: str, at: int) -> bool:
+    """Position `at` is inside a `{ ... }` that a line of other words logs (`received: { ... }`);
+    an object that is the whole answer (`{"error": "Unauthorized"}`) says what went wrong."""
+    before = line[:at]
+    return before.count("{") > before.count("}") and "}" in line[at:] and not line.lstrip().startswith("{")
 
 
 def _noise(line: str) -> bool:

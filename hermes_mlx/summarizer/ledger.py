@@ -165,7 +165,7 @@ class Ledger:
     def resolve(self, cmd: str, output: str = "") -> None:
         """A command passed: errors it (or a broader run of it) covered move to `resolved`, those
         that say what went wrong (a build's `BUILD FAILED in 3s` verdict goes when its error lines
-        are there to say why)."""
+        are there to say why), one of each shape (the same error at other line numbers is one)."""
         covered, still = [], []
         for e in self.errors:
             hit = _covers(cmd, e) or (e.test and re.search(re.escape(e.test) + r"\s+PASSED", output))
@@ -173,7 +173,8 @@ class Ledger:
         self.errors = still
         lines = [e.line for e in covered if not MORE_ERRORS.match(e.line) and e.line not in self.resolved]
         telling = [x for x in lines if not is_report(x)] or lines
-        for line in dict.fromkeys(telling):
+        first = {_at_any_line(x): x for x in reversed(telling)}  # one error at lines 147, 152, 159: one line
+        for line in dict.fromkeys(x for x in telling if first[_at_any_line(x)] == x):
             self.resolved.append(line)
             self.fixes[line] = cmd
 
@@ -382,6 +383,11 @@ def _is_command(call) -> bool:
     from .text import command_of
 
     return bool(command_of(call.name, call.arguments)) and not SLASH_COMMAND.match(call.text or "")
+
+
+def _at_any_line(error: str) -> str:
+    """An error line with its line and column numbers blanked (`Config.kt:147:12` -> `Config.kt:#:#`)."""
+    return re.sub(r"(?<=[:(,])\d+", "#", error)
 
 
 def _covers(passing: str, err: ErrorItem) -> bool:

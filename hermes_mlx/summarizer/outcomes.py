@@ -92,7 +92,8 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
         "failure",
         re.compile(
             r"^.*(?:command not found|No such file or directory|No module named \S+|Permission denied).*$"
-            r"|^.*\b(?:timed out|Timeout(?:Error)?|deadline exceeded)\b.*$"
+            # a timeout said, not a `timeout: 0,` option printed in an object
+            r"|^.*\b(?:timed out|(?-i:Timeout)(?:Error|Exception)?\b(?!\s*[:=]\s*\d)|deadline exceeded)\b.*$"
             r"|^\s*(?:[A-Z]\w*\.)*[A-Z]\w*(?:Error|Exception)(?: \[\w+\])?(?::.*)?$"  # TypeError [ERR_X]: ...
             r"|^\s*\*\* \(\w+(?:\.\w+)*\).*$"  # Elixir raise
             r"|^.*\[ERROR\].*$|^\s*error(?: ?\[\w+\])?: .+$|^.*: error: .+$"

@@ -82,7 +82,8 @@ SPECIAL_FILES = frozenset(
 _READERS = (
     r"git (?:status|diff|log|show|branch|ls-files|blame|reflog)|"
     r"ls|pwd|cat|head|tail|echo|which|wc|tree|find|grep|rg|ag|fd|sed -n|awk|nl|bd (?:show|ready|list|update)|"
-    r"gh (?:issue|pr) view|tail -\d+|less|more|file|stat|du|df|env|printenv|type|Get-Content|Select-String"
+    r"gh (?:issue|pr) view|tail -\d+|less|more|file|stat|du|df|env|printenv|type|Get-Content|Select-String|"
+    r"diff|cmp|lsof|ps|whoami|hostname|realpath|readlink|git (?:remote|rev-parse)"
 )
 # one read, or one after `cd X &&`, and not chained to anything that is not
 READ_ONLY = re.compile(r"^(?!.*(?:&&.*&&|;|\|\||(?<![\d&])>\s*[\w./~$]))(?:cd \S+ && )?(?!.*&&)(?:" + _READERS + r")\b")
