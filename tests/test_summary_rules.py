@@ -413,3 +413,19 @@ def test_comparing_and_probing_are_reads_and_printed_objects_are_no_errors_or_ti
     assert outcome_line("Server listening\n  timeout: 0,\n}\n", 0) == ""
     assert outcome_line("Error: Timeout of 2000ms exceeded\n", 1) == "Error: Timeout of 2000ms exceeded"
     assert outcome_line("request timed out after 30s\n", 0) == "request timed out after 30s"
+
+
+def test_a_pruned_reads_kept_line_is_no_result_unless_the_read_was_short_or_failed():
+    # the batch compactor prunes a long `git diff` to a placeholder keeping a failure-shaped line
+    # of it (code that names TimeoutException); the read's line count in the placeholder decides
+    from hermes_mlx.compactor.batch import one_line
+
+    diff = "diff --git a/x.py b/x.py\n" + "+ pass\n" * 40 + "+ retry_on=(httpx.TimeoutException,)\n[exit code: 0]"
+    short = "cat: notes.txt: No such file or directory\n[exit code: 1]"
+    led = _ledger(
+        (("terminal", {"command": "git diff -- tidewatch"}), one_line("terminal", diff)),
+        (("terminal", {"command": "cat notes.txt"}), short),
+    )
+    got = {c.cmd: c.outcome for c in led.commands}
+    assert got.get("git diff -- tidewatch", "") == ""
+    assert got["cat notes.txt"] == "cat: notes.txt: No such file or directory"

@@ -253,7 +253,10 @@ class Ledger:
             family, outcome = outcome_of(output, status)
             # what a read printed is what it read, not a result (`sed -n 1,80p x.js` -> a line of x.js),
             # unless the read failed or it read a log of a run
-            read_failed = family == "failure" and (status not in (0, None) or output.count("\n") < 3)
+            # (a pruned output's placeholder says how many lines the read printed)
+            printed = re.search(r", (\d+) lines,", text) if is_placeholder(text) else None
+            lines = int(printed.group(1)) if printed else output.count("\n") + 1
+            read_failed = family == "failure" and (status not in (0, None) or lines < 4)
             if read_only(cmd) and not read_failed and not RUN_LOG.search(cmd):
                 outcome = ""
             self.add_command(cmd, status, outcome)

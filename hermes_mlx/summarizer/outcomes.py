@@ -92,8 +92,9 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
         "failure",
         re.compile(
             r"^.*(?:command not found|No such file or directory|No module named \S+|Permission denied).*$"
-            # a timeout said, not a `timeout: 0,` option printed in an object
-            r"|^.*\b(?:timed out|(?-i:Timeout)(?:Error|Exception)?\b(?!\s*[:=]\s*\d)|deadline exceeded)\b.*$"
+            # a timeout said, not a `timeout: 0,` option or an `httpx.Timeout` in code
+            r"|^.*\b(?:timed out|(?-i:Timeout(?:Error|Exception))|timeout (?:after|exceeded|expired|reached|of \d)|"
+            r"deadline exceeded)\b.*$"
             r"|^\s*(?:[A-Z]\w*\.)*[A-Z]\w*(?:Error|Exception)(?: \[\w+\])?(?::.*)?$"  # TypeError [ERR_X]: ...
             r"|^\s*\*\* \(\w+(?:\.\w+)*\).*$"  # Elixir raise
             r"|^.*\[ERROR\].*$|^\s*error(?: ?\[\w+\])?: .+$|^.*: error: .+$"
