@@ -55,6 +55,11 @@ def _reads_only(line: str, turns: list[Turn], calls: dict) -> bool:
     return in_read and not elsewhere
 
 
+def _source_words(line: str) -> str:
+    """A ledger line without our location note (` [at f.py:3]`): the source's own words."""
+    return re.sub(r" \[at .*\]$", "", line)
+
+
 def _wrapper_only(line: str, turns: list[Turn]) -> bool:
     """`line` occurs in tool results only in the wrapper an agent puts around what a command
     printed (extract.tool_output leaves it out), never in the output itself."""
@@ -81,12 +86,11 @@ def hygiene(summary: str, messages: list[Message]) -> dict[str, list[str]]:
     calls = {c.id: c for t in turns for c in t.tool_calls}
     said = [(f"{c.cmd} → {x}", x) for c in led.commands for x in c.outcome.split(OUTCOME_SEP) if x.strip()]
     for shown, line in said + [(e.line, e.line) for e in led.errors]:
-        line = re.sub(r" \[at .*\]$", "", line).strip().rstrip("…")
+        line = _source_words(line).strip().rstrip("…")
         if len(line) >= 6 and _wrapper_only(line, turns):
             out["wrapper_results"].append(shown)
     for e in led.errors:
-        line = re.sub(r" \[at .*\]$", "", e.line)  # our location note, not the source's words
-        if len(line) >= 12 and _reads_only(line, turns, calls):
+        if len(_source_words(e.line)) >= 12 and _reads_only(_source_words(e.line), turns, calls):
             out["source_errors"].append(e.line)
     out["agent_commands"] = [x for x in s.progress if SLASH_COMMAND.match(x)]
     narrative = [*s.progress, *s.decisions, *s.remaining, *s.questions]

@@ -75,6 +75,12 @@ _BLOCK_LINE = re.compile(r"^npm (?:ERR!|error)(?:\s+(.*))?$")
 _BLOCK_FIELD = re.compile(r"^(?:code|errno|syscall|path|signal|command|cwd)\b\s*\S*$|^$")
 
 
+def at_any_line(error: str) -> str:
+    """An error line with its line and column numbers blanked (`Config.kt:147:12` -> `Config.kt:#:#`):
+    one error reported at several places reads the same."""
+    return re.sub(r"(?<=[:(,])\d+", "#", error)
+
+
 def is_error_line(line: str) -> bool:
     """True when one line of tool output reports an error or failure; an `error:` key of an
     object a program logged (`{ id: 't2', status: 'refused', error: 'unsupported_task' }`) is none."""

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from .digest import human_words, machine_written
+from .error_lines import at_any_line
 from .extract import (  # noqa: F401  (also re-exported for callers of the ledger)
     ERROR_LINE,
     TEST_ID,
@@ -33,7 +34,7 @@ from .extract import (  # noqa: F401  (also re-exported for callers of the ledge
     user_constraints,
     whole_head,
 )
-from .outcomes import MADE, is_placeholder, is_report, outcome_line, outcome_of
+from .outcomes import MADE, is_placeholder, is_report, outcome_line, outcome_of, pruned_lines
 from .redact import redact
 from .text import Turn, clip
 from .tidy import ACTION_RANK, path_shaped, tidy_commands, tidy_files
@@ -172,11 +173,12 @@ class Ledger:
             (covered if hit else still).append(e)
         self.errors = still
         lines = [e.line for e in covered if not MORE_ERRORS.match(e.line) and e.line not in self.resolved]
-        telling = [x for x in lines if not is_report(x)] or lines
-        first = {_at_any_line(x): x for x in reversed(telling)}  # one error at lines 147, 152, 159: one line
-        for line in dict.fromkeys(x for x in telling if first[_at_any_line(x)] == x):
-            self.resolved.append(line)
-            self.fixes[line] = cmd
+        shapes: set[str] = set()  # one error at lines 147, 152, 159: its first line
+        for line in [x for x in lines if not is_report(x)] or lines:
+            if at_any_line(line) not in shapes:
+                shapes.add(at_any_line(line))
+                self.resolved.append(line)
+                self.fixes[line] = cmd
 
     # ---- extraction
 
@@ -254,8 +256,7 @@ class Ledger:
             # what a read printed is what it read, not a result (`sed -n 1,80p x.js` -> a line of x.js),
             # unless the read failed or it read a log of a run
             # (a pruned output's placeholder says how many lines the read printed)
-            printed = re.search(r", (\d+) lines,", text) if is_placeholder(text) else None
-            lines = int(printed.group(1)) if printed else output.count("\n") + 1
+            lines = pruned_lines(text) or output.count("\n") + 1
             read_failed = family == "failure" and (status not in (0, None) or lines < 4)
             if read_only(cmd) and not read_failed and not RUN_LOG.search(cmd):
                 outcome = ""
@@ -386,11 +387,6 @@ def _is_command(call) -> bool:
     from .text import command_of
 
     return bool(command_of(call.name, call.arguments)) and not SLASH_COMMAND.match(call.text or "")
-
-
-def _at_any_line(error: str) -> str:
-    """An error line with its line and column numbers blanked (`Config.kt:147:12` -> `Config.kt:#:#`)."""
-    return re.sub(r"(?<=[:(,])\d+", "#", error)
 
 
 def _covers(passing: str, err: ErrorItem) -> bool:

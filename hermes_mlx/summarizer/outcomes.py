@@ -116,6 +116,12 @@ def is_placeholder(text: str) -> bool:
     return bool(_OURS.match(text or ""))
 
 
+def pruned_lines(text: str) -> int | None:
+    """How many lines the output a compactor's placeholder stands for held; None for any other text."""
+    said = re.search(r", (\d+) lines,", text) if is_placeholder(text) else None
+    return int(said.group(1)) if said else None
+
+
 def outcome_line(output: str, status: int | None = None) -> str:
     """`outcome_of`'s line alone."""
     return outcome_of(output, status)[1]
