@@ -429,3 +429,26 @@ def test_a_pruned_reads_kept_line_is_no_result_unless_the_read_was_short_or_fail
     got = {c.cmd: c.outcome for c in led.commands}
     assert got.get("git diff -- tidewatch", "") == ""
     assert got["cat notes.txt"] == "cat: notes.txt: No such file or directory"
+
+
+def test_what_the_shell_said_about_code_the_command_never_ran_is_no_result_or_error():
+    # Cursor's wrapper script around each command (`--: line 20: ...`, its `dump_bash_state`) and a
+    # login shell's startup file (`bash: pyenv: command not found`) complain beside the output
+    cursor = (
+        "3.11.9\n--: line 20: cannot create temp file for here-document: Permission denied\n"
+        "--: line 1: dump_bash_state: command not found\n"
+    )
+    login = "bash: pyenv: command not found\n===== 3 passed in 0.4s =====\n"
+    led = _ledger(
+        (("terminal", {"command": "python3 -c 'import sys; print(sys.version.split()[0])'"}), cursor),
+        (("terminal", {"command": "pytest -q"}), login),
+        (("terminal", {"command": "pytset -q"}), "bash: line 1: pytset: command not found\n[exit code: 127]"),
+        (("terminal", {"command": "bash deploy.sh"}), "deploy.sh: line 3: HOST: unbound variable\n[exit code: 1]"),
+    )
+    got = {c.cmd: c.outcome for c in led.commands}
+    assert got["python3 -c 'import sys; print(sys.version.split()[0])'"] == ""
+    assert got["pytest -q"] == "3 passed in 0.4s"
+    # the command's own program missing, and a script's own line, stay its failure
+    assert got["pytset -q"] == "bash: line 1: pytset: command not found"
+    assert got["bash deploy.sh"] == "deploy.sh: line 3: HOST: unbound variable"
+    assert [e.line for e in led.errors] == ["bash: line 1: pytset: command not found"]

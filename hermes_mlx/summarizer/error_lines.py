@@ -75,6 +75,32 @@ _BLOCK_LINE = re.compile(r"^npm (?:ERR!|error)(?:\s+(.*))?$")
 _BLOCK_FIELD = re.compile(r"^(?:code|errno|syscall|path|signal|command|cwd)\b\s*\S*$|^$")
 
 
+# the shell's own complaints: `bash: line 3: x: command not found`, `zsh: command not found: x`,
+# `/bin/sh: 1: x: not found`, and an agent's wrapper script's (`--: line 20: cannot create temp file`)
+_SHELL_SAID = re.compile(r"^(?:--?|-?(?:/(?:usr/)?bin/)?(?:ba|z|da|k|fi)?sh): (?:line )?(\d+): (.*)$")
+_NOT_FOUND = re.compile(r"(?:^|: )(?:command not found: ([^\s:]+)|([^\s:]+): (?:command )?not found)\s*$")
+
+
+def foreign_lines(output: str, command: str) -> str:
+    """`output` without what the shell said about code that is not `command`'s: the shell's own
+    complaint at a line past the command's last (an agent's wrapper script), or a program not found that the
+    command never names (a login shell's `.bashrc`, Cursor's `dump_bash_state`). Left, they were
+    the command's result and its error, over what it printed."""
+    if "line " not in output and "not found" not in output:
+        return output
+    last = command.count("\n") + 1
+    words = set(re.findall(r"[\w./+-]+", command))
+
+    def foreign(line: str) -> bool:
+        said = _SHELL_SAID.match(line.strip())
+        if said and int(said.group(1)) > last:
+            return True
+        missing = _NOT_FOUND.search(line.strip())
+        return bool(missing) and (missing.group(1) or missing.group(2)) not in words
+
+    return "\n".join(ln for ln in output.split("\n") if not foreign(ln))
+
+
 def at_any_line(error: str) -> str:
     """An error line with its line and column numbers blanked (`Config.kt:147:12` -> `Config.kt:#:#`):
     one error reported at several places reads the same."""

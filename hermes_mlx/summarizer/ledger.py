@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from .digest import human_words, machine_written
-from .error_lines import at_any_line
+from .error_lines import at_any_line, foreign_lines
 from .extract import (  # noqa: F401  (also re-exported for callers of the ledger)
     ERROR_LINE,
     TEST_ID,
@@ -239,6 +239,7 @@ class Ledger:
         if is_placeholder(text):  # output a compactor pruned: the result line it kept is all there is
             output = outcome_line(text, status)
         cmd = whole_head(call.text) if call is not None and _is_command(call) else ""
+        output = foreign_lines(output, call.text) if cmd else output
         slash = call is not None and bool(SLASH_COMMAND.match(call.text or ""))
         if call is not None and not cmd:
             # a commit or a PR made by any tool (aider's own report) is an outcome; a command the
