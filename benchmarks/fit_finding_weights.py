@@ -54,9 +54,15 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0, steps: int = 3000, lr: fl
 
 def kept(session: dict, score, top: int) -> int:
     """Facts held by the session's `top` best findings (near-duplicates of a better one skipped)."""
+    return top_facts(session["rows"], [score(r[1]) for r in session["rows"]], top)
+
+
+def top_facts(rows: list, scores: list[float], top: int) -> int:
+    """Facts held by the `top` best-scored of `rows` (text, features, facts held), near-duplicates
+    of a better one skipped."""
     chosen: list[str] = []
     facts: set[str] = set()
-    for text, _features, hits in sorted(session["rows"], key=lambda r: score(r[1]), reverse=True):
+    for _, (text, _features, hits) in sorted(zip(scores, rows, strict=True), key=lambda p: p[0], reverse=True):
         if len(chosen) >= top:
             break
         if any(near_duplicate(text, c) for c in chosen):
