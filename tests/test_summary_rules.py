@@ -452,3 +452,16 @@ def test_what_the_shell_said_about_code_the_command_never_ran_is_no_result_or_er
     assert got["pytset -q"] == "bash: line 1: pytset: command not found"
     assert got["bash deploy.sh"] == "deploy.sh: line 3: HOST: unbound variable"
     assert [e.line for e in led.errors] == ["bash: line 1: pytset: command not found"]
+
+
+def test_a_finding_saying_what_a_pick_of_the_same_pass_says_takes_no_second_slot():
+    # the gate trims "Found it." off a micro pass's pick; the untrimmed finding is the same one
+    from hermes_mlx.summarizer.state import fresh_findings
+    from hermes_mlx.summarizer.summary import Summary
+
+    said = "Found it. Line 609-613: `cat {file}` through `_exec` returns 'Failed to read file' on a non-zero exit."
+    other = "Linux pipe buffer is exactly 65,536 bytes, so `proc.wait()` blocks once the output passes it."
+    turns = normalize([{"role": "assistant", "content": f"{said}\n\n{other}"}])
+    picked = said.removeprefix("Found it. ")
+    assert [f.text for f in fresh_findings(Summary(), turns, exclude=[picked])] == [other]
+    assert {f.text for f in fresh_findings(Summary(), turns)} == {said, other}

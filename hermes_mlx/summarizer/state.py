@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .digest import plan_state, rank_ids
 from .faithful import directive_shaped
-from .findings import Finding, findings, is_announcement, rank
+from .findings import Finding, findings, is_announcement, near_duplicate, rank
 from .summary import Summary, code
 from .text import Turn, clip
 from .vocabulary import read_only
@@ -68,12 +68,13 @@ def _known_root(files: dict) -> str:
 
 def fresh_findings(s: Summary, turns: list[Turn], exclude: list[str] | tuple = ()) -> list[Finding]:
     """The span's findings, best first: never an announcement, nor an order restated (the
-    user's own are in the constraints), nor one the summary already has."""
+    user's own are in the constraints), nor one the summary already has, nor one saying what an
+    `exclude` line says (the gate trims "Found it." off a pick: the untrimmed finding is no other)."""
     return [
         f
         for f in rank(findings(turns))
         if f.text not in s.progress
-        and f.text not in exclude
+        and not any(near_duplicate(f.text, e) for e in exclude)
         and not is_announcement(f.text)
         and not directive_shaped(f.text)
     ]
