@@ -100,12 +100,19 @@ def run_session(
     context_limit: int = 32768,
     tail_tokens: int | None = None,
     session_id: str = "",
+    summary_budget_tokens: int | None = None,
 ) -> Replay:
     """Replay one session; batch mode ends with a forced pass so every session gets a batch
     summary (the `/compress` path), as a short session never crosses the threshold. A small
-    `tail_tokens` lets short sessions' exchanges reach the summarizer at all."""
+    `tail_tokens` lets short sessions' exchanges reach the summarizer at all; a batch summary's
+    budget is Hermes's for the span unless `summary_budget_tokens` says."""
     rec = Recording(summarizer)
-    settings = CompactorSettings(context_limit=context_limit, session_id=session_id, tail_tokens=tail_tokens)
+    settings = CompactorSettings(
+        context_limit=context_limit,
+        session_id=session_id,
+        tail_tokens=tail_tokens,
+        summary_budget_tokens=summary_budget_tokens,
+    )
     result = replay(messages, rec, mode=mode, settings=settings)
     live = result.messages
     failures = [f"{r.outcome}: {r.error}" for r in result.records if r.error]

@@ -1,0 +1,87 @@
+"""Where the facts a batch summary loses are: which only a finding can carry, and how many of those
+any finding holds, the ranker's best hold, and the summary keeps.
+
+Each real session of both corpora is compacted in batch mode as `fidelity --real` does it (a window
+of half its tokens), once with Hermes's budget and once with none. A fact at stake (every message
+holding it was folded away) *needs a finding* when no section of the unbudgeted summary but
+Progress holds it: no command, error, file or identifier entry will carry it whatever the budget.
+For those, per agent and per kind: how many a candidate finding of the session holds at all
+(`findings.candidates`), how many the ranker's top 12 findings hold (FEATURE_WEIGHTS, fitted on
+every agent), and how many the budgeted summary keeps. Plain substrings, as the fact lists are.
+
+    python benchmarks/finding_headroom.py [--top 12]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections import Counter
+
+import hermes_mlx  # noqa: F401  (BLAS before mlx)
+from hermes_mlx.bench.agents import agent_of, real_sessions, real_window
+from hermes_mlx.bench.fidelity import run_session
+from hermes_mlx.bench.shipped import load_with_facts
+from hermes_mlx.compactor.markers import is_marker
+from hermes_mlx.integrations.hermes_wire import hermes_serialize
+from hermes_mlx.summarizer.findings import findings, rank
+from hermes_mlx.summarizer.summarizer import MLXSummarizer
+from hermes_mlx.summarizer.text import normalize
+
+UNBUDGETED = 1_000_000
+COLUMNS = ("at stake", "need a finding", "a finding holds", "top findings hold", "summary keeps")
+
+
+def summary_run(path, budget: int | None) -> tuple[str, list[str], dict[str, str], list]:
+    """(summary, facts at stake, each fact's kind, the messages) of one batch replay, with
+    `budget` summary tokens, or Hermes's for the span."""
+    session = load_with_facts(path)
+    run = run_session(
+        session.messages,
+        MLXSummarizer(),
+        mode="batch",
+        context_limit=real_window(session.messages),
+        session_id=path.stem,
+        summary_budget_tokens=budget,
+    )
+    seen = hermes_serialize(run.seen)
+    live = hermes_serialize([m for m in run.messages if not is_marker(m)])
+    stake = [f for _, f in session.facts.must_keep() if f in seen and f not in live]
+    kinds = {f: k for k, f in session.facts.must_keep()}
+    return run.summary, stake, kinds, session.messages
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--top", type=int, default=12, help="the ranker's best findings counted")
+    args = ap.parse_args()
+    by_agent: dict[str, Counter] = {}
+    by_kind: dict[str, Counter] = {}
+    for path in real_sessions():
+        budgeted, stake, kinds, messages = summary_run(path, None)
+        unbudgeted, _, _, _ = summary_run(path, UNBUDGETED)
+        others = re.sub(r"(?ms)^## Progress\n.*?(?=^## |\Z)", "", unbudgeted)
+        need = [f for f in stake if f not in others]
+        found = findings(normalize(messages))
+        best = [f.text for f in rank(found)[: args.top]]
+        for table, key in ((by_agent, agent_of(path)), (by_kind, None)):
+            for f in stake:
+                row = table.setdefault(key or kinds[f], Counter())
+                row["at stake"] += 1
+                if f in need:
+                    row["need a finding"] += 1
+                    row["a finding holds"] += any(f in x.text for x in found)
+                    row["top findings hold"] += any(f in x for x in best)
+                    row["summary keeps"] += f in budgeted
+    for title, table in (("agent", by_agent), ("kind", by_kind)):
+        print(f"| {title} | " + " | ".join(COLUMNS) + " |")
+        print("|---" * (len(COLUMNS) + 1) + "|")
+        total = Counter()
+        for key, row in sorted(table.items()):
+            total.update(row)
+            print(f"| {key} | " + " | ".join(str(row[c]) for c in COLUMNS) + " |")
+        print("| **all** | " + " | ".join(f"**{total[c]}**" for c in COLUMNS) + " |\n")
+
+
+if __name__ == "__main__":
+    main()
