@@ -39,10 +39,15 @@ from .redact import redact
 from .text import Turn, clip
 from .tidy import ACTION_RANK, path_shaped, tidy_commands, tidy_files
 from .vocabulary import (
+    ASKS_USER_TOOL,
     DELEGATE_TOOL,
     FILE_KEYS,
+    FOUND_URLS_TOOL,
     READ_ANSWER_CHARS,
     RUN_LOG,
+    RUNNERS,
+    SHELL_EDIT,
+    SHELL_READ,
     SLASH_COMMAND,
     read_only,
     reads_contents,
@@ -222,7 +227,7 @@ class Ledger:
         self.add_list("ids", find_ids(call.text) if _is_command(call) else [])
         if _is_command(call):  # a shell-only agent reads and edits files with commands
             head = whole_head(call.text).split("\n", 1)[0]
-            verb = "edited" if _SHELL_EDIT.search(head) else "read" if _SHELL_READ.match(head) else ""
+            verb = "edited" if SHELL_EDIT.search(head) else "read" if SHELL_READ.match(head) else ""
             for p in find_paths(head)[:4] if verb else []:
                 if path_shaped(p) and not re.match(r"^\d*s/", p):  # not sed's `956s/except/...`
                     self.add_file(p, verb)
@@ -231,7 +236,7 @@ class Ledger:
                 self.add_list("ids", re.findall(r"\bdef (test_\w+)", value)[:5])
 
     def _absorb_result(self, call, text: str) -> None:
-        if call is not None and _ASKS_USER.search(call.name.lower()):  # the user's own answers
+        if call is not None and ASKS_USER_TOOL.search(call.name.lower()):  # the user's own answers
             self.add_list("asks", [user_message(text)] if text.strip() else [])
             return
         status = exit_status(text)
@@ -286,7 +291,7 @@ class Ledger:
         urls = [u for u in find_urls(output) if not re.search(r"pythonhosted|pypi\.org/simple|registry\.npmjs", u)]
         name = call.name.lower() if call is not None else ""
         document = (
-            bool(_FOUND_URLS.search(name))
+            bool(FOUND_URLS_TOOL.search(name))
             or (reads and len(output) > READ_ANSWER_CHARS)
             or (bool(DELEGATE_TOOL.search(name)) and len(urls) > MANY_URLS)
         )
@@ -369,12 +374,6 @@ class Ledger:
 
 
 USER_MESSAGE_CHARS = 600
-_SHELL_EDIT = re.compile(
-    r"\bsed -i\b|(?<![<>&2])>\s*[\w./]|\btee\b|\bpatch\b|\bgit (?:checkout|apply|restore)\b|\b(?:mv|cp|touch)\s"
-)
-_SHELL_READ = re.compile(r"^(?:cd \S+ && )?(?:cat|head|tail|sed -n|nl|less|more|grep|rg|wc|view)\b")
-_ASKS_USER = re.compile(r"ask_?user|ask_?human|user_?question|clarif")
-_FOUND_URLS = re.compile(r"search|web|browse|fetch|extract|crawl")
 
 
 def user_message(text: str) -> str:
@@ -399,12 +398,7 @@ def _covers(passing: str, err: ErrorItem) -> bool:
         return True
     if err.cmd:
         a, b = passing.split(), err.cmd.split()
-        head = (
-            2
-            if len(a) > 1
-            and a[0] in ("python", "python3", "uv", "npx", "npm", "yarn", "pnpm", "cargo", "go", "make", "poetry")
-            else 1
-        )
+        head = 2 if len(a) > 1 and a[0] in RUNNERS else 1
         if a[:head] == b[:head] and set(a[head:]) <= set(b[head:]) and not any(x.startswith("-k") for x in a):
             return True  # a broader run of the same tool passed
     return False

@@ -141,6 +141,17 @@ def tool_action(name: str, args: dict) -> str:
 
 # tools whose output is another agent's report (Claude Code's Task, Hermes's delegate_task)
 DELEGATE_TOOL = re.compile(r"delegate|subagent|^task$|^agent$|spawn_agent")
+# tools whose output is the user's own answer, and tools whose output lists what a search found
+ASKS_USER_TOOL = re.compile(r"ask_?user|ask_?human|user_?question|clarif")
+FOUND_URLS_TOOL = re.compile(r"search|web|browse|fetch|extract|crawl")
+# what a shell-only agent's command does to the file it names: edits it, or reads it
+SHELL_EDIT = re.compile(
+    r"\bsed -i\b|(?<![<>&2])>\s*[\w./]|\btee\b|\bpatch\b|\bgit (?:checkout|apply|restore)\b|\b(?:mv|cp|touch)\s"
+)
+SHELL_READ = re.compile(r"^(?:cd \S+ && )?(?:cat|head|tail|sed -n|nl|less|more|grep|rg|wc|view)\b")
+# runners whose second word names what runs (`npm test`, `python -m pytest`): a broader run of the
+# same one covers a narrower one that failed
+RUNNERS = ("python", "python3", "uv", "npx", "npm", "yarn", "pnpm", "cargo", "go", "make", "poetry")
 # a read's output printed in full: longer than this, it is the file, not a short answer (EISDIR)
 READ_ANSWER_CHARS = 400
 
