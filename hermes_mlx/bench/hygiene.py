@@ -90,7 +90,8 @@ def hygiene(summary: str, messages: list[Message]) -> dict[str, list[str]]:
         if len(line) >= 6 and _wrapper_only(line, turns):
             out["wrapper_results"].append(shown)
     for e in led.errors:
-        if len(_source_words(e.line)) >= 12 and _reads_only(_source_words(e.line), turns, calls):
+        words = _source_words(e.line)
+        if len(words) >= 12 and _reads_only(words, turns, calls):
             out["source_errors"].append(e.line)
     out["agent_commands"] = [x for x in s.progress if SLASH_COMMAND.match(x)]
     narrative = [*s.progress, *s.decisions, *s.remaining, *s.questions]

@@ -83,19 +83,20 @@ _NOT_FOUND = re.compile(r"(?:^|: )(?:command not found: ([^\s:]+)|([^\s:]+): (?:
 
 def foreign_lines(output: str, command: str) -> str:
     """`output` without what the shell said about code that is not `command`'s: the shell's own
-    complaint at a line past the command's last (an agent's wrapper script), or a program not found that the
-    command never names (a login shell's `.bashrc`, Cursor's `dump_bash_state`). Left, they were
-    the command's result and its error, over what it printed."""
+    complaint at a line past the command's last (an agent's wrapper script), or a program not
+    found that the command never names (a login shell's `.bashrc`, Cursor's `dump_bash_state`).
+    Left, they were the command's result and its error, over what it printed."""
     if "line " not in output and "not found" not in output:
         return output
     last = command.count("\n") + 1
     words = set(re.findall(r"[\w./+-]+", command))
 
     def foreign(line: str) -> bool:
-        said = _SHELL_SAID.match(line.strip())
+        line = line.strip()
+        said = _SHELL_SAID.match(line)
         if said and int(said.group(1)) > last:
             return True
-        missing = _NOT_FOUND.search(line.strip())
+        missing = _NOT_FOUND.search(line)
         return bool(missing) and (missing.group(1) or missing.group(2)) not in words
 
     return "\n".join(ln for ln in output.split("\n") if not foreign(ln))

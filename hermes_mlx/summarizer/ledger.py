@@ -180,8 +180,8 @@ class Ledger:
         lines = [e.line for e in covered if not MORE_ERRORS.match(e.line) and e.line not in self.resolved]
         shapes: set[str] = set()  # one error at lines 147, 152, 159: its first line
         for line in [x for x in lines if not is_report(x)] or lines:
-            if at_any_line(line) not in shapes:
-                shapes.add(at_any_line(line))
+            if (shape := at_any_line(line)) not in shapes:
+                shapes.add(shape)
                 self.resolved.append(line)
                 self.fixes[line] = cmd
 

@@ -90,6 +90,13 @@ READ_ONLY = re.compile(r"^(?!.*(?:&&.*&&|;|\|\||(?<![\d&])>\s*[\w./~$]))(?:cd \S
 # a step of a chain that reads: a reader, a program asked for its help or version, a no-op
 _READ_STEP = re.compile(r"^(?:(?:" + _READERS + r")\b|\S+(?: \S+)*? --?(?:help|version|h|V)$|(?:true|:|cd \S+)$)")
 _WRITES = re.compile(r"(?<![\d&])>\s*[\w./~$]|\btee\b|\s-(?:delete|exec)\b|\bsed -i\b")
+# what a shell-only agent's command does to the file its first line names: edits it, or reads it.
+# Unlike `_WRITES` (any write at all, so no read), an append (`>> log`) names no file it edits, and
+# only the readers that print a file count (not `ls`, `find`, `git log`)
+SHELL_EDIT = re.compile(
+    r"\bsed -i\b|(?<![<>&2])>\s*[\w./]|\btee\b|\bpatch\b|\bgit (?:checkout|apply|restore)\b|\b(?:mv|cp|touch)\s"
+)
+SHELL_READ = re.compile(r"^(?:cd \S+ && )?(?:cat|head|tail|sed -n|nl|less|more|grep|rg|wc|view)\b")
 
 
 def read_only(cmd: str) -> bool:
@@ -144,11 +151,6 @@ DELEGATE_TOOL = re.compile(r"delegate|subagent|^task$|^agent$|spawn_agent")
 # tools whose output is the user's own answer, and tools whose output lists what a search found
 ASKS_USER_TOOL = re.compile(r"ask_?user|ask_?human|user_?question|clarif")
 FOUND_URLS_TOOL = re.compile(r"search|web|browse|fetch|extract|crawl")
-# what a shell-only agent's command does to the file it names: edits it, or reads it
-SHELL_EDIT = re.compile(
-    r"\bsed -i\b|(?<![<>&2])>\s*[\w./]|\btee\b|\bpatch\b|\bgit (?:checkout|apply|restore)\b|\b(?:mv|cp|touch)\s"
-)
-SHELL_READ = re.compile(r"^(?:cd \S+ && )?(?:cat|head|tail|sed -n|nl|less|more|grep|rg|wc|view)\b")
 # runners whose second word names what runs (`npm test`, `python -m pytest`): a broader run of the
 # same one covers a narrower one that failed
 RUNNERS = ("python", "python3", "uv", "npx", "npm", "yarn", "pnpm", "cargo", "go", "make", "poetry")
