@@ -32,11 +32,9 @@ UNBUDGETED = 1_000_000
 COLUMNS = ("at stake", "need a finding", "a finding holds", "top findings hold", "summary keeps")
 
 
-def summary_run(path, budget: int | None) -> tuple[str, list[str], dict[str, str], list]:
-    """(summary, facts at stake, each fact's kind, the messages) of one batch replay, with
-    `budget` summary tokens, or Hermes's for the span."""
-    session = load_with_facts(path)
-    run = run_session(
+def batch_run(session, path, budget: int | None):
+    """One batch replay of `session` (its Replay), with `budget` summary tokens, or Hermes's for the span."""
+    return run_session(
         session.messages,
         MLXSummarizer(),
         mode="batch",
@@ -44,11 +42,6 @@ def summary_run(path, budget: int | None) -> tuple[str, list[str], dict[str, str
         session_id=path.stem,
         summary_budget_tokens=budget,
     )
-    seen = hermes_serialize(run.seen)
-    live = hermes_serialize([m for m in run.messages if not is_marker(m)])
-    stake = [f for _, f in session.facts.must_keep() if f in seen and f not in live]
-    kinds = {f: k for k, f in session.facts.must_keep()}
-    return run.summary, stake, kinds, session.messages
 
 
 def main() -> None:
@@ -58,21 +51,24 @@ def main() -> None:
     by_agent: dict[str, Counter] = {}
     by_kind: dict[str, Counter] = {}
     for path in real_sessions():
-        budgeted, stake, kinds, messages = summary_run(path, None)
-        unbudgeted, _, _, _ = summary_run(path, UNBUDGETED)
-        others = re.sub(r"(?ms)^## Progress\n.*?(?=^## |\Z)", "", unbudgeted)
-        need = [f for f in stake if f not in others]
-        found = findings(normalize(messages))
+        session = load_with_facts(path)
+        run = batch_run(session, path, None)
+        seen = hermes_serialize(run.seen)
+        live = hermes_serialize([m for m in run.messages if not is_marker(m)])
+        kinds = {f: k for k, f in session.facts.must_keep()}
+        stake = [f for _, f in session.facts.must_keep() if f in seen and f not in live]
+        others = re.sub(r"(?ms)^## Progress\n.*?(?=^## |\Z)", "", batch_run(session, path, UNBUDGETED).summary)
+        found = findings(normalize(session.messages))
         best = [f.text for f in rank(found)[: args.top]]
-        for table, key in ((by_agent, agent_of(path)), (by_kind, None)):
-            for f in stake:
-                row = table.setdefault(key or kinds[f], Counter())
+        agent = agent_of(path)
+        for f in stake:
+            for row in (by_agent.setdefault(agent, Counter()), by_kind.setdefault(kinds[f], Counter())):
                 row["at stake"] += 1
-                if f in need:
+                if f not in others:  # only a finding can carry it
                     row["need a finding"] += 1
                     row["a finding holds"] += any(f in x.text for x in found)
                     row["top findings hold"] += any(f in x for x in best)
-                    row["summary keeps"] += f in budgeted
+                    row["summary keeps"] += f in run.summary
     for title, table in (("agent", by_agent), ("kind", by_kind)):
         print(f"| {title} | " + " | ".join(COLUMNS) + " |")
         print("|---" * (len(COLUMNS) + 1) + "|")

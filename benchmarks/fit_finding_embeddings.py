@@ -89,17 +89,25 @@ def main() -> None:
     labels = np.array([1.0 if r[2] else 0.0 for _, _, r in rows])
     agents = sorted({a for a, _, _ in rows})
 
-    def held(k: int, top: int) -> dict[str, int]:
-        """Facts the left-out agent's sessions' top findings hold, per agent (k=0: code alone)."""
-        out = dict.fromkeys(agents, 0)
+    def left_out_scores(k: int) -> np.ndarray:
+        """Every finding scored by the model fitted without its agent (k=0: code's features alone)."""
+        scores = np.zeros(len(rows))
         for agent in agents:
             train = np.array([a != agent for a, _, _ in rows])
             x = np.hstack([code, components(states, train, k)]) if k else code
-            scores = x @ fit(x[train], labels[train])
-            for i, session in enumerate(sessions):
-                if session["agent"] == agent:
-                    mine = [j for j, (_, s, _) in enumerate(rows) if s == i]
-                    out[agent] += top_facts([rows[j][2] for j in mine], [scores[j] for j in mine], top)
+            scores[~train] = x[~train] @ fit(x[train], labels[train])
+        return scores
+
+    by_session: dict[int, list[int]] = {}
+    for j, (_, i, _) in enumerate(rows):
+        by_session.setdefault(i, []).append(j)
+    scored = {k: left_out_scores(k) for k in [0, *args.k]}
+
+    def held(k: int, top: int) -> dict[str, int]:
+        """Facts the left-out agent's sessions' top findings hold, per agent."""
+        out = dict.fromkeys(agents, 0)
+        for i, mine in by_session.items():
+            out[sessions[i]["agent"]] += top_facts([rows[j][2] for j in mine], list(scored[k][mine]), top)
         return out
 
     reachable = {a: sum(len({f for r in s["rows"] for f in r[2]}) for s in sessions if s["agent"] == a) for a in agents}
