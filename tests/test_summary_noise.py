@@ -5,6 +5,7 @@ file read back holds."""
 from summarizer_fakes import call, count
 
 from hermes_mlx.summarizer import MLXSummarizer
+from hermes_mlx.summarizer.budget import fit_summary, hermes_tokens
 from hermes_mlx.summarizer.digest import rank_ids
 from hermes_mlx.summarizer.findings import near_duplicate
 from hermes_mlx.summarizer.ledger import Ledger
@@ -122,6 +123,28 @@ def test_a_subagents_list_of_sources_is_no_urls_but_one_link_it_reports_is():
     assert _urls(("Task", {"prompt": "Open a PR"}, "Opened https://github.com/o/r/pull/7")) == [
         "https://github.com/o/r/pull/7"
     ]
+
+
+def test_a_page_the_agent_fetched_is_one_it_read_and_outlasts_a_link_it_only_saw():
+    # Hermes's web_extract takes a list, Claude Code's WebFetch one url: either way the agent read the page
+    changelog, docs = "https://github.com/o/r/blob/main/CHANGELOG.md", "https://docs.example.dev/v2/invoices"
+    pairs = [
+        ("web_extract", {"urls": [changelog]}, "4.2.0: removed Invoice.tax_lines"),
+        ("WebFetch", {"url": docs, "prompt": "the v2 invoice fields"}, "InvoiceV2 fields: taxes"),
+        ("terminal", {"command": "cat .env.example"}, "STRIPE_URL=https://sandbox.example.dev\n"),
+    ]
+    led = Ledger()
+    led.absorb(normalize(_exchange(*pairs)))
+    assert led.fetched == [changelog, docs] and "https://sandbox.example.dev" in led.urls
+    text = render(Summary(ledger=led))
+    assert f"- {changelog} (read)" in text and "- https://sandbox.example.dev\n" in text
+    again = parse(text).ledger  # a later pass reads the mark back
+    assert again.urls == led.urls and again.fetched == led.fetched
+    # a budget that cannot keep every link keeps the pages read before a link merely seen
+    again.ids = [f"name_{i}" for i in range(60)]
+    s = Summary(ledger=again)
+    fit_summary(s, hermes_tokens(render(s)) - 20)
+    assert s.ledger.urls == [changelog, docs]
 
 
 # ---------------------------------------------------------------- versions only a file read back holds

@@ -173,6 +173,8 @@ def _entries(s: Summary, count: Callable[[str], int]) -> list[_Entry]:
             rank = 1 - i / (2 * len(droppable)) if kind == "identifier" else 1
             if kind == "error" and _in_commands(item, led.commands):
                 kind_here = "error_in_commands"
+            elif kind == "url" and item in led.fetched:
+                kind_here = "mentioned_file"  # a page the agent fetched is one it read, as a file
             else:
                 kind_here = kind
             add(kind_here, ENTRY_VALUE[kind_here] * rank, str(text), _remover(items, item))

@@ -108,6 +108,7 @@ class Ledger:
     resolved: list = field(default_factory=list)  # [str]: error lines a later success cleared
     fixes: dict = field(default_factory=dict)  # resolved error line -> the command whose success cleared it
     urls: list = field(default_factory=list)
+    fetched: list = field(default_factory=list)  # the urls the agent itself fetched: pages it read
     ids: list = field(default_factory=list)
     constraints: list = field(default_factory=list)
     asks: list = field(default_factory=list)  # the user's own messages, whitespace folded (batch spans)
@@ -219,10 +220,13 @@ class Ledger:
         if isinstance(paths, str):
             for p in find_paths(paths):
                 self.add_file(p, action)
-        for key in ("url", "uri", "href", "query"):
+        for key in ("url", "uri", "href", "urls"):  # a page the agent fetched is one it read, as a file
             value = call.arguments.get(key)
-            if isinstance(value, str):
-                self.add_list("urls", find_urls(value))
+            said = value if isinstance(value, str) else " ".join(map(str, value)) if isinstance(value, list) else ""
+            for url in find_urls(said):
+                self.add_list("urls", [url])
+                self.add_list("fetched", [url])
+        self.add_list("urls", find_urls(str(call.arguments.get("query") or "")))
         self.add_list("urls", find_urls(call.text))
         self.add_list("ids", find_ids(call.text) if _is_command(call) else [])
         if _is_command(call):  # a shell-only agent reads and edits files with commands

@@ -143,7 +143,7 @@ def render(s: Summary) -> str:
     section(
         RESOLVED, [f"- {code(x)}" + (FIXED_BY + code(led.fixes[x]) if led.fixes.get(x) else "") for x in led.resolved]
     )
-    section(URLS, [f"- {u}" for u in led.urls])
+    section(URLS, [f"- {u}" + (" (read)" if u in led.fetched else "") for u in led.urls])  # as Files says it
     section(IDS, [", ".join(code(i) for i in led.ids)] if led.ids else [])
     for title, body in s.extras:
         if body.strip():
@@ -280,7 +280,10 @@ def _parse_ledger(led: Ledger, kind: str, body: str) -> None:
                 if fix.strip():
                     led.fixes[_uncode(error)] = _uncode(fix)
         elif kind == URLS:
-            led.add_list("urls", [line.strip("<>`")])
+            url, read = re.subn(r"\s+\(read\)$", "", line)
+            url = url.strip("<>`")
+            led.add_list("urls", [url])
+            led.add_list("fetched", [url] if read else [])
         elif kind == IDS:
             led.add_list(
                 "ids",
