@@ -127,6 +127,17 @@ def test_user_typed_agent_commands_are_no_work_unless_they_report_an_outcome():
 def test_sentences_split_outside_code_spans_and_at_cjk_full_stops():
     assert split_sentences("Set `a... B` first. Then run it.") == ["Set `a... B` first.", "Then run it."]
     assert split_sentences("构建失败。原因是缺少 CUDA。") == ["构建失败。", "原因是缺少 CUDA。"]
+    # a capital of another alphabet starts a sentence too (a Russian-speaking user's agent: Cursor,
+    # Aider), so the announcement after a finding no longer takes the finding with it
+    ru = "Я нашел файл `2.3.3.txt`, но не вижу файла `2.3.2`. Давайте проверим раздел 2.3:"
+    assert split_sentences(ru) == [
+        "Я нашел файл `2.3.3.txt`, но не вижу файла `2.3.2`.",
+        "Давайте проверим раздел 2.3:",
+    ]
+    assert [text for text, _, _ in candidates(normalize([{"role": "assistant", "content": ru}]))] == [
+        "Я нашел файл `2.3.3.txt`, но не вижу файла `2.3.2`."
+    ]
+    assert split_sentences("Η δοκιμή απέτυχε. Ο λόγος: λείπει το `x`.")[1].startswith("Ο λόγος")
 
 
 def test_musings_and_activities_are_no_findings():

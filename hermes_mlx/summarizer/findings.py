@@ -69,7 +69,7 @@ def is_musing(sentence: str) -> bool:
     return not SPECIFIC.search(sentence) and not SIGNAL.search(sentence) and not DECISION_CUE.search(sentence)
 
 
-_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[*])|(?<=[。！？])")
+_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-ZÀ-ÞА-ЯЁΑ-Ω`\"'(\[*])|(?<=[。！？])")  # a capital of any alphabet
 _SPAN = re.compile(r"`[^`\n]*`")
 
 
