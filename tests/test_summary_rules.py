@@ -5,7 +5,8 @@ import json
 from hermes_mlx.summarizer.budget import hermes_summary_budget
 from hermes_mlx.summarizer.extract import tool_output
 from hermes_mlx.summarizer.findings import candidates, is_announcement, is_musing, near_duplicate, split_sentences
-from hermes_mlx.summarizer.ledger import Ledger
+from hermes_mlx.summarizer.ledger import OUTCOME_SEP, Ledger
+from hermes_mlx.summarizer.narrative import fallback_notes
 from hermes_mlx.summarizer.outcomes import is_report, outcome_line
 from hermes_mlx.summarizer.text import normalize, to_text
 
@@ -14,14 +15,19 @@ def _call(i: int, name: str, **args) -> dict:
     return {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
 
 
-def _ledger(*pairs) -> Ledger:
-    """A ledger of (call, result) pairs, each an assistant call answered by its tool message."""
+def _exchange_of(*pairs) -> list[dict]:
+    """Messages of (call, result) pairs, each an assistant call answered by its tool message."""
     messages = []
     for i, (call, result) in enumerate(pairs):
         messages.append({"role": "assistant", "content": "", "tool_calls": [_call(i, *call[:1], **call[1])]})
         messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": result})
+    return messages
+
+
+def _ledger(*pairs) -> Ledger:
+    """A ledger of (call, result) pairs."""
     led = Ledger()
-    led.absorb(normalize(messages))
+    led.absorb(normalize(_exchange_of(*pairs)))
     return led
 
 
@@ -119,6 +125,25 @@ def test_user_typed_agent_commands_are_no_work_unless_they_report_an_outcome():
     users = Ledger()
     users.absorb(normalize([{"role": "user", "content": "/drop a.py"}, {"role": "user", "content": "fix the chart"}]))
     assert users.asks == ["fix the chart"]
+    # nor is one the line code writes when an exchange has no sentence to copy
+    typed = normalize(_exchange_of((("aider_command", {"command": "/clear"}), "")))
+    assert fallback_notes(typed) == []
+    ran = normalize(_exchange_of((("terminal", {"command": "make test"}), "ok\n")))
+    assert fallback_notes(ran) == ["Ran terminal: `make test`"]
+
+
+def test_each_run_of_a_command_that_makes_something_is_kept_and_other_commands_keep_two():
+    undo = [(("aider_command", {"command": "/undo"}), f"Removed: {h} fix: step {i}\nNow at: 0000{i}aa base\n")
+            for i, h in enumerate(["504cc96", "604bcdd", "5b6a052"])]  # fmt: skip
+    (c,) = _ledger(*undo).commands
+    assert [x.split(";")[0] for x in c.outcome.split(OUTCOME_SEP)] == [
+        "Removed: 504cc96 fix: step 0",
+        "Removed: 604bcdd fix: step 1",
+        "Removed: 5b6a052 fix: step 2",
+    ]
+    runs = [(("terminal", {"command": "pytest -q"}), f"{n} failed, 3 passed in 0.1s\n") for n in (3, 2, 1)]
+    (c,) = _ledger(*runs).commands
+    assert c.outcome == "2 failed, 3 passed in 0.1s ⇒ 1 failed, 3 passed in 0.1s"
 
 
 # ---------------------------------------------------------------- findings are whole sentences that say something

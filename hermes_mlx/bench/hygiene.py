@@ -93,7 +93,10 @@ def hygiene(summary: str, messages: list[Message]) -> dict[str, list[str]]:
         words = _source_words(e.line)
         if len(words) >= 12 and _reads_only(words, turns, calls):
             out["source_errors"].append(e.line)
-    out["agent_commands"] = [x for x in s.progress if SLASH_COMMAND.match(x)]
+    # as a line of its own, or as the command code wrote a line for (narrative.fallback_notes: "Ran x: `/undo`")
+    out["agent_commands"] = [
+        x for x in s.progress if SLASH_COMMAND.match(re.sub(r"^Ran [\w.-]+: `([^`]*)`.*", r"\1", x))
+    ]
     narrative = [*s.progress, *s.decisions, *s.remaining, *s.questions]
     for i, x in enumerate(narrative):
         if any(x == y or near_duplicate(x, y) for y in narrative[:i]):

@@ -69,6 +69,7 @@ _NOISE_PATH = (
 COMMAND_CHARS = 140  # a command's first line is kept up to this
 FIXED_BY = " — fixed by "  # an error a later success cleared, then that command (Errors and Fixes)
 OUTCOME_SEP = " ⇒ "  # an earlier result, then the latest: `11 failures ⇒ 0 failures`
+MADE_RUNS = 4  # the results a command that makes something keeps, one per run, latest last
 WORKING_FOLDER = "Working folder:"  # Files' first line: the folder its relative paths are in
 MANY_URLS = 2  # an agent's text naming more is a list of sources, not links it used
 MORE_ERRORS = re.compile(r"^… and (\d+) more error lines?$")  # how many error lines a result had beyond those kept
@@ -137,10 +138,12 @@ class Ledger:
             if c.cmd == cmd:
                 self.commands.remove(c)  # move to the end: most recent last
                 c.statuses = (c.statuses + [status])[-3:]
-                if outcome and outcome != c.outcome.rsplit(OUTCOME_SEP, 1)[-1]:  # the last two results
-                    before = c.outcome.rsplit(OUTCOME_SEP, 1)[-1]
-                    before = clip(before, 80)
-                    c.outcome = (before + OUTCOME_SEP if before else "") + outcome
+                before = c.outcome.split(OUTCOME_SEP)
+                if outcome and outcome != before[-1]:
+                    # the result before the latest says what changed; but each run of a command that
+                    # makes something (aider's `/undo`, a commit) made something else: all are news
+                    before = before[-(MADE_RUNS - 1) :] if outcome_of(outcome)[0] in MADE else before[-1:]
+                    c.outcome = OUTCOME_SEP.join([clip(x, 80) for x in before if x] + [outcome])
                 self.commands.append(c)
                 return
         self.commands.append(Command(cmd, [status], outcome))

@@ -14,6 +14,7 @@ from .findings import near_duplicate
 from .summary import Summary
 from .text import Turn, concluding_sentence
 from .verify import instruction_like, main_script
+from .vocabulary import SLASH_COMMAND
 
 
 def fallback_notes(turns: list[Turn]) -> list[str]:
@@ -22,7 +23,8 @@ def fallback_notes(turns: list[Turn]) -> list[str]:
     sentence = concluding_sentence(turns)
     if sentence and not reports_user(sentence) and not instruction_like(sentence):
         return [sentence]
-    calls = [c for t in turns for c in t.tool_calls]
+    # a command the user typed to the agent itself (aider's `/undo`) is no work of the agent's
+    calls = [c for t in turns for c in t.tool_calls if not SLASH_COMMAND.match(c.text or "")]
     if calls:
         return [
             f"Ran {calls[-1].name}: `{calls[-1].text[:150]}`"
