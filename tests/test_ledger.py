@@ -144,15 +144,24 @@ def test_compact_drops_only_what_is_spelled_elsewhere():
     led.add_command("git status", 0)
     led.add_command("pytest tests/test_a.py -q", 1)
     led.add_error("FAILED tests/test_a.py::test_x - KeyError: 'k'", "pytest tests/test_a.py -q")
+    led.add_error("KeyError: 'k'", "pytest tests/test_a.py -q")  # pytest's `E` line: the FAILED line says it
+    led.add_error("test_x - KeyError: 'k'", "python -c 'import a'")  # another command's: not said for it
     led.add_file("tests/test_a.py")
     led.add_file("src/a.py", "edited")
     led.add_list("ids", ["KeyError", "#12"])
     led.resolved.extend(f"old error {i}" for i in range(40))
-    dropped = led.compact(resolved_keep=30)
-    assert dropped == 1 + 1 + 1 + 10  # git status, mentioned test file, spelled id, 10 oldest resolved
+    led.resolved += ["AssertionError: assert 1 == 2", "FAILED t.py::test_y - AssertionError: assert 1 == 2"]
+    led.fixes["AssertionError: assert 1 == 2"] = "pytest t.py"
+    dropped = led.compact(resolved_keep=32)
+    # git status, mentioned test file, spelled id, the E line, 10 oldest resolved and the one spelled out
+    assert dropped == 1 + 1 + 1 + 1 + 10 + 1
     assert [c.cmd for c in led.commands] == ["pytest tests/test_a.py -q"]
     assert led.files == {"src/a.py": "edited"} and led.ids == ["#12"]
-    assert led.resolved[0] == "old error 10"
+    assert [(e.line, e.cmd) for e in led.errors] == [
+        ("FAILED tests/test_a.py::test_x - KeyError: 'k'", "pytest tests/test_a.py -q"),
+        ("test_x - KeyError: 'k'", "python -c 'import a'"),
+    ]
+    assert led.resolved[0] == "old error 10" and led.resolved[-1].startswith("FAILED") and not led.fixes
 
 
 def test_injected_paragraph_in_tool_output_yields_no_facts():

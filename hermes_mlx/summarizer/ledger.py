@@ -332,15 +332,24 @@ class Ledger:
             self.add_list("ids", code_names(text, exclude=set(self.files) | {c.cmd for c in self.commands}))
 
     def compact(self, resolved_keep: int = 30) -> int:
-        """Shrink without losing a string: drop ids and mentioned files that other entries
-        already spell out, read-only commands that succeeded, and the oldest resolved errors
-        beyond `resolved_keep`. Returns how many entries went."""
+        """Shrink without losing a string: drop ids, mentioned files and error lines that other
+        entries already spell out, read-only commands that succeeded, and the oldest resolved
+        errors beyond `resolved_keep`. Returns how many entries went."""
         before = len(self.items()) + len(self.resolved)
         trivial = re.compile(
             r"^(?:git (?:status|diff|log|show|branch)|ls|pwd|cat|head|tail|echo|which|wc|tree|find)\b(?!.*[|>;&])"
         )
         self.commands = [c for c in self.commands if not (trivial.match(c.cmd) and c.statuses and c.statuses[-1] == 0)]
         del self.resolved[: max(0, len(self.resolved) - resolved_keep)]
+        # an error line another line of the same command spells out whole (pytest's `E   KeyError: 'X'`
+        # inside its `FAILED t.py::test - KeyError: 'X'`) says it twice
+        self.errors = [
+            e for e in self.errors if not any(e.line in o.line != e.line and o.cmd == e.cmd for o in self.errors)
+        ]
+        inside = [r for r in self.resolved if any(r in o != r for o in self.resolved)]
+        self.resolved = [r for r in self.resolved if r not in inside]
+        for r in inside:
+            self.fixes.pop(r, None)
         spelled = "\n".join(
             [c.cmd for c in self.commands]
             + [e.line for e in self.errors]
