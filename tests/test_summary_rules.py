@@ -173,6 +173,22 @@ def test_musings_and_activities_are_no_findings():
         assert not is_musing(s) and not is_announcement(s), s
 
 
+def test_a_list_item_that_goes_on_from_its_lead_in_is_no_finding_and_a_lettered_item_is_one():
+    # Cursor: "... share not only the three fields:" then items that are no sentences; Codex's report
+    # list ("I've: - guarded CLI `main()` ...") likewise. Aider lists hypotheses as "a) ...", "b) ...".
+    text = (
+        "I found **4 aggregates** that share not only the three fields:\n"
+        "- the **same public properties** (`AssignedOfficerId`, `LockedAt`)\n"
+        "- fixed `.ts` test imports in the planner module\n"
+        "- `spotter-4te.3` is committed and pushed to main.\n"
+        "b) The clipboard isn't updated before `paste()` runs.\n"
+    )
+    found = [t for t, _, _ in candidates(normalize([{"role": "assistant", "content": text}]))]
+    assert "The clipboard isn't updated before `paste()` runs." in found
+    assert "`spotter-4te.3` is committed and pushed to main." in found
+    assert not any(t.startswith(("the **same", "fixed `.ts`")) for t in found), found
+
+
 def test_near_duplicates_are_one_finding_and_different_numbers_are_not():
     assert near_duplicate("The build passed with 66 routes.", "Good: the build passed with 66 routes.")
     assert not near_duplicate("Reviewing module 3 of 7 found a bug", "Checked the cache layer timing path")
