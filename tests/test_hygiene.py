@@ -49,7 +49,7 @@ def test_each_class_of_line_that_must_not_be_there_is_caught():
     dirty = dirty.replace(
         "## Progress\n",
         "## Progress\n- /add src/parse.js\n- Ran aider_command: `/undo`\n- Reviewing module 3 of the API now\n- Reviewing module 4 of the API now\n"
-        "- The fix is in `parse(x) and ...\n",
+        "- The fix is in `parse(x) and ...\n- the **same return values**\n",
     )
     dirty += "\n## Next Steps\n\n## Files\n- `src/parse.js` (edited)\n"
     got = hygiene(dirty, SESSION)
@@ -57,7 +57,7 @@ def test_each_class_of_line_that_must_not_be_there_is_caught():
     assert got["source_errors"] == ["throw new Error('bad input: ' + x)"]
     assert got["agent_commands"] == ["/add src/parse.js", "Ran aider_command: `/undo`"]
     assert got["duplicates"] == ["Reviewing module 4 of the API now"]
-    assert got["fragments"] == ["The fix is in `parse(x) and ..."]
+    assert got["fragments"] == ["The fix is in `parse(x) and ...", "the **same return values**"]
     assert got["empty_sections"] == ["## Next Steps"]
 
 

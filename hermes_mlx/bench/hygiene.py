@@ -5,8 +5,9 @@ source read back counted as an error (`throw new Error(...)` in a file the agent
 command the user typed to the agent itself (`/add`, `/undo`) in Progress, an agent's wrapper
 around a command's output taken for its result (Codex's `Chunk ID: 6d2ab3`), a line said twice or
 one that repeats another (`findings.near_duplicate`), a fragment (a code span or bold cut open,
-a line cut at `...`), a heading with nothing under it. Each count is 0 in a clean summary;
-`fidelity` and the per-agent benchmark report them beside the facts kept.
+a line cut at `...`, a list's item without its lead-in), a heading with nothing under it. Each
+count is 0 in a clean summary; `fidelity` and the per-agent benchmark report them beside the
+facts kept.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 
 from hermes_mlx.summarizer.api import Message
 from hermes_mlx.summarizer.extract import tool_output
-from hermes_mlx.summarizer.findings import near_duplicate
+from hermes_mlx.summarizer.findings import CONTINUATION, near_duplicate
 from hermes_mlx.summarizer.ledger import OUTCOME_SEP
 from hermes_mlx.summarizer.outcomes import outcome_of
 from hermes_mlx.summarizer.summary import parse
@@ -68,9 +69,11 @@ def _wrapper_only(line: str, turns: list[Turn]) -> bool:
 
 
 def _fragment(line: str) -> bool:
-    """A line cut open: an odd number of backticks or of `**`, or cut at an ellipsis."""
+    """A line cut open: an odd number of backticks or of `**`, cut at an ellipsis, or a list's
+    item that goes on from a lead-in it lost (findings.CONTINUATION: "the **same return values**")."""
     prose = re.sub(r"`[^`]*`", "", line)  # `**kwargs` in a code span is no bold
-    return line.count("`") % 2 == 1 or prose.count("**") % 2 == 1 or line.rstrip().endswith(("...", "…"))
+    cut = line.count("`") % 2 == 1 or prose.count("**") % 2 == 1 or line.rstrip().endswith(("...", "…"))
+    return cut or bool(CONTINUATION.match(line))
 
 
 def hygiene(summary: str, messages: list[Message]) -> dict[str, list[str]]:

@@ -173,7 +173,7 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
                     text = re.sub(r"^(?:[-*•]|\d+[.)]|\(?[a-z]\))\s+", "", text).strip()
                     if words(text) < 4 or len(text) > FINDING_CHARS + 40 or text in seen or is_musing(text):
                         continue
-                    if _CONTINUATION.match(text):  # "the **same return values**": a list's item, not a sentence
+                    if CONTINUATION.match(text):  # "the **same return values**": a list's item, not a sentence
                         continue
                     seen.add(text)
                     feats = features(
@@ -189,7 +189,7 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
 
 # a line that goes on from the one before it (a list item after "... share not only:"), starting
 # with a plain lower-case word; a name in code shape (`spotter-4te.3 is committed`) is no such word
-_CONTINUATION = re.compile(r"^[a-z]+[ ,;:]")
+CONTINUATION = re.compile(r"^[a-z]+[ ,;:]")
 
 
 def findings(turns: list[Turn]) -> list[Finding]:
