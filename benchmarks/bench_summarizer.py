@@ -32,7 +32,7 @@ import hermes_mlx  # noqa: F401  (BLAS first)
 from hermes_mlx.bench.shipped import SESSIONS_DIR as SESSIONS
 from hermes_mlx.bench.shipped import SessionFacts, load_with_facts
 from hermes_mlx.summarizer import MLXSummarizer
-from hermes_mlx.summarizer.ledger import find_paths
+from hermes_mlx.summarizer.extract import find_paths
 from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.verify import instruction_like
 

@@ -8,7 +8,8 @@ import pytest
 import yaml
 from summarizer_fakes import call
 
-from hermes_mlx.summarizer.ledger import Ledger, error_lines, exit_status, find_ids, find_paths, find_urls
+from hermes_mlx.summarizer.extract import error_lines, exit_status, find_ids, find_paths, find_urls
+from hermes_mlx.summarizer.ledger import Ledger
 from hermes_mlx.summarizer.text import normalize
 
 SESSIONS = Path(__file__).parent.parent / "benchmarks" / "sessions"

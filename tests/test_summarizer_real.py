@@ -6,7 +6,7 @@ import pytest
 from summarizer_fakes import failing_exchange, fixing_exchange
 
 from hermes_mlx.summarizer import MLXSummarizer
-from hermes_mlx.summarizer.ledger import find_paths
+from hermes_mlx.summarizer.extract import find_paths
 from hermes_mlx.summarizer.summary import parse
 
 pytestmark = pytest.mark.real_model

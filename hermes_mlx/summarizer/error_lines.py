@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from .vocabulary import PROGRAM_FAILED
+from .vocabulary import PROGRAM_FAILED, RUNNERS
 
 MAX_LINE = 2000  # a candidate line is cut to this before any regex sees it
 MAX_LINES = 20_000  # lines of one result scanned at most (head); the tail is scanned too
@@ -194,3 +194,27 @@ def scan_errors(text: str, limit: int = 6) -> tuple[list[str], int]:
         found[text_] = (specific, len(found))
     ranked = sorted(found, key=lambda k: (-found[k][0], found[k][1]))
     return ranked[:limit], max(0, len(ranked) - limit)
+
+
+def cleared_by(passing: str, output: str, errors: list) -> list:
+    """The errors (ledger.ErrorItem) a command that passed clears: its own, a named test's (its
+    id in the command, or `<test> PASSED` in the output), and a narrower run's of the same tool
+    (`pytest` passing covers what `pytest tests/a.py` failed; a `-k` selection covers nothing)."""
+    return [
+        e for e in errors if _covers(passing, e) or (e.test and re.search(re.escape(e.test) + r"\s+PASSED", output))
+    ]
+
+
+def _covers(passing: str, err) -> bool:
+    if not err.cmd and not err.test:
+        return False
+    if err.cmd == passing:
+        return True
+    if err.test and (err.test in passing or err.test.split("::")[0] in passing.split()):
+        return True
+    if err.cmd:
+        a, b = passing.split(), err.cmd.split()
+        head = 2 if len(a) > 1 and a[0] in RUNNERS else 1
+        if a[:head] == b[:head] and set(a[head:]) <= set(b[head:]) and not any(x.startswith("-k") for x in a):
+            return True  # a broader run of the same tool passed
+    return False

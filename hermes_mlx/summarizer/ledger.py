@@ -13,12 +13,10 @@ import re
 from dataclasses import dataclass, field
 
 from .digest import human_words, machine_written
-from .error_lines import at_any_line, foreign_lines
-from .extract import (  # noqa: F401  (also re-exported for callers of the ledger)
-    ERROR_LINE,
+from .error_lines import at_any_line, cleared_by, foreign_lines
+from .extract import (
     TEST_ID,
     code_names,
-    error_lines,
     error_report,
     exit_status,
     failed_field,
@@ -45,7 +43,6 @@ from .vocabulary import (
     FOUND_URLS_TOOL,
     READ_ANSWER_CHARS,
     RUN_LOG,
-    RUNNERS,
     SHELL_EDIT,
     SHELL_READ,
     SLASH_COMMAND,
@@ -176,11 +173,8 @@ class Ledger:
         """A command passed: errors it (or a broader run of it) covered move to `resolved`, those
         that say what went wrong (a build's `BUILD FAILED in 3s` verdict goes when its error lines
         are there to say why), one of each shape (the same error at other line numbers is one)."""
-        covered, still = [], []
-        for e in self.errors:
-            hit = _covers(cmd, e) or (e.test and re.search(re.escape(e.test) + r"\s+PASSED", output))
-            (covered if hit else still).append(e)
-        self.errors = still
+        covered = cleared_by(cmd, output, self.errors)
+        self.errors = [e for e in self.errors if e not in covered]
         lines = [e.line for e in covered if not MORE_ERRORS.match(e.line) and e.line not in self.resolved]
         shapes: set[str] = set()  # one error at lines 147, 152, 159: its first line
         for line in [x for x in lines if not is_report(x)] or lines:
@@ -403,18 +397,3 @@ def _is_command(call) -> bool:
     from .text import command_of
 
     return bool(command_of(call.name, call.arguments)) and not SLASH_COMMAND.match(call.text or "")
-
-
-def _covers(passing: str, err: ErrorItem) -> bool:
-    if not err.cmd and not err.test:
-        return False
-    if err.cmd == passing:
-        return True
-    if err.test and (err.test in passing or err.test.split("::")[0] in passing.split()):
-        return True
-    if err.cmd:
-        a, b = passing.split(), err.cmd.split()
-        head = 2 if len(a) > 1 and a[0] in RUNNERS else 1
-        if a[:head] == b[:head] and set(a[head:]) <= set(b[head:]) and not any(x.startswith("-k") for x in a):
-            return True  # a broader run of the same tool passed
-    return False
