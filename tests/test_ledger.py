@@ -38,6 +38,8 @@ def test_paths_urls_ids_from_prose():
     paths = find_paths(text)
     assert {"src/app/auth.py", "./scripts/run.sh", "README.md", "~/.config/app.toml"} <= set(paths)
     assert "and/or" not in paths and "2026/11/27" not in paths
+    # a brace pattern is no path, nor is its tail (Hermes: `ls ~/patch_test_6{1,2,3,4}k.txt` gave `k.txt`)
+    assert find_paths("ls: cannot access '/home/u/patch_test_6{1,2,3,4}k.txt': No such file") == []
     assert find_urls(text) == ["https://docs.example.dev/v2/auth?x=1"]
     ids = find_ids(text)
     assert {"#482", "PROJ-17", "3f9a2c1d", "v1.2.3"} <= set(ids)

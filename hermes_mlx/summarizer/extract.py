@@ -40,7 +40,7 @@ _NOT_PATHS = {
     "s/he",
 }
 _PATH = re.compile(
-    r"(?<![\w/.@:=\-])("
+    r"(?<![\w/.@:=\-}])("  # nor the tail of a brace pattern (`test_6{1,2}k.txt`: no `k.txt`)
     r"(?:~|\.{1,2})?/?(?:[\w.@+\-]+/)+[\w@+\-][\w.@+\-]*/?"  # has a slash
     r"|[\w@+\-][\w.@+\-]*\.(?:" + "|".join(_EXTS) + r")"  # bare name with a known extension
     r"|" + "|".join(sorted(SPECIAL_FILES)) + r")"
