@@ -305,7 +305,7 @@ class MicroCompactor(Compactor):
                 self._rehydrated_from = out[i]["content"]
                 break
         logger.info(
-            "Micro-compaction defrag: rolling summary re-summarized (%d -> %d chars)",
+            "Micro-compaction defrag: rolling summary shortened, least worth first (%d -> %d chars)",
             len(old),
             len(self.rolling_summary),
         )

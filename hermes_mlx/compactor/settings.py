@@ -43,7 +43,7 @@ class CompactorSettings:
     main_model: str = ""
     on_compacted: Callable[[list[Message]], object] | None = None  # the session store's write
     every_n_turns: int = 1  # micro: a pass every n turns
-    defrag_threshold_tokens: int = DEFAULT_DEFRAG_THRESHOLD  # micro: re-summarize the rolling summary at this size
+    defrag_threshold_tokens: int = DEFAULT_DEFRAG_THRESHOLD  # micro: shorten the rolling summary (defrag) at this size
     ahead: bool = False  # micro: start the next pass's summarizer call in the background (compactor/ahead.py)
     summary_budget_tokens: int | None = None  # batch: None sizes the budget from the span
 
