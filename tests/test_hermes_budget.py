@@ -339,6 +339,19 @@ def test_a_question_is_not_a_constraint():
     ]
 
 
+def test_what_a_user_pasted_is_no_constraint_and_a_list_keeps_its_bold():
+    # a Cursor user's spec and console, an Aider user's error: "not" and "no" there are the program's
+    from hermes_mlx.summarizer.extract import user_constraints
+
+    pasted = (
+        "start fresh:\n- **Fun** — it feels like a game, not a website\n## TECH STACK (use exactly this)\n"
+        "create table profiles (\n  username text unique not null,\n);\n"
+        "app.js:37 GET https://x.supabase.co/rest/v1/profiles?select=credits 406 (Not Acceptable)\n"
+        "litellm.AuthenticationError: Incorrect API key provided: no key\nNever commit .env files."
+    )
+    assert user_constraints(pasted) == ["**Fun** — it feels like a game, not a website", "Never commit .env files."]
+
+
 def test_no_fact_from_hermes_022_elision_markers():
     from hermes_mlx.summarizer.extract import find_paths
 

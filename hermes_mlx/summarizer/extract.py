@@ -367,17 +367,34 @@ def _question(sentence: str) -> bool:
     return sentence.rstrip().endswith(("?", "？"))
 
 
+_LIST_MARK = re.compile(r"^(?:(?:[-*+•>]|\d+[.)])\s+)+")
+# what a program printed that the user pasted: a browser console's `app.js:37 GET https://... 406`
+_PASTED_LOG = re.compile(r"^\S+:\d+\s|\b(?:GET|POST|PUT|PATCH|DELETE)\s+https?://")
+
+
+def _directs(sentence: str) -> bool:
+    """Directive words in a sentence the user wrote: no question, and no error, log or code line
+    they pasted (its "not" is the program's: `406 (Not Acceptable)`); that travels in User Messages."""
+    return (
+        bool(_DIRECTIVE.search(sentence))
+        and not _question(sentence)
+        and not is_error_line(sentence)
+        and not _PASTED_LOG.search(sentence)
+        and not sentence.rstrip().endswith((",", ";", "{", "(", "["))  # a line of pasted code: `name text not null,`
+    )
+
+
 def user_constraints(text: str, limit: int = 6) -> list[str]:
     """What the user said that directs or constrains the work, verbatim: a short directive
     message whole, else its directive sentences. Questions are not directives (the user's
     messages travel whole in their own section)."""
     folded = " ".join(text.split())
-    if 8 <= len(folded) <= 400 and not has_cut(text) and _DIRECTIVE.search(folded) and not _question(folded):
+    if 8 <= len(folded) <= 400 and not has_cut(text) and _directs(folded):
         return [folded]
     out = []
     for sentence in re.split(r"(?<=[.!?])\s+|(?<=[。！？])|\n+", uncut(text, "line")):
-        sentence = sentence.strip(" -*>\t")
-        if 8 <= len(sentence) <= 400 and _DIRECTIVE.search(sentence) and not _question(sentence):
+        sentence = _LIST_MARK.sub("", sentence.strip())  # a list's marker, never a bold's `**`
+        if 8 <= len(sentence) <= 400 and not sentence.startswith("#") and _directs(sentence):
             sentence = _clip(sentence, 300)
             if sentence not in out:
                 out.append(sentence)
