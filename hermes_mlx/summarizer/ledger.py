@@ -33,6 +33,7 @@ from .extract import (
     whole_head,
 )
 from .outcomes import MADE, is_placeholder, is_report, outcome_line, outcome_of, pruned_lines
+from .questions import asked_and_chosen
 from .redact import redact
 from .text import Turn, clip
 from .tidy import ACTION_RANK, path_shaped, tidy_commands, tidy_files
@@ -238,7 +239,8 @@ class Ledger:
 
     def _absorb_result(self, call, text: str) -> None:
         if call is not None and ASKS_USER_TOOL.search(call.name.lower()):  # the user's own answers
-            self.add_list("asks", [user_message(text)] if text.strip() else [])
+            said = asked_and_chosen(call.arguments, text)  # with their questions, unless said in prose
+            self.add_list("asks", [user_message(x) for x in said] or ([user_message(text)] if text.strip() else []))
             return
         status = exit_status(text)
         output = strip_injections(tool_output(text))
