@@ -40,6 +40,15 @@ def test_paths_urls_ids_from_prose():
     assert "and/or" not in paths and "2026/11/27" not in paths
     # a brace pattern is no path, nor is its tail (Hermes: `ls ~/patch_test_6{1,2,3,4}k.txt` gave `k.txt`)
     assert find_paths("ls: cannot access '/home/u/patch_test_6{1,2,3,4}k.txt': No such file") == []
+    # nor is either side of a folder name's space (Copilot's `~/Library/Application`), where a
+    # list of paths stays a list
+    assert find_paths("Mac: `~/Library/Application Support/Houdoku/logs`, C:/Program Files (x86)/A/a.exe") == []
+    assert find_paths("edited src/a.py src/b.py and /x/README.md Docs/guide.md") == [
+        "src/a.py",
+        "src/b.py",
+        "/x/README.md",
+        "Docs/guide.md",
+    ]
     assert find_urls(text) == ["https://docs.example.dev/v2/auth?x=1"]
     ids = find_ids(text)
     assert {"#482", "PROJ-17", "3f9a2c1d", "v1.2.3"} <= set(ids)

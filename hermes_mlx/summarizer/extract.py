@@ -183,10 +183,16 @@ def _clip(text: str, n: int = 240) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+# a folder whose name has spaces, between two slashes: macOS's `Application Support`, Windows's
+# `Program Files (x86)`: a path through it is no path on either side of its space
+_SPACED_FOLDER = re.compile(r"(?<=/)[A-Z][\w\-]*(?: [A-Z0-9(][\w\-)]*)+(?=/)")
+
+
 def find_paths(text: str) -> list[str]:
     """Path-like tokens in text (URLs removed first), none from a fragment beside a cut."""
     text = URL.sub(" ", uncut(text or ""))
     out = []
+    spaced = [m.span() for m in _SPACED_FOLDER.finditer(text)]
     for m in _PATH.finditer(text):
         p = m.group(1).rstrip(".")
         low = p.lower()
@@ -194,6 +200,8 @@ def find_paths(text: str) -> list[str]:
             continue
         if "/" in p and not re.search(r"\.[A-Za-z]\w*/?$|^[~./]", p) and any(seg.isdigit() for seg in p.split("/")):
             continue  # dates and fractions like 2026/11/27
+        if any(a < m.end(1) and m.start(1) <= b for a, b in spaced):
+            continue  # a piece of a path with a space in it (`~/Library/Application Support/Houdoku`)
         if p not in out:
             out.append(p)
     return out
