@@ -304,6 +304,27 @@ def test_huge_single_lines_do_not_stall_the_extractors(name):
     find_urls(line)
 
 
+@pytest.mark.parametrize("name", ["terminal", "ask_question", "todo_write"])
+def test_arguments_and_results_nested_past_what_python_parses_are_text_not_a_failed_pass(name):
+    # a hostile (or broken) client's tool call: its arguments string and its JSON result nest deeper
+    # than json.loads can go; the pass reads them as plain text and succeeds
+    from hermes_mlx.summarizer.summarizer import MLXSummarizer
+
+    deep = "[" * 5000 + "]" * 5000
+    msgs = [
+        {"role": "user", "content": "Run the build and never touch the lockfile."},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "c", "type": "function", "function": {"name": name, "arguments": deep}}],
+        },  # fmt: skip
+        {"role": "tool", "tool_call_id": "c", "content": '{"a":' * 3000 + "1" + "}" * 3000},
+    ]
+    result = MLXSummarizer(count_tokens=len).update(None, msgs, budget_tokens=2000)
+    assert result.ok, result.error
+    assert "never touch the lockfile" in result.text
+
+
 # ---------------------------------------------------------------- cut text
 
 

@@ -71,7 +71,7 @@ def _todo_items(arguments: dict) -> list[tuple[str, str]]:
     if isinstance(todos, str):
         try:
             todos = json.loads(todos)
-        except ValueError:
+        except (ValueError, RecursionError):
             return []
     out = []
     for item in todos if isinstance(todos, list) else []:

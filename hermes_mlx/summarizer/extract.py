@@ -261,7 +261,7 @@ def json_result(result: str) -> dict | None:
         return None
     try:
         data = json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 

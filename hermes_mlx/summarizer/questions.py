@@ -15,13 +15,16 @@ import json
 import re
 
 _GO_QUESTION = re.compile(r"\b(?:question|prompt):([^\[\]]+)")
+MAX_DEPTH = 8  # questions sit a level or three down; a hostile nesting is not walked
 
 
 def asked(arguments: dict) -> list[tuple[str, str, dict[str, str]]]:
     """(id, question, {option id: label}) for each question in a tool call's arguments."""
     out: list[tuple[str, str, dict[str, str]]] = []
 
-    def walk(value) -> None:
+    def walk(value, depth: int = 0) -> None:
+        if depth > MAX_DEPTH:
+            return
         if isinstance(value, dict):
             text = value.get("question") or value.get("prompt")
             if isinstance(text, str) and text.strip():
@@ -30,14 +33,14 @@ def asked(arguments: dict) -> list[tuple[str, str, dict[str, str]]]:
                 out.append((str(value.get("id") or ""), " ".join(text.split()), labels))
                 return
             for v in value.values():
-                walk(v)
+                walk(v, depth + 1)
         elif isinstance(value, list):
             for v in value:
-                walk(v)
+                walk(v, depth + 1)
         elif isinstance(value, str) and value.strip()[:1] in "[{":
             try:
-                walk(json.loads(value))
-            except ValueError:  # not JSON: Codex's Go-formatted maps
+                walk(json.loads(value), depth + 1)
+            except (ValueError, RecursionError):  # not JSON: Codex's Go-formatted maps
                 out.extend(("", " ".join(m.group(1).split()), {}) for m in _GO_QUESTION.finditer(value))
 
     walk(arguments)
@@ -49,7 +52,7 @@ def chosen(result: str) -> dict[str, list[str]] | None:
     a tool's JSON answer; None when the answer is no such JSON (prose, or nothing)."""
     try:
         data = json.loads(result)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     answers = data.get("answers") if isinstance(data, dict) else data
     if not isinstance(answers, list):

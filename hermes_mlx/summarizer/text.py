@@ -142,7 +142,7 @@ def _parse_call(call) -> ToolCall | None:
     if isinstance(raw, str):
         try:
             args = json.loads(raw) if raw.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what Python parses
             args = {"_raw": raw}
     elif isinstance(raw, dict):
         args = raw
