@@ -189,6 +189,18 @@ def test_a_list_item_that_goes_on_from_its_lead_in_is_no_finding_and_a_lettered_
     assert not any(t.startswith(("the **same", "fixed `.ts`")) for t in found), found
 
 
+def test_short_findings_leave_room_for_more_in_micro_as_in_batch():
+    # Hermes: a 12-turn exchange has room for 2 extra findings' worth of characters; the two
+    # short verdicts ranked 6th and 7th fit beside the long one ranked first
+    from hermes_mlx.summarizer.findings import Finding
+    from hermes_mlx.summarizer.state import best_that_fit
+
+    long = [Finding("x" * 140 + f" finding {i}", i, 2.0 - i / 10) for i in range(5)]
+    short = [Finding("63KB (64,573 bytes): WORKS", 8, 0.8), Finding("64KB (65,594 bytes): FAILS", 9, 0.8)]
+    picked = best_that_fit(long + short, keep=2, room_per_pick=140)
+    assert [f.turn for f in picked] == [0, 8, 9] and len(best_that_fit(short * 3, 1, 140)) == 2
+
+
 def test_near_duplicates_are_one_finding_and_different_numbers_are_not():
     assert near_duplicate("The build passed with 66 routes.", "Good: the build passed with 66 routes.")
     assert not near_duplicate("Reviewing module 3 of 7 found a bug", "Checked the cache layer timing path")

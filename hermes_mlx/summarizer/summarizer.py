@@ -37,7 +37,7 @@ from .ledger import user_message
 from .narrative import add_progress, dedupe, fallback_notes, paragraph_lines, set_goal, template_language
 from .prompts import MAX_CHOICES, Template, labels, load_template
 from .redact import redact
-from .state import fold_state, fresh_findings
+from .state import best_that_fit, fold_state, fresh_findings
 from .summary import EARLIER, Summary, parse, render
 from .text import Turn, normalize, source_text, to_text
 from .verify import check_lines, main_script, verify_summary
@@ -187,11 +187,7 @@ class MLXSummarizer:
         if self.on_chunk is not None:  # streams hear the pass start (their keep-alive)
             self.on_chunk()
         ranked = fresh_findings(s, turns)
-        chosen, room = [], keep * FINDING_ROOM  # the best that fit: short findings leave room for more
-        for f in ranked:
-            if len(chosen) < 2 * keep and len(f.text) <= room:
-                chosen.append(f)
-                room -= len(f.text)
+        chosen = best_that_fit(ranked, keep, FINDING_ROOM)
         ranked = chosen + [f for f in ranked if f not in chosen]
         keep = len(chosen)
         if self.ranking == "model" and len(ranked) > keep > 0:
@@ -303,7 +299,7 @@ class MLXSummarizer:
         # so code adds its best findings, one per six assistant turns (a short exchange: none)
         extra = min(10, sum(t.role == "assistant" for t in turns) // 6)
         if extra:
-            more = fresh_findings(prev, turns, exclude=notes)[:extra]
+            more = best_that_fit(fresh_findings(prev, turns, exclude=notes), extra, FINDING_ROOM)
             notes += [f.text for f in sorted(more, key=lambda f: f.turn)]
         fold_state(prev, turns, source, caps=False)
         set_goal(prev, turns)
