@@ -187,6 +187,11 @@ def test_a_list_item_that_goes_on_from_its_lead_in_is_no_finding_and_a_lettered_
     assert "The clipboard isn't updated before `paste()` runs." in found
     assert "`spotter-4te.3` is committed and pushed to main." in found
     assert not any(t.startswith(("the **same", "fixed `.ts`")) for t in found), found
+    # a program's name starts a sentence in lower case: that is no continuation
+    zh = [
+        t for t, _, _ in candidates(normalize([{"role": "assistant", "content": "mypy 没有问题,24 个测试全部通过。"}]))
+    ]
+    assert zh == ["mypy 没有问题,24 个测试全部通过。"]
 
 
 def test_short_findings_leave_room_for_more_in_micro_as_in_batch():
@@ -199,6 +204,8 @@ def test_short_findings_leave_room_for_more_in_micro_as_in_batch():
     short = [Finding("63KB (64,573 bytes): WORKS", 8, 0.8), Finding("64KB (65,594 bytes): FAILS", 9, 0.8)]
     picked = best_that_fit(long + short, keep=2, room_per_pick=140)
     assert [f.turn for f in picked] == [0, 8, 9] and len(best_that_fit(short * 3, 1, 140)) == 2
+    # the best one whatever its length: one extra finding's room is less than a long CJK sentence
+    assert best_that_fit([Finding("测" * 200, 1, 2.0), short[0]], keep=1, room_per_pick=140)[0].turn == 1
 
 
 def test_near_duplicates_are_one_finding_and_different_numbers_are_not():

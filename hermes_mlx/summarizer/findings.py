@@ -187,9 +187,13 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
     return out
 
 
-# a line that goes on from the one before it (a list item after "... share not only:"), starting
-# with a plain lower-case word; a name in code shape (`spotter-4te.3 is committed`) is no such word
-CONTINUATION = re.compile(r"^[a-z]+[ ,;:]")
+# a line that goes on from the one before it (a list item after "... share not only:", a report's
+# "I've: - fixed ..."): it starts with an article, a preposition or conjunction, or a participle.
+# A program's name starts a sentence in lower case (`mypy 没有问题`, `npm test passes`): no such word
+CONTINUATION = re.compile(
+    r"^(?:the|a|an|and|or|but|with|without|for|to|in|of|on|by|from|as|at|that|which|plus|then|also|"
+    r"both|each|its|their|this|these|those|made|built|kept|wrote|written|[a-z]{3,}(?<!e)ed)\s"
+)
 
 
 def findings(turns: list[Turn]) -> list[Finding]:
