@@ -345,11 +345,16 @@ def test_what_a_user_pasted_is_no_constraint_and_a_list_keeps_its_bold():
 
     pasted = (
         "start fresh:\n- **Fun** — it feels like a game, not a website\n## TECH STACK (use exactly this)\n"
-        "create table profiles (\n  username text unique not null,\n);\n"
+        "create table profiles (\n  username text unique not null,\n  resolves_at timestamptz not null\n);\n"
+        "  - keep the old favicon\n"
         "app.js:37 GET https://x.supabase.co/rest/v1/profiles?select=credits 406 (Not Acceptable)\n"
         "litellm.AuthenticationError: Incorrect API key provided: no key\nNever commit .env files."
     )
-    assert user_constraints(pasted) == ["**Fun** — it feels like a game, not a website", "Never commit .env files."]
+    assert user_constraints(pasted) == [
+        "**Fun** — it feels like a game, not a website",
+        "keep the old favicon",
+        "Never commit .env files.",
+    ]
 
 
 def test_no_fact_from_hermes_022_elision_markers():

@@ -376,6 +376,8 @@ def _question(sentence: str) -> bool:
 
 
 _LIST_MARK = re.compile(r"^(?:(?:[-*+•>]|\d+[.)])\s+)+")
+# an indented line that is no list item: pasted code (`  resolves_at timestamptz not null`)
+_INDENTED_CODE = re.compile(r"^(?:\t| {2,})(?!\s|[-*+•>]\s|\d+[.)]\s)")
 # what a program printed that the user pasted: a browser console's `app.js:37 GET https://... 406`
 _PASTED_LOG = re.compile(r"^\S+:\d+\s|\b(?:GET|POST|PUT|PATCH|DELETE)\s+https?://")
 
@@ -400,7 +402,8 @@ def user_constraints(text: str, limit: int = 6) -> list[str]:
     if 8 <= len(folded) <= 400 and not has_cut(text) and _directs(folded):
         return [folded]
     out = []
-    for sentence in re.split(r"(?<=[.!?])\s+|(?<=[。！？])|\n+", uncut(text, "line")):
+    lines = [ln for ln in uncut(text, "line").split("\n") if not _INDENTED_CODE.match(ln)]
+    for sentence in re.split(r"(?<=[.!?])\s+|(?<=[。！？])|\n+", "\n".join(lines)):
         sentence = _LIST_MARK.sub("", sentence.strip())  # a list's marker, never a bold's `**`
         if 8 <= len(sentence) <= 400 and not sentence.startswith("#") and _directs(sentence):
             sentence = _clip(sentence, 300)
