@@ -296,7 +296,8 @@ class MLXSummarizer:
         if not notes:
             notes = fallback_notes(turns)
         # a real agent's exchange can run to dozens of tool calls: one sentence cannot carry it,
-        # so code adds its best findings, one per six assistant turns (a short exchange: none)
+        # so code adds its best findings, one finding's room per six assistant turns (a short
+        # exchange: none), where short ones leave room for more
         extra = min(10, sum(t.role == "assistant" for t in turns) // 6)
         if extra:
             more = best_that_fit(fresh_findings(prev, turns, exclude=notes), extra, FINDING_ROOM)
