@@ -204,6 +204,9 @@ def test_short_findings_leave_room_for_more_in_micro_as_in_batch():
     short = [Finding("63KB (64,573 bytes): WORKS", 8, 0.8), Finding("64KB (65,594 bytes): FAILS", 9, 0.8)]
     picked = best_that_fit(long + short, keep=2, room_per_pick=140)
     assert [f.turn for f in picked] == [0, 8, 9] and len(best_that_fit(short * 3, 1, 140)) == 2
+    # the best one whatever its length (the adversarial sessions' Hermes-prompt summaries lost
+    # "Two failures: `totalsRoundHalfUp` expects 10.05 but gets 10.04 because ..." without this)
+    assert [f.turn for f in best_that_fit([Finding("y" * 200, 1, 2.0), short[0]], 1, 140)] == [1]
 
 
 def test_near_duplicates_are_one_finding_and_different_numbers_are_not():

@@ -83,10 +83,11 @@ def fresh_findings(s: Summary, turns: list[Turn], exclude: list[str] | tuple = (
 def best_that_fit(ranked: list[Finding], keep: int, room_per_pick: int) -> list[Finding]:
     """Of `ranked` (best first), the best that fit in `keep` findings' worth of characters:
     short ones leave room for more ("64KB (65,594 bytes): FAILS" costs a fifth of a long one),
-    never more than twice `keep`."""
+    never more than twice `keep`, and the best one whatever its length (a micro exchange's room
+    for one extra finding is less than a long one: the best finding is never skipped for it)."""
     chosen, room = [], keep * room_per_pick
     for f in ranked:
-        if len(chosen) < 2 * keep and len(f.text) <= room:
+        if len(chosen) < 2 * keep and (len(f.text) <= room or not chosen):
             chosen.append(f)
             room -= len(f.text)
     return chosen
