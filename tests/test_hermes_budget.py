@@ -331,7 +331,7 @@ def test_no_fact_from_hermes_019_cut_shapes():
 
 
 def test_a_question_is_not_a_constraint():
-    from hermes_mlx.summarizer.extract import user_constraints
+    from hermes_mlx.summarizer.directives import user_constraints
 
     assert user_constraints("What does step_3_2 do exactly?") == []
     assert user_constraints("Don't touch the public API; keep the signatures.") == [
@@ -341,7 +341,7 @@ def test_a_question_is_not_a_constraint():
 
 def test_what_a_user_pasted_is_no_constraint_and_a_list_keeps_its_bold():
     # a Cursor user's spec and console, an Aider user's error: "not" and "no" there are the program's
-    from hermes_mlx.summarizer.extract import user_constraints
+    from hermes_mlx.summarizer.directives import user_constraints
 
     pasted = (
         "start fresh:\n- **Fun** — it feels like a game, not a website\n## TECH STACK (use exactly this)\n"

@@ -78,14 +78,6 @@ _EXIT_TEXT = re.compile(
     r"(?:<returncode>(?=-?\d{1,3}</returncode>)|exit(?:ed)?(?: with)?(?: code| status)?[:= ]+|returned non-zero exit status |\[exit(?: code)? |exit_code[\"']?\s*[:=]\s*|returncode[\"']?\s*[:=]\s*)(-?\d{1,3})\b",
     re.I,
 )
-_DIRECTIVE = re.compile(
-    r"\b(?:don'?t|do not|never|always|must|mustn'?t|should(?:n'?t)?|make sure|ensure|avoid|only|instead|"
-    r"prefer|keep|use|no need|without|required?|stick to|not allowed|please|no|not|leave|go with|let'?s|we|"
-    r"rather|want|need|fine|frozen|until|approved?|yes|ok|okay|go ahead)\b"
-    r"|不要|别|必须|一定|务必|请|只能|保留|不能|禁止|しないで|必ず|ください|だけ|禁止",
-    re.I,
-)
-
 INJECTION = re.compile(
     r"\b(?:ignore|disregard|forget|override)\b.{0,30}\b(?:previous|prior|above|earlier|all|your|system)\b.{0,20}"
     r"\b(?:instructions?|prompts?|messages?|rules|context|guidelines)\b"
@@ -178,7 +170,8 @@ def strip_injections(text: str) -> str:
     return "".join("[instruction-like text omitted]" if INJECTION.search(p) else p for p in parts)
 
 
-def _clip(text: str, n: int = 240) -> str:
+def clip_line(text: str, n: int = 240) -> str:
+    """`text` on one line (whitespace folded), at most `n` characters, ending in "…" when cut."""
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1] + "…"
 
@@ -334,7 +327,7 @@ def failed_field(result: str) -> str:
         return ""
     said_failed = any(data.get(k) is v for k, v in FAILED_FIELDS.items())
     if said_failed or str(data.get("status", "")).lower() in FAILED_STATUS:
-        return _clip(data["error"].strip().splitlines()[0], 300)
+        return clip_line(data["error"].strip().splitlines()[0], 300)
     return ""
 
 
@@ -368,45 +361,4 @@ def code_names(text: str, exclude: set = frozenset(), limit: int = 8) -> list[st
         if not re.search(r"[_.:/=<>~\d\[\]()-]|[a-z][A-Z]|^[A-Z]{2,}$", name):
             continue  # a plain word (`taxes`, `total`): not an identifier worth carrying
         out.append(name)
-    return out[:limit]
-
-
-def _question(sentence: str) -> bool:
-    return sentence.rstrip().endswith(("?", "？"))
-
-
-_LIST_MARK = re.compile(r"^(?:(?:[-*+•>]|\d+[.)])\s+)+")
-# an indented line that is no list item: pasted code (`  resolves_at timestamptz not null`)
-_INDENTED_CODE = re.compile(r"^(?:\t| {2,})(?!\s|[-*+•>]\s|\d+[.)]\s)")
-# what a program printed that the user pasted: a browser console's `app.js:37 GET https://... 406`
-_PASTED_LOG = re.compile(r"^\S+:\d+\s|\b(?:GET|POST|PUT|PATCH|DELETE)\s+https?://")
-
-
-def _directs(sentence: str) -> bool:
-    """Directive words in a sentence the user wrote: no question, and no error, log or code line
-    they pasted (its "not" is the program's: `406 (Not Acceptable)`); that travels in User Messages."""
-    return (
-        bool(_DIRECTIVE.search(sentence))
-        and not _question(sentence)
-        and not is_error_line(sentence)
-        and not _PASTED_LOG.search(sentence)
-        and not sentence.rstrip().endswith((",", ";", "{", "(", "["))  # a line of pasted code: `name text not null,`
-    )
-
-
-def user_constraints(text: str, limit: int = 6) -> list[str]:
-    """What the user said that directs or constrains the work, verbatim: a short directive
-    message whole, else its directive sentences. Questions are not directives (the user's
-    messages travel whole in their own section)."""
-    folded = " ".join(text.split())
-    if 8 <= len(folded) <= 400 and not has_cut(text) and _directs(folded):
-        return [folded]
-    out = []
-    lines = [ln for ln in uncut(text, "line").split("\n") if not _INDENTED_CODE.match(ln)]
-    for sentence in re.split(r"(?<=[.!?])\s+|(?<=[。！？])|\n+", "\n".join(lines)):
-        sentence = _LIST_MARK.sub("", sentence.strip())  # a list's marker, never a bold's `**`
-        if 8 <= len(sentence) <= 400 and not sentence.startswith("#") and _directs(sentence):
-            sentence = _clip(sentence, 300)
-            if sentence not in out:
-                out.append(sentence)
     return out[:limit]

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from .digest import human_words, machine_written
+from .directives import user_constraints
 from .error_lines import at_any_line, cleared_by, foreign_lines
 from .extract import (
     TEST_ID,
@@ -29,7 +30,6 @@ from .extract import (
     tool_label,
     tool_output,
     uncut,
-    user_constraints,
     whole_head,
 )
 from .outcomes import MADE, is_placeholder, is_report, outcome_line, outcome_of, pruned_lines

@@ -1,0 +1,62 @@
+"""What the user said that directs or constrains the work, verbatim (Constraints & Preferences).
+
+A directive word ("don't", "only", "keep", 不要) in a sentence the user wrote makes it one; a
+question does not, nor does what a program printed that the user pasted (an error, a console log
+line, a line of code: their "not" is the program's), nor a heading. Those words still travel whole
+in User Messages, so nothing the user said is lost by being no directive.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .extract import clip_line, has_cut, is_error_line, uncut
+
+_DIRECTIVE = re.compile(
+    r"\b(?:don'?t|do not|never|always|must|mustn'?t|should(?:n'?t)?|make sure|ensure|avoid|only|instead|"
+    r"prefer|keep|use|no need|without|required?|stick to|not allowed|please|no|not|leave|go with|let'?s|we|"
+    r"rather|want|need|fine|frozen|until|approved?|yes|ok|okay|go ahead)\b"
+    r"|不要|别|必须|一定|务必|请|只能|保留|不能|禁止|しないで|必ず|ください|だけ|禁止",
+    re.I,
+)
+
+
+def _question(sentence: str) -> bool:
+    return sentence.rstrip().endswith(("?", "？"))
+
+
+_LIST_MARK = re.compile(r"^(?:(?:[-*+•>]|\d+[.)])\s+)+")
+# an indented line that is no list item: pasted code (`  resolves_at timestamptz not null`)
+_INDENTED_CODE = re.compile(r"^(?:\t| {2,})(?!\s|[-*+•>]\s|\d+[.)]\s)")
+# what a program printed that the user pasted: a browser console's `app.js:37 GET https://... 406`
+_PASTED_LOG = re.compile(r"^\S+:\d+\s|\b(?:GET|POST|PUT|PATCH|DELETE)\s+https?://")
+
+
+def _directs(sentence: str) -> bool:
+    """Directive words in a sentence the user wrote: no question, and no error, log or code line
+    they pasted (its "not" is the program's: `406 (Not Acceptable)`); that travels in User Messages."""
+    return (
+        bool(_DIRECTIVE.search(sentence))
+        and not _question(sentence)
+        and not is_error_line(sentence)
+        and not _PASTED_LOG.search(sentence)
+        and not sentence.rstrip().endswith((",", ";", "{", "(", "["))  # a line of pasted code: `name text not null,`
+    )
+
+
+def user_constraints(text: str, limit: int = 6) -> list[str]:
+    """What the user said that directs or constrains the work, verbatim: a short directive
+    message whole, else its directive sentences. Questions are not directives (the user's
+    messages travel whole in their own section)."""
+    folded = " ".join(text.split())
+    if 8 <= len(folded) <= 400 and not has_cut(text) and _directs(folded):
+        return [folded]
+    out = []
+    lines = [ln for ln in uncut(text, "line").split("\n") if not _INDENTED_CODE.match(ln)]
+    for sentence in re.split(r"(?<=[.!?])\s+|(?<=[。！？])|\n+", "\n".join(lines)):
+        sentence = _LIST_MARK.sub("", sentence.strip())  # a list's marker, never a bold's `**`
+        if 8 <= len(sentence) <= 400 and not sentence.startswith("#") and _directs(sentence):
+            sentence = clip_line(sentence, 300)
+            if sentence not in out:
+                out.append(sentence)
+    return out[:limit]
