@@ -18,6 +18,7 @@ from hermes_mlx.summarizer.api import Message
 from hermes_mlx.summarizer.extract import tool_output
 from hermes_mlx.summarizer.findings import CONTINUATION, near_duplicate
 from hermes_mlx.summarizer.ledger import OUTCOME_SEP
+from hermes_mlx.summarizer.narrative import RAN_LINE
 from hermes_mlx.summarizer.outcomes import outcome_of
 from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.text import Turn, command_of, normalize
@@ -76,6 +77,13 @@ def _fragment(line: str) -> bool:
     return cut or bool(CONTINUATION.match(line))
 
 
+def _command_of_line(line: str) -> str:
+    """A progress line as the command it may stand for: a line of its own (`/add x`), or the
+    command of the line code wrote for it (narrative.RAN_LINE: "Ran x: `/undo`")."""
+    ran = RAN_LINE.match(line)
+    return ran[1] if ran else line
+
+
 def hygiene(summary: str, messages: list[Message]) -> dict[str, list[str]]:
     """Each zero figure's offending lines in `summary`, made from `messages` (empty lists: clean)."""
     s = parse(summary)
@@ -96,10 +104,7 @@ def hygiene(summary: str, messages: list[Message]) -> dict[str, list[str]]:
         words = _source_words(e.line)
         if len(words) >= 12 and _reads_only(words, turns, calls):
             out["source_errors"].append(e.line)
-    # as a line of its own, or as the command code wrote a line for (narrative.fallback_notes: "Ran x: `/undo`")
-    out["agent_commands"] = [
-        x for x in s.progress if SLASH_COMMAND.match(re.sub(r"^Ran [\w.-]+: `([^`]*)`.*", r"\1", x))
-    ]
+    out["agent_commands"] = [x for x in s.progress if SLASH_COMMAND.match(_command_of_line(x))]
     narrative = [*s.progress, *s.decisions, *s.remaining, *s.questions]
     for i, x in enumerate(narrative):
         if any(x == y or near_duplicate(x, y) for y in narrative[:i]):

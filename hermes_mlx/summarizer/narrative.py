@@ -16,6 +16,9 @@ from .text import Turn, concluding_sentence
 from .verify import instruction_like, main_script
 from .vocabulary import SLASH_COMMAND
 
+# the line code writes for an exchange with no sentence to copy: `Ran terminal: `make test``
+RAN_LINE = re.compile(r"^Ran [\w.-]+: `([^`]*)`")
+
 
 def fallback_notes(turns: list[Turn]) -> list[str]:
     """Code-written narrative: the assistant's concluding sentence (never one that reports the
