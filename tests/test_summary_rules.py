@@ -173,6 +173,23 @@ def test_musings_and_activities_are_no_findings():
         assert not is_musing(s) and not is_announcement(s), s
 
 
+def test_a_statement_of_what_cannot_be_or_did_not_work_is_a_finding():
+    # SIGNAL had "doesn't" and "isn't" but not "cannot", "can't" or "didn't": a sentence naming
+    # nothing in code shape that says what failed was dropped as a musing (two Cursor sessions'
+    # "create-next-app cannot initialize ..." and "I can't enter the password ...", Claude Code's
+    # "The pragma comment didn't work."). Measured on both corpora: 1 in 13 such sentences holds a
+    # fact, 7 in 1,411 of the musings left. An adjective ("unused") is no such word: "Removing unused
+    # Razor injects." stays an activity (18 such lines, none held a fact).
+    for s in (
+        "create-next-app cannot initialize a project in a non-empty directory.",
+        "The pragma comment didn't work.",
+        "I can't enter the password through the shell tool.",
+    ):
+        assert not is_musing(s) and not is_announcement(s), s
+    assert is_announcement("Removing unused Razor injects.")
+    assert is_musing("This is a substantial task.")
+
+
 def test_a_list_item_that_goes_on_from_its_lead_in_is_no_finding_and_a_lettered_item_is_one():
     # Cursor: "... share not only the three fields:" then items that are no sentences; Codex's report
     # list ("I've: - guarded CLI `main()` ...") likewise. Aider lists hypotheses as "a) ...", "b) ...".

@@ -35,6 +35,7 @@ SIGNAL = re.compile(
     r"\b(?:because|since|so|which|but|however|instead|actually|turns out|the (?:issue|problem|bug|cause|fix|error|reason)|"
     r"root cause|means|expects?|requires?|doesn'?t|does not|isn'?t|is not|aren'?t|not|no longer|only|must|"
     r"should|breaks?|broke|fails?|failed|failing|passes|passed|pass|works|worked|fixed|missing|wrong|"
+    r"cannot|can'?t|couldn'?t|unable|won'?t|wasn'?t|weren'?t|didn'?t|never|"
     r"returns?|raises?|crash(?:es)?|conflict|ignored|blocked|false positive|succeeded|success(?:ful)?|"
     r"messed up|lost|issues?|problems?|complain(?:s|ing)?|oops|broken|error|unexpected|instead of|"
     r"all \d+|\d+ (?:tests?|failures?|errors?|passed))\b"
