@@ -1,5 +1,6 @@
 """Where the facts a batch summary loses are: which only a finding can carry, and how many of those
-any finding holds, the ranker's best hold, and the summary keeps.
+any finding holds, the ranker's best hold, and the summary keeps; then the ceiling no choice among
+today's lines can beat (no budget, every candidate finding kept).
 
 Each real session of both corpora is compacted in batch mode as `fidelity --real` does it (a window
 of half its tokens), once with Hermes's budget and once with none. A fact at stake (every message
@@ -77,6 +78,12 @@ def main() -> None:
             total.update(row)
             print(f"| {key} | " + " | ".join(str(row[c]) for c in COLUMNS) + " |")
         print("| **all** | " + " | ".join(f"**{total[c]}**" for c in COLUMNS) + " |\n")
+    # what no choice among today's lines can beat: every section unbudgeted, every candidate kept
+    t = Counter()
+    for row in by_agent.values():
+        t.update(row)
+    ceiling = t["at stake"] - t["need a finding"] + t["a finding holds"]
+    print(f"ceiling (no budget, every candidate finding kept): {ceiling}/{t['at stake']}")
 
 
 if __name__ == "__main__":
