@@ -178,7 +178,7 @@ def test_a_statement_of_what_cannot_be_or_did_not_work_is_a_finding():
     # nothing in code shape that says what failed was dropped as a musing (two Cursor sessions'
     # "create-next-app cannot initialize ..." and "I can't enter the password ...", Claude Code's
     # "The pragma comment didn't work."). Measured on both corpora: 1 in 13 such sentences holds a
-    # fact, 7 in 1,411 of the musings left. An adjective ("unused") is no such word: "Removing unused
+    # fact, 8 in 1,420 of the musings left. An adjective ("unused") is no such word: "Removing unused
     # Razor injects." stays an activity (18 such lines, none held a fact).
     for s in (
         "create-next-app cannot initialize a project in a non-empty directory.",
