@@ -79,9 +79,7 @@ def main() -> None:
             print(f"| {key} | " + " | ".join(str(row[c]) for c in COLUMNS) + " |")
         print("| **all** | " + " | ".join(f"**{total[c]}**" for c in COLUMNS) + " |\n")
     # what no choice among today's lines can beat: every section unbudgeted, every candidate kept
-    t = Counter()
-    for row in by_agent.values():
-        t.update(row)
+    t = sum(by_agent.values(), Counter())
     ceiling = t["at stake"] - t["need a finding"] + t["a finding holds"]
     print(f"ceiling (no budget, every candidate finding kept): {ceiling}/{t['at stake']}")
 
