@@ -32,7 +32,7 @@ class ScriptedSummarizer:
         text = step if isinstance(step, str) else default_text
         return SummaryResult(ok=True, text=text, model=self.model, prompt_tokens=10)
 
-    def merge(self, summary, exchange, budget_tokens=None):
+    def merge(self, summary, exchange, budget_tokens=None, kept=None):
         first = next(
             (m.get("content") or "" for m in exchange if m.get("role") == "assistant" and m.get("content")), ""
         )
@@ -43,18 +43,21 @@ class ScriptedSummarizer:
             summary=summary,
             exchange=exchange,
             budget_tokens=budget_tokens,
+            kept=kept,
         )
 
-    def update(self, summary, turns, focus=None, budget_tokens=None, user_notes=None):
+    def update(self, summary, turns, focus=None, budget_tokens=None, user_notes=None, kept=None):
         text = f"## Goal\nbatch summary of {len(turns)} turns"
         if summary:
             text = f"{summary}\n(updated with {len(turns)} turns)"
         if focus:
             text += f"\nfocus: {focus}"
-        return self._next("update", text, summary=summary, turns=turns, focus=focus, budget_tokens=budget_tokens)
+        return self._next(
+            "update", text, summary=summary, turns=turns, focus=focus, budget_tokens=budget_tokens, kept=kept
+        )
 
-    def defrag(self, summary, budget_tokens=None):
-        return self._next("defrag", "- defragged summary", summary=summary, budget_tokens=budget_tokens)
+    def defrag(self, summary, budget_tokens=None, kept=None):
+        return self._next("defrag", "- defragged summary", summary=summary, budget_tokens=budget_tokens, kept=kept)
 
     def count_tokens(self, text):
         return (len(text) + 3) // 4

@@ -235,7 +235,7 @@ def test_a_guess_that_skipped_model_calls_is_not_used(monkeypatch):
     degraded = ScriptedSummarizer()
     plain = degraded.merge
 
-    def merge(summary, exchange, budget_tokens=None):
+    def merge(summary, exchange, budget_tokens=None, kept=None):
         result = plain(summary, exchange, budget_tokens)
         if len(degraded.calls) == 1:
             result.text, result.details = "## Goal\ncode-picked", {"model_calls_skipped": 1}

@@ -210,7 +210,7 @@ class SlowSummarizer(ScriptedSummarizer):
         super().__init__()
         self.chunks, self.pause, self.on_chunk = chunks, pause, None
 
-    def update(self, summary, turns, focus=None, budget_tokens=None, user_notes=None):
+    def update(self, summary, turns, focus=None, budget_tokens=None, user_notes=None, kept=None):
         import time
 
         for _ in range(self.chunks):

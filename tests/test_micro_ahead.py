@@ -59,7 +59,7 @@ class Slow(ScriptedSummarizer):
         self.hold, self.started, self.release = threading.Event(), threading.Event(), threading.Event()
         self.threads: list[str] = []
 
-    def merge(self, summary, exchange, budget_tokens=None):
+    def merge(self, summary, exchange, budget_tokens=None, kept=None):
         self.threads.append(threading.current_thread().name)
         if self.hold.is_set() and threading.current_thread().name.startswith("hermes-mlx-ahead"):
             self.started.set()
@@ -81,7 +81,8 @@ def drive_to_a_running_guess(mc: MicroCompactor, fake: Slow, turns: int) -> tupl
 
 
 def calls_by_pass(fake: ScriptedSummarizer) -> list:
-    return [(method, copy.deepcopy(args)) for method, args in fake.calls]
+    """Each call's inputs but `kept`, the messages beside it: a guess saw fewer (see below)."""
+    return [(method, copy.deepcopy({k: v for k, v in args.items() if k != "kept"})) for method, args in fake.calls]
 
 
 def test_passes_computed_ahead_give_the_same_transcripts_summaries_and_calls():
@@ -96,6 +97,10 @@ def test_passes_computed_ahead_give_the_same_transcripts_summaries_and_calls():
     # The same calls with the same inputs, plus the guess for a pass that has not come yet.
     assert calls_by_pass(early)[: len(plain.calls)] == calls_by_pass(plain)
     assert len(early.calls) == len(plain.calls) + 1
+    # what a guess was told stays verbatim is still there when its pass comes: it was guessed
+    # before the turn that came since, so it saw those messages less that turn's, no others
+    for (_, guess), (_, real) in zip(early.calls, plain.calls):
+        assert guess["kept"] and all(m in real["kept"] for m in guess["kept"])
     used = [r.telemetry["ahead"] for r in on_results if r.telemetry]
     assert set(used) == {"hit"}  # the first one too: guessed while the passes were still idle
     assert ahead.CACHE.stats.hits == len(used) and ahead.CACHE.stats.misses == 0

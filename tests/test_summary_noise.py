@@ -257,6 +257,13 @@ def test_the_readme_examples_summary_lists_no_noise():
     assert "0.1.0" not in s.ledger.ids
 
 
+def test_a_windows_path_names_its_file_once():
+    # Cursor on Windows: the agent's prose names `refresh.ts`, its tools `src\refresh\refresh.ts`
+    files = {"src\\refresh\\refresh.ts": "edited", "refresh.ts": "mentioned", "..\\lib\\a.ex": "read"}
+    files["lib\\a.ex"] = "read"
+    assert list(tidy_files(files, "")) == ["src\\refresh\\refresh.ts", "lib\\a.ex"]
+
+
 def test_an_attribute_named_in_prose_is_no_file_and_a_file_named_like_one_still_is():
     # `self.env` (Python) and `this.state` (JavaScript) have a file's shape; `state.json` is a file
     files = {"self.env": "mentioned", "this.state": "mentioned", "state.json": "mentioned", "src/self.py": "read"}

@@ -166,8 +166,11 @@ class BatchCompactor(Compactor):
             SUMMARY_MIN_TOKENS, min(cap, hermes_summary_budget(middle_tokens, s.context_limit))
         )
         clipped = clip_for_summary(turns, s.max_chars_per_message)
+        verbatim = [m for m in prepared[:head] + later if not markers.is_marker(m)]  # what the reader still has
         result = call_summarizer(
-            lambda: self.summarizer.update(previous or None, clipped, focus=focus or None, budget_tokens=budget)
+            lambda: self.summarizer.update(
+                previous or None, clipped, focus=focus or None, budget_tokens=budget, kept=verbatim
+            )
         )
         if not result.ok:
             logger.info("batch summarization failed, transcript unchanged: %s", result.error)

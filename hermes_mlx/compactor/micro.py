@@ -117,7 +117,7 @@ class MicroCompactor(Compactor):
         exchange = prepared[first:end]
         exchange_tokens = transcript_tokens(exchange, self.count)
         cumulative = bool(self.rolling_summary.strip())
-        key, call = self._merge_call(self.rolling_summary, exchange)
+        key, call = self._merge_call(self.rolling_summary, exchange, prepared[:first] + prepared[end:])
         result = self._summarize(key, call, started)
         self._aux_model = result.model or self._aux_model
         if not result.ok:
@@ -160,24 +160,32 @@ class MicroCompactor(Compactor):
 
     # ---------------------------------------------------------------- the summarizer call, maybe ahead
 
-    def _merge_call(self, summary: str, exchange: list[Message]) -> tuple[str, Callable[[], SummaryResult]]:
+    def _merge_call(
+        self, summary: str, exchange: list[Message], around: list[Message]
+    ) -> tuple[str, Callable[[], SummaryResult]]:
         """(fingerprint of its inputs, the call) for absorbing `exchange` into `summary`: what the
-        call asks depends on these alone, so it can run ahead of the pass on another thread."""
+        call asks depends on these alone, so it can run ahead of the pass on another thread.
+        `around` (the transcript's other messages) tells the summarizer what stays verbatim; it is
+        no part of the fingerprint: a guess saw fewer of them (the turn that came since), all of
+        which are still there, so what it let go first is still shown."""
         clipped = clip_for_summary(exchange, self.settings.max_chars_per_message)
         budget = micro_budget(self.settings.defrag_threshold_tokens, hermes_tokens(summary))
         summarizer = self.summarizer
+        kept = [m for m in around if not markers.is_marker(m)]
 
         def call() -> SummaryResult:
-            return call_summarizer(lambda: summarizer.merge(summary or None, clipped, budget_tokens=budget))
+            return call_summarizer(lambda: summarizer.merge(summary or None, clipped, budget_tokens=budget, kept=kept))
 
         return _fingerprint("merge", summary, clipped, budget), call
 
-    def _defrag_call(self, summary: str) -> tuple[str, Callable[[], SummaryResult]]:
+    def _defrag_call(self, summary: str, around: list[Message]) -> tuple[str, Callable[[], SummaryResult]]:
+        """As `_merge_call`, for shortening `summary` beside the transcript `around` it."""
         budget = int(self.settings.defrag_threshold_tokens * MICRO_LOW)
         summarizer = self.summarizer
+        kept = [m for m in around if not markers.is_marker(m)]
 
         def call() -> SummaryResult:
-            return call_summarizer(lambda: summarizer.defrag(summary, budget_tokens=budget))
+            return call_summarizer(lambda: summarizer.defrag(summary, budget_tokens=budget, kept=kept))
 
         return _fingerprint("defrag", summary, budget), call
 
@@ -214,12 +222,13 @@ class MicroCompactor(Compactor):
                     return  # it will recover its summary from the marker first: leave that to it
                 cursor = head
             if self._needs_defrag():
-                key, call = self._defrag_call(self.rolling_summary)
+                key, call = self._defrag_call(self.rolling_summary, messages)
             else:
                 span = find_exchange(messages, cursor, len(messages), markers.is_marker)
                 if span is None:
                     return
-                key, call = self._merge_call(self.rolling_summary, messages[span[0] : span[1]])
+                exchange, kept = messages[span[0] : span[1]], messages[: span[0]] + messages[span[1] :]
+                key, call = self._merge_call(self.rolling_summary, exchange, kept)
             ahead.CACHE.schedule(self._ahead_session, key, self._ahead_owner(), lambda: _timed(call))
         except Exception as exc:
             logger.info("Micro-compaction: could not start the next pass ahead: %s", exc)
@@ -278,7 +287,7 @@ class MicroCompactor(Compactor):
         """Shorten the rolling summary itself (summarizer.defrag: entries condensed or dropped,
         never rewritten); the transcript's structure is not touched."""
         old = self.rolling_summary
-        result = self._summarize(*self._defrag_call(old), started)
+        result = self._summarize(*self._defrag_call(old, prepared), started)
         self._aux_model = result.model or self._aux_model
         if not result.ok:
             self._defrag_failures += 1

@@ -28,10 +28,17 @@ class SummaryResult:
 
 
 class Summarizer(Protocol):
-    def merge(self, summary: str | None, exchange: list[Message], budget_tokens: int | None = None) -> SummaryResult:
+    def merge(
+        self,
+        summary: str | None,
+        exchange: list[Message],
+        budget_tokens: int | None = None,
+        kept: list[Message] | None = None,
+    ) -> SummaryResult:
         """Fold one exchange (assistant turn with its tool results) into the rolling summary: code
         extracts its facts, the model may choose which of the assistant's own sentences states its
-        outcome; the result stays within `budget_tokens` (Hermes's rough count) when given."""
+        outcome; the result stays within `budget_tokens` (Hermes's rough count) when given, and
+        what `kept` (the messages that stay verbatim beside the summary) still shows goes first."""
 
     def update(
         self,
@@ -40,16 +47,21 @@ class Summarizer(Protocol):
         focus: str | None = None,
         budget_tokens: int | None = None,
         user_notes: list[str] | None = None,
+        kept: list[Message] | None = None,
     ) -> SummaryResult:
         """Batch compaction: fold a span of turns into the summary (iteratively when `summary` is
         given): code extracts the facts and ranks the agent's findings; the budget fit keeps what
-        is worth most per token. `user_notes` are user messages the caller knows of outside
+        is worth most per token, and what `kept` (the head and tail that stay verbatim) still
+        shows is worth little. `user_notes` are user messages the caller knows of outside
         `turns`: kept verbatim."""
 
-    def defrag(self, summary: str, budget_tokens: int | None = None) -> SummaryResult:
+    def defrag(
+        self, summary: str, budget_tokens: int | None = None, kept: list[Message] | None = None
+    ) -> SummaryResult:
         """Shorten an over-grown summary: older progress lines are condensed (the model may choose
-        which to keep), then whole entries go, the one worth least per token first, until it fits
-        `budget_tokens` when given; nothing is rewritten, and what goes stays in the archive."""
+        which to keep), then whole entries go, the one worth least per token first (what `kept`
+        still shows before its equals), until it fits `budget_tokens` when given; nothing is
+        rewritten, and what goes stays in the archive."""
 
     def count_tokens(self, text: str) -> int:
         """Token count in the summarizer model's tokenizer (for budgets and telemetry)."""

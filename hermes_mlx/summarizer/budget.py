@@ -114,6 +114,13 @@ ENTRY_VALUE = {
 FINDING_PRIOR_LOGIT = math.log(21)
 # what a section keeps whatever it costs: the request, the user's latest words, the error still open
 KEEP_LAST = {"user_message": 2, "constraint": 2, "error": 1, "state": 1, "progress": 1}
+# An entry the turns kept verbatim beside the summary spell out (a file, command, name or error
+# line the tail still shows) tells its reader nothing they lack: measured on both real corpora
+# (benchmarks/entry_values.py), none of them held a fact that only the summary could carry. It
+# keeps this share of its worth, so among such entries the better still go last. The user's own
+# words are never valued so: Hermes's compressor drops them from its turns, ours keeps them.
+SAID_IN_KEPT = 0.1
+_NEVER_SAID_IN_KEPT = ("goal", "user_message", "constraint", "progress")
 
 
 @dataclass
@@ -143,13 +150,17 @@ def _file_remover(files: dict, path: str) -> Callable[[], bool]:
     return lambda: files.pop(path, None) is not None
 
 
-def _entries(s: Summary, count: Callable[[str], int]) -> list[_Entry]:
-    """Every entry `fit_summary` may drop, with what it is worth per token."""
+def _entries(s: Summary, count: Callable[[str], int], kept: str = "") -> list[_Entry]:
+    """Every entry `fit_summary` may drop, with what it is worth per token (less when `kept`, the
+    text of the turns that stay verbatim, spells out what it names: `said`)."""
     led = s.ledger
     out: list[_Entry] = []
 
-    def add(kind: str, value: float, text: str, drop: Callable[[], bool]) -> None:
+    def add(kind: str, value: float, text: str, drop: Callable[[], bool], said: tuple[str, ...] = ()) -> None:
         tokens = max(1, count(text) + 2)
+        said = tuple(x.strip().rstrip("…").strip() for x in said or (text,))
+        if kept and kind not in _NEVER_SAID_IN_KEPT and all(len(x) > 2 and x in kept for x in said):
+            value *= SAID_IN_KEPT
         out.append(_Entry(kind, value / tokens, tokens, drop))
 
     lists = [
@@ -185,7 +196,8 @@ def _entries(s: Summary, count: Callable[[str], int]) -> list[_Entry]:
         add("open_error_line", ENTRY_VALUE["error"] / 2, item, _remover(s.state, item))  # listed under Errors too
     for c in led.commands:
         kind = "command_outcome" if c.outcome else "command"
-        add(kind, ENTRY_VALUE[kind], f"{c.cmd} {c.status_text()}", _remover(led.commands, c))
+        said = (c.cmd, c.outcome.split(OUTCOME_SEP)[-1]) if c.outcome else (c.cmd,)  # what it ran, and what came of it
+        add(kind, ENTRY_VALUE[kind], f"{c.cmd} {c.status_text()}", _remover(led.commands, c), said=said)
     for path, action in list(led.files.items()):
         kind = "changed_file" if action in ("edited", "created", "deleted") else "mentioned_file"
         add(kind, ENTRY_VALUE[kind], path, _file_remover(led.files, path))
@@ -226,9 +238,12 @@ def _clip_goal(s: Summary) -> bool:
     return False
 
 
-def fit_summary(s: Summary, budget_tokens: int, count: Callable[[str], int] = hermes_tokens) -> dict[str, int]:
-    """Drop whole entries from `s`, the one worth least per token first (ENTRY_VALUE), until it
-    renders within the budget. Returns how many entries of each kind went (empty when it fitted)."""
+def fit_summary(
+    s: Summary, budget_tokens: int, count: Callable[[str], int] = hermes_tokens, kept: str = ""
+) -> dict[str, int]:
+    """Drop whole entries from `s`, the one worth least per token first (ENTRY_VALUE; SAID_IN_KEPT
+    of it for what `kept`, the text of the turns that stay verbatim, spells out), until it renders
+    within the budget. Returns how many entries of each kind went (empty when it fitted)."""
     dropped: dict[str, int] = {}
     total = count(render(s))
     if total <= budget_tokens:
@@ -236,7 +251,7 @@ def fit_summary(s: Summary, budget_tokens: int, count: Callable[[str], int] = he
     while _trim_history(s.ledger.commands):  # `A ⇒ B`: B says where it stands
         dropped["outcome_history"] = dropped.get("outcome_history", 0) + 1
     total = count(render(s))
-    for entry in sorted(_entries(s, count), key=lambda e: e.value):
+    for entry in sorted(_entries(s, count, kept), key=lambda e: e.value):
         if total <= budget_tokens:
             break
         if entry.drop():

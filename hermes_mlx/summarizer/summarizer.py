@@ -205,15 +205,23 @@ class MLXSummarizer:
 
     # ------------------------------------------------------------ the three jobs
 
-    def merge(self, summary: str | None, exchange: list[Message], budget_tokens: int | None = None) -> SummaryResult:
-        return self._run(self._merge, summary, exchange, budget_tokens)
+    def merge(
+        self,
+        summary: str | None,
+        exchange: list[Message],
+        budget_tokens: int | None = None,
+        kept: list[Message] | None = None,
+    ) -> SummaryResult:
+        return self._run(self._merge, summary, exchange, budget_tokens, kept)
 
     def update(self, *args, **kwargs) -> SummaryResult:
         """Summarizer.update's arguments (api.py, where the three jobs are documented)."""
         return self._run(self._update, *args, **kwargs)
 
-    def defrag(self, summary: str, budget_tokens: int | None = None) -> SummaryResult:
-        return self._run(self._defrag, summary, budget_tokens)
+    def defrag(
+        self, summary: str, budget_tokens: int | None = None, kept: list[Message] | None = None
+    ) -> SummaryResult:
+        return self._run(self._defrag, summary, budget_tokens, kept)
 
     def _run(self, job, *args, **kwargs) -> SummaryResult:
         # A wrong argument is the caller's bug: raised at the call, not reported as a failed pass.
@@ -254,7 +262,7 @@ class MLXSummarizer:
             details=details,
         )
 
-    def _merge(self, stats: dict, summary: str | None, exchange: list[Message], budget_tokens: int | None):
+    def _merge(self, stats: dict, summary: str | None, exchange: list[Message], budget_tokens: int | None, kept=None):
         summary = _summary_text(summary)
         prev = parse(summary)
         turns = normalize(exchange if isinstance(exchange, list) else [exchange] if isinstance(exchange, dict) else [])
@@ -305,9 +313,9 @@ class MLXSummarizer:
         fold_state(prev, turns, source, caps=False)
         set_goal(prev, turns)
         add_progress(prev, notes)
-        return self._finish(prev, sources, stats, details, budget_tokens)
+        return self._finish(prev, sources, stats, details, budget_tokens, kept)
 
-    def _update(self, stats: dict, summary, turns, focus=None, budget_tokens=None, user_notes=None):
+    def _update(self, stats: dict, summary, turns, focus=None, budget_tokens=None, user_notes=None, kept=None):
         summary = _summary_text(summary)
         prev = parse(summary)
         norm = normalize(turns if isinstance(turns, list) else [])
@@ -326,9 +334,9 @@ class MLXSummarizer:
             # least per token, findings included (condensing older ones to three threw good ones away)
             details["ledger_entries_dropped"] = prev.ledger.compact(self.resolved_keep)
             dedupe(prev)
-        return self._finish(prev, sources, stats, details, budget_tokens)
+        return self._finish(prev, sources, stats, details, budget_tokens, kept)
 
-    def _defrag(self, stats: dict, summary: str, budget_tokens: int | None):
+    def _defrag(self, stats: dict, summary: str, budget_tokens: int | None, kept=None):
         summary = _summary_text(summary)
         if not summary.strip():
             raise ValueError("defrag needs a non-empty summary")
@@ -342,7 +350,7 @@ class MLXSummarizer:
                 prev.progress = [f"(earlier) {x}" for x in paragraph_lines(body)] + prev.progress
                 prev.extras[i] = (title, "")
         self._condense(prev, summary, stats, details)
-        text, details = self._finish(prev, summary, stats, details, budget_tokens)
+        text, details = self._finish(prev, summary, stats, details, budget_tokens, kept)
         details["tokens_after"] = self.count_tokens(text)
         return text, details
 
@@ -375,11 +383,11 @@ class MLXSummarizer:
             details["condensed"] = "code"
         s.progress = short + recent
 
-    def _finish(self, s: Summary, sources: str, stats: dict, details: dict, budget_tokens: int | None = None):
-        """Fit the budget (Hermes's count), render, verify, repair by code where possible; raise
-        when it cannot be made good."""
+    def _finish(self, s: Summary, sources: str, stats: dict, details: dict, budget_tokens=None, kept=None):
+        """Fit the budget (Hermes's count; what the `kept` messages still show goes first), render,
+        verify, repair by code where possible; raise when it cannot be made good."""
         if budget_tokens:
-            dropped = fit_summary(s, budget_tokens)
+            dropped = fit_summary(s, budget_tokens, kept=source_text(normalize(kept)) if kept else "")
             if dropped:
                 details["budget_dropped"] = dropped
                 logger.info(

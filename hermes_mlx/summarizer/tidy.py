@@ -42,10 +42,11 @@ _DOT_STEPS = re.compile(r"^(?:\.\.?/)+")
 
 def _names_same_file(q: str, p: str, bare: dict[str, str]) -> bool:
     """`q` names the file `p` names, better: a longer path ending in it (`assets/js/app.js` for
-    `js/app.js`), or the same one without `../` steps (`lib/a.ex` for `../lib/a.ex`). `bare`
-    holds each path without its leading `./` and `../` steps (stripped once, not per pair)."""
+    `js/app.js`, `src\\refresh\\refresh.ts` for `refresh.ts`), or the same one without `../` steps
+    (`lib/a.ex` for `../lib/a.ex`). `bare` holds each path with `/` for Windows's `\\` and without
+    its leading `./` and `../` steps (made once, not per pair)."""
     bq, bp = bare[q], bare[p]
-    return bq.endswith("/" + bp) or bq == bp and q == bq
+    return bq.endswith("/" + bp) or bq == bp and q.replace("\\", "/") == bq
 
 
 def tidy_files(files: dict, root: str = "", keep: int | None = 30) -> dict:
@@ -70,7 +71,7 @@ def tidy_files(files: dict, root: str = "", keep: int | None = 30) -> dict:
     room = len(others) if keep is None else max(0, keep - len(changed))
     kept = set(changed) | set(others[max(0, len(others) - room) :] if room else [])
     names = [p for p in out if p in kept]
-    bare = {p: _DOT_STEPS.sub("", p) for p in names}
+    bare = {p: _DOT_STEPS.sub("", p.replace("\\", "/")) for p in names}
     return {
         p: a
         for p, a in out.items()
