@@ -124,6 +124,40 @@ def test_commands_errors_and_resolution():
     assert any("Don't change requirements.txt, the pin is fine." in c for c in led.constraints)
 
 
+# Claude Code's, Cursor's and Gemini's exports give a command's output with no exit status: its
+# own result line says how the run went
+STATUSLESS_FAIL = (
+    "** (CompileError) test/x_test.exs: cannot compile module XTest (errors have been logged)\n"
+    "error: undefined function assert_broadcast/2 (expected XTest to define such a function)\n"
+)
+
+
+def test_a_run_whose_result_says_all_passed_fails_nothing_whatever_it_logged():
+    logged = "console.error\n  [WARN] refreshHandler: revokeRefreshToken hook threw an error Error: redis down\n"
+    for cmd, output in [
+        ("npx jest", logged + "Tests:       72 passed, 72 total"),  # jest: a test's expected failure logged
+        ("cargo test", "Error: connection refused (retrying)\ntest result: ok. 5 passed; 0 failed; 0 ignored"),
+        ("dotnet test", "fail: Microsoft.Hosting[0] Error: boom\nPassed!  - Failed:     0, Passed:    87, Total: 87"),
+    ]:
+        led = ledger_of(ran("a", "Bash", STATUSLESS_FAIL, command=cmd) + ran("b", "Bash", output, command=cmd))
+        assert not led.errors, cmd
+        # the earlier failure of that command is fixed by it, each of its errors said
+        assert led.resolved == [STATUSLESS_FAIL.splitlines()[0], STATUSLESS_FAIL.splitlines()[1]], cmd
+        assert led.fixes[led.resolved[1]] == cmd
+
+
+def test_a_pass_after_a_blind_step_or_with_failures_counted_is_no_pass():
+    # `a; b`: b's tests passing says nothing of a's type errors
+    chained = "npm run typecheck; npm test"
+    led = ledger_of(ran("a", "Bash", "src/a.ts(3,1): error TS2375: Type x\nTests: 72 passed", command=chained))
+    assert [e.line for e in led.errors] == ["src/a.ts(3,1): error TS2375: Type x"]
+    for output in ("Error: boom\nTests: 1 failed, 71 passed, 72 total", "error: boom\nBUILD FAILED in 2s"):
+        assert ledger_of(ran("a", "Bash", output, command="npx jest")).errors, output
+    # `a && b`: b ran only once a had passed
+    led = ledger_of(ran("a", "Bash", "Error: redis down\nTests: 72 passed", command="npm run build && npx jest"))
+    assert not led.errors
+
+
 def test_unrelated_pass_does_not_resolve():
     led = ledger_of(
         ran("a", "terminal", "src/x.py:3: error: Incompatible types\nexit code: 1", command="mypy src")

@@ -29,7 +29,7 @@ from .extract import (
     uncut,
     whole_head,
 )
-from .outcomes import MADE, is_placeholder, is_report, outcome_line, outcome_of, pruned_lines
+from .outcomes import MADE, all_passed, is_placeholder, outcome_line, outcome_of, pruned_lines
 from .questions import asked_and_chosen
 from .redact import redact
 from .text import Turn, clip
@@ -37,9 +37,11 @@ from .tidy import ACTION_RANK, path_shaped, tidy_commands, tidy_files
 from .tool_results import exit_status, failed_field, help_link, tool_output
 from .vocabulary import (
     ASKS_USER_TOOL,
+    BLIND_STEP,
     DELEGATE_TOOL,
     FILE_KEYS,
     FOUND_URLS_TOOL,
+    GENERIC_FAILURE,
     READ_ANSWER_CHARS,
     RUN_LOG,
     SHELL_EDIT,
@@ -176,7 +178,7 @@ class Ledger:
         self.errors = [e for e in self.errors if e not in covered]
         lines = [e.line for e in covered if not MORE_ERRORS.match(e.line) and e.line not in self.resolved]
         shapes: set[str] = set()  # one error at lines 147, 152, 159: its first line
-        for line in [x for x in lines if not is_report(x)] or lines:
+        for line in [x for x in lines if not GENERIC_FAILURE.match(x)] or lines:
             if (shape := at_any_line(line)) not in shapes:
                 shapes.add(shape)
                 self.resolved.append(line)
@@ -259,8 +261,12 @@ class Ledger:
         failed = failed_field(text)
         if failed:  # {"success": false, "error": "Failed to read file: ..."} from any tool
             self.add_error(failed, cmd or tool_label(call))
+        passed = False
         if cmd:
             family, outcome = outcome_of(output, status)
+            # a run whose result line says all passed failed nothing, whatever it logged, unless
+            # a step before it could fail unseen (`a; b`, `a || b`; `a && b` ran b only after a)
+            passed = status in (0, None) and all_passed(family, outcome) and not BLIND_STEP.search(cmd)
             # what a read printed is what it read, not a result (`sed -n 1,80p x.js` -> a line of x.js),
             # unless the read failed or it read a log of a run
             # (a pruned output's placeholder says how many lines the read printed)
@@ -274,12 +280,12 @@ class Ledger:
         reads = call is not None and reads_contents(call.name, cmd, call.arguments)
         errors, omitted = error_report(output) if not reads or len(output) <= READ_ANSWER_CHARS else ([], 0)
         piped = status == 0 and bool(re.search(r"(?<!\|)\|(?!\|)", cmd))  # `cmd | tail` reports tail's status
-        if status not in (0, None) or errors and (status is None or piped):
+        if status not in (0, None) or errors and (status is None or piped) and not passed:
             for line in errors:
                 self.add_error(line, cmd)
             if omitted:
                 self.add_error(f"… and {omitted} more error lines", cmd)
-        elif status == 0 and cmd and not errors:
+        elif cmd and (status == 0 and not errors or passed):
             self.resolve(cmd, output)
         # paths and URLs in tool output: only where they name a problem or a change
         for line in uncut(output, "line").splitlines()[:4000]:

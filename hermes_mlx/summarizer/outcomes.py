@@ -164,6 +164,23 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     return "", ""
 
 
+def all_passed(family: str, line: str) -> bool:
+    """A test or build result line that says the run passed and failed nothing: jest's
+    `Tests: 72 passed, 72 total`, cargo's `test result: ok. 5 passed; 0 failed`, dotnet's
+    `Passed! - Failed: 0, Passed: 87`, `BUILD SUCCESSFUL`, tsc's `Found 0 errors`. What the run
+    logged on the way (a test's expected `[WARN] … threw an error`) is then no failure of it."""
+    return family in ("tests", "build") and bool(_PASS_WORD.search(line)) and not _FAILED_SOME.search(line)
+
+
+_PASS_WORD = re.compile(r"\b(?:pass(?:ed|es|ing)?|ok|success(?:ful)?|succeeded|no issues|0 (?:errors?|failures?))\b", re.I)
+# a failure counted or said, not `0 failed` / `Failed: 0`
+_FAILED_SOME = re.compile(
+    r"\b[1-9]\d*\s+(?:fail(?:ed|ures?|ing|s)?|errors?|problems?)\b"
+    r"|(?<!\b0 )\b(?:fail(?:ed|ures?|ing|s)?|errors?)\b(?!\s*[:=]?\s*0\b)",
+    re.I,
+)
+
+
 def is_report(line: str) -> bool:
     """A line in the shape of a result (tests, build, commit, tracker, a verdict), wherever it
     stands: tool output or the agent's own report ("`npm test` passed: 72/72")."""

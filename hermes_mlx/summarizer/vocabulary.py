@@ -100,6 +100,9 @@ SHELL_EDIT = re.compile(
     r"\bsed -i\b|(?<![<>&2])>\s*[\w./]|\btee\b|\bpatch\b|\bgit (?:checkout|apply|restore)\b|\b(?:mv|cp|touch)\s"
 )
 SHELL_READ = re.compile(r"^(?:cd \S+ && )?(?:cat|head|tail|sed -n|nl|less|more|grep|rg|wc|view)\b")
+# a step that runs whatever the one before it did (`a; b`, `a || b`, a script's next line): what
+# b printed says nothing of a (`a && b` ran b only once a succeeded)
+BLIND_STEP = re.compile(r";|\|\||\n")
 
 
 def read_only(cmd: str) -> bool:
