@@ -30,11 +30,11 @@ BATCH_FLOORS = {
     "claudecode": 88,  # 40/45
     "codex": 61,  # 11/18 (10/18 before typographic apostrophes read as straight ones; 7/18 before the working folder and chained reads; 8/18 before questions asked by a tool)
     "copilot": 60,  # 3/5 (1/5)
-    "cursor": 42,  # 18/42 (17/42 before questions asked by a tool carried what the user chose)
+    "cursor": 45,  # 19/42 (18/42 before what the tail still shows was let go first; 17/42 before questions asked by a tool carried what the user chose)
     "gemini": 62,  # 5/8
     "hermes": 54,  # 6/11 (4/11; 1/11 when the issue was filed)
     "minisweagent": 87,  # 27/31 (was 23/31)
-    OVERALL: 69,  # 121/175 (112/175)
+    OVERALL: 69,  # 122/175 (112/175)
 }
 # Micro compaction, the findings ranker picking each exchange's lines (the default: the model's
 # picks kept 43/71 on ten of these sessions where code kept 44/72, at 2.6 s a pass against 0.02 s), every
@@ -44,15 +44,15 @@ MICRO_FLOORS = {
     "claudecode": 88,  # 40/45
     "codex": 47,  # 8/17 (6/17 before agents' output wrappers were unwrapped and diffs counted as reads)
     "copilot": 75,  # 6/8
-    "cursor": 44,  # 16/36 (14/36 before Russian sentences split at their capitals and tool questions)
+    "cursor": 50,  # 18/36 (16/36 before what the transcript around an exchange still shows was let go first; 14/36 before Russian sentences split at their capitals and tool questions)
     # gemini 3/8: 4/8 until an exchange's best finding was kept whatever its length (its long findings
     # then took the rolling summary's room, and the budget let files go that held a fact), and again
     # between Gradle errors carrying their cause and URLs losing XML namespaces (two fewer URLs moved
     # a defrag, and `SettingsStateManager` went with it)
-    "gemini": 37,
+    "gemini": 62,  # 5/8 since what the transcript still shows goes first
     "hermes": 44,  # 4/9 (2/9 before short findings left room for more in an exchange)
     "minisweagent": 87,  # 27/31
-    OVERALL: 69,  # 120/172 (115/172)
+    OVERALL: 72,  # 124/172 (115/172)
 }
 
 

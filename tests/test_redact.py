@@ -341,8 +341,22 @@ def test_references_types_and_placeholders_survive():
         "client_secret: %CLIENT_SECRET%",
         "password=password",
         "api_key=self.api_key",
+        "client: OpenAI.Client",  # dotted names of code, CamelCase words with a capital run
+        "token = HTTPServer.token",
+        "credentials = service_account.Credentials",
     ):
         assert redact(text) == text, text
+
+
+def test_a_typed_password_with_a_dot_is_no_dotted_name():
+    # hypothesis found it: `UjEPpAe.v8` read as CamelCase `Uj`+`EPp`+`Ae` dot snake `v8`; a word of
+    # CamelCase after the first has two letters or more
+    for text, secret in (
+        ("token: UjEPpAe.v8", "UjEPpAe"),
+        ("token:\nUjEPpAe.v8", "UjEPpAe"),
+        ("password = aB.c9dE", "c9dE"),
+    ):
+        assert redact(text).endswith("[REDACTED]") and secret not in redact(text), text
 
 
 def test_idempotent_and_safe_on_odd_input():

@@ -172,7 +172,9 @@ def all_passed(family: str, line: str) -> bool:
     return family in ("tests", "build") and bool(_PASS_WORD.search(line)) and not _FAILED_SOME.search(line)
 
 
-_PASS_WORD = re.compile(r"\b(?:pass(?:ed|es|ing)?|ok|success(?:ful)?|succeeded|no issues|0 (?:errors?|failures?))\b", re.I)
+_PASS_WORD = re.compile(
+    r"\b(?:pass(?:ed|es|ing)?|ok|success(?:ful)?|succeeded|no issues|0 (?:errors?|failures?))\b", re.I
+)
 # a failure counted or said, not `0 failed` / `Failed: 0`
 _FAILED_SOME = re.compile(
     r"\b[1-9]\d*\s+(?:fail(?:ed|ures?|ing|s)?|errors?|problems?)\b"

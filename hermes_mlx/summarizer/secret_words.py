@@ -125,8 +125,9 @@ _REFERENCE = re.compile(
     r"|(?:process\.env|ENV|env|getenv|os\.getenv|os\.environ)\b.*"
 )
 # Dotted names in code (args.token, requests.Session, service_account.Credentials); each part is
-# snake_case, CamelCase or CONSTANT, so `H4hZc6eIPd.t1i` is not one. Possessive: no backtracking.
-_PART = r"(?:[a-z_][a-z0-9_]*+|[A-Z]++[a-z]*+(?:[A-Z]++[a-z]++)*+\d*+|[A-Z_][A-Z0-9_]*+)"
+# snake_case, CamelCase (each word after the first of two letters or more: `OpenAI`, `HTTPServer`)
+# or CONSTANT, so neither `H4hZc6eIPd.t1i` nor `UjEPpAe.v8` is one. Possessive: no backtracking.
+_PART = r"(?:[a-z_][a-z0-9_]*+|[A-Z]++[a-z]*+(?:[A-Z]++[a-z]{2,}+)*+[A-Z]*+\d*+|[A-Z_][A-Z0-9_]*+)"
 _DOTTED = re.compile(_PART + r"(?:\." + _PART + r")++")
 _PATH = re.compile(r"(?:~?/|\.{1,2}/|[A-Za-z]:\\)")
 
