@@ -323,6 +323,12 @@ def test_an_error_later_work_went_past_is_no_open_error():
     look = (("terminal", {"command": "ls src"}), "a.ts\nexit code: 0")
     assert state(failing, look)  # a look around is no work past it
     assert not state(failing, build)
+    # an export with no exit status (Claude Code, Cursor): a run whose result line says all passed
+    unknown = (("Bash", {"command": "npm run lint"}), "src/a.ts:3:1 error: no-unused-vars")
+    tests = (("Bash", {"command": "npx jest"}), "PASS src/a.test.ts\nTests:       12 passed, 12 total")
+    blind = (("Bash", {"command": "npm run lint; npx jest"}), "Tests:       12 passed, 12 total")
+    assert state(unknown) and not state(unknown, tests)
+    assert state(unknown, blind)  # its lint step could have failed unseen
 
 
 def test_commands_that_read_the_same_are_one_line_and_a_capital_verdict_is_a_result():

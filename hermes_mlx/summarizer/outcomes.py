@@ -172,6 +172,14 @@ def all_passed(family: str, line: str) -> bool:
     return family in ("tests", "build") and bool(_PASS_WORD.search(line)) and not _FAILED_SOME.search(line)
 
 
+def says_passed(line: str) -> bool:
+    """`all_passed` for a result line of either family, read off the line itself (a Commands
+    entry keeps the line, not its family)."""
+    return any(
+        all_passed(family, line) and p.match(line) for family, p in _RESULT_LINES if family in ("tests", "build")
+    )
+
+
 _PASS_WORD = re.compile(
     r"\b(?:pass(?:ed|es|ing)?|ok|success(?:ful)?|succeeded|no issues|0 (?:errors?|failures?))\b", re.I
 )
