@@ -10,6 +10,7 @@ from summarizer_fakes import call
 
 from hermes_mlx.summarizer.extract import error_lines, find_ids, find_paths, find_urls
 from hermes_mlx.summarizer.ledger import Ledger
+from hermes_mlx.summarizer.outcomes import is_run_verdict
 from hermes_mlx.summarizer.text import normalize
 from hermes_mlx.summarizer.tool_results import exit_status
 
@@ -144,6 +145,16 @@ def test_a_run_whose_result_says_all_passed_fails_nothing_whatever_it_logged():
         # the earlier failure of that command is fixed by it, each of its errors said
         assert led.resolved == [STATUSLESS_FAIL.splitlines()[0], STATUSLESS_FAIL.splitlines()[1]], cmd
         assert led.fixes[led.resolved[1]] == cmd
+
+
+def test_a_fix_keeps_what_went_wrong_not_the_runs_verdict():
+    failing = "--- FAIL: TestDrain (0.01s)\n    pool_test.go:41: drained 3 of 4\nFAIL\tgithub.com/acme/pool\t0.233s\nexit code: 1"
+    led = ledger_of(
+        ran("a", "terminal", failing, command="go test ./...")
+        + ran("b", "terminal", "ok  \tgithub.com/acme/pool\t0.2s\nexit code: 0", command="go test ./...")
+    )
+    assert led.resolved and not any(is_run_verdict(x) for x in led.resolved), led.resolved
+    assert any("drained 3 of 4" in x for x in led.resolved)
 
 
 def test_a_pass_after_a_blind_step_or_with_failures_counted_is_no_pass():

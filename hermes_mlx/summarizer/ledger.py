@@ -29,7 +29,7 @@ from .extract import (
     uncut,
     whole_head,
 )
-from .outcomes import MADE, all_passed, is_placeholder, outcome_line, outcome_of, pruned_lines
+from .outcomes import MADE, all_passed, is_placeholder, is_run_verdict, outcome_line, outcome_of, pruned_lines
 from .questions import asked_and_chosen
 from .redact import redact
 from .text import Turn, clip
@@ -172,13 +172,14 @@ class Ledger:
 
     def resolve(self, cmd: str, output: str = "") -> None:
         """A command passed: errors it (or a broader run of it) covered move to `resolved`, those
-        that say what went wrong (a build's `BUILD FAILED in 3s` verdict goes when its error lines
-        are there to say why), one of each shape (the same error at other line numbers is one)."""
+        that say what went wrong (a run's verdict, `BUILD FAILED in 3s` or go's `FAIL pkg 0.2s`,
+        goes when its error lines are there to say why), one of each shape (the same error at
+        other line numbers is one)."""
         covered = cleared_by(cmd, output, self.errors)
         self.errors = [e for e in self.errors if e not in covered]
         lines = [e.line for e in covered if not MORE_ERRORS.match(e.line) and e.line not in self.resolved]
         shapes: set[str] = set()  # one error at lines 147, 152, 159: its first line
-        for line in [x for x in lines if not GENERIC_FAILURE.match(x)] or lines:
+        for line in [x for x in lines if not (is_run_verdict(x) or GENERIC_FAILURE.match(x))] or lines:
             if (shape := at_any_line(line)) not in shapes:
                 shapes.add(shape)
                 self.resolved.append(line)

@@ -175,11 +175,16 @@ def all_passed(family: str, line: str) -> bool:
 def says_passed(line: str) -> bool:
     """`all_passed` for a result line of either family, read off the line itself (a Commands
     entry keeps the line, not its family)."""
-    return any(
-        all_passed(family, line) and p.match(line) for family, p in _RESULT_LINES if family in ("tests", "build")
-    )
+    return any(all_passed(family, line) and p.match(line) for family, p in _RUN_RESULTS)
 
 
+def is_run_verdict(line: str) -> bool:
+    """A test or build run's result line (`1 failed`, go's `FAIL pkg 0.2s`, `Found 3 errors`): it
+    says how the run went, not what went wrong (git's `error: …` is no such line)."""
+    return any(p.match(line) for _, p in _RUN_RESULTS)
+
+
+_RUN_RESULTS = [(family, p) for family, p in _RESULT_LINES if family in ("tests", "build")]
 _PASS_WORD = re.compile(
     r"\b(?:pass(?:ed|es|ing)?|ok|success(?:ful)?|succeeded|no issues|0 (?:errors?|failures?))\b", re.I
 )
