@@ -6,7 +6,9 @@ list (the exact strings a reader needs). An entry's worth is the share of entrie
 hold at least one fact ("any fact", what budget.ENTRY_VALUE uses), beside the share holding a fact
 at stake (one the compacted transcript's kept messages no longer hold, so only the summary can
 carry it). Findings are shown for comparison; each is worth its ranker's score
-(findings.FEATURE_WEIGHTS, fitted by fit_finding_weights.py).
+(findings.FEATURE_WEIGHTS, fitted by fit_finding_weights.py). The last two columns are the
+entries the kept turns spell out and the share of those holding a fact at stake: what
+budget.SAID_IN_KEPT discounts.
 
     python benchmarks/entry_values.py [--window 32768]
 """
@@ -28,6 +30,7 @@ from hermes_mlx.compactor.settings import CompactorSettings
 from hermes_mlx.summarizer.budget import ENTRY_VALUE
 from hermes_mlx.summarizer.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.summary import parse
+from hermes_mlx.summarizer.text import normalize, source_text
 
 
 def entries(summary: str) -> list[tuple[str, str]]:
@@ -55,7 +58,7 @@ def main() -> None:
         "--window", type=int, default=0, help="the main model's window (default: half each session's tokens)"
     )
     args = ap.parse_args()
-    tally: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    tally: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
     for path in real_sessions():
         session = load_with_facts(path)
         facts = [f for _, f in session.facts.must_keep()]
@@ -65,17 +68,26 @@ def main() -> None:
         settings = CompactorSettings(context_limit=window, session_id=path.stem, summary_budget_tokens=10**6)
         done = replay(messages, summarizer, mode="batch", settings=settings)
         live = BatchCompactor(summarizer, settings).compact(done.messages, force=True).messages
-        kept = json.dumps([m for m in live if not is_marker(m)], ensure_ascii=False)
+        verbatim = [m for m in live if not is_marker(m)]
+        kept = json.dumps(verbatim, ensure_ascii=False)
+        shown = source_text(normalize(verbatim))  # what the summarizer is told stays (its `kept=`)
         stake = [f for f in facts if f not in kept and json.dumps(f, ensure_ascii=False)[1:-1] not in kept]
         for kind, text in entries(last_summary(live)):
-            tally[kind][0] += 1
-            tally[kind][1] += any(f in text for f in facts)
-            tally[kind][2] += any(f in text for f in stake)
-    print(f"{'kind':16s} {'entries':>7s} {'any fact':>8s} {'at stake':>8s} {'in force':>8s}")
+            t = tally[kind]
+            t[0] += 1
+            t[1] += any(f in text for f in facts)
+            t[2] += any(f in text for f in stake)
+            if len(text.strip()) > 2 and text.strip() in shown:
+                t[3] += 1
+                t[4] += any(f in text for f in stake)
+    print(
+        f"{'kind':16s} {'entries':>7s} {'any fact':>8s} {'at stake':>8s} {'in force':>8s} {'shown':>6s} {'at stake':>8s}"
+    )
     for kind in sorted(tally, key=lambda k: -tally[k][1] / tally[k][0]):
-        n, hits, stake = tally[kind]
+        n, hits, stake, shown_n, shown_stake = tally[kind]
         value = ENTRY_VALUE.get(kind, float("nan"))
-        print(f"{kind[:16]:16s} {n:7d} {hits / n:8.3f} {stake / n:8.3f} {value:8.3f}")
+        share = f"{shown_stake / shown_n:8.3f}" if shown_n else f"{'-':>8s}"
+        print(f"{kind[:16]:16s} {n:7d} {hits / n:8.3f} {stake / n:8.3f} {value:8.3f} {shown_n:6d} {share}")
 
 
 if __name__ == "__main__":
