@@ -30,11 +30,11 @@ BATCH_FLOORS = {
     "claudecode": 88,  # 40/45
     "codex": 61,  # 11/18 (10/18 before typographic apostrophes read as straight ones; 7/18 before the working folder and chained reads; 8/18 before questions asked by a tool)
     "copilot": 60,  # 3/5 (1/5)
-    "cursor": 45,  # 19/42 (18/42 before what the tail still shows was let go first; 17/42 before questions asked by a tool carried what the user chose)
-    "gemini": 62,  # 5/8
+    "cursor": 47,  # 20/42 (19/42 before a message's later findings came after another's best; 18/42 before what the tail still shows was let go first; 17/42 before questions asked by a tool carried what the user chose)
+    "gemini": 75,  # 6/8 (5/8 before a message's later findings came after another's best)
     "hermes": 54,  # 6/11 (4/11; 1/11 when the issue was filed)
-    "minisweagent": 87,  # 27/31 (was 23/31)
-    OVERALL: 69,  # 122/175 (112/175)
+    "minisweagent": 93,  # 29/31 (27/31 before a message's later findings came after another's best; was 23/31)
+    OVERALL: 72,  # 126/175 (112/175)
 }
 # Micro compaction, the findings ranker picking each exchange's lines (the default: the model's
 # picks kept 43/71 on ten of these sessions where code kept 44/72, at 2.6 s a pass against 0.02 s), every
@@ -51,8 +51,8 @@ MICRO_FLOORS = {
     # a defrag, and `SettingsStateManager` went with it)
     "gemini": 62,  # 5/8 since what the transcript still shows goes first
     "hermes": 44,  # 4/9 (2/9 before short findings left room for more in an exchange)
-    "minisweagent": 87,  # 27/31
-    OVERALL: 72,  # 124/172 (115/172)
+    "minisweagent": 93,  # 29/31 (27/31 before a message's later findings came after another's best)
+    OVERALL: 73,  # 126/172 (115/172)
 }
 
 

@@ -226,6 +226,26 @@ def test_short_findings_leave_room_for_more_in_micro_as_in_batch():
     assert [f.turn for f in best_that_fit([Finding("y" * 200, 1, 2.0), short[0]], 1, 140)] == [1]
 
 
+def test_a_messages_later_findings_come_after_another_messages_best():
+    # zero-auth's review: one message of 25 findings would fill a pass's picks; the verdict two
+    # messages on ranks above its fourth (findings.LATER_IN_TURN)
+    from hermes_mlx.summarizer.findings import LATER_IN_TURN, Finding, rank
+
+    said = [
+        "signToken spreads the payload",
+        "the logger reads NODE_ENV once",
+        "clearCookie hardcodes sameSite",
+        "the JWT id uses Math.random",
+        "sideEffects lists dist files",
+        "authorize ignores permissions",
+    ]
+    report = [Finding(f"`{s.split()[0]}`: {s}.", 3, 2.0 - i / 10) for i, s in enumerate(said)]
+    other = Finding("Zod is an unused dependency in `package.json`.", 5, 2.0 - LATER_IN_TURN - 0.05)
+    order = [f.turn for f in rank([*report, other])]
+    assert order == [3, 5, 3, 3, 3, 3, 3]
+    assert [f.text for f in rank(report)] == [f.text for f in report]  # one message: by score alone
+
+
 def test_near_duplicates_are_one_finding_and_different_numbers_are_not():
     assert near_duplicate("The build passed with 66 routes.", "Good: the build passed with 66 routes.")
     assert not near_duplicate("Reviewing module 3 of 7 found a bug", "Checked the cache layer timing path")

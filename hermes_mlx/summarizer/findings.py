@@ -269,11 +269,25 @@ def near_duplicate(a: str, b: str, share: float = 0.7) -> bool:
     return len(small & big) >= share * len(small) and len(small) >= 3
 
 
+# A summary covers its span: each finding after a message's best is worth this much less per
+# finding of that message before it (a long report's tenth sentence comes after another
+# message's best). Measured on both corpora: 0.3 kept 122 and 125 facts in batch and micro, 0.7
+# to 1.5 kept 126 and 126, against 122 and 124 with none (minisweagent, Gemini, Hermes, Cursor
+# gained; no agent lost); the held-out session keeps 8/10 either way.
+LATER_IN_TURN = 1.0
+
+
 def rank(found: list[Finding]) -> list[Finding]:
-    """Best first by score (recency is one of its features), near-duplicates of a better one
-    left out: the later, higher-scored wording stands for both."""
-    out: list[Finding] = []
+    """Best first by score (recency is one of its features), less LATER_IN_TURN for each better
+    finding of the same message; near-duplicates of a better one left out: the later,
+    higher-scored wording stands for both."""
+    place: dict[int, int] = {}
+    ranked = []
     for f in sorted(found, key=lambda f: (f.score, f.turn), reverse=True):
+        ranked.append((f.score - LATER_IN_TURN * place.get(f.turn, 0), f.turn, f))
+        place[f.turn] = place.get(f.turn, 0) + 1
+    out: list[Finding] = []
+    for _, _, f in sorted(ranked, key=lambda r: (r[0], r[1]), reverse=True):
         if not any(near_duplicate(f.text, g.text) for g in out):
             out.append(f)
     return out
