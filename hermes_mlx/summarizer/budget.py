@@ -102,7 +102,10 @@ ENTRY_VALUE = {
     "command_outcome": 0.33,  # with its result line
     "error_in_commands": 0.01,  # Commands shows it as that command's result line: said twice
     "error": 0.14,
-    "resolved_error": 0.17,  # 4 of 24 (a status-less run that passed clears errors too)
+    # 4 of 24 measured (0.17), kept at the earlier 0.34: at 0.17 a tight batch summary lets its
+    # Errors and Fixes go before bare commands, and a reader carrying on needs "X failed because
+    # Y, fixed by Z" (issue 27); the corpora's figures are the same either way
+    "resolved_error": 0.34,
     "changed_file": 0.087,
     "mentioned_file": 0.051,
     "identifier": 0.026,  # one name of the Identifiers line
