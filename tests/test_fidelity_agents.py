@@ -30,9 +30,9 @@ BATCH_FLOORS = {
     "claudecode": 88,  # 40/45
     "codex": 61,  # 11/18 (10/18 before typographic apostrophes read as straight ones; 7/18 before the working folder and chained reads; 8/18 before questions asked by a tool)
     "copilot": 60,  # 3/5 (1/5)
-    "cursor": 47,  # 20/42 (19/42 before a message's later findings came after another's best; 18/42 before what the tail still shows was let go first; 17/42 before questions asked by a tool carried what the user chose)
+    "cursor": 45,  # 19/42 (18/42 before what the tail still shows was let go first; 17/42 before questions asked by a tool carried what the user chose)
     "gemini": 75,  # 6/8 (5/8 before a message's later findings came after another's best)
-    "hermes": 54,  # 6/11 (4/11; 1/11 when the issue was filed)
+    "hermes": 63,  # 7/11 (6/11 before a message's later findings came after another's best; 4/11; 1/11 when the issue was filed)
     "minisweagent": 93,  # 29/31 (27/31 before a message's later findings came after another's best; was 23/31)
     OVERALL: 72,  # 126/175 (112/175)
 }
