@@ -166,7 +166,10 @@ class BatchCompactor(Compactor):
             SUMMARY_MIN_TOKENS, min(cap, hermes_summary_budget(middle_tokens, s.context_limit))
         )
         clipped = clip_for_summary(turns, s.max_chars_per_message)
-        verbatim = [m for m in prepared[:head] + later if not markers.is_marker(m)]  # what the reader still has
+        # what the reader still has, clipped alike (a 50 MB log in the tail is not searched whole)
+        verbatim = clip_for_summary(
+            [m for m in prepared[:head] + later if not markers.is_marker(m)], s.max_chars_per_message
+        )
         result = call_summarizer(
             lambda: self.summarizer.update(
                 previous or None, clipped, focus=focus or None, budget_tokens=budget, kept=verbatim

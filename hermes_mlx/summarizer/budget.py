@@ -121,7 +121,8 @@ KEEP_LAST = {"user_message": 2, "constraint": 2, "error": 1, "state": 1, "progre
 # line the tail still shows) tells its reader nothing they lack: measured on both real corpora
 # (benchmarks/entry_values.py), none of them held a fact that only the summary could carry. It
 # keeps this share of its worth, so among such entries the better still go last. The user's own
-# words are never valued so: Hermes's compressor drops them from its turns, ours keeps them.
+# words (the goal, constraints, user messages) keep their whole worth: the summary is where each
+# is kept whole (a batch pass's row of user turns may show them clipped; Hermes's compressor drops them).
 SAID_IN_KEPT = 0.1
 _NEVER_SAID_IN_KEPT = ("goal", "user_message", "constraint", "progress")
 

@@ -272,9 +272,10 @@ def near_duplicate(a: str, b: str, share: float = 0.7) -> bool:
 # A summary covers its span: each finding after a message's best is worth this much less per
 # finding of that message before it (a long report's fourth sentence comes after another
 # message's best). Measured on both corpora: 0.3 kept 122 and 125 facts in batch and micro, 0.7
-# to 1.5 kept 126 and 126, against 122 and 124 with none (minisweagent, Gemini, Cursor gained;
-# no agent lost; the held-out session keeps 8/10 either way). 0.7 keeps Hermes's diagnosis
-# ("64KB (65,594 bytes): FAILS" and the code path to it) where 1.0 let it go for memory notes.
+# to 1.5 kept 126 and 126, against 122 and 124 with none (at 0.7 minisweagent, Gemini and Hermes
+# gained; no agent lost; the held-out session keeps 8/10 either way). 0.7 keeps Hermes's
+# diagnosis ("64KB (65,594 bytes): FAILS" and the code path to it) where 1.0 let it go for
+# memory notes and Cursor gained a fact instead.
 LATER_IN_TURN = 0.7
 
 
