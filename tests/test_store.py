@@ -85,6 +85,20 @@ def test_archive_and_compact_replaces_active_view(store):
     assert history[-1].message == MARKER
 
 
+def test_a_kept_message_equal_to_another_is_stored_once(store):
+    # hypothesis found it: [A, B, C, A] -> [B, A, summary] kept the first A and stored B again
+    a, b, c = (
+        {"role": "tool", "tool_call_id": "x", "content": "ok"},
+        {"role": "user", "content": "go"},
+        {"role": "user"},
+    )
+    store.append("s1", [a, b, c, dict(a)])
+    compacted = [b, a, {"role": "assistant", "content": "summary"}]
+    assert store.archive_and_compact("s1", compacted)
+    assert store.load_active("s1") == compacted
+    assert len(store.history("s1")) == 5  # the four, and the summary
+
+
 def test_second_pass_and_sync(store):
     store.sync("s1", TRANSCRIPT)
     store.sync("s1", TRANSCRIPT)  # idempotent: nothing new

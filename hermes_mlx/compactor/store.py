@@ -36,7 +36,7 @@ from hermes_mlx.compactor.store_checks import (  # the errors and checks callers
     check_writable,
     reason_of,
 )
-from hermes_mlx.compactor.store_rows import clean, encode, rewritten_rows, row_to_message, session_key
+from hermes_mlx.compactor.store_rows import clean, encode, equal_rows, rewritten_rows, row_to_message, session_key
 
 logger = logging.getLogger(__name__)
 
@@ -222,6 +222,7 @@ class SessionStore:
         for a, b, size in matcher.get_matching_blocks():
             kept.update((a + k, b + k) for k in range(size))
         rewritten = rewritten_rows(rows, messages, matcher.get_opcodes())  # row index -> transcript index
+        kept.update(equal_rows(rows, encoded, kept, rewritten))
         now = self._clock()
         cur.executemany(
             "UPDATE messages SET active = 0, compacted = 1, archived_at = ?, active_order = NULL WHERE id = ?",

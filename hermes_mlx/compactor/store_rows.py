@@ -139,6 +139,26 @@ def rewritten_rows(rows: list[tuple], messages: list[Message], opcodes) -> dict[
     return pairs
 
 
+def equal_rows(
+    rows: list[tuple], encoded: list[tuple], kept: dict[int, int], rewritten: dict[int, int]
+) -> dict[int, int]:
+    """More active rows a new transcript keeps (row index -> transcript index): those the
+    matcher's blocks left unpaired that hold exactly what an unpaired message holds. The matcher
+    aligns blocks in order, so of two equal rows around a moved one it may keep the wrong pair
+    (`[A, B, C, A]` -> `[B, A]` kept A and stored B a second time); a row's active_order follows
+    it wherever it was."""
+    spare: dict[tuple, list[int]] = {}
+    for i, row in enumerate(rows):
+        if i not in kept and i not in rewritten:
+            spare.setdefault(row[2], []).append(i)
+    paired = set(kept.values()) | set(rewritten.values())
+    out: dict[int, int] = {}
+    for j, columns in enumerate(encoded):
+        if j not in paired and spare.get(columns):
+            out[spare[columns].pop(0)] = j
+    return out
+
+
 def _flags(columns: tuple) -> dict:
     flags = columns[5]
     if not flags or not (MICRO_KEY in flags or MERGED_FROM_KEY in flags):
