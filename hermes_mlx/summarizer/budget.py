@@ -200,7 +200,7 @@ def _entries(s: Summary, count: Callable[[str], int], kept: str = "") -> list[_E
         add("open_error_line", ENTRY_VALUE["error"] / 2, item, _remover(s.state, item))  # listed under Errors too
     for c in led.commands:
         kind = "command_outcome" if c.outcome else "command"
-        said = (c.cmd, c.outcome.split(OUTCOME_SEP)[-1]) if c.outcome else (c.cmd,)  # what it ran, and what came of it
+        said = (c.cmd, c.latest_outcome()) if c.outcome else (c.cmd,)  # what it ran, and what came of it
         add(kind, ENTRY_VALUE[kind], f"{c.cmd} {c.status_text()}", _remover(led.commands, c), said=said)
     for path, action in list(led.files.items()):
         kind = "changed_file" if action in ("edited", "created", "deleted") else "mentioned_file"
@@ -230,7 +230,7 @@ def _trim_extra_titled(s: Summary, title: str) -> bool:
 def _trim_history(commands: list) -> bool:
     for c in commands:
         if OUTCOME_SEP in c.outcome:
-            c.outcome = c.outcome.rsplit(OUTCOME_SEP, 1)[-1]
+            c.outcome = c.latest_outcome()
             return True
     return False
 
@@ -243,15 +243,21 @@ def _clip_goal(s: Summary) -> bool:
 
 
 def fit_summary(
-    s: Summary, budget_tokens: int, count: Callable[[str], int] = hermes_tokens, kept: str = ""
+    s: Summary,
+    budget_tokens: int,
+    count: Callable[[str], int] = hermes_tokens,
+    kept: str | Callable[[], str] = "",
 ) -> dict[str, int]:
     """Drop whole entries from `s`, the one worth least per token first (ENTRY_VALUE; SAID_IN_KEPT
     of it for what `kept`, the text of the turns that stay verbatim, spells out), until it renders
-    within the budget. Returns how many entries of each kind went (empty when it fitted)."""
+    within the budget. Returns how many entries of each kind went (empty when it fitted). `kept`
+    may be a function giving that text: it is read only when something must go (a micro pass's
+    transcript is not read back on every turn that fits)."""
     dropped: dict[str, int] = {}
     total = count(render(s))
     if total <= budget_tokens:
         return dropped
+    kept = kept() if callable(kept) else kept
     while _trim_history(s.ledger.commands):  # `A ⇒ B`: B says where it stands
         dropped["outcome_history"] = dropped.get("outcome_history", 0) + 1
     total = count(render(s))

@@ -37,7 +37,6 @@ from .tidy import ACTION_RANK, path_shaped, tidy_commands, tidy_files
 from .tool_results import exit_status, failed_field, help_link, tool_output
 from .vocabulary import (
     ASKS_USER_TOOL,
-    BLIND_STEP,
     DELEGATE_TOOL,
     FILE_KEYS,
     FOUND_URLS_TOOL,
@@ -80,6 +79,10 @@ class Command:
     cmd: str
     statuses: list = field(default_factory=list)  # int or None (unknown), oldest first, last 3 kept
     outcome: str = ""  # the latest run's result line, verbatim (outcomes.outcome_line)
+
+    def latest_outcome(self) -> str:
+        """The latest run's result line (`outcome` keeps earlier ones before it: `A ⇒ B`)."""
+        return self.outcome.rsplit(OUTCOME_SEP, 1)[-1]
 
     def status_text(self) -> str:
         """`(exit 1) → result line`: what is known of the latest runs; never a bare `exit ?`."""
@@ -267,7 +270,7 @@ class Ledger:
             family, outcome = outcome_of(output, status)
             # a run whose result line says all passed failed nothing, whatever it logged, unless
             # a step before it could fail unseen (`a; b`, `a || b`; `a && b` ran b only after a)
-            passed = status in (0, None) and all_passed(family, outcome) and not BLIND_STEP.search(cmd)
+            passed = status in (0, None) and all_passed(family, outcome, cmd)
             # what a read printed is what it read, not a result (`sed -n 1,80p x.js` -> a line of x.js),
             # unless the read failed or it read a log of a run
             # (a pruned output's placeholder says how many lines the read printed)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from .text import clip
-from .vocabulary import PROGRAM_FAILED
+from .vocabulary import BLIND_STEP, PROGRAM_FAILED
 
 MADE = ("commit", "created")  # the families that say something was made, whichever tool reports them
 MAX_OUTCOME = 160  # a result line longer than this is clipped (still verbatim up to the cut)
@@ -164,18 +164,24 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     return "", ""
 
 
-def all_passed(family: str, line: str) -> bool:
+def all_passed(family: str, line: str, cmd: str = "") -> bool:
     """A test or build result line that says the run passed and failed nothing: jest's
     `Tests: 72 passed, 72 total`, cargo's `test result: ok. 5 passed; 0 failed`, dotnet's
     `Passed! - Failed: 0, Passed: 87`, `BUILD SUCCESSFUL`, tsc's `Found 0 errors`. What the run
-    logged on the way (a test's expected `[WARN] … threw an error`) is then no failure of it."""
-    return family in ("tests", "build") and bool(_PASS_WORD.search(line)) and not _FAILED_SOME.search(line)
+    logged on the way (a test's expected `[WARN] … threw an error`) is then no failure of it,
+    unless `cmd` has a blind step before it (`a; b`: b's pass says nothing of a)."""
+    return (
+        family in ("tests", "build")
+        and bool(_PASS_WORD.search(line))
+        and not _FAILED_SOME.search(line)
+        and not BLIND_STEP.search(cmd)
+    )
 
 
-def says_passed(line: str) -> bool:
+def says_passed(line: str, cmd: str = "") -> bool:
     """`all_passed` for a result line of either family, read off the line itself (a Commands
     entry keeps the line, not its family)."""
-    return any(all_passed(family, line) and p.match(line) for family, p in _RUN_RESULTS)
+    return any(all_passed(family, line, cmd) and p.match(line) for family, p in _RUN_RESULTS)
 
 
 def is_run_verdict(line: str) -> bool:

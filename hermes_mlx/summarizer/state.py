@@ -8,11 +8,10 @@ from __future__ import annotations
 from .digest import plan_state, rank_ids
 from .faithful import directive_shaped
 from .findings import Finding, findings, is_announcement, near_duplicate, rank
-from .ledger import OUTCOME_SEP
 from .outcomes import says_passed
 from .summary import Summary, code
 from .text import Turn, clip
-from .vocabulary import BLIND_STEP, read_only
+from .vocabulary import read_only
 from .workfolder import settle, working_folder
 
 
@@ -60,9 +59,7 @@ def _succeeded(c) -> bool:
     """Its latest run exited 0, or said all passed where the export gives no status (the ledger's
     own rule: a blind step before it could have failed unseen)."""
     latest = c.statuses[-1]
-    return (
-        latest == 0 or latest is None and says_passed(c.outcome.split(OUTCOME_SEP)[-1]) and not BLIND_STEP.search(c.cmd)
-    )
+    return latest == 0 or latest is None and says_passed(c.latest_outcome(), c.cmd)
 
 
 def _known_root(files: dict) -> str:

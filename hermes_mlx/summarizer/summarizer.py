@@ -387,7 +387,7 @@ class MLXSummarizer:
         """Fit the budget (Hermes's count; what the `kept` messages still show goes first), render,
         verify, repair by code where possible; raise when it cannot be made good."""
         if budget_tokens:
-            dropped = fit_summary(s, budget_tokens, kept=source_text(normalize(kept)) if kept else "")
+            dropped = fit_summary(s, budget_tokens, kept=lambda: source_text(normalize(kept)) if kept else "")
             if dropped:
                 details["budget_dropped"] = dropped
                 logger.info(
