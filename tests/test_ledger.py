@@ -9,10 +9,12 @@ import yaml
 from summarizer_fakes import call
 
 from hermes_mlx.summarizer.extract import error_lines, find_ids, find_paths, find_urls
-from hermes_mlx.summarizer.ledger import Ledger
+from hermes_mlx.summarizer.ledger import COMMAND_CHARS, Ledger
 from hermes_mlx.summarizer.outcomes import is_run_verdict
+from hermes_mlx.summarizer.summary import Summary, parse, render
 from hermes_mlx.summarizer.text import normalize
 from hermes_mlx.summarizer.tool_results import exit_status
+from hermes_mlx.summarizer.vocabulary import tool_action
 
 SESSIONS = Path(__file__).parent.parent / "benchmarks" / "sessions"
 
@@ -262,3 +264,45 @@ def test_hermes_cut_tool_output_gives_no_fragment_facts():
     carried = led.items()
     assert not any(x.endswith("migrat") or x == "ion_2.py" for x in carried)
     assert [e.line for e in led.errors] == ["error: failed to push some refs to 'origin'"]
+
+
+def test_an_error_names_its_command_as_commands_does():
+    """A long command that failed is one key in Commands and in its error's `after`: the summary
+    says it clipped once, not whole after each error line (a 600-character `npm install` cost a
+    tenth of a batch budget and matched no Commands entry, so no rule joined the two)."""
+    long_cmd = "cd /Users/someone/Documents/GitHub/Personal/site && npm install " + " ".join(
+        f"@scope/package-number-{i}" for i in range(30)
+    )
+    out = json.dumps({"output": "npm error ERESOLVE unable to resolve dependency tree", "exit_code": 1})
+    led = ledger_of(ran("c1", "terminal", out, command=long_cmd))
+    assert len(led.commands) == 1 and led.errors
+    shown = led.commands[0].cmd
+    assert shown.endswith("…") and len(shown) <= COMMAND_CHARS
+    assert {e.cmd for e in led.errors} == {shown}
+    text = render(Summary(ledger=led))
+    assert long_cmd not in text and text.count(shown) == 2  # Commands, and the error's `after`
+    # read back by the next pass and run again, passing: the error is fixed by that command
+    again = parse(text).ledger
+    again.absorb(
+        normalize(ran("c2", "terminal", json.dumps({"output": "added 30 packages", "exit_code": 0}), command=long_cmd))
+    )
+    assert not again.errors and again.fixes == {"npm error ERESOLVE unable to resolve dependency tree": shown}
+
+
+@pytest.mark.parametrize(
+    ("name", "action"),
+    [
+        ("search_replace", "edited"),  # Cursor's edit tool
+        ("search_and_replace", "edited"),  # Roo Code's
+        ("find_and_replace", "edited"),
+        ("read_file", "read"),
+        ("search_files", "read"),
+        ("list_files", "read"),
+        ("write_to_file", "created"),
+        ("delete_file", "deleted"),
+    ],
+)
+def test_a_tool_that_searches_and_replaces_edits(name, action):
+    assert tool_action(name, {"path": "src/a.py"}) == action
+    led = ledger_of(ran("c1", name, "ok", path="src/a.py"))
+    assert led.files["src/a.py"] == action

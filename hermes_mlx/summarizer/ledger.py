@@ -71,6 +71,17 @@ WORKING_FOLDER = "Working folder:"  # Files' first line: the folder its relative
 MANY_URLS = 2  # an agent's text naming more is a list of sources, not links it used
 MORE_ERRORS = re.compile(r"^… and (\d+) more error lines?$")  # how many error lines a result had beyond those kept
 
+
+def shown_command(cmd: str) -> str:
+    """A command as Commands, an error's `after` and `fixed by` all say it (one key in all three):
+    its first line up to COMMAND_CHARS (a long commit message's outcome says the rest), a script to 200."""
+    cmd = (cmd or "").strip()
+    first = cmd.split("\n", 1)[0]
+    if len(first) > COMMAND_CHARS:
+        return clip(first, COMMAND_CHARS)
+    return cmd[:199].rstrip() + "…" if len(cmd) > 200 else cmd
+
+
 # ---------------------------------------------------------------- the ledger
 
 
@@ -127,14 +138,9 @@ class Ledger:
             self.files[path] = action
 
     def add_command(self, cmd: str, status: int | None, outcome: str = "") -> None:
-        cmd = cmd.strip()
+        cmd = shown_command(cmd)
         if not cmd:
             return
-        first = cmd.split("\n", 1)[0]
-        if len(first) > COMMAND_CHARS:  # a long commit message or close reason: its outcome says the rest
-            cmd = clip(first, COMMAND_CHARS)
-        elif len(cmd) > 200:
-            cmd = cmd[:199].rstrip() + "…"
         for c in self.commands:
             if c.cmd == cmd:
                 self.commands.remove(c)  # move to the end: most recent last
@@ -150,6 +156,7 @@ class Ledger:
         self.commands.append(Command(cmd, [status], outcome))
 
     def add_error(self, line: str, cmd: str = "", test: str = "") -> None:
+        cmd = shown_command(cmd)  # as Commands says it: the same command is one key in both
         if MORE_ERRORS.match(line):  # the latest count for this command replaces an older one
             self.errors = [e for e in self.errors if not (e.cmd == cmd and MORE_ERRORS.match(e.line))]
             self.errors.append(ErrorItem(line, cmd))
@@ -178,6 +185,7 @@ class Ledger:
         that say what went wrong (a run's verdict, `BUILD FAILED in 3s` or go's `FAIL pkg 0.2s`,
         goes when its error lines are there to say why), one of each shape (the same error at
         other line numbers is one)."""
+        cmd = shown_command(cmd)
         covered = cleared_by(cmd, output, self.errors)
         self.errors = [e for e in self.errors if e not in covered]
         lines = [e.line for e in covered if not MORE_ERRORS.match(e.line) and e.line not in self.resolved]
