@@ -122,12 +122,14 @@ def read_only(cmd: str) -> bool:
 
 # tools whose output is a file's (or a listing's) contents: what it holds is no error, result or URL
 READ_TOOL = re.compile(r"read|view|open|cat|show|get|search|grep|glob|list|find|fetch|extract")
-# what a tool does to the files it names, read off its name, first match wins
+# what a tool does to the files it names, read off its name, first match wins: a change before a
+# read, as a name with both verbs changes files (Roo Code's `search_and_replace`, Cursor's
+# `search_replace`, a `find_and_replace`)
 TOOL_ACTIONS = (
-    ("read", READ_TOOL),
     ("created", re.compile(r"create|new|write")),
     ("deleted", re.compile(r"delete|remove")),
     ("edited", re.compile(r"edit|patch|replace|apply|update|insert|modify|move|rename|undo")),
+    ("read", READ_TOOL),
 )
 # an editor tool's sub-command: Anthropic's text editor and OpenHands' and SWE-agent's
 # `str_replace_editor` take `{"command": "view", "path": ...}`, one word beside a file, no shell
