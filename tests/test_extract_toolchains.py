@@ -146,6 +146,23 @@ SAMPLES = {
         "           ~^^^^^^^\nKeyError: 'sku'\n",
         ["KeyError: 'sku' [at /work/app/cart.py:41, in total]"],
     ),
+    # the line that ends a traceback names the exception whatever its name ends in
+    "python_django": (
+        "Traceback (most recent call last):\n"
+        '  File "/testbed/manage.py", line 22, in <module>\n    main()\n'
+        '  File "/testbed/django/conf/__init__.py", line 197, in __init__\n    raise ImproperlyConfigured(\n'
+        "django.core.exceptions.ImproperlyConfigured: PASSWORD_RESET_TIMEOUT_DAYS/PASSWORD_RESET_TIMEOUT are "
+        "mutually exclusive.\n",
+        [
+            "django.core.exceptions.ImproperlyConfigured: PASSWORD_RESET_TIMEOUT_DAYS/PASSWORD_RESET_TIMEOUT are "
+            "mutually exclusive. [at /testbed/django/conf/__init__.py:197, in __init__]"
+        ],
+    ),
+    "python_interrupted": (
+        'Epoch 3/10\nTraceback (most recent call last):\n  File "train.py", line 10, in <module>\n'
+        "    time.sleep(100)\nKeyboardInterrupt\n",
+        ["KeyboardInterrupt [at train.py:10, in <module>]"],
+    ),
     "pytest": (
         "============ FAILURES ============\n___ test_y ___\n\n    def test_y():\n>       assert total([]) == 1\n"
         "E       assert 0 == 1\n\ntests/x.py:4: AssertionError\n"

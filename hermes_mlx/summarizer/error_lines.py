@@ -63,6 +63,7 @@ _LOCATION = re.compile(
     r"|\bline \d+|\.py::\w|^\s*\d+:\d+\s"
 )
 _CODE_HEAD = re.compile(r"^[A-Z]{1,3}\d{3,4}\b(?: \[\*\])? \S")  # ruff's full format: `F401 [*] ...`, then `--> f:l:c`
+_PY_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*[A-Za-z]\w*(?::\s|$)")  # `pkg.mod.Name: message`, or the name alone
 _PY_FRAME = re.compile(r'^\s*File "([^"]{1,300})", line (\d+)(?:, in (\S{1,120}))?')
 _ARROW = re.compile(r"^\s*-->\s*(\S{1,300})")  # rustc, ruff
 _AT_FRAME = re.compile(r"^\s+at\s+(\S.{0,200})$")  # Node, Java
@@ -197,7 +198,10 @@ def scan_errors(text: str, limit: int = 6) -> tuple[list[str], int]:
             continue
         line = re.sub(r"^E\s{2,}", "", line)  # pytest's assertion lines
         ruff = _CODE_HEAD.match(line) and _ARROW.match(next((ln for ln in lines[i + 1 : i + 3] if ln.strip()), ""))
-        if len(line) < 6 or not (ruff or is_error_line(line)):
+        # the unindented line that ends a traceback names the exception, whatever its name ends in
+        # (Django's `django.core.exceptions.ImproperlyConfigured: ...`, `KeyboardInterrupt`)
+        raised = bool(frame) and not raw[:1].isspace() and bool(_PY_EXCEPTION.match(line))
+        if len(line) < 6 or not (ruff or raised or is_error_line(line)):
             if not raw[:1].isspace():
                 frame = ""  # an unindented line that is no exception ends a traceback
             continue
