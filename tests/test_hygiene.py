@@ -79,3 +79,10 @@ def test_an_agents_wrapper_taken_for_a_result_is_caught():
     assert hygiene(dirty, session)["wrapper_results"] == ["npm run release → Chunk ID: 6d2ab3"]
     clean = dirty.replace("Chunk ID: 6d2ab3", "zip not found: x.zip")
     assert hygiene(clean, session) == {k: [] for k in HYGIENE}
+
+
+def test_a_users_sentence_the_goal_shows_listed_again_is_a_duplicate():
+    said_twice = CLEAN.replace(
+        "## Progress\n", "## Constraints & Preferences\n- Fix the parser in src/parse.js.\n\n## Progress\n"
+    ).replace("Fix the parser.\n", "Fix the parser in src/parse.js. Keep the API.\n")
+    assert hygiene(said_twice, SESSION)["duplicates"] == ["Fix the parser in src/parse.js."]

@@ -2,11 +2,14 @@
 
 import json
 
+import pytest
+
 from hermes_mlx.summarizer.budget import hermes_summary_budget
 from hermes_mlx.summarizer.findings import candidates, is_announcement, is_musing, near_duplicate, split_sentences
 from hermes_mlx.summarizer.ledger import OUTCOME_SEP, Ledger
 from hermes_mlx.summarizer.narrative import fallback_notes
 from hermes_mlx.summarizer.outcomes import is_report, outcome_line
+from hermes_mlx.summarizer.summary import Summary, parse, render
 from hermes_mlx.summarizer.text import normalize, to_text
 from hermes_mlx.summarizer.tool_results import tool_output
 
@@ -638,3 +641,35 @@ def test_a_call_named_in_prose_names_something():
     ):
         assert not is_musing(s), s
     assert is_musing("This is a substantial task (and a big step).")  # words in brackets are no call
+
+
+# Gemini CLI's first request holds the user's directives (first source); Claude Code's "I don't
+# see a change. Can we make it clip ungracefully?" is a goal whose first sentence is a constraint
+# too (second source): the Goal says them, the lists do not say them again
+@pytest.mark.parametrize(
+    ("goal", "said", "other"),
+    [
+        (
+            "I want a highly customizable android date widget that automatically resizes text size to fit the "
+            "widget size. I want to default to a transparent background with shadow text.",
+            "I want to default to a transparent background with shadow text.",
+            "Make sure it works in 2x2 widget size.",
+        ),
+        (
+            "I don't see a change. Can we make it clip ungracefully?",
+            "I don't see a change.",
+            "Text size did not change.",
+        ),
+    ],
+)
+def test_a_users_sentence_the_goal_shows_is_not_listed_again(goal, said, other):
+    s = Summary(goal=goal)
+    s.ledger.add_list("constraints", [said, other])
+    s.ledger.add_list("asks", [said, goal, other + " Really."])
+    text = render(s)
+    assert text.count(said) == 1 and text.count(other) == 2  # the Goal's, then Constraints and User Messages
+    back = parse(text)
+    assert back.goal == goal and other in back.ledger.constraints
+    # a Goal clipped past it no longer shows it: the ledger still holds it, and it is listed again
+    s.goal = goal[:12] + "…"
+    assert f"- {said}" in render(s)

@@ -109,6 +109,9 @@ def hygiene(summary: str, messages: list[Message]) -> dict[str, list[str]]:
     for i, x in enumerate(narrative):
         if any(x == y or near_duplicate(x, y) for y in narrative[:i]):
             out["duplicates"].append(x)
+    # a user's sentence the Goal already shows whole, listed again
+    said = [x for x in [*s.ledger.constraints, *s.ledger.asks] if len(x.rstrip("…").strip()) >= 20]
+    out["duplicates"] += [x for x in said if x != s.goal and x.rstrip("…").strip() in s.goal]
     bullets = [ln for ln in summary.splitlines() if ln.startswith("- ")]  # any section's line said twice
     out["duplicates"] += [ln for i, ln in enumerate(bullets) if ln in bullets[:i] and ln[2:] not in out["duplicates"]]
     out["fragments"] = [x for x in s.progress if _fragment(x)]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from .findings import features, weigh
 from .ledger import OUTCOME_SEP
-from .summary import Summary, render
+from .summary import Summary, render, said_in_goal
 
 CHARS_PER_TOKEN = 4
 # Codepoints Hermes counts as a token each (CJK ideographs, kana, Hangul): agent/model_metadata.py
@@ -183,6 +183,8 @@ def _entries(s: Summary, count: Callable[[str], int], kept: str = "") -> list[_E
         droppable = items[: max(0, len(items) - keep)]
         for i, item in enumerate(droppable):
             text = getattr(item, "line", item)
+            if kind in ("user_message", "constraint") and said_in_goal(text, s.goal):
+                continue  # not rendered while the Goal shows it: dropping it saves nothing
             # identifiers come best first (digest.rank_ids): the last ranked go first; other lists
             # run oldest first, and among equals the oldest goes first
             rank = 1 - i / (2 * len(droppable)) if kind == "identifier" else 1

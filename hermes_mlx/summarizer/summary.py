@@ -112,6 +112,14 @@ def code(s: str) -> str:
     return f"`` {s} ``" if "`" in s else f"`{s}`"
 
 
+def said_in_goal(line: str, goal: str) -> bool:
+    """A user's sentence the Goal already shows whole (the request's own directive: Gemini's "I want
+    a widget that resizes its text."): listed again under Constraints it is said twice. Kept in the
+    ledger, so it is listed again once a clipped Goal no longer shows it."""
+    said = line.rstrip("…").strip()
+    return line == goal or len(said) >= 20 and said in goal
+
+
 def render(s: Summary) -> str:
     out: list[str] = []
 
@@ -121,8 +129,8 @@ def render(s: Summary) -> str:
 
     led = s.ledger
     section(GOAL, [s.goal] if s.goal else [])
-    section(CONSTRAINTS, [f"- {c}" for c in led.constraints if c != s.goal])
-    section(USERS, [f"- {a}" for a in led.asks if a != s.goal and a not in led.constraints])
+    section(CONSTRAINTS, [f"- {c}" for c in led.constraints if not said_in_goal(c, s.goal)])
+    section(USERS, [f"- {a}" for a in led.asks if not said_in_goal(a, s.goal) and a not in led.constraints])
     for title, name in NARRATIVE.items():
         section(title, [f"- {x}" for x in getattr(s, name)])
     files = [f"- {code(p)}" + (f" ({a})" if a and a != "mentioned" else "") for p, a in led.files.items()]
