@@ -495,3 +495,33 @@ def test_gradle_error_carries_its_deepest_cause():
     assert "> SDK location not found." in line
     (line,) = error_lines(nested, limit=10)
     assert "> Could not find com.android.tools.build:gradle:9.9.9." in line
+
+
+# a log line of a level below error that mentions one is the program's account, not a failure:
+# a passing test suite's expected `[WARN] … threw an error` (Cursor's zero-auth session, a node
+# logger), Python's logging, log4j; an error label before the level, and verdicts printed at a
+# lower level (Maven's `[INFO] BUILD FAILURE`, Go's `WARNING: DATA RACE`), still count
+@pytest.mark.parametrize(
+    "line",
+    [
+        "2026-08-06T21:28:01.094Z [easy-auth-jwt] [WARN] refreshHandler: revokeRefreshToken hook threw an error: boom",
+        "WARNING:root:retrying after error: timeout",
+        "2024-01-01 12:00:00 WARN  [main] c.a.Foo - Connection error: retry in 2s",
+        'level=info msg="recovered from error: EOF"',
+    ],
+)
+def test_a_log_line_below_error_level_is_no_error(line):
+    assert error_lines(f"starting\n{line}\ndone\n") == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[ERROR] Failed to execute goal compile",
+        "[INFO] BUILD FAILURE",
+        "WARNING: DATA RACE",
+        "FAILED t.py::x - WARNING: y",
+    ],
+)
+def test_an_error_label_or_verdict_at_a_lower_level_still_counts(line):
+    assert error_lines(f"{line}\n") == [line]

@@ -53,6 +53,14 @@ ERROR_LINE = re.compile(
     r"|\*\*\* \[[^\]\n]{0,200}\] Error \d+"  # make
     r"|(?i:" + PROGRAM_FAILED.pattern + ")"  # rm: cannot remove 'x': Device or resource busy
 )
+# a log line's own level, below error, among its first few fields (a timestamp, a logger name)
+_LOWER_LEVEL = re.compile(
+    r"^\s*(?:\S+\s+){0,3}?(\[(?:WARN(?:ING)?|INFO|DEBUG|TRACE|NOTICE)\]|(?:WARN(?:ING)?|INFO|DEBUG|TRACE|NOTICE)(?=[:\s])"
+    r"|level=(?:warn(?:ing)?|info|debug|trace)\b)",
+    re.I,
+)
+# verdicts printed at a lower level: Go's race detector, Maven's `[INFO] BUILD FAILURE`
+_LEVEL_VERDICT = re.compile(r"^WARNING: DATA RACE|^\[\w+\]\s*BUILD FAIL")
 _MAVEN_NOISE = re.compile(r"^\[ERROR\]\s*(?:$|->|Re-run Maven|To see the full|For more information|\[Help)")
 _CODE = re.compile(
     r"\b[A-Z]{1,4}\d{2,5}\b|\[[A-Za-z][\w\-]*\]\s*$|\berror\[\w+\]|^curl: \(\d+\)|\s{2}@?[a-z][\w\-]*(?:/[\w\-]+)?\s*$"
@@ -111,9 +119,15 @@ def at_any_line(error: str) -> str:
 
 def is_error_line(line: str) -> bool:
     """True when one line of tool output reports an error or failure; an `error:` key of an
-    object a program logged (`{ id: 't2', status: 'refused', error: 'unsupported_task' }`) is none."""
+    object a program logged (`{ id: 't2', status: 'refused', error: 'unsupported_task' }`) is none,
+    nor a log line of a level below error that mentions one (`12:00:01 [auth] [WARN] hook threw
+    an error: x`, `WARNING:root:retrying after error: timeout`)."""
     line = (line or "")[:MAX_LINE]
-    return any(not _in_object(line, m.start()) for m in ERROR_LINE.finditer(line)) and not _noise(line)
+    hits = [m.start() for m in ERROR_LINE.finditer(line) if not _in_object(line, m.start())]
+    level = _LOWER_LEVEL.match(line)
+    if level and not _LEVEL_VERDICT.match(line):
+        hits = [at for at in hits if at < level.start(1)]  # an error label before the level still counts
+    return bool(hits) and not _noise(line)
 
 
 def _in_object(line: str, at: int) -> bool:
