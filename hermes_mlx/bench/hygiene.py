@@ -19,7 +19,7 @@ from hermes_mlx.summarizer.findings import CONTINUATION, near_duplicate
 from hermes_mlx.summarizer.ledger import OUTCOME_SEP
 from hermes_mlx.summarizer.narrative import RAN_LINE
 from hermes_mlx.summarizer.outcomes import outcome_of
-from hermes_mlx.summarizer.summary import parse
+from hermes_mlx.summarizer.summary import parse, said_in_goal
 from hermes_mlx.summarizer.text import Turn, command_of, normalize
 from hermes_mlx.summarizer.tool_results import tool_output
 from hermes_mlx.summarizer.vocabulary import READ_ANSWER_CHARS, RUN_LOG, SLASH_COMMAND, read_only, reads_contents
@@ -110,8 +110,8 @@ def hygiene(summary: str, messages: list[Message]) -> dict[str, list[str]]:
         if any(x == y or near_duplicate(x, y) for y in narrative[:i]):
             out["duplicates"].append(x)
     # a user's sentence the Goal already shows whole, listed again
-    said = [x for x in [*s.ledger.constraints, *s.ledger.asks] if len(x.rstrip("…").strip()) >= 20]
-    out["duplicates"] += [x for x in said if x != s.goal and x.rstrip("…").strip() in s.goal]
+    said = [*s.ledger.constraints, *s.ledger.asks]
+    out["duplicates"] += [x for x in said if x != s.goal and said_in_goal(x, s.goal)]
     bullets = [ln for ln in summary.splitlines() if ln.startswith("- ")]  # any section's line said twice
     out["duplicates"] += [ln for i, ln in enumerate(bullets) if ln in bullets[:i] and ln[2:] not in out["duplicates"]]
     out["fragments"] = [x for x in s.progress if _fragment(x)]

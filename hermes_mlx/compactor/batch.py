@@ -21,6 +21,7 @@ from hermes_mlx.compactor.transcript import (
     clip_for_summary,
     content_text,
     head_end,
+    kept_for_summary,
     message_tokens,
     repair,
     tail_start,
@@ -166,10 +167,7 @@ class BatchCompactor(Compactor):
             SUMMARY_MIN_TOKENS, min(cap, hermes_summary_budget(middle_tokens, s.context_limit))
         )
         clipped = clip_for_summary(turns, s.max_chars_per_message)
-        # what the reader still has, clipped alike (a 50 MB log in the tail is not searched whole)
-        verbatim = clip_for_summary(
-            [m for m in prepared[:head] + later if not markers.is_marker(m)], s.max_chars_per_message
-        )
+        verbatim = kept_for_summary(prepared[:head] + later, s.max_chars_per_message)
         result = call_summarizer(
             lambda: self.summarizer.update(
                 previous or None, clipped, focus=focus or None, budget_tokens=budget, kept=verbatim

@@ -28,6 +28,7 @@ from hermes_mlx.compactor.transcript import (
     clip_for_summary,
     find_exchange,
     head_end,
+    kept_for_summary,
     tail_start,
     transcript_tokens,
 )
@@ -171,7 +172,7 @@ class MicroCompactor(Compactor):
         clipped = clip_for_summary(exchange, self.settings.max_chars_per_message)
         budget = micro_budget(self.settings.defrag_threshold_tokens, hermes_tokens(summary))
         summarizer = self.summarizer
-        kept = self._verbatim(around)
+        kept = kept_for_summary(around, self.settings.max_chars_per_message)
 
         def call() -> SummaryResult:
             return call_summarizer(lambda: summarizer.merge(summary or None, clipped, budget_tokens=budget, kept=kept))
@@ -182,17 +183,12 @@ class MicroCompactor(Compactor):
         """As `_merge_call`, for shortening `summary` beside the transcript `around` it."""
         budget = int(self.settings.defrag_threshold_tokens * MICRO_LOW)
         summarizer = self.summarizer
-        kept = self._verbatim(around)
+        kept = kept_for_summary(around, self.settings.max_chars_per_message)
 
         def call() -> SummaryResult:
             return call_summarizer(lambda: summarizer.defrag(summary, budget_tokens=budget, kept=kept))
 
         return _fingerprint("defrag", summary, budget), call
-
-    def _verbatim(self, around: list[Message]) -> list[Message]:
-        """What of `around` the reader still has (no marker), clipped as the summarizer's input is
-        (a 50 MB log in it is not searched whole)."""
-        return clip_for_summary([m for m in around if not markers.is_marker(m)], self.settings.max_chars_per_message)
 
     def _summarize(self, key: str, call: Callable[[], SummaryResult], started: float) -> SummaryResult:
         """The pass's call: the answer computed ahead for exactly these inputs (waited for while it

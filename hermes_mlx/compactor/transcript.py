@@ -280,6 +280,13 @@ def clip_for_summary(messages: list[Message], max_chars: int) -> list[Message]:
     return clipped
 
 
+def kept_for_summary(messages: list[Message], max_chars: int) -> list[Message]:
+    """What of `messages` stays verbatim beside the summary (no summary marker), clipped as the
+    summarizer's input is: what it tells the summarizer the reader still has (a 50 MB log in
+    the tail is not searched whole)."""
+    return clip_for_summary([m for m in messages if not markers.is_marker(m)], max_chars)
+
+
 def head_end(messages: list[Message], protect_first_n: int) -> int:
     """End of the protected head: the first messages, never ending between a call and its result.
 
