@@ -42,7 +42,7 @@ BATCH_FLOORS = {
 MICRO_FLOORS = {
     "aider": 88,  # 16/18
     "claudecode": 88,  # 40/45
-    "codex": 47,  # 8/17 (6/17 before agents' output wrappers were unwrapped and diffs counted as reads)
+    "codex": 64,  # 11/17 (8/17 while the rolling summary was cut to 60% of Hermes's threshold each time it reached 90%; 6/17 before agents' output wrappers were unwrapped and diffs counted as reads)
     "copilot": 75,  # 6/8
     "cursor": 50,  # 18/36 (16/36 before what the transcript around an exchange still shows was let go first; 14/36 before Russian sentences split at their capitals and tool questions)
     # gemini 3/8: 4/8 until an exchange's best finding was kept whatever its length (its long findings
@@ -52,7 +52,7 @@ MICRO_FLOORS = {
     "gemini": 62,  # 5/8 since what the transcript still shows goes first
     "hermes": 44,  # 4/9 (2/9 before short findings left room for more in an exchange)
     "minisweagent": 93,  # 29/31 (27/31 before a message's later findings came after another's best)
-    OVERALL: 73,  # 126/172 (115/172)
+    OVERALL: 75,  # 129/172 (126/172 with the 60% cut; 115/172)
 }
 
 

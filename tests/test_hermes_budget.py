@@ -13,7 +13,7 @@ from hermes_mlx.integrations import adapter, hermes_prompts, hermes_settings, pr
 from hermes_mlx.integrations.hermes_prompts import recognise
 from hermes_mlx.integrations.hermes_wire import hermes_serialize
 from hermes_mlx.integrations.openai_shapes import parse_request
-from hermes_mlx.summarizer.budget import MICRO_HIGH, MICRO_LOW, fit_summary, hermes_tokens, micro_budget
+from hermes_mlx.summarizer.budget import MICRO_SHARE, fit_summary, hermes_tokens, micro_budget
 from hermes_mlx.summarizer.ledger import Ledger
 from hermes_mlx.summarizer.requested_layout import read_layout, skeleton
 from hermes_mlx.summarizer.summarizer import MLXSummarizer
@@ -26,9 +26,8 @@ def test_hermes_token_count_matches_its_rough_estimate():
     assert hermes_tokens("héllo") == 2  # other non-ASCII: UTF-8 bytes / 4, rounded up
 
 
-def test_micro_budget_has_hysteresis():
-    assert micro_budget(2000, 100) == int(2000 * MICRO_HIGH)
-    assert micro_budget(2000, 1900) == int(2000 * MICRO_LOW)
+def test_micro_budget_stays_under_the_defrag_threshold():
+    assert micro_budget(2000) == int(2000 * MICRO_SHARE) < 2000
 
 
 def big_summary() -> Summary:
@@ -89,14 +88,14 @@ def test_merges_never_leave_the_rolling_summary_at_the_defrag_threshold():
     s = MLXSummarizer(score=FakeModel(*["Fixed a bound."] * 200).score, count_tokens=count)
     summary = None
     for i in range(40):
-        budget = micro_budget(threshold, hermes_tokens(summary or ""))
+        budget = micro_budget(threshold)
         r = s.merge(summary, exchange(i), budget_tokens=budget)
         assert r.ok, r.error
         summary = r.text
         assert hermes_tokens(summary) < threshold
     assert "src/module_39.py" in summary  # the newest facts are there
-    r = s.defrag(summary, budget_tokens=int(threshold * MICRO_LOW))
-    assert r.ok and hermes_tokens(r.text) <= threshold * MICRO_LOW
+    r = s.defrag(summary, budget_tokens=micro_budget(threshold))
+    assert r.ok and hermes_tokens(r.text) <= micro_budget(threshold)
 
 
 def test_our_compactor_absorbs_every_turn_once_the_summary_is_big():
@@ -187,7 +186,7 @@ def test_budgets_follow_hermes_config(monkeypatch):
     complete(parse_request({"messages": batch_prompt(EXCHANGE, budget=3000)}), summarizer=fake)
     merge, update = fake.calls[0][1], fake.calls[1][1]
     headings = hermes_tokens(skeleton(read_layout(batch_prompt(EXCHANGE)[0]["content"])))  # the layout's own cost
-    assert merge["budget_tokens"] == 900 and update["budget_tokens"] == 600 - headings  # micro on: the defrag bound
+    assert merge["budget_tokens"] == 900 and update["budget_tokens"] == 900 - headings  # micro on: the defrag bound
 
 
 def test_settings_read_from_a_hermes_config():

@@ -283,8 +283,8 @@ def test_defrag_threshold_below_what_the_summary_can_reach(threshold, warned):
         config["compression"]["micro_compact_defrag_threshold_tokens"] = threshold
     found = checks.config_findings(config, "in-process")
     assert [f.key for f in found] == (["compression.micro_compact_defrag_threshold_tokens"] if warned else [])
-    if threshold == 200:  # the reason is given in numbers: 60% of 200 tokens
-        assert "120 tokens" in found[0].problem and "600" in found[0].fix
+    if threshold == 200:  # the reason is given in numbers: 90% of 200 tokens
+        assert "180 tokens" in found[0].problem and "600" in found[0].fix
 
 
 def test_loopback_019_without_protect_first_n_is_warned():

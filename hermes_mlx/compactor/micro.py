@@ -33,7 +33,7 @@ from hermes_mlx.compactor.transcript import (
     transcript_tokens,
 )
 from hermes_mlx.summarizer.api import Message, Summarizer, SummaryResult
-from hermes_mlx.summarizer.budget import MICRO_LOW, hermes_tokens, micro_budget
+from hermes_mlx.summarizer.budget import hermes_tokens, micro_budget
 
 logger = logging.getLogger(telemetry.LOGGER_NAME)
 
@@ -170,7 +170,7 @@ class MicroCompactor(Compactor):
         no part of the fingerprint: a guess saw fewer of them (the turn that came since), all of
         which are still there, so what it let go first is still shown."""
         clipped = clip_for_summary(exchange, self.settings.max_chars_per_message)
-        budget = micro_budget(self.settings.defrag_threshold_tokens, hermes_tokens(summary))
+        budget = micro_budget(self.settings.defrag_threshold_tokens)
         summarizer = self.summarizer
         kept = kept_for_summary(around, self.settings.max_chars_per_message)
 
@@ -181,7 +181,7 @@ class MicroCompactor(Compactor):
 
     def _defrag_call(self, summary: str, around: list[Message]) -> tuple[str, Callable[[], SummaryResult]]:
         """As `_merge_call`, for shortening `summary` beside the transcript `around` it."""
-        budget = int(self.settings.defrag_threshold_tokens * MICRO_LOW)
+        budget = micro_budget(self.settings.defrag_threshold_tokens)
         summarizer = self.summarizer
         kept = kept_for_summary(around, self.settings.max_chars_per_message)
 

