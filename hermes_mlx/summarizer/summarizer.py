@@ -46,6 +46,7 @@ logger = logging.getLogger("hermes_mlx.summarizer")
 DEFAULT_WINDOW = 8192
 FINDING_ROOM = 140  # characters of findings a batch pass keeps per `findings_keep`
 MODEL_CHUNKS = 3  # chunks of one micro exchange the model reads at most (the last ones)
+EXTRA_MAX, TURNS_PER_EXTRA = 10, 6  # a micro exchange's added findings: one per six assistant turns, ten at most
 LISTING_TOKENS = 640  # room kept in each prompt for the numbered sentences
 
 
@@ -306,7 +307,7 @@ class MLXSummarizer:
         # a real agent's exchange can run to dozens of tool calls: one sentence cannot carry it,
         # so code adds its best findings, one finding's room per six assistant turns (a short
         # exchange: none), where short ones leave room for more
-        extra = min(10, sum(t.role == "assistant" for t in turns) // 6)
+        extra = min(EXTRA_MAX, sum(t.role == "assistant" for t in turns) // TURNS_PER_EXTRA)
         if extra:
             more = best_that_fit(fresh_findings(prev, turns, exclude=notes), extra, FINDING_ROOM)
             notes += [f.text for f in sorted(more, key=lambda f: f.turn)]
