@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hermes_mlx.summarizer.absorb import absorb
 from hermes_mlx.summarizer.extract import (
     error_lines,
     error_report,
@@ -259,7 +260,7 @@ def test_location_is_carried_with_the_error_into_the_ledger():
         {"role": "tool", "tool_call_id": "a", "content": json.dumps({"output": SAMPLES["rustc"][0], "exit_code": 101})},
     ]
     led = Ledger()
-    led.absorb(normalize(msgs))
+    absorb(led, normalize(msgs))
     assert "error[E0308]: mismatched types [at src/main.rs:4:5]" in [e.line for e in led.errors]
     assert led.errors[0].line.startswith("error[E0308]")  # code and location rank first
 
@@ -278,7 +279,7 @@ def test_hundred_errors_keep_the_specific_few_and_count_the_rest():
         {"role": "tool", "tool_call_id": "a", "content": out + "\nexit code: 2"},
     ]
     led = Ledger()
-    led.absorb(normalize(msgs))
+    absorb(led, normalize(msgs))
     assert [e.line for e in led.errors][-1] == "… and 94 more error lines"
     assert len(led.errors) == 7
     # a passing run of the same command resolves them; the count is not kept as an error
@@ -287,7 +288,7 @@ def test_hundred_errors_keep_the_specific_few_and_count_the_rest():
         {"role": "tool", "tool_call_id": "b", "content": "done\nexit code: 0"},
     ]
     led = Ledger()
-    led.absorb(normalize(msgs))
+    absorb(led, normalize(msgs))
     assert not led.errors and len(led.resolved) == 6
 
 
@@ -312,7 +313,7 @@ def test_huge_single_lines_do_not_stall_the_extractors(name):
         Turn("assistant", line, [ToolCall("a", "terminal", {"command": "make"}, "make")]),
         Turn("tool", line + "\nexit code: 2", tool_call_id="a"),
     ]
-    Ledger().absorb(turns)
+    absorb(Ledger(), turns)
     assert all(len(x) <= 300 for x in find_paths(line) + find_ids(line))
     assert all(len(x) <= 420 for x in error_lines(line))
     find_urls(line)
@@ -349,7 +350,7 @@ def test_hermes_cut_yields_no_fragment_path_or_command():
     assert "ion_2.py" not in find_paths(text)
     assert "db/migrations/migration_3.py" in find_paths(text)
     led = Ledger()
-    led.absorb(normalize([{"role": "assistant", "content": text}]))
+    absorb(led, normalize([{"role": "assistant", "content": text}]))
     assert "ion_2.py" not in led.files
     assert not [c for c in led.commands if "insertions(+)," in c.cmd]
 
@@ -406,7 +407,7 @@ def test_cut_error_line_and_cut_tool_command_are_dropped():
         {"role": "tool", "tool_call_id": "a", "content": out + "exit code: 2"},
     ]
     led = Ledger()
-    led.absorb(normalize(msgs))
+    absorb(led, normalize(msgs))
     assert [c.cmd for c in led.commands] == ["cd app && npm ci"]
     assert [e.line for e in led.errors] == ["src/x.ts(1,1): error TS1005: ';' expected."]
 

@@ -8,6 +8,7 @@ import pytest
 import yaml
 from summarizer_fakes import call
 
+from hermes_mlx.summarizer.absorb import absorb
 from hermes_mlx.summarizer.extract import error_lines, find_ids, find_paths, find_urls
 from hermes_mlx.summarizer.ledger import COMMAND_CHARS, Ledger
 from hermes_mlx.summarizer.outcomes import is_run_verdict
@@ -29,7 +30,7 @@ def ran(cid: str, name: str, output: str, **args) -> list[dict]:
 
 def ledger_of(msgs: list[dict]) -> Ledger:
     led = Ledger()
-    led.absorb(normalize(msgs))
+    absorb(led, normalize(msgs))
     return led
 
 
@@ -248,7 +249,7 @@ def test_error_count_renders_and_parses_back():
     assert "`… and 34 more error lines`" in text
     back = parse(text).ledger
     assert [e.line for e in back.errors] == [e.line for e in led.errors]
-    back.absorb(normalize(msgs))  # the same run again: one count, not two
+    absorb(back, normalize(msgs))  # the same run again: one count, not two
     assert sum(e.line.endswith("more error lines") for e in back.errors) == 1
 
 
@@ -283,8 +284,9 @@ def test_an_error_names_its_command_as_commands_does():
     assert long_cmd not in text and text.count(shown) == 2  # Commands, and the error's `after`
     # read back by the next pass and run again, passing: the error is fixed by that command
     again = parse(text).ledger
-    again.absorb(
-        normalize(ran("c2", "terminal", json.dumps({"output": "added 30 packages", "exit_code": 0}), command=long_cmd))
+    absorb(
+        again,
+        normalize(ran("c2", "terminal", json.dumps({"output": "added 30 packages", "exit_code": 0}), command=long_cmd)),
     )
     assert not again.errors and again.fixes == {"npm error ERESOLVE unable to resolve dependency tree": shown}
 

@@ -8,6 +8,7 @@ import json
 
 from summarizer_fakes import call
 
+from hermes_mlx.summarizer.absorb import absorb
 from hermes_mlx.summarizer.ledger import Ledger
 from hermes_mlx.summarizer.questions import asked, asked_and_chosen
 from hermes_mlx.summarizer.text import normalize
@@ -15,13 +16,14 @@ from hermes_mlx.summarizer.text import normalize
 
 def _asks(name: str, arguments: dict, result: str) -> list[str]:
     led = Ledger()
-    led.absorb(
+    absorb(
+        led,
         normalize(
             [
                 {"role": "assistant", "content": "", "tool_calls": [call("q1", name, **arguments)]},
                 {"role": "tool", "tool_call_id": "q1", "name": name, "content": result},
             ]
-        )
+        ),
     )
     return led.asks
 

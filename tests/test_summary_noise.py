@@ -5,6 +5,7 @@ file read back holds."""
 from summarizer_fakes import call, count
 
 from hermes_mlx.summarizer import MLXSummarizer
+from hermes_mlx.summarizer.absorb import absorb
 from hermes_mlx.summarizer.budget import fit_summary, hermes_tokens
 from hermes_mlx.summarizer.digest import rank_ids
 from hermes_mlx.summarizer.findings import near_duplicate
@@ -97,7 +98,7 @@ def test_no_working_folder_line_when_every_path_is_whole():
 
 def _urls(*pairs) -> list[str]:
     led = Ledger()
-    led.absorb(normalize(_exchange(*pairs)))
+    absorb(led, normalize(_exchange(*pairs)))
     return led.urls
 
 
@@ -176,7 +177,7 @@ def test_a_page_the_agent_fetched_is_one_it_read_and_outlasts_a_link_it_only_saw
         ("terminal", {"command": "cat .env.example"}, "STRIPE_URL=https://sandbox.example.dev\n"),
     ]
     led = Ledger()
-    led.absorb(normalize(_exchange(*pairs)))
+    absorb(led, normalize(_exchange(*pairs)))
     assert led.fetched == [changelog, docs] and "https://sandbox.example.dev" in led.urls
     text = render(Summary(ledger=led))
     assert f"- {changelog} (read)" in text and "- https://sandbox.example.dev\n" in text

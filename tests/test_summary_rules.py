@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from hermes_mlx.summarizer.absorb import absorb
 from hermes_mlx.summarizer.budget import hermes_summary_budget
 from hermes_mlx.summarizer.findings import candidates, is_announcement, is_musing, near_duplicate, split_sentences
 from hermes_mlx.summarizer.ledger import OUTCOME_SEP, Ledger
@@ -30,7 +31,7 @@ def _exchange_of(*pairs) -> list[dict]:
 def _ledger(*pairs) -> Ledger:
     """A ledger of (call, result) pairs."""
     led = Ledger()
-    led.absorb(normalize(_exchange_of(*pairs)))
+    absorb(led, normalize(_exchange_of(*pairs)))
     return led
 
 
@@ -126,7 +127,7 @@ def test_user_typed_agent_commands_are_no_work_unless_they_report_an_outcome():
     )
     assert [c.cmd for c in led.commands] == ["/undo", "/usr/bin/make test"]
     users = Ledger()
-    users.absorb(normalize([{"role": "user", "content": "/drop a.py"}, {"role": "user", "content": "fix the chart"}]))
+    absorb(users, normalize([{"role": "user", "content": "/drop a.py"}, {"role": "user", "content": "fix the chart"}]))
     assert users.asks == ["fix the chart"]
     # nor is one the line code writes when an exchange has no sentence to copy
     typed = normalize(_exchange_of((("aider_command", {"command": "/clear"}), "")))
@@ -372,7 +373,7 @@ def test_a_search_answers_sources_are_no_urls_and_versions_are_capped():
     sources = "Sources:\n" + "\n".join(f"- https://example.org/doc/{i}" for i in range(8))
     cited = "The fix is described in https://github.com/o/r/blob/main/CHANGELOG.md."
     led = Ledger()
-    led.absorb(normalize([{"role": "assistant", "content": sources}, {"role": "assistant", "content": cited}]))
+    absorb(led, normalize([{"role": "assistant", "content": sources}, {"role": "assistant", "content": cited}]))
     assert led.urls == ["https://github.com/o/r/blob/main/CHANGELOG.md."[:-1]]
     listing = "\n".join(f"pkg{i} version 1.{i}.0" for i in range(12))
     turns = normalize([{"role": "tool", "content": listing}, {"role": "assistant", "content": "pkg3 is 1.3.0."}])

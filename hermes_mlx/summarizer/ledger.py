@@ -2,9 +2,10 @@
 
 A 135M model paraphrases paths, drops exit codes and invents test names; so files, commands with
 their exit status, error lines, URLs, identifiers and the user's own constraints never pass
-through it. They are pulled from the full (untrimmed, redacted) text here, de-duplicated, and an
-error moves to `resolved` once a later run of the same command or test passes. Text that someone
-cut (Hermes, our own clipping, the tool) yields no fact from the fragment beside the cut.
+through it. They are pulled from the full (untrimmed, redacted) text (absorb.py reads them off each turn),
+de-duplicated here, and an error moves to `resolved` once a later run of the same command or test
+passes. Text that someone cut (Hermes, our own clipping, the tool) yields no fact from the
+fragment beside the cut.
 """
 
 from __future__ import annotations
@@ -12,44 +13,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .digest import human_words, machine_written
-from .directives import user_constraints
-from .error_lines import at_any_line, cleared_by, foreign_lines
-from .extract import (
-    TEST_ID,
-    code_names,
-    error_report,
-    find_ids,
-    find_paths,
-    find_urls,
-    has_cut,
-    is_error_line,
-    strip_injections,
-    tool_label,
-    uncut,
-    whole_head,
-)
-from .outcomes import MADE, all_passed, is_placeholder, is_run_verdict, outcome_line, outcome_of, pruned_lines
-from .questions import asked_and_chosen
+from .error_lines import at_any_line, cleared_by
+from .extract import TEST_ID
+from .outcomes import MADE, is_run_verdict, outcome_of
 from .redact import redact
-from .text import Turn, clip
-from .tidy import ACTION_RANK, path_shaped, tidy_commands, tidy_files
-from .tool_results import exit_status, failed_field, help_link, tool_output
-from .vocabulary import (
-    ASKS_USER_TOOL,
-    DELEGATE_TOOL,
-    FILE_KEYS,
-    FOUND_URLS_TOOL,
-    GENERIC_FAILURE,
-    READ_ANSWER_CHARS,
-    RUN_LOG,
-    SHELL_EDIT,
-    SHELL_READ,
-    SLASH_COMMAND,
-    read_only,
-    reads_contents,
-    tool_action,
-)
+from .text import clip
+from .tidy import ACTION_RANK, tidy_commands, tidy_files
+from .vocabulary import GENERIC_FAILURE
 from .workfolder import absolute
 
 _NOISE_PATH = (
@@ -196,155 +166,6 @@ class Ledger:
                 self.resolved.append(line)
                 self.fixes[line] = cmd
 
-    # ---- extraction
-
-    def absorb(self, turns: list[Turn]) -> None:
-        """Extract the facts of these turns, in order, so later passes resolve earlier errors."""
-        calls = {}
-        pending = []
-        for t in turns:
-            if t.role == "tool":
-                call = calls.get(t.tool_call_id) if t.tool_call_id else None
-                if call is None and pending:
-                    call = pending.pop(0)
-                elif call in pending:
-                    pending.remove(call)
-                self._absorb_result(call, t.text)
-                continue
-            for call in t.tool_calls:
-                calls[call.id] = call
-                pending.append(call)
-                self._absorb_call(call)
-            self._absorb_text(t)
-        for call in pending:  # calls whose result never came
-            if call.text and _is_command(call):
-                self.add_command(whole_head(call.text), None)
-
-    def _absorb_call(self, call) -> None:
-        action = tool_action(call.name, call.arguments)
-        for key in FILE_KEYS:
-            value = call.arguments.get(key)
-            if isinstance(value, str) and value.strip() and "\n" not in value.strip() and not has_cut(value):
-                self.add_file(value, action)
-        paths = call.arguments.get("paths")
-        if isinstance(paths, str):
-            for p in find_paths(paths):
-                self.add_file(p, action)
-        for key in ("url", "uri", "href", "urls"):  # a page the agent fetched is one it read, as a file
-            value = call.arguments.get(key)
-            said = value if isinstance(value, str) else " ".join(map(str, value)) if isinstance(value, list) else ""
-            for url in find_urls(said):
-                self.add_list("urls", [url])
-                self.add_list("fetched", [url])
-        self.add_list("urls", find_urls(str(call.arguments.get("query") or "")))
-        said = call.text if _is_command(call) else " ".join(clip(str(v), 120) for v in call.arguments.values())
-        self.add_list("urls", find_urls(said))  # arguments clipped with a mark: no URL cut open
-        self.add_list("ids", find_ids(call.text) if _is_command(call) else [])
-        if _is_command(call):  # a shell-only agent reads and edits files with commands
-            head = whole_head(call.text).split("\n", 1)[0]
-            verb = "edited" if SHELL_EDIT.search(head) else "read" if SHELL_READ.match(head) else ""
-            for p in find_paths(head)[:4] if verb else []:
-                if path_shaped(p) and not re.match(r"^\d*s/", p):  # not sed's `956s/except/...`
-                    self.add_file(p, verb)
-        for value in call.arguments.values():  # names of tests the agent wrote
-            if isinstance(value, str):
-                self.add_list("ids", re.findall(r"\bdef (test_\w+)", value)[:5])
-
-    def _absorb_result(self, call, text: str) -> None:
-        if call is not None and ASKS_USER_TOOL.search(call.name.lower()):  # the user's own answers
-            said = asked_and_chosen(call.arguments, text)  # with their questions, unless said in prose
-            self.add_list("asks", [user_message(x) for x in said] or ([user_message(text)] if text.strip() else []))
-            return
-        status = exit_status(text)
-        output = strip_injections(tool_output(text))
-        if is_placeholder(text):  # output a compactor pruned: the result line it kept is all there is
-            output = outcome_line(text, status)
-        cmd = whole_head(call.text) if call is not None and _is_command(call) else ""
-        output = foreign_lines(output, call.text) if cmd else output
-        slash = call is not None and bool(SLASH_COMMAND.match(call.text or ""))
-        if call is not None and not cmd:
-            # a commit or a PR made by any tool (aider's own report) is an outcome; a command the
-            # user typed to the agent itself (`/add x`, `/undo`) is no work unless it reports one
-            family, outcome = outcome_of(output, status)
-            if family in MADE:
-                self.add_command(whole_head(call.text) if slash else call.name, status, outcome)
-            if slash:
-                return
-        failed = failed_field(text)
-        if failed:  # {"success": false, "error": "Failed to read file: ..."} from any tool
-            self.add_error(failed, cmd or tool_label(call))
-        passed = False
-        if cmd:
-            family, outcome = outcome_of(output, status)
-            # a run whose result line says all passed failed nothing, whatever it logged, unless
-            # a step before it could fail unseen (`a; b`, `a || b`; `a && b` ran b only after a)
-            passed = status in (0, None) and all_passed(family, outcome, cmd)
-            # what a read printed is what it read, not a result (`sed -n 1,80p x.js` -> a line of x.js),
-            # unless the read failed or it read a log of a run
-            # (a pruned output's placeholder says how many lines the read printed)
-            lines = pruned_lines(text) or output.count("\n") + 1
-            read_failed = family == "failure" and (status not in (0, None) or lines < 4)
-            if read_only(cmd) and not read_failed and not RUN_LOG.search(cmd):
-                outcome = ""
-            self.add_command(cmd, status, outcome)
-        # a file's contents are no errors (`raise ValueError(...)` in code read back): reading
-        # tools and read-only commands report errors only in a short answer (EISDIR, not found)
-        reads = call is not None and reads_contents(call.name, cmd, call.arguments)
-        errors, omitted = error_report(output) if not reads or len(output) <= READ_ANSWER_CHARS else ([], 0)
-        piped = status == 0 and bool(re.search(r"(?<!\|)\|(?!\|)", cmd))  # `cmd | tail` reports tail's status
-        if status not in (0, None) or errors and (status is None or piped) and not passed:
-            for line in errors:
-                self.add_error(line, cmd)
-            if omitted:
-                self.add_error(f"… and {omitted} more error lines", cmd)
-        elif cmd and (status == 0 and not errors or passed):
-            self.resolve(cmd, output)
-        # paths and URLs in tool output: only where they name a problem or a change
-        for line in uncut(output, "line").splitlines()[:4000]:
-            if is_error_line(line) or re.search(
-                r"^\s*(?:modified|new file|deleted|renamed|created|wrote|saved|writing)\b", line, re.I
-            ):
-                for p in find_paths(line)[:4]:
-                    self.add_file(p, "mentioned")
-        # URLs the work used, not a document's: a search's hits, a page fetched, a file read back
-        # (a comment's link in mix.exs), another agent's list of sources, a program's help link
-        urls = [u for u in find_urls(output) if not re.search(r"pythonhosted|pypi\.org/simple|registry\.npmjs", u)]
-        urls = [u for u in urls if not help_link(u, output)]
-        name = call.name.lower() if call is not None else ""
-        document = (
-            bool(FOUND_URLS_TOOL.search(name))
-            or (reads and len(output) > READ_ANSWER_CHARS)
-            or (bool(DELEGATE_TOOL.search(name)) and len(urls) > MANY_URLS)
-        )
-        if not document:
-            self.add_list("urls", urls[:3])
-        self.add_list("ids", find_ids(output, strict=True)[:3])
-
-    def _absorb_text(self, t: Turn) -> None:
-        text = t.text
-        if not text.strip():
-            return
-        for p in find_paths(text):
-            self.add_file(p, "mentioned")
-        urls = find_urls(text)
-        if t.role != "assistant" or len(urls) <= MANY_URLS:  # a list of many is a search's sources, not what was used
-            self.add_list("urls", urls)
-        self.add_list("ids", find_ids(text))
-        if t.role == "assistant":
-            for line in uncut(text, "line").splitlines():
-                m = re.match(r"^\s*\$ (\S.*)$", line)
-                if m:
-                    self.add_command(m.group(1).strip(), None)
-        if t.role == "user":  # directives only from what a human typed, never an envelope
-            words = human_words(text)
-            if words.strip() and not SLASH_COMMAND.match(words):  # `/undo` is a command to the agent, not a request
-                self.add_list(
-                    "constraints", [redact(c) for c in user_constraints(words)] if not machine_written(text) else []
-                )
-                self.add_list("asks", [user_message(words)])
-        if t.role == "assistant":
-            self.add_list("ids", code_names(text, exclude=set(self.files) | {c.cmd for c in self.commands}))
-
     def compact(self, resolved_keep: int = 30) -> int:
         """Shrink without losing a string: drop ids, mentioned files and error lines that other
         entries already spell out, read-only commands that succeeded, and the oldest resolved
@@ -411,9 +232,3 @@ def user_message(text: str) -> str:
     User messages are never summarized; a batch pass that folds them away keeps their words."""
     one = redact(" ".join(text.split()))  # after folding: `token:` and its value on the next line meet here
     return one if len(one) <= USER_MESSAGE_CHARS else redact(one[: USER_MESSAGE_CHARS - 1].rstrip() + "…")
-
-
-def _is_command(call) -> bool:
-    from .text import command_of
-
-    return bool(command_of(call.name, call.arguments)) and not SLASH_COMMAND.match(call.text or "")

@@ -28,6 +28,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from .absorb import absorb
 from .api import Message, SummaryResult
 from .budget import fit_summary, hermes_tokens
 from .chunk import chunk_turns, fit_text
@@ -271,7 +272,7 @@ class MLXSummarizer:
             return render(prev), {"empty_exchange": True}
         source = source_text(turns)
         sources = (summary or "") + "\n" + source
-        prev.ledger.absorb(turns)
+        absorb(prev.ledger, turns)
         tpl = load_template("merge", template_language(prev, turns))
         chunks = chunk_turns(
             [turns], self._budget(tpl), self.count_tokens, tool_head=self.tool_head, tool_tail=self.tool_tail
@@ -324,7 +325,7 @@ class MLXSummarizer:
         details: dict = {"narrative": "code", "focus": focus or None}
         if not any(t.text.strip() or t.tool_calls for t in norm):
             return render(prev), {**details, "empty_input": True}
-        prev.ledger.absorb(norm)
+        absorb(prev.ledger, norm)
         # user words that reached us only outside the turns (Hermes's focus block): verbatim
         prev.ledger.add_list("asks", [user_message(redact(n)) for n in user_notes or [] if n.strip()])
         set_goal(prev, norm)
@@ -347,7 +348,7 @@ class MLXSummarizer:
         # an unknown-format summary: its facts go to the ledger before its text is shortened
         for i, (title, body) in enumerate(prev.extras):
             if title == EARLIER:
-                prev.ledger.absorb(normalize([{"role": "assistant", "content": body}]))
+                absorb(prev.ledger, normalize([{"role": "assistant", "content": body}]))
                 prev.progress = [f"(earlier) {x}" for x in paragraph_lines(body)] + prev.progress
                 prev.extras[i] = (title, "")
         self._condense(prev, summary, stats, details)

@@ -1,0 +1,203 @@
+"""What a span's turns put into the ledger: files, commands with their exit status and result
+line, errors and what fixed them, URLs, identifiers, the user's words and directives.
+
+The ledger (ledger.py) holds the facts and merges them; this module reads them off each call, its
+result and each message's text, in order, so a later run of a command resolves an earlier error.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .digest import human_words, machine_written
+from .directives import user_constraints
+from .error_lines import foreign_lines
+from .extract import (
+    code_names,
+    error_report,
+    find_ids,
+    find_paths,
+    find_urls,
+    has_cut,
+    is_error_line,
+    strip_injections,
+    tool_label,
+    uncut,
+    whole_head,
+)
+from .ledger import MANY_URLS, Ledger, user_message
+from .outcomes import MADE, all_passed, is_placeholder, outcome_line, outcome_of, pruned_lines
+from .questions import asked_and_chosen
+from .redact import redact
+from .text import Turn, clip, command_of
+from .tidy import path_shaped
+from .tool_results import exit_status, failed_field, help_link, tool_output
+from .vocabulary import (
+    ASKS_USER_TOOL,
+    DELEGATE_TOOL,
+    FILE_KEYS,
+    FOUND_URLS_TOOL,
+    READ_ANSWER_CHARS,
+    RUN_LOG,
+    SHELL_EDIT,
+    SHELL_READ,
+    SLASH_COMMAND,
+    read_only,
+    reads_contents,
+    tool_action,
+)
+
+
+def absorb(led: Ledger, turns: list[Turn]) -> None:
+    """Extract the facts of these turns, in order, so later passes resolve earlier errors."""
+    calls = {}
+    pending = []
+    for t in turns:
+        if t.role == "tool":
+            call = calls.get(t.tool_call_id) if t.tool_call_id else None
+            if call is None and pending:
+                call = pending.pop(0)
+            elif call in pending:
+                pending.remove(call)
+            _read_result(led, call, t.text)
+            continue
+        for call in t.tool_calls:
+            calls[call.id] = call
+            pending.append(call)
+            _read_call(led, call)
+        _read_text(led, t)
+    for call in pending:  # calls whose result never came
+        if call.text and _is_command(call):
+            led.add_command(whole_head(call.text), None)
+
+
+def _read_call(led: Ledger, call) -> None:
+    action = tool_action(call.name, call.arguments)
+    for key in FILE_KEYS:
+        value = call.arguments.get(key)
+        if isinstance(value, str) and value.strip() and "\n" not in value.strip() and not has_cut(value):
+            led.add_file(value, action)
+    paths = call.arguments.get("paths")
+    if isinstance(paths, str):
+        for p in find_paths(paths):
+            led.add_file(p, action)
+    for key in ("url", "uri", "href", "urls"):  # a page the agent fetched is one it read, as a file
+        value = call.arguments.get(key)
+        said = value if isinstance(value, str) else " ".join(map(str, value)) if isinstance(value, list) else ""
+        for url in find_urls(said):
+            led.add_list("urls", [url])
+            led.add_list("fetched", [url])
+    led.add_list("urls", find_urls(str(call.arguments.get("query") or "")))
+    said = call.text if _is_command(call) else " ".join(clip(str(v), 120) for v in call.arguments.values())
+    led.add_list("urls", find_urls(said))  # arguments clipped with a mark: no URL cut open
+    led.add_list("ids", find_ids(call.text) if _is_command(call) else [])
+    if _is_command(call):  # a shell-only agent reads and edits files with commands
+        head = whole_head(call.text).split("\n", 1)[0]
+        verb = "edited" if SHELL_EDIT.search(head) else "read" if SHELL_READ.match(head) else ""
+        for p in find_paths(head)[:4] if verb else []:
+            if path_shaped(p) and not re.match(r"^\d*s/", p):  # not sed's `956s/except/...`
+                led.add_file(p, verb)
+    for value in call.arguments.values():  # names of tests the agent wrote
+        if isinstance(value, str):
+            led.add_list("ids", re.findall(r"\bdef (test_\w+)", value)[:5])
+
+
+def _read_result(led: Ledger, call, text: str) -> None:
+    if call is not None and ASKS_USER_TOOL.search(call.name.lower()):  # the user's own answers
+        said = asked_and_chosen(call.arguments, text)  # with their questions, unless said in prose
+        led.add_list("asks", [user_message(x) for x in said] or ([user_message(text)] if text.strip() else []))
+        return
+    status = exit_status(text)
+    output = strip_injections(tool_output(text))
+    if is_placeholder(text):  # output a compactor pruned: the result line it kept is all there is
+        output = outcome_line(text, status)
+    cmd = whole_head(call.text) if call is not None and _is_command(call) else ""
+    output = foreign_lines(output, call.text) if cmd else output
+    slash = call is not None and bool(SLASH_COMMAND.match(call.text or ""))
+    if call is not None and not cmd:
+        # a commit or a PR made by any tool (aider's own report) is an outcome; a command the
+        # user typed to the agent itself (`/add x`, `/undo`) is no work unless it reports one
+        family, outcome = outcome_of(output, status)
+        if family in MADE:
+            led.add_command(whole_head(call.text) if slash else call.name, status, outcome)
+        if slash:
+            return
+    failed = failed_field(text)
+    if failed:  # {"success": false, "error": "Failed to read file: ..."} from any tool
+        led.add_error(failed, cmd or tool_label(call))
+    passed = False
+    if cmd:
+        family, outcome = outcome_of(output, status)
+        # a run whose result line says all passed failed nothing, whatever it logged, unless
+        # a step before it could fail unseen (`a; b`, `a || b`; `a && b` ran b only after a)
+        passed = status in (0, None) and all_passed(family, outcome, cmd)
+        # what a read printed is what it read, not a result (`sed -n 1,80p x.js` -> a line of x.js),
+        # unless the read failed or it read a log of a run
+        # (a pruned output's placeholder says how many lines the read printed)
+        lines = pruned_lines(text) or output.count("\n") + 1
+        read_failed = family == "failure" and (status not in (0, None) or lines < 4)
+        if read_only(cmd) and not read_failed and not RUN_LOG.search(cmd):
+            outcome = ""
+        led.add_command(cmd, status, outcome)
+    # a file's contents are no errors (`raise ValueError(...)` in code read back): reading
+    # tools and read-only commands report errors only in a short answer (EISDIR, not found)
+    reads = call is not None and reads_contents(call.name, cmd, call.arguments)
+    errors, omitted = error_report(output) if not reads or len(output) <= READ_ANSWER_CHARS else ([], 0)
+    piped = status == 0 and bool(re.search(r"(?<!\|)\|(?!\|)", cmd))  # `cmd | tail` reports tail's status
+    if status not in (0, None) or errors and (status is None or piped) and not passed:
+        for line in errors:
+            led.add_error(line, cmd)
+        if omitted:
+            led.add_error(f"… and {omitted} more error lines", cmd)
+    elif cmd and (status == 0 and not errors or passed):
+        led.resolve(cmd, output)
+    # paths and URLs in tool output: only where they name a problem or a change
+    for line in uncut(output, "line").splitlines()[:4000]:
+        if is_error_line(line) or re.search(
+            r"^\s*(?:modified|new file|deleted|renamed|created|wrote|saved|writing)\b", line, re.I
+        ):
+            for p in find_paths(line)[:4]:
+                led.add_file(p, "mentioned")
+    # URLs the work used, not a document's: a search's hits, a page fetched, a file read back
+    # (a comment's link in mix.exs), another agent's list of sources, a program's help link
+    urls = [u for u in find_urls(output) if not re.search(r"pythonhosted|pypi\.org/simple|registry\.npmjs", u)]
+    urls = [u for u in urls if not help_link(u, output)]
+    name = call.name.lower() if call is not None else ""
+    document = (
+        bool(FOUND_URLS_TOOL.search(name))
+        or (reads and len(output) > READ_ANSWER_CHARS)
+        or (bool(DELEGATE_TOOL.search(name)) and len(urls) > MANY_URLS)
+    )
+    if not document:
+        led.add_list("urls", urls[:3])
+    led.add_list("ids", find_ids(output, strict=True)[:3])
+
+
+def _read_text(led: Ledger, t: Turn) -> None:
+    text = t.text
+    if not text.strip():
+        return
+    for p in find_paths(text):
+        led.add_file(p, "mentioned")
+    urls = find_urls(text)
+    if t.role != "assistant" or len(urls) <= MANY_URLS:  # a list of many is a search's sources, not what was used
+        led.add_list("urls", urls)
+    led.add_list("ids", find_ids(text))
+    if t.role == "assistant":
+        for line in uncut(text, "line").splitlines():
+            m = re.match(r"^\s*\$ (\S.*)$", line)
+            if m:
+                led.add_command(m.group(1).strip(), None)
+    if t.role == "user":  # directives only from what a human typed, never an envelope
+        words = human_words(text)
+        if words.strip() and not SLASH_COMMAND.match(words):  # `/undo` is a command to the agent, not a request
+            led.add_list(
+                "constraints", [redact(c) for c in user_constraints(words)] if not machine_written(text) else []
+            )
+            led.add_list("asks", [user_message(words)])
+    if t.role == "assistant":
+        led.add_list("ids", code_names(text, exclude=set(led.files) | {c.cmd for c in led.commands}))
+
+
+def _is_command(call) -> bool:
+    return bool(command_of(call.name, call.arguments)) and not SLASH_COMMAND.match(call.text or "")
