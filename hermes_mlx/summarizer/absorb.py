@@ -25,7 +25,7 @@ from .extract import (
     uncut,
     whole_head,
 )
-from .ledger import MANY_URLS, Ledger, user_message
+from .ledger import Ledger, user_message
 from .outcomes import MADE, all_passed, is_placeholder, outcome_line, outcome_of, pruned_lines
 from .questions import asked_and_chosen
 from .redact import redact
@@ -46,6 +46,8 @@ from .vocabulary import (
     reads_contents,
     tool_action,
 )
+
+MANY_URLS = 2  # an agent's text naming more is a list of sources, not links it used
 
 
 def absorb(led: Ledger, turns: list[Turn]) -> None:

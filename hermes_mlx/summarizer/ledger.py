@@ -38,7 +38,6 @@ FIXED_BY = " — fixed by "  # an error a later success cleared, then that comma
 OUTCOME_SEP = " ⇒ "  # an earlier result, then the latest: `11 failures ⇒ 0 failures`
 MADE_RUNS = 4  # the results a command that makes something keeps, one per run, latest last
 WORKING_FOLDER = "Working folder:"  # Files' first line: the folder its relative paths are in
-MANY_URLS = 2  # an agent's text naming more is a list of sources, not links it used
 MORE_ERRORS = re.compile(r"^… and (\d+) more error lines?$")  # how many error lines a result had beyond those kept
 
 
