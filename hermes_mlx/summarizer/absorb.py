@@ -35,15 +35,18 @@ from .tool_results import exit_status, failed_field, help_link, tool_output
 from .vocabulary import (
     ASKS_USER_TOOL,
     DELEGATE_TOOL,
+    EDIT_NOT_APPLIED,
     FILE_KEYS,
     FOUND_URLS_TOOL,
+    NUMBERED_LINE,
+    OPEN_FILE_EDIT,
+    OPEN_FILE_SHOWN,
     READ_ANSWER_CHARS,
     RUN_LOG,
-    SHELL_EDIT,
-    SHELL_READ,
     SLASH_COMMAND,
     read_only,
     reads_contents,
+    shell_file_action,
     tool_action,
 )
 
@@ -95,7 +98,7 @@ def _read_call(led: Ledger, call) -> None:
     led.add_list("ids", find_ids(call.text) if _is_command(call) else [])
     if _is_command(call):  # a shell-only agent reads and edits files with commands
         head = whole_head(call.text).split("\n", 1)[0]
-        verb = "edited" if SHELL_EDIT.search(head) else "read" if SHELL_READ.match(head) else ""
+        verb = shell_file_action(head)
         for p in find_paths(head)[:4] if verb else []:
             if path_shaped(p) and not re.match(r"^\d*s/", p):  # not sed's `956s/except/...`
                 led.add_file(p, verb)
@@ -141,10 +144,14 @@ def _read_result(led: Ledger, call, text: str) -> None:
         if read_only(cmd) and not read_failed and not RUN_LOG.search(cmd):
             outcome = ""
         led.add_command(cmd, status, outcome)
+        shown = OPEN_FILE_SHOWN.search(output) if OPEN_FILE_EDIT.match(cmd) else None
+        if shown and not EDIT_NOT_APPLIED.search(output):  # SWE-agent's `edit 12:14`: the file it has open
+            led.add_file(shown.group(1), "edited")
     # a file's contents are no errors (`raise ValueError(...)` in code read back): reading
     # tools and read-only commands report errors only in a short answer (EISDIR, not found)
     reads = call is not None and reads_contents(call.name, cmd, call.arguments)
     errors, omitted = error_report(output) if not reads or len(output) <= READ_ANSWER_CHARS else ([], 0)
+    errors = [e for e in errors if not NUMBERED_LINE.match(e)] if reads else errors
     piped = status == 0 and bool(re.search(r"(?<!\|)\|(?!\|)", cmd))  # `cmd | tail` reports tail's status
     if status not in (0, None) or errors and (status is None or piped) and not passed:
         for line in errors:

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from .text import Turn, clip, command_of
+from .tool_results import untrailed
 from .vocabulary import reads_contents
 from .workfolder import working_folder  # noqa: F401  (its own module now; callers still import it here)
 
@@ -37,10 +38,11 @@ def machine_written(text: str) -> bool:
 
 
 def human_words(text: str) -> str:
-    """What a human typed in a user turn: the whole text, or a slash command's arguments;
-    "" for an envelope with none."""
+    """What a human typed in a user turn: the whole text (less the prompt a harness's terminal
+    left after it: SWE-agent's `(Open file: …)`, `bash-$`), or a slash command's arguments; "" for
+    an envelope with none."""
     if not machine_written(text):
-        return text
+        return untrailed(text)
     args = " ".join(" ".join(m.split()) for m in _HUMAN_PART.findall(text or "") if m.strip())
     return args
 

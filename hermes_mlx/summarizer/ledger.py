@@ -103,7 +103,9 @@ class Ledger:
         if not path or len(path) > 300 or any(n in path for n in _NOISE_PATH):
             return
         old = self.files.get(path)
-        if old is None or ACTION_RANK.get(action, 0) > ACTION_RANK.get(old, 0):
+        rank, was = ACTION_RANK.get(action, 0), ACTION_RANK.get(old, 0)
+        # created then removed (a reproduction script) is gone, removed then made again is there: the later says
+        if old is None or rank > was or rank == was == ACTION_RANK["deleted"]:
             self.files[path] = action
 
     def add_command(self, cmd: str, status: int | None, outcome: str = "") -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .vocabulary import SCRIPT_COMMENT, SPECIAL_FILES, read_only
+from .vocabulary import EDITOR_COMMAND, SCRIPT_COMMENT, SPECIAL_FILES, read_only
 from .workfolder import relative
 
 COMMENT_CHARS = 120  # a script's comment shown beside its first line, at most
@@ -114,9 +114,9 @@ def _one_per_line(commands: list) -> list:
 
 
 def tidy_commands(commands: list, keep: int | None = 24) -> list:
-    """Read-only commands with nothing to tell go; past `keep`, those that tell most, the
-    latest first within each kind, in their order."""
-    useful = [c for c in commands if _tells(c) == 2 or not read_only(c.cmd)]
+    """Read-only and editor commands with nothing to tell go (Files shows what an edit changed);
+    past `keep`, those that tell most, the latest first within each kind, in their order."""
+    useful = [c for c in commands if _tells(c) == 2 or not (read_only(c.cmd) or EDITOR_COMMAND.match(c.cmd))]
     useful = _one_per_line(useful)
     if keep is None or len(useful) <= keep:
         return useful

@@ -55,7 +55,7 @@ def tool_output(result: str) -> str:
     if data:
         return "\n".join(output_parts(data)) or result
     wrapped = _ENVELOPE.match(result or "")
-    return wrapped.group(1) if wrapped else _untrailed(_unlabelled(result or ""))
+    return wrapped.group(1) if wrapped else untrailed(_unlabelled(result or ""))
 
 
 # what an agent's terminal adds after a command's output: OpenHands' `[Python Interpreter: /x/python]`
@@ -69,7 +69,8 @@ _TRAILER = re.compile(
 _INTERPRETER = re.compile(r"\[Python Interpreter: [^\]\n]{0,300}\]\s*$")
 
 
-def _untrailed(output: str) -> str:
+def untrailed(output: str) -> str:
+    """`output` without what an agent's terminal adds after it (_TRAILER), as is when nothing."""
     cut = max(0, len(output) - 2000)  # a trailer is a few short lines: the end is all that is read
     head, lines = output[:cut], output[cut:].split("\n")
     end = len(lines)

@@ -86,7 +86,9 @@ _READERS = (
     r"git (?:status|diff|log|show|branch|ls-files|blame|reflog)|"
     r"ls|pwd|cat|head|tail|echo|which|wc|tree|find|grep|rg|ag|fd|sed -n|awk|nl|bd (?:show|ready|list|update)|"
     r"gh (?:issue|pr) view|tail -\d+|less|more|file|stat|du|df|env|printenv|type|Get-Content|Select-String|"
-    r"diff|cmp|lsof|ps|whoami|hostname|realpath|readlink|git (?:remote|rev-parse)"
+    r"diff|cmp|lsof|ps|whoami|hostname|realpath|readlink|git (?:remote|rev-parse)|"
+    # SWE-agent's interface: it opens, pages through and searches files with commands of its own
+    r"open|goto|scroll_(?:up|down)|search_(?:dir|file)|find_file|filemap|str_replace_editor view"
 )
 # one read, or one after `cd X &&`, and not chained to anything that is not
 READ_ONLY = re.compile(r"^(?!.*(?:&&.*&&|;|\|\||(?<![\d&])>\s*[\w./~$]))(?:cd \S+ && )?(?!.*&&)(?:" + _READERS + r")\b")
@@ -99,7 +101,34 @@ _WRITES = re.compile(r"(?<![\d&])>\s*[\w./~$]|\btee\b|\s-(?:delete|exec)\b|\bsed
 SHELL_EDIT = re.compile(
     r"\bsed -i\b|(?<![<>&2])>\s*[\w./]|\btee\b|\bpatch\b|\bgit (?:checkout|apply|restore)\b|\b(?:mv|cp|touch)\s"
 )
-SHELL_READ = re.compile(r"^(?:cd \S+ && )?(?:cat|head|tail|sed -n|nl|less|more|grep|rg|wc|view)\b")
+SHELL_READ = re.compile(
+    r"^(?:cd \S+ && )?(?:cat|head|tail|sed -n|nl|less|more|grep|rg|wc|view|open|search_file|str_replace_editor view)\b"
+)
+# what a shell command does to the files its first line names, first match wins: SWE-agent's
+# `create x.py` and `str_replace_editor create|str_replace|insert /x`, a removal, then any edit or read
+SHELL_FILE_ACTIONS = (
+    ("created", re.compile(r"^(?:cd \S+ && )?(?:create|str_replace_editor create)\s")),
+    ("deleted", re.compile(r"^(?:cd \S+ && )?(?:git )?rm\s")),
+    ("edited", re.compile(r"^str_replace_editor (?:str_replace|insert|undo_edit)\s")),
+    ("edited", SHELL_EDIT),
+    ("read", SHELL_READ),
+)
+
+
+def shell_file_action(head: str) -> str:
+    """What a shell command's first line does to the files it names (SHELL_FILE_ACTIONS), or ""."""
+    return next((action for action, pattern in SHELL_FILE_ACTIONS if pattern.search(head)), "")
+
+
+# SWE-agent's windowed editor: `edit 12:14`, `insert 5` and `append` change the file it has open,
+# named only in what it prints back (`[File: /repo/x.py (33 lines total)]`), unless its linter
+# turned the edit down ("Your changes have NOT been applied")
+OPEN_FILE_EDIT = re.compile(r"^(?:edit \d+:\d+|insert \d+|append)\b")
+OPEN_FILE_SHOWN = re.compile(r"^\[File: (\S[^\n]*?) \(\d+ lines total\)\]", re.M)
+EDIT_NOT_APPLIED = re.compile(r"changes have NOT been applied|edit has introduced new syntax error", re.I)
+# an editor's command run in the shell (SWE-agent's `create x.py`, `edit 12:14`, `str_replace_editor
+# str_replace /x`): a change Files shows, not a run Commands needs unless it tells something
+EDITOR_COMMAND = re.compile(r"^(?:create\s|edit \d+:\d+|insert \d+|append\b|str_replace_editor\s)")
 # a step that runs whatever the one before it did (`a; b`, `a || b`, a script's next line): what
 # b printed says nothing of a (`a && b` ran b only once a succeeded)
 BLIND_STEP = re.compile(r";|\|\||\n")
@@ -187,6 +216,9 @@ def reads_contents(tool: str, cmd: str, args: dict | None = None) -> bool:
     return not cmd and tool_action(tool, args or {}) == "read" or read_only(cmd)
 
 
+# a line of a file as a read prints it, after its number (SWE-agent's `73:`, Claude Code's `  73→`,
+# Hermes's `73|`, `cat -n`'s `73<tab>`, `search_file`'s `Line 15:`): the file's text, never an error
+NUMBERED_LINE = re.compile(r"^\s*(?:Line )?\d+(?::|\||→|\t)")
 # a log of a run, read back: its result line is the run's ("cat build.log", "tail -50 test-output.txt")
 RUN_LOG = re.compile(r"\.(?:log|out|err)\b|\b(?:test|build|ci|pytest|jest|junit)[\w.-]*\.(?:txt|xml|json)\b", re.I)
 # a program saying it failed, in the Unix shape `prog: [what: ]why` ("rm: cannot remove 'x': Device
@@ -223,10 +255,11 @@ SLASH_COMMAND = re.compile(r"^\s*/[a-z][\w-]*(?=\s|$)")
 # tool-call argument keys that name the folder a command runs in (Codex's and Hermes's shell tools)
 CWD_KEYS = ("cwd", "workdir", "working_directory", "working_dir")
 # a session stating its folder: Claude Code's `Working directory: /x` (its <env> block), Cursor's
-# `Workspace Path: /x`, Codex's `<cwd>/x</cwd>` envelope, a `cwd: /x` line of a harness
+# `Workspace Path: /x`, Codex's `<cwd>/x</cwd>` envelope, a `cwd: /x` line of a harness, SWE-agent's
+# `(Current directory: /x)`
 CWD_STATED = re.compile(
-    r"(?im)^[ \t]*(?:current |primary )?(?:working (?:directory|folder|dir)|workspace (?:path|folder|root)|cwd)"
-    r"[ \t]*[:=][ \t]*[`\"']?((?:/|~/|[A-Za-z]:[\\/])[^\s`\"'<>]*)[`\"']?[ \t]*$"
+    r"(?im)^[ \t]*\(?(?:(?:current |primary )?working (?:directory|folder|dir)|current directory|"
+    r"workspace (?:path|folder|root)|cwd)[ \t]*[:=][ \t]*[`\"']?((?:/|~/|[A-Za-z]:[\\/])[^\s`\"'<>)]*)[`\"']?\)?[ \t]*$"
     r"|<cwd>\s*((?:/|~/|[A-Za-z]:[\\/])[^<\s]*)\s*</cwd>"
 )
 # `cd DIR && …` / `cd "DIR"; …`: the folder a shell command runs in

@@ -1,0 +1,161 @@
+"""SWE-agent's own interface, run as shell commands (`open`, `goto`, `search_dir`, `create`,
+`edit 12:14 ... end_of_edit`, `submit`), read as what each does: reads are no results and hold no
+errors, an edit changes the file the agent has open, a rejected edit changes nothing. The turns
+follow two real SWE-agent trajectories (swe-agent-llama-70b on konradhalas/dacite#216 and
+package-url/packageurl-python#29), clipped; the numbered-line rule is also shown on Claude Code's
+and Hermes's read shapes."""
+
+import json
+
+from hermes_mlx.summarizer.absorb import absorb
+from hermes_mlx.summarizer.ledger import Ledger
+from hermes_mlx.summarizer.summarizer import MLXSummarizer
+from hermes_mlx.summarizer.summary import parse
+from hermes_mlx.summarizer.text import normalize
+
+_PROMPT = "\n(Open file: {open})\n(Current directory: {cwd})\nbash-$"
+
+
+def _session(cwd: str, issue: str, steps: list[tuple[str, str, str, str]]) -> list[dict]:
+    """SWE-agent's turns as the shipped corpora convert them: the thought as the assistant's text,
+    the action as a `terminal` call, the observation (with its prompt lines) as the tool's answer."""
+    messages = [{"role": "user", "content": f"ISSUE:\n{issue}" + _PROMPT.format(open="n/a", cwd=cwd)}]
+    for i, (thought, action, observation, open_file) in enumerate(steps):
+        call = {
+            "id": f"c{i}",
+            "type": "function",
+            "function": {"name": "terminal", "arguments": json.dumps({"command": action})},
+        }
+        messages.append({"role": "assistant", "content": thought, "tool_calls": [call]})
+        messages.append(
+            {
+                "role": "tool",
+                "tool_call_id": f"c{i}",
+                "name": "terminal",
+                "content": observation + _PROMPT.format(open=open_file, cwd=cwd),
+            }
+        )
+    return messages
+
+
+_UPDATED = "File updated. Please review the changes and make sure they are correct (correct indentation, no duplicate lines, etc). Edit the file again if necessary."
+
+DACITE = _session(
+    "/dacite",
+    "Incorrect work when using field with default_factory\n`default_factory` is called only once if a field absent in the data",
+    [
+        ("We'll create a new file called `reproduce_bug.py` to reproduce the bug.", "create reproduce_bug.py",
+         "[File: /dacite/reproduce_bug.py (1 lines total)]\n1:", "/dacite/reproduce_bug.py"),
+        ("Now let's paste the example code from the issue into `reproduce_bug.py`.",
+         "edit 1:1\nfrom dacite import from_dict\nprint('Test identity:', a1.items is a2.items)\nend_of_edit",
+         "[File: /dacite/reproduce_bug.py (2 lines total)]\n1:from dacite import from_dict\n2:print('Test identity:', a1.items is a2.items)\n" + _UPDATED,
+         "/dacite/reproduce_bug.py"),
+        ("Let's run the script to see if we can reproduce the bug.", "python reproduce_bug.py", "Test identity: True", "/dacite/reproduce_bug.py"),
+        ("The output confirms the bug: the `items` field is identical between instances.", 'search_dir "default_factory"',
+         'Found 11 matches for "default_factory" in /dacite:\n/dacite/dacite/config.py (2 matches)\n/dacite/dacite/dataclasses.py (2 matches)\nEnd of matches for "default_factory" in /dacite',
+         "/dacite/reproduce_bug.py"),
+        ("Let's open the `core.py` file.", "open dacite/core.py",
+         "[File: /dacite/dacite/core.py (155 lines total)]\n72:                value = get_default_value_for_field(field, field_type)\n73:            except DefaultValueNotFoundError:",
+         "/dacite/dacite/core.py"),
+        ("Let's make the necessary edit to the `dataclasses.py` file to remove the caching.",
+         "edit 15:15\ndef get_default_value_for_field(field: Field, type_: Type) -> Any:\nend_of_edit",
+         "Your proposed edit has introduced new syntax error(s). Please read this error message carefully and then retry editing the file.\n"
+         "ERRORS:\n- E999 SyntaxError: invalid syntax\nThis is how your edit would have looked if applied\n"
+         "[File: /dacite/dacite/core.py (155 lines total)]\n15:def get_default_value_for_field(field: Field, type_: Type) -> Any:\n"
+         "Your changes have NOT been applied. Please fix your edit command and try again.",
+         "/dacite/dacite/core.py"),
+        ("The edit went to `core.py`, the open file.", "open dacite/dataclasses.py 14",
+         "[File: /dacite/dacite/dataclasses.py (33 lines total)]\n14:@cache\n15:def get_default_value_for_field(field: Field, type_: Type) -> Any:",
+         "/dacite/dacite/dataclasses.py"),
+        ("Now remove the `@cache` decorator.", "edit 14:14\n\nend_of_edit",
+         "[File: /dacite/dacite/dataclasses.py (33 lines total)]\n14:\n15:def get_default_value_for_field(field: Field, type_: Type) -> Any:\n" + _UPDATED,
+         "/dacite/dacite/dataclasses.py"),
+        ("The output should now be False. Let's run the tests.", "pytest tests -q", "90 passed in 0.61s", "/dacite/dacite/dataclasses.py"),
+        ("All 90 tests pass. Let's remove the reproduction script.", "rm reproduce_bug.py", "", "/dacite/dacite/dataclasses.py"),
+        ("Submitting the change.", "submit", "diff --git a/dacite/dataclasses.py b/dacite/dataclasses.py\n-@cache", "n/a"),
+    ],
+)  # fmt: skip
+
+PACKAGEURL = _session(
+    "/packageurl-python",
+    "PackageURL type is not hashable\nStoring `PackageURL` instances in a set can be useful.",
+    [
+        ("Let's create a new file called `reproduce.py`.", "create reproduce.py",
+         "[File: /packageurl-python/reproduce.py (1 lines total)]\n1:", "/packageurl-python/reproduce.py"),
+        ("Now let's paste in the example code from the issue.",
+         "edit 1:1\nfrom packageurl import PackageURL\n{PackageURL(name='test', type='pypi')}\nend_of_edit",
+         "[File: /packageurl-python/reproduce.py (2 lines total)]\n1:from packageurl import PackageURL\n2:{PackageURL(name='test', type='pypi')}\n" + _UPDATED,
+         "/packageurl-python/reproduce.py"),
+        ("Let's search for the `PackageURL` class definition.", 'search_dir "class PackageURL"',
+         'Found 2 matches for "class PackageURL" in /packageurl-python:\n/packageurl-python/src/packageurl/__init__.py (1 matches)\nEnd of matches',
+         "/packageurl-python/reproduce.py"),
+        ("Let's open the `__init__.py` file.", "open src/packageurl/__init__.py",
+         "[File: /packageurl-python/src/packageurl/__init__.py (392 lines total)]\n170:            raise ValueError(\n171:                'Invalid qualifier. '",
+         "/packageurl-python/src/packageurl/__init__.py"),
+        ("The class is further down.", "goto 300",
+         "[File: /packageurl-python/src/packageurl/__init__.py (392 lines total)]\n337:            raise ValueError('A purl string argument is required.')",
+         "/packageurl-python/src/packageurl/__init__.py"),
+        ("We need to add a `__hash__` method.", "edit 330:330\n    def __hash__(self):\n        return hash(self.to_string())\nend_of_edit",
+         "[File: /packageurl-python/src/packageurl/__init__.py (394 lines total)]\n330:    def __hash__(self):\n" + _UPDATED,
+         "/packageurl-python/src/packageurl/__init__.py"),
+    ],
+)  # fmt: skip
+
+
+def _summary(messages: list[dict]):
+    result = MLXSummarizer().update(None, messages, budget_tokens=2000)
+    assert result.ok, result.error
+    return result.text, parse(result.text)
+
+
+def test_the_file_an_edit_changes_is_the_one_the_agent_has_open_unless_the_edit_was_turned_down():
+    _, dacite = _summary(DACITE)
+    assert dacite.ledger.root == "/dacite"  # its `(Current directory: /dacite)`
+    # the edit its linter rejected named core.py (the open file) and changed nothing; the later one
+    # changed dataclasses.py; the reproduction script was made, then removed
+    assert dacite.ledger.files == {
+        "reproduce_bug.py": "deleted",
+        "dacite/core.py": "read",
+        "dacite/dataclasses.py": "edited",
+    }
+    _, purl = _summary(PACKAGEURL)
+    assert purl.ledger.files["reproduce.py"] == "created"
+    assert purl.ledger.files["src/packageurl/__init__.py"] == "edited"
+
+
+def test_its_reads_are_no_results_and_hold_no_errors_and_its_edits_are_not_runs():
+    for messages in (DACITE, PACKAGEURL):
+        text, s = _summary(messages)
+        shown = [c.cmd for c in s.ledger.commands]
+        assert not [c for c in shown if c.split()[0] in ("open", "goto", "search_dir", "create", "edit")], shown
+        # `73: except DefaultValueNotFoundError:` and `170: raise ValueError(` are lines of a file read back
+        assert all(
+            "DefaultValueNotFoundError" not in e.line and "raise ValueError" not in e.line for e in s.ledger.errors
+        )
+        assert "Open file" not in text and "bash-$" not in text
+    _, dacite = _summary(DACITE)
+    assert {c.cmd: c.outcome for c in dacite.ledger.commands}["pytest tests -q"] == "90 passed in 0.61s"
+    assert [e.line for e in dacite.ledger.errors] == ["- E999 SyntaxError: invalid syntax"]  # the rejected edit's
+
+
+def test_a_numbered_line_a_short_read_prints_is_the_file_in_claude_code_and_hermes_shapes():
+    claude_code = "    41→def load(path):\n    42→    raise FileNotFoundError(path)\n"
+    hermes = json.dumps(
+        {"content": "   12|    except KeyError:\n   13|        raise ValueError('bad key')", "total_lines": 13}
+    )
+    led = Ledger()
+    absorb(
+        led,
+        normalize(
+            [
+                {"role": "assistant", "content": "", "tool_calls": [
+                    {"id": "a", "type": "function", "function": {"name": "read_file", "arguments": json.dumps({"path": "src/io.py"})}},
+                    {"id": "b", "type": "function", "function": {"name": "read_file", "arguments": json.dumps({"path": "src/keys.py"})}},
+                ]},
+                {"role": "tool", "tool_call_id": "a", "content": claude_code},
+                {"role": "tool", "tool_call_id": "b", "content": hermes},
+            ]
+        ),
+    )  # fmt: skip
+    assert led.errors == []
+    assert led.files == {"src/io.py": "read", "src/keys.py": "read"}
