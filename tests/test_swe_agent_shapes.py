@@ -9,6 +9,7 @@ import json
 
 from hermes_mlx.summarizer.absorb import absorb
 from hermes_mlx.summarizer.ledger import Ledger
+from hermes_mlx.summarizer.outcomes import outcome_of
 from hermes_mlx.summarizer.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.text import normalize
@@ -159,3 +160,17 @@ def test_a_numbered_line_a_short_read_prints_is_the_file_in_claude_code_and_herm
     )  # fmt: skip
     assert led.errors == []
     assert led.files == {"src/io.py": "read", "src/keys.py": "read"}
+
+
+def test_a_scripts_readout_is_its_result_whatever_its_status_in_swe_agent_and_cursor_shapes():
+    # SWE-agent prints no exit status: its reproduction script's readout, before and after the fix,
+    # is what came of it; Cursor's export has none either (alpamayo-gpu-driver's environment check)
+    _, dacite = _summary(DACITE)
+    assert {c.cmd: c.outcome for c in dacite.ledger.commands}["python reproduce_bug.py"] == "Test identity: True"
+    cursor = "venv torch: 2.8.0+cu128\nvenv cuda available: False\n"
+    assert outcome_of(cursor) == ("output", "venv torch: 2.8.0+cu128; venv cuda available: False")
+    # not a readout: a line of prose, a listing, an error (it is the failure's), or more than a few lines
+    assert outcome_of("Downloading the model weights now\n") == ("", "")
+    assert outcome_of("src/a.py\nsrc/b.py\n") == ("", "")
+    assert outcome_of("Error: unhashable type: 'collections.OrderedDict'")[0] == "failure"
+    assert outcome_of("\n".join(f"key{i}: {i}" for i in range(6))) == ("", "")

@@ -133,7 +133,8 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     The last test, build, git or tracker report wins (a chained `test && commit` ends on the
     commit); failing that, for a failed or unknown status, the last line naming a failure, and
     for a failed one, its first line of output (where a tool says what went wrong). A short
-    output of one line is its own result. Returns (family, line); ("", "") when none does."""
+    output of one line is its own result, and so is a script's readout of a few `label: value`
+    lines (READOUT_LINES). Returns (family, line); ("", "") when none does."""
     text = output or ""
     if _OURS.match(text):  # a compactor's placeholder for output it pruned: only the result it kept
         kept = re.search(r"; result: (.+)\]\s*$", text)
@@ -161,7 +162,17 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
             return "failure", _fold(said[0])
     if len(lines) == 1 and len(lines[0]) <= 160 and status is not None and not _EXIT_LINE.match(lines[0]):
         return "output", _fold(lines[0])
+    said = [ln for ln in lines if not _EXIT_LINE.match(ln)]
+    if 0 < len(said) <= READOUT_LINES and status in (0, None) and all(_READOUT.match(ln) for ln in said):
+        return "output", clip("; ".join(" ".join(ln.split()) for ln in said), 2 * MAX_OUTCOME)
     return "", ""
+
+
+# a script's readout: a few `label: value` lines it printed, nothing else (SWE-agent's reproduction
+# script's `Test identity: False`, Cursor's `venv torch: 2.8.0+cu128` / `venv cuda available: False`),
+# whatever the exit status was not said to be: what it printed is what came of it
+READOUT_LINES = 4
+_READOUT = re.compile(r"^\s*[\w\[\]().\- ]{1,60}[:=]\s*\S.{0,100}$")
 
 
 def all_passed(family: str, line: str, cmd: str = "") -> bool:
