@@ -174,3 +174,27 @@ def test_a_scripts_readout_is_its_result_whatever_its_status_in_swe_agent_and_cu
     assert outcome_of("src/a.py\nsrc/b.py\n") == ("", "")
     assert outcome_of("Error: unhashable type: 'collections.OrderedDict'")[0] == "failure"
     assert outcome_of("\n".join(f"key{i}: {i}" for i in range(6))) == ("", "")
+    assert outcome_of("https://github.com/o/r/issues/482#issuecomment-1\n") == ("", "")  # a URL is no label
+
+
+def test_a_removal_alone_deletes_a_file_and_a_restore_after_one_edits_it():
+    # mini-swe-agent on django-13321 restored a file from its backup in one command
+    led = Ledger()
+    calls = [
+        "rm reproduce.py",
+        "cd /testbed && rm django/x/base.py && cp django/x/base.py.backup django/x/base.py",
+    ]
+    messages = []
+    for i, cmd in enumerate(calls):
+        call = {
+            "id": f"r{i}",
+            "type": "function",
+            "function": {"name": "terminal", "arguments": json.dumps({"command": cmd})},
+        }
+        messages += [
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"r{i}", "content": ""},
+        ]
+    absorb(led, normalize(messages))
+    assert led.files["reproduce.py"] == "deleted"
+    assert led.files["django/x/base.py"] == "edited"

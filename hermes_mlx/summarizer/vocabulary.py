@@ -108,7 +108,7 @@ SHELL_READ = re.compile(
 # `create x.py` and `str_replace_editor create|str_replace|insert /x`, a removal, then any edit or read
 SHELL_FILE_ACTIONS = (
     ("created", re.compile(r"^(?:cd \S+ && )?(?:create|str_replace_editor create)\s")),
-    ("deleted", re.compile(r"^(?:cd \S+ && )?(?:git )?rm\s")),
+    ("deleted", re.compile(r"^(?:cd \S+ && )?(?:git )?rm\s[^;&|]*$")),  # a removal alone, not `rm x && cp x.bak x`
     ("edited", re.compile(r"^str_replace_editor (?:str_replace|insert|undo_edit)\s")),
     ("edited", SHELL_EDIT),
     ("read", SHELL_READ),
