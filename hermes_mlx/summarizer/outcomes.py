@@ -172,7 +172,8 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
 # script's `Test identity: False`, Cursor's `venv torch: 2.8.0+cu128` / `venv cuda available: False`),
 # whatever the exit status was not said to be: what it printed is what came of it
 READOUT_LINES = 4
-_READOUT = re.compile(r"^\s*[\w\[\]().\- ]{1,60}[:=](?!//)\s*\S.{0,100}$")  # not a URL's `https:`
+# a value of at most three words (`True`, `2.8.0+cu128`, `not loaded`): "Note: it cannot fail here" is prose
+_READOUT = re.compile(r"^\s*[\w\[\]().\- ]{1,60}[:=](?!//)[ \t]*\S+(?:[ \t]+\S+){0,2}[ \t]*$")  # not a URL's `https:`
 
 
 def all_passed(family: str, line: str, cmd: str = "") -> bool:
