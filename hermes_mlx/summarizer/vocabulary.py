@@ -128,7 +128,7 @@ OPEN_FILE_SHOWN = re.compile(r"^\[File: (\S[^\n]*?) \(\d+ lines total\)\]", re.M
 EDIT_NOT_APPLIED = re.compile(r"changes have NOT been applied|edit has introduced new syntax error", re.I)
 # an editor's command run in the shell (SWE-agent's `create x.py`, `edit 12:14`, `str_replace_editor
 # str_replace /x`): a change Files shows, not a run Commands needs unless it tells something
-EDITOR_COMMAND = re.compile(r"^(?:create\s|edit \d+:\d+|insert \d+|append\b|str_replace_editor\s)")
+EDITOR_COMMAND = re.compile(r"^(?:create|str_replace_editor)\s|" + OPEN_FILE_EDIT.pattern)
 # a step that runs whatever the one before it did (`a; b`, `a || b`, a script's next line): what
 # b printed says nothing of a (`a && b` ran b only once a succeeded)
 BLIND_STEP = re.compile(r";|\|\||\n")
