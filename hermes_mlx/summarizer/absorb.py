@@ -24,6 +24,7 @@ from .extract import (
     tool_label,
     uncut,
     whole_head,
+    whole_path,
 )
 from .ledger import Ledger, user_message
 from .outcomes import MADE, all_passed, is_placeholder, outcome_line, outcome_of, pruned_lines
@@ -44,6 +45,7 @@ from .vocabulary import (
     READ_ANSWER_CHARS,
     RUN_LOG,
     SLASH_COMMAND,
+    patch_file_actions,
     read_only,
     reads_contents,
     shell_file_action,
@@ -82,10 +84,14 @@ def _read_call(led: Ledger, call) -> None:
         value = call.arguments.get(key)
         if isinstance(value, str) and value.strip() and "\n" not in value.strip() and not has_cut(value):
             led.add_file(value, action)
-    paths = call.arguments.get("paths")
-    if isinstance(paths, str):
-        for p in find_paths(paths):
+    paths = call.arguments.get("paths")  # a list arrives one path a line: each line is a whole path
+    for line in paths.splitlines() if isinstance(paths, str) else ():
+        for p in [whole_path(line)] if whole_path(line) else find_paths(line):
             led.add_file(p, action)
+    if action != "read" or "apply_patch" in call.text:  # a patch's headers say what it did to each file
+        for value in call.arguments.values():
+            for verb, p in patch_file_actions(value) if isinstance(value, str) else ():
+                led.add_file(p, verb)
     for key in ("url", "uri", "href", "urls"):  # a page the agent fetched is one it read, as a file
         value = call.arguments.get(key)
         said = value if isinstance(value, str) else " ".join(map(str, value)) if isinstance(value, list) else ""

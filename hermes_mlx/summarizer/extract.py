@@ -180,11 +180,34 @@ def clip_line(text: str, n: int = 240) -> str:
 _SPACED_FOLDER = re.compile(r"(?<=/)[A-Z][\w\-]*(?: [A-Z0-9(][\w\-)]*)+(?=/)")
 
 
+_SPACED_NAME = re.compile(r"^[A-Z0-9(\[][^\s]*(?: [A-Z0-9(\[+&][^\s]*)+$")  # `ReAct Pattern (Reason + Act)`
+_QUOTED = re.compile(r"`([^`\n]{3,300})`|\"([^\"\n]{3,300})\"")
+
+
+def whole_path(text: str) -> str:
+    """`text` itself when it is one path through folders whose names have spaces (`Single Agent
+    Pattern/x/agent.ts`, `Program Files (x86)/App/app.exe`): each spaced folder name's words start
+    as names do (a capital, a digit, a bracket), and the last name has an extension. Else ""."""
+    text = text.strip()
+    parts = text.split("/")
+    if " " not in text or len(parts) < 2 or len(text) > 300 or not re.search(r"\.[A-Za-z]\w{0,9}$", parts[-1]):
+        return ""
+    folders = [f for f in parts[:-1] if " " in f]
+    return text if folders and all(_SPACED_NAME.match(f) for f in folders) else ""
+
+
 def find_paths(text: str) -> list[str]:
-    """Path-like tokens in text (URLs removed first), none from a fragment beside a cut."""
+    """Path-like tokens in text (URLs removed first), none from a fragment beside a cut; a path
+    with spaces in it counts when it is quoted whole (`whole_path`)."""
     text = URL.sub(" ", uncut(text or ""))
     out = []
     spaced = [m.span() for m in _SPACED_FOLDER.finditer(text)]
+    for m in _QUOTED.finditer(text):
+        whole = whole_path(m.group(1) or m.group(2))
+        if whole:
+            spaced.append(m.span())
+            if whole not in out:
+                out.append(whole)
     for m in _PATH.finditer(text):
         p = m.group(1).rstrip(".")
         low = p.lower()

@@ -115,6 +115,33 @@ SHELL_FILE_ACTIONS = (
 )
 
 
+# what a patch does to each file, from its own headers, the path whole (spaces and all): Codex's
+# apply_patch grammar (`*** Update File: x`) and its export's rendering (`**Delete: `x`**`), and a
+# unified diff's side that is /dev/null (a file it creates or deletes)
+PATCH_FILE_HEADERS = (
+    ("created", re.compile(r"^\*\*\* Add File: (.+?)[ \t]*$|^\*\*Add: `([^`\n]+)`\*\*[ \t]*$", re.M)),
+    ("deleted", re.compile(r"^\*\*\* Delete File: (.+?)[ \t]*$|^\*\*Delete: `([^`\n]+)`\*\*[ \t]*$", re.M)),
+    (
+        "edited",
+        re.compile(
+            r"^\*\*\* (?:Update File|Move to): (.+?)[ \t]*$|^\*\*(?:Update|Move to): `([^`\n]+)`\*\*[ \t]*$", re.M
+        ),
+    ),
+    ("created", re.compile(r"^--- /dev/null[ \t]*\n\+\+\+ (?:b/)?(.+?)[ \t]*$", re.M)),
+    ("deleted", re.compile(r"^--- (?:a/)?(.+?)[ \t]*\n\+\+\+ /dev/null[ \t]*$", re.M)),
+)
+
+
+def patch_file_actions(text: str) -> list[tuple[str, str]]:
+    """(action, path) for each file a patch's headers name (PATCH_FILE_HEADERS), in its order."""
+    found = [
+        (m.start(), action, next(g for g in m.groups() if g))
+        for action, pattern in PATCH_FILE_HEADERS
+        for m in pattern.finditer(text or "")
+    ]
+    return [(action, path) for _, action, path in sorted(found)]
+
+
 def shell_file_action(head: str) -> str:
     """What a shell command's first line does to the files it names (SHELL_FILE_ACTIONS), or ""."""
     return next((action for action, pattern in SHELL_FILE_ACTIONS if pattern.search(head)), "")
