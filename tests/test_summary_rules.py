@@ -633,6 +633,26 @@ def test_a_typographic_apostrophe_reads_as_a_straight_one():
     assert user_constraints("Don’t touch the migrations folder.") == ["Don’t touch the migrations folder."]
 
 
+def test_what_the_user_says_they_did_is_no_directive_unless_it_says_what_must_be():
+    # VS Code Copilot's and Gemini CLI's users (houdoku, cal-date-widget) tell the agent what they
+    # did and saw; its "only" and "no" direct nothing, and the whole message stays in User Messages
+    from hermes_mlx.summarizer.directives import user_constraints
+
+    for said in (
+        "Then I only selected the final chapter and clicked on Mark Selected as Unread.",
+        "I then checked the Roaming folder but there was no log folder.",
+        "I entered format EEE dd and I don't see the date.",
+    ):
+        assert user_constraints(said) == [], said
+    for said in (
+        "I tried pnpm but we must stay on npm.",
+        "I wanted the old layout back, not this.",
+        "We only support Python 3.11.",
+        "Don’t touch the migrations folder.",
+    ):
+        assert user_constraints(said) == [said], said
+
+
 def test_a_call_named_in_prose_names_something():
     # OpenHands' Claude and aider's GPT-4o name code without backticks: "super().write()" is as
     # specific as `super().write()`, so the sentence is a finding, not a musing

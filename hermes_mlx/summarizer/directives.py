@@ -1,7 +1,8 @@
 """What the user said that directs or constrains the work, verbatim (Constraints & Preferences).
 
 A directive word ("don't", "only", "keep", 不要) in a sentence the user wrote makes it one; a
-question does not, nor does what a program printed that the user pasted (an error, a console log
+question does not, nor the user's account of what they did ("Then I only selected the final
+chapter"), nor what a program printed that the user pasted (an error, a console log
 line, a line of code: their "not" is the program's), nor a heading. Those words still travel whole
 in User Messages, so nothing the user said is lost by being no directive.
 """
@@ -35,6 +36,20 @@ _PASTED_LOG = re.compile(r"^\S+:\d+\s|\b(?:GET|POST|PUT|PATCH|DELETE)\s+https?:/
 _PROMPT_ANSWERED = re.compile(r"\(Y\)es/\(N\)o|[(\[](?:y/n|yes/no)[)\]]", re.I)
 
 
+# the user telling what they did or saw ("Then I clicked on the final chapter", "I entered format
+# EEE dd and I don't see the date"): a report for the agent, whatever "only" or "no" it holds, unless
+# it also says what must be ("I tried X; it should ..."); what they wanted, liked or asked is a preference
+_NARRATIVE = re.compile(
+    r"^(?:(?:then|so|and|but|also|now|ok(?:ay)?|well)[, ]+)*(?:i|we)(?: (?:then|also|just|already|only|first|finally|even))*"
+    r" (?!(?:wanted|preferred|liked|asked|needed|expected|meant|decided|agreed|hoped|requested)\b)"
+    r"(?:\w+ed|went|ran|saw|got|made|did|found|tried|read|put|set|built|wrote|took|came|began|thought|left|had|was|were)\b",
+    re.I,
+)
+_MUST = re.compile(
+    r"\b(?:never|always|must|should|make sure|ensure|avoid|please|(?:want|need) (?:you|it|them)\b)", re.I
+)
+
+
 def _directs(sentence: str) -> bool:
     """Directive words in a sentence the user wrote: no question, and no error, log or code line
     they pasted (its "not" is the program's: `406 (Not Acceptable)`); that travels in User Messages."""
@@ -44,6 +59,7 @@ def _directs(sentence: str) -> bool:
         and not is_error_line(sentence)
         and not _PASTED_LOG.search(sentence)
         and not _PROMPT_ANSWERED.search(sentence)
+        and not (_NARRATIVE.match(sentence) and not _MUST.search(sentence))
         and not sentence.rstrip().endswith((",", ";", "{", "(", "["))  # a line of pasted code: `name text not null,`
     )
 
