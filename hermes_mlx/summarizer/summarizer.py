@@ -24,13 +24,12 @@ the caller keeps its previous summary.
 from __future__ import annotations
 
 import inspect
-import logging
 import time
 from collections.abc import Callable
 
 from .absorb import absorb
 from .api import Message, SummaryResult
-from .budget import fit_summary, hermes_tokens
+from .budget import hermes_tokens
 from .chunk import chunk_turns, fit_text
 from .faithful import Source, gated, line_verdict, statements
 from .findings import is_announcement
@@ -41,9 +40,8 @@ from .redact import redact
 from .state import best_that_fit, fold_state, fresh_findings
 from .summary import EARLIER, Summary, parse, render
 from .text import Turn, normalize, source_text, to_text
-from .verify import check_lines, main_script, verify_summary
+from .verify import finished, main_script
 
-logger = logging.getLogger("hermes_mlx.summarizer")
 DEFAULT_WINDOW = 8192
 FINDING_ROOM = 140  # characters of findings a batch pass keeps per `findings_keep`
 MODEL_CHUNKS = 3  # chunks of one micro exchange the model reads at most (the last ones)
@@ -315,7 +313,7 @@ class MLXSummarizer:
         fold_state(prev, turns, source, caps=False)
         set_goal(prev, turns)
         add_progress(prev, notes)
-        return self._finish(prev, sources, stats, details, budget_tokens, kept)
+        return finished(prev, sources, stats, details, budget_tokens, kept)
 
     def _update(self, stats: dict, summary, turns, focus=None, budget_tokens=None, user_notes=None, kept=None):
         summary = _summary_text(summary)
@@ -336,7 +334,7 @@ class MLXSummarizer:
             # least per token, findings included (condensing older ones to three threw good ones away)
             details["ledger_entries_dropped"] = prev.ledger.compact(self.resolved_keep)
             dedupe(prev)
-        return self._finish(prev, sources, stats, details, budget_tokens, kept)
+        return finished(prev, sources, stats, details, budget_tokens, kept)
 
     def _defrag(self, stats: dict, summary: str, budget_tokens: int | None, kept=None):
         summary = _summary_text(summary)
@@ -352,7 +350,7 @@ class MLXSummarizer:
                 prev.progress = [f"(earlier) {x}" for x in paragraph_lines(body)] + prev.progress
                 prev.extras[i] = (title, "")
         self._condense(prev, summary, stats, details)
-        text, details = self._finish(prev, summary, stats, details, budget_tokens, kept)
+        text, details = finished(prev, summary, stats, details, budget_tokens, kept)
         details["tokens_after"] = self.count_tokens(text)
         return text, details
 
@@ -384,32 +382,6 @@ class MLXSummarizer:
             )
             details["condensed"] = "code"
         s.progress = short + recent
-
-    def _finish(self, s: Summary, sources: str, stats: dict, details: dict, budget_tokens=None, kept=None):
-        """Fit the budget (Hermes's count; what the `kept` messages still show goes first), render,
-        verify, repair by code where possible; raise when it cannot be made good."""
-        if budget_tokens:
-            dropped = fit_summary(s, budget_tokens, kept=lambda: source_text(normalize(kept)) if kept else "")
-            if dropped:
-                details["budget_dropped"] = dropped
-                logger.info(
-                    "hermes-mlx: summary budget %d tokens: dropped %s",
-                    budget_tokens,
-                    ", ".join(f"{n} {kind}" for kind, n in dropped.items()),
-                )
-        text = render(s)
-        check = verify_summary(text, s.ledger, sources)
-        if not check.ok:  # repair: drop narrative lines the verifier objects to
-            kept, rejected = check_lines(s.progress, sources)
-            s.progress = kept
-            stats["rejected"].extend(f"{why}: {line[:80]}" for line, why in rejected)
-            text = render(s)
-            check = verify_summary(text, s.ledger, sources)
-            details["repaired"] = True
-        if not check.ok:
-            raise ValueError("summary failed verification: " + "; ".join(check.problems))
-        details["ledger_items"] = len(s.ledger.items())
-        return text, details
 
 
 def _summary_text(summary) -> str:

@@ -13,14 +13,19 @@ lines it objects to is never returned as good.
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from .budget import fit_summary
 from .extract import INJECTION, find_ids, find_paths, find_urls
 from .ledger import Ledger
 from .redact import has_secret
-from .summary import parse
+from .summary import Summary, parse, render
+from .text import normalize, source_text
+
+logger = logging.getLogger("hermes_mlx.summarizer")
 
 
 @dataclass
@@ -175,3 +180,32 @@ def verify_summary(text: str, ledger: Ledger, sources: str, *, budget_tokens: in
         if n > budget_tokens:
             problems.append(f"over budget: {n} > {budget_tokens} tokens")
     return Check(not problems, problems)
+
+
+def finished(
+    s: Summary, sources: str, stats: dict, details: dict, budget_tokens: int | None = None, kept=None
+) -> tuple[str, dict]:
+    """A pass's summary as it is returned: fitted to the budget (Hermes's count; what the `kept`
+    messages still show goes first), rendered, verified, repaired by code where it can be (the
+    progress lines the verifier objects to drop); raises when it cannot be made good."""
+    if budget_tokens:
+        dropped = fit_summary(s, budget_tokens, kept=lambda: source_text(normalize(kept)) if kept else "")
+        if dropped:
+            details["budget_dropped"] = dropped
+            logger.info(
+                "hermes-mlx: summary budget %d tokens: dropped %s",
+                budget_tokens,
+                ", ".join(f"{n} {kind}" for kind, n in dropped.items()),
+            )
+    text = render(s)
+    check = verify_summary(text, s.ledger, sources)
+    if not check.ok:
+        s.progress, rejected = check_lines(s.progress, sources)
+        stats["rejected"].extend(f"{why}: {line[:80]}" for line, why in rejected)
+        text = render(s)
+        check = verify_summary(text, s.ledger, sources)
+        details["repaired"] = True
+    if not check.ok:
+        raise ValueError("summary failed verification: " + "; ".join(check.problems))
+    details["ledger_items"] = len(s.ledger.items())
+    return text, details
