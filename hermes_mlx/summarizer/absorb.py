@@ -86,7 +86,7 @@ def _read_call(led: Ledger, call) -> None:
             led.add_file(value, action)
     paths = call.arguments.get("paths")  # a list arrives one path a line: each line is a whole path
     for line in paths.splitlines() if isinstance(paths, str) else ():
-        for p in [whole_path(line)] if whole_path(line) else find_paths(line):
+        for p in [whole] if (whole := whole_path(line)) else find_paths(line):
             led.add_file(p, action)
     if action != "read" or "apply_patch" in call.text:  # a patch's headers say what it did to each file
         for value in call.arguments.values():

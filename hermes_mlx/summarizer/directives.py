@@ -13,9 +13,11 @@ import re
 
 from .extract import clip_line, has_cut, is_error_line, uncut
 
+# the words that say what must be, whoever's sentence they are in
+_MUST_WORDS = r"never|always|must|should|make sure|ensure|avoid|please"
 _DIRECTIVE = re.compile(
-    r"\b(?:don['’]?t|do not|never|always|must|mustn['’]?t|should(?:n['’]?t)?|make sure|ensure|avoid|only|instead|"
-    r"prefer|keep|use|no need|without|required?|stick to|not allowed|please|no|not|leave|go with|let['’]?s|we|"
+    r"\b(?:don['’]?t|do not|mustn['’]?t|shouldn['’]?t|" + _MUST_WORDS + r"|only|instead|"
+    r"prefer|keep|use|no need|without|required?|stick to|not allowed|no|not|leave|go with|let['’]?s|we|"
     r"rather|want|need|fine|frozen|until|approved?|yes|ok|okay|go ahead)\b"
     r"|不要|别|必须|一定|务必|请|只能|保留|不能|禁止|しないで|必ず|ください|だけ|禁止",
     re.I,
@@ -45,9 +47,7 @@ _NARRATIVE = re.compile(
     r"(?:\w+ed|went|ran|saw|got|made|did|found|tried|read|put|set|built|wrote|took|came|began|thought|left|had|was|were)\b",
     re.I,
 )
-_MUST = re.compile(
-    r"\b(?:never|always|must|should|make sure|ensure|avoid|please|(?:want|need) (?:you|it|them)\b)", re.I
-)
+_MUST = re.compile(r"\b(?:" + _MUST_WORDS + r"|(?:want|need) (?:you|it|them)\b)", re.I)
 
 
 def _directs(sentence: str) -> bool:
