@@ -194,6 +194,42 @@ def test_a_statement_of_what_cannot_be_or_did_not_work_is_a_finding():
     assert is_musing("This is a substantial task.")
 
 
+def _finding_texts(text: str) -> list[str]:
+    return [c[0] for c in candidates(normalize([{"role": "assistant", "content": text}]))]
+
+
+def test_a_sentence_that_names_nothing_stays_with_the_one_after_it_rather_than_going_alone():
+    # Hermes Agent, told it misread a listing: its admission named nothing in code shape, so
+    # the piece it ended up alone in was a musing and went; the evidence after it stayed. Cursor's
+    # "The schema now includes shop expansion, ..." lead-in went the same way. A musing that
+    # would close a piece now joins the next sentence instead.
+    hermes = (
+        "You're right, I made a mistake there! I confused file sizes in bytes with line counts. "
+        'The `ls -la` showed gateway/run.py as 53,300 bytes and I carelessly said "~53K lines." '
+        "The actual line count from `read_file` was 1,239 lines. Totally my error in reading the output."
+    )
+    assert any("I confused file sizes in bytes with line counts." in f for f in _finding_texts(hermes))
+    cursor = (
+        "The schema now includes shop expansion, moderation tables, and insert policies. Next-auth "
+        "types will be generated automatically during the build. Middleware will switch from fragile "
+        "cookie checks to Supabase's getUser method for protected routes."
+    )
+    assert any(f.startswith("The schema now includes shop expansion") for f in _finding_texts(cursor))
+    assert not _finding_texts("My thinking has shifted again. This is a substantial task.")
+
+
+def test_a_list_of_results_is_one_finding_and_a_list_of_steps_is_not_joined():
+    # Hermes Agent's bisection ("- 63KB (64,573 bytes): WORKS" / "- 64KB (65,594 bytes): FAILS"):
+    # alone, each item is half the verdict, and the later one ranked below the first of its
+    # message; a test matrix reads the same way.
+    bisect = "Yeah, the boundary is clear:\n\n- 63KB (64,573 bytes): WORKS\n- 64KB (65,594 bytes): FAILS\n"
+    assert "63KB (64,573 bytes): WORKS; 64KB (65,594 bytes): FAILS" in _finding_texts(bisect)
+    matrix = "Results:\n* Python 3.11: 212/212 tests pass\n* Python 3.13: 3 of 212 failed\n\nThe 3.13 failures are in `asyncio`."
+    assert "Python 3.11: 212/212 tests pass; Python 3.13: 3 of 212 failed" in _finding_texts(matrix)
+    steps = "Plan:\n- Remove the hard break condition in the loop\n- Let the canvas clipping handle the overflow\n"
+    assert not any(";" in f for f in _finding_texts(steps))
+
+
 def test_a_list_item_that_goes_on_from_its_lead_in_is_no_finding_and_a_lettered_item_is_one():
     # Cursor: "... share not only the three fields:" then items that are no sentences; Codex's report
     # list ("I've: - guarded CLI `main()` ...") likewise. Aider lists hypotheses as "a) ...", "b) ...".

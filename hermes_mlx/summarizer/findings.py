@@ -90,15 +90,29 @@ def split_sentences(line: str) -> list[str]:
 
 
 def paragraphs(text: str) -> list[list[str]]:
-    """Paragraph lines (outside code fences; no heading, table row or tag) as lists of sentences."""
+    """Paragraph lines (outside code fences; no heading, table row or tag) as lists of sentences.
+    A list of results is one line ("- 63KB (64,573 bytes): WORKS" then "- 64KB (65,594 bytes):
+    FAILS"): each item alone is half a verdict, and the boundary is in the pair."""
     body = re.sub(r"```.*?(?:```|$)", "\n", text, flags=re.DOTALL)
-    out = []
+    out: list[list[str]] = []
+    results: list[str] = []  # consecutive list items in the shape of a result
     for line in body.splitlines():
         line = re.sub(r"^(?:>\s*)+", "", line.strip())  # a quoted line is still a line; a heading is not
-        if not line or line.startswith(("|", "#", "<", "{", "}")):
-            continue
-        out.append(split_sentences(line))
+        item = _LIST_ITEM.match(line)
+        result = line[item.end() :] if item and is_report(line[item.end() :]) else ""
+        if results and (not result or len("; ".join([*results, result])) > FINDING_CHARS):
+            out.append(["; ".join(results)] if len(results) > 1 else split_sentences(results[0]))
+            results = []
+        if result:
+            results.append(result)
+        elif line and not line.startswith(("|", "#", "<", "{", "}")):
+            out.append(split_sentences(line))
+    if results:
+        out.append(["; ".join(results)] if len(results) > 1 else split_sentences(results[0]))
     return out
+
+
+_LIST_ITEM = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
 
 
 def words(s: str) -> int:
@@ -249,7 +263,7 @@ def _pieces(run: list[str]) -> list[str]:
     pieces, text = [], ""
     for s in run:
         joined = f"{text} {s}".strip()
-        if len(joined) > FINDING_CHARS and text and words(text) >= 4:
+        if len(joined) > FINDING_CHARS and text and words(text) >= 4 and not is_musing(text):
             pieces.append(text)
             joined = s
         text = joined
