@@ -100,6 +100,31 @@ def test_outcomes_by_shape_in_tool_output_and_in_the_agent_report():
         assert not is_report(line), line
 
 
+def test_a_count_that_moved_and_a_runs_verdict_in_prose_are_outcomes_even_as_a_lead_in():
+    # issue 27's "a count in prose (a list that dropped from one number to another)": Cursor's
+    # "**`vercel.json`** — down from 12 crons to **2** (Hobby max, once per day each):" was an
+    # announcement (it ends in a colon) and "The build passed with 66 routes." a plain sentence
+    lead_in = "**`vercel.json`** — down from 12 crons to **2** (Hobby max, once per day each):"
+    for line in (
+        lead_in,
+        "The build passed with 66 routes.",
+        "Failures went from 11 to 0.",
+        "errors: 14 → 3",
+        "typecheck still fails in `api.ts`",
+    ):
+        assert is_report(line), line
+    assert not is_announcement(lead_in)
+    assert any("down from 12 crons to **2**" in f for f in _finding_texts(lead_in + "\n- `daily`\n- `weekly`"))
+    for line in (
+        "I moved it from line 12 to 14.",
+        "Run the tests to see if the build passes:",
+        "Check whether the tests pass",
+    ):
+        assert not is_report(line), line
+    assert is_announcement("Run the tests to see if the build passes:")
+    assert is_announcement("Let me check whether the build went from 3 to 4 workers:")
+
+
 # ---------------------------------------------------------------- errors from any tool
 
 
@@ -504,6 +529,26 @@ def test_a_labelled_wrapper_around_output_is_unwrapped_in_codex_and_gemini_shape
     assert tool_output("Name: x\nOutput: y\nmore") == "Name: x\nOutput: y\nmore"
 
 
+def test_gemini_cli_s_wrapper_around_a_script_or_a_long_command_is_read_through_and_empty_output_is_none():
+    # Gemini CLI prints a script it ran over several lines after `Command:`, and a long command on
+    # one long line; either way `Output: (empty)` and `Error: (none)` said nothing was printed, and
+    # `Error: (none)` was shown as the script's result (hygiene's wrapper_results: 3 in one session)
+    script = (
+        "Command: mkdir -p app/src/main/java\nmkdir -p app/src/test/java\n\nDirectory: (root)\nOutput: (empty)\n"
+        "Error: (none)\nExit Code: 0\nSignal: 0\nBackground PIDs: (none)\nProcess Group PGID: 38895"
+    )
+    assert tool_output(script) == ""
+    adb = "/opt/sdk/platform-tools/adb shell screencap -p /sdcard/widget_issue.png && /opt/sdk/platform-tools/adb pull /sdcard/w.png ."
+    long_command = (
+        f"Command: {adb}\nDirectory: (root)\nOutput: /sdcard/w.png: 1 file pulled.\nError: (none)\nExit Code: 0"
+    )
+    assert tool_output(long_command) == "/sdcard/w.png: 1 file pulled."
+    led = _ledger(
+        (("run_shell_command", {"command": "mkdir -p app/src/main/java\nmkdir -p app/src/test/java"}), script)
+    )
+    assert all("(none)" not in x and "(empty)" not in x for x in led.items())
+
+
 def test_a_fix_keeps_the_error_lines_that_say_what_went_wrong_not_the_build_verdicts():
     failed = "FAILURE: Build failed with an exception.\n* What went wrong:\nExecution failed for task ':app:compileDebugKotlin'.\n"
     failed += "e: file:///a/Config.kt:147:12 Cannot infer a type\ne: file:///a/Config.kt:152:9 Cannot infer a type\n"
@@ -516,6 +561,17 @@ def test_a_fix_keeps_the_error_lines_that_say_what_went_wrong_not_the_build_verd
     # the verdicts go, and the same error at two line numbers is one line
     assert sorted(x[:20] for x in led.resolved) == ["* What went wrong: E", "e: file:///a/Config."]
     assert all(led.fixes[x] == "./gradlew assembleDebug" for x in led.resolved)
+    # a later failure of the same command that printed only its verdict, cleared by the same
+    # command again (Gemini CLI's `testDebugUnitTest`, exit 0 → 1 → 0): the verdict adds nothing
+    # to the lines that already say why under that fix
+    led = _ledger(
+        (("terminal", {"command": "./gradlew assembleDebug"}), failed),
+        (("terminal", {"command": "./gradlew assembleDebug"}), "BUILD SUCCESSFUL in 2s\n[exit code 0]"),
+        (("terminal", {"command": "./gradlew assembleDebug"}), "BUILD FAILED in 2s\n[exit code 1]"),
+        (("terminal", {"command": "./gradlew assembleDebug"}), "BUILD SUCCESSFUL in 2s\n[exit code 0]"),
+    )
+    assert sorted(x[:20] for x in led.resolved) == ["* What went wrong: E", "e: file:///a/Config."]
+    assert set(led.fixes) == set(led.resolved)
 
 
 def test_a_chain_of_reads_is_a_read_and_a_chain_that_writes_is_not():

@@ -62,6 +62,10 @@ def _source_words(line: str) -> str:
     return re.sub(r" \[at .*\]$", "", line)
 
 
+# a wrapper's own word for no output, read as the output: Gemini CLI's `Error: (none)`, `(empty)`
+_SAYS_NOTHING = re.compile(r"^(?:[A-Z][\w ]{0,20}: )?\((?:none|empty)\)$")
+
+
 def _wrapper_only(line: str, turns: list[Turn]) -> bool:
     """`line` occurs in tool results only in the wrapper an agent puts around what a command
     printed (tool_results.tool_output leaves it out), never in the output itself."""
@@ -98,7 +102,7 @@ def hygiene(summary: str, messages: list[Message]) -> dict[str, list[str]]:
     said = [(f"{c.cmd} → {x}", x) for c in led.commands for x in c.outcome.split(OUTCOME_SEP) if x.strip()]
     for shown, line in said + [(e.line, e.line) for e in led.errors]:
         line = _source_words(line).strip().rstrip("…")
-        if len(line) >= 6 and _wrapper_only(line, turns):
+        if len(line) >= 6 and (_wrapper_only(line, turns) or _SAYS_NOTHING.match(line)):
             out["wrapper_results"].append(shown)
     for e in led.errors:
         words = _source_words(e.line)

@@ -61,7 +61,11 @@ def is_announcement(sentence: str) -> bool:
         return True  # "Running the export tests.", "Reviewing module 3 of 7": an activity, not a result
     if IMPERATIVE.match(s):
         return True  # "Now update `session_live.ex` — pass ...": an order to itself
-    return bool(ANNOUNCE.match(s)) or s.endswith((":", "?", "...", "…", "：", "？"))
+    if ANNOUNCE.match(s):
+        return True
+    if s.endswith((":", "：")) and is_report(s):
+        return False  # a lead-in that reports a result ("`vercel.json` — down from 12 crons to **2**:")
+    return s.endswith((":", "?", "...", "…", "：", "？"))
 
 
 def is_musing(sentence: str) -> bool:

@@ -166,6 +166,13 @@ class Ledger:
                 shapes.add(shape)
                 self.resolved.append(line)
                 self.fixes[line] = cmd
+        # an earlier run's bare verdict goes too once a later run's lines say why (one fix, one story)
+        fixed_here = [r for r in self.resolved if self.fixes.get(r) == cmd]
+        verdicts = [r for r in fixed_here if is_run_verdict(r) or GENERIC_FAILURE.match(r)]
+        if len(verdicts) < len(fixed_here):
+            self.resolved = [r for r in self.resolved if r not in verdicts]
+            for r in verdicts:
+                self.fixes.pop(r, None)
 
     def compact(self, resolved_keep: int = 30) -> int:
         """Shrink without losing a string: drop ids, mentioned files and error lines that other

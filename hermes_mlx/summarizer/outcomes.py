@@ -217,7 +217,26 @@ _FAILED_SOME = re.compile(
 def is_report(line: str) -> bool:
     """A line in the shape of a result (tests, build, commit, tracker, a verdict), wherever it
     stands: tool output or the agent's own report ("`npm test` passed: 72/72")."""
-    return any(p.search(line) for family, p in _RESULT_LINES if family != "failure") or bool(_REPORTED.search(line))
+    if any(p.search(line) for family, p in _RESULT_LINES if family != "failure") or _REPORTED.search(line):
+        return True
+    m = _PROSE_VERDICT.search(line)
+    if not m or _UNSURE.search(line[max(0, m.start() - 40) : m.start()]):
+        return False
+    clause = re.split(r"[.;!?](?:\s|$)", line[m.start() :], maxsplit=1)[0]
+    return bool(re.search(r"[\d`]", clause))  # with what it counted or ran: "with 66 routes", "(`npm run build` ✓)"
+
+
+# a run's verdict in prose that says what it counted or ran ("The build passed with 66 routes.",
+# "Build passes clean (`npm run build` ✓)"), unless it is what the agent means to find out ("to
+# confirm all tests pass", "if the build succeeds")
+_PROSE_VERDICT = re.compile(
+    r"\b(?:build|tests?|test suite|typecheck|type check|lint|linter|compilation|deploy(?:ment)?|CI)\s+"
+    r"(?:now\s+|still\s+)?(?:pass(?:es|ed)?|succeed(?:s|ed)|fail(?:s|ed)|is (?:green|red|clean))\b",
+    re.I,
+)
+_UNSURE = re.compile(
+    r"\b(?:if|whether|ensure|confirm|make sure|see|until|should|will|would|expect|verify|check|as)\b|\[ \]", re.I
+)
 
 
 # a count with pass/fail words, in any order ("72/72 tests pass", "passed: 12/12", "3 of 5 failed"),
@@ -225,7 +244,9 @@ def is_report(line: str) -> bool:
 _REPORTED = re.compile(
     r"\b\d+\s*(?:/|of)\s*\d+\s+(?:\w+\s+)?(?:pass(?:ed|es|ing)?|fail(?:ed|s|ing)?|succeeded|ok)\b"
     r"|\b(?:pass(?:ed)?|fail(?:ed)?|ok)\b:?\s*\d+\s*/\s*\d+\b"
-    r"|:\s+(?:WORKS|FAILS|OK|PASS(?:ED)?|FAIL(?:ED)?|SUCCESS|BROKEN)\b[!.]?\s*$",
+    r"|:\s+(?:WORKS|FAILS|OK|PASS(?:ED)?|FAIL(?:ED)?|SUCCESS|BROKEN)\b[!.]?\s*$"
+    # a count that moved ("down from 12 crons to **2**", "failures went from 11 to 0", "12 → 2 errors")
+    r"|\bfrom \**\d[\d,.]*\**\s+(?:[\w-]+\s+){0,2}to \**\d|\b\d[\d,.]*\s*(?:→|->)\s*\d",
     re.I,
 )
 _OURS = re.compile(r"^\s*\[(?:tool output pruned|duplicate tool output):")

@@ -88,16 +88,29 @@ def untrailed(output: str) -> str:
 _LABEL_LINE = re.compile(r"^[A-Z][\w ()/.-]{0,30}:(?: .*)?$")
 _OUTPUT_LABEL = re.compile(r"^Output:[ \t]?(.*)$")
 _NO_ERROR = re.compile(r"^Error: \((?:none|empty)\)\s*$", re.I)
+_NO_OUTPUT = re.compile(r"^\s*\((?:empty|none)\)\s*$", re.I)
+
+
+def _header(lines: list[str]) -> bool:
+    """Label lines (or an exit status) only; a `Command:` label's value may run over several lines,
+    as Gemini CLI prints a script it ran (`Command: mkdir -p a` / `mkdir -p b` / `` / `Directory: …`)."""
+    in_command = False
+    for ln in lines:
+        if (len(ln) <= 120 or ln.startswith("Command:")) and (_LABEL_LINE.match(ln) or _EXIT_TEXT.search(ln)):
+            in_command = ln.startswith("Command:")
+        elif not in_command:
+            return False
+    return bool(lines) and bool(_LABEL_LINE.match(lines[0]))
 
 
 def _unlabelled(result: str) -> str:
     """`result` without an agent's labelled header and trailer; as is when it has none."""
     lines = result.split("\n")
     head = next((i for i, ln in enumerate(lines[:12]) if _OUTPUT_LABEL.match(ln)), None)
-    if not head or not all(len(ln) <= 120 and (_LABEL_LINE.match(ln) or _EXIT_TEXT.search(ln)) for ln in lines[:head]):
+    if not head or not _header(lines[:head]):
         return result
     first = _OUTPUT_LABEL.match(lines[head]).group(1)
-    body = ([first] if first.strip() else []) + lines[head + 1 :]
+    body = ([first] if first.strip() and not _NO_OUTPUT.match(first) else []) + lines[head + 1 :]
     end = len(body)  # the trailer: the last run of label lines, from its `Error:` or exit status line on
     while end and (not body[end - 1].strip() or _LABEL_LINE.match(body[end - 1]) and len(body[end - 1]) <= 200):
         end -= 1
