@@ -113,6 +113,12 @@ def test_a_count_that_moved_and_a_runs_verdict_in_prose_are_outcomes_even_as_a_l
         "typecheck still fails in `api.ts`",
     ):
         assert is_report(line), line
+    # something made or shipped, with what or where (Gemini CLI's install on a device)
+    assert is_report(
+        "The application has been successfully installed on your attached Android device named 'SM-F936U1 - 16'."
+    )
+    assert is_report("Deployed successfully to `https://x.example.dev`")
+    assert not is_report("I've successfully built the project!")  # says nothing a reader can check
     assert not is_announcement(lead_in)
     assert any("down from 12 crons to **2**" in f for f in _finding_texts(lead_in + "\n- `daily`\n- `weekly`"))
     for line in (

@@ -231,7 +231,10 @@ def is_report(line: str) -> bool:
 # confirm all tests pass", "if the build succeeds")
 _PROSE_VERDICT = re.compile(
     r"\b(?:build|tests?|test suite|typecheck|type check|lint|linter|compilation|deploy(?:ment)?|CI)\s+"
-    r"(?:now\s+|still\s+)?(?:pass(?:es|ed)?|succeed(?:s|ed)|fail(?:s|ed)|is (?:green|red|clean))\b",
+    r"(?:now\s+|still\s+)?(?:pass(?:es|ed)?|succeed(?:s|ed)|fail(?:s|ed)|is (?:green|red|clean))\b"
+    # something made or shipped ("has been successfully installed on ... 'SM-F936U1 - 16'", "deployed successfully to …")
+    r"|\bsuccessfully (?:installed|deployed|built|created|pushed|published|merged|uploaded|migrated|released)\b"
+    r"|\b(?:installed|deployed|built|pushed|published|merged|uploaded|migrated|released) successfully\b",
     re.I,
 )
 _UNSURE = re.compile(
