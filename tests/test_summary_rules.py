@@ -119,6 +119,15 @@ def test_a_count_that_moved_and_a_runs_verdict_in_prose_are_outcomes_even_as_a_l
     )
     assert is_report("Deployed successfully to `https://x.example.dev`")
     assert not is_report("I've successfully built the project!")  # says nothing a reader can check
+    # the same verdicts in Chinese, Japanese and Russian; the count may stand before the verdict
+    for line in (
+        "**`flash-attn==2.8.3` 构建失败**，原因是缺少 CUDA Toolkit。",
+        "`npm run build` のビルドに成功しました",
+        "тесты прошли: 12 из 12",
+        "All 12 LiveView tests pass.",
+    ):
+        assert is_report(line), line
+    assert not is_report("如果构建失败，请检查 `setup.py`")
     assert not is_announcement(lead_in)
     assert any("down from 12 crons to **2**" in f for f in _finding_texts(lead_in + "\n- `daily`\n- `weekly`"))
     for line in (

@@ -222,8 +222,10 @@ def is_report(line: str) -> bool:
     m = _PROSE_VERDICT.search(line)
     if not m or _UNSURE.search(line[max(0, m.start() - 40) : m.start()]):
         return False
-    clause = re.split(r"[.;!?](?:\s|$)", line[m.start() :], maxsplit=1)[0]
-    return bool(re.search(r"[\d`]", clause))  # with what it counted or ran: "with 66 routes", "(`npm run build` ✓)"
+    start = max(line.rfind(x, 0, m.start()) for x in (". ", "; ", "! ", "? ", "。", "；", "！")) + 1
+    end = _SENTENCE_END.search(line, m.end())
+    sentence = line[start : end.start() if end else len(line)]
+    return bool(re.search(r"[\d`]", sentence))  # with what it counted or ran: "with 66 routes", "(`npm run build` ✓)"
 
 
 # a run's verdict in prose that says what it counted or ran ("The build passed with 66 routes.",
@@ -234,12 +236,18 @@ _PROSE_VERDICT = re.compile(
     r"(?:now\s+|still\s+)?(?:pass(?:es|ed)?|succeed(?:s|ed)|fail(?:s|ed)|is (?:green|red|clean))\b"
     # something made or shipped ("has been successfully installed on ... 'SM-F936U1 - 16'", "deployed successfully to …")
     r"|\bsuccessfully (?:installed|deployed|built|created|pushed|published|merged|uploaded|migrated|released)\b"
-    r"|\b(?:installed|deployed|built|pushed|published|merged|uploaded|migrated|released) successfully\b",
+    r"|\b(?:installed|deployed|built|pushed|published|merged|uploaded|migrated|released) successfully\b"
+    # the common CJK and Russian verdicts ("`flash-attn==2.8.3` 构建失败", "ビルドに成功", "тесты прошли")
+    r"|(?:构建|编译|测试|安装|部署|推送|提交)(?:已经?|都)?(?:失败|成功|通过)|(?:ビルド|テスト|インストール|デプロイ)(?:に|が)?(?:成功|失敗)"
+    r"|\b(?:сборка|тесты|установка|деплой)\s+(?:прошл[аи]|упал[аи]?|успешн[аы])",
     re.I,
 )
 _UNSURE = re.compile(
-    r"\b(?:if|whether|ensure|confirm|make sure|see|until|should|will|would|expect|verify|check|as)\b|\[ \]", re.I
+    r"\b(?:if|whether|ensure|confirm|make sure|see|until|should|will|would|expect|verify|check|as)\b|\[ \]"
+    r"|如果|是否|确认|检查|应该|看看|もし|確認|если|проверить",
+    re.I,
 )
+_SENTENCE_END = re.compile(r"[.;!?](?:\s|$)|[。；！]")
 
 
 # a count with pass/fail words, in any order ("72/72 tests pass", "passed: 12/12", "3 of 5 failed"),
