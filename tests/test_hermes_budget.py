@@ -423,3 +423,24 @@ def test_a_019_batch_prompt_of_long_truncated_replies_summarizes():
     done = complete(parse_request({"messages": batch_prompt(turns, budget=3276)}), summarizer=s)
     assert done.error is None and done.text
     assert all(" ".join(ask.split()) in done.text for ask in USER_TURNS[:6])
+
+
+def test_a_command_run_again_to_the_same_result_goes_before_one_run_once():
+    """A near-repeat of a later command with the same result says nothing the later line does not
+    (Cursor's `jb inspectcode` with one flag changed; mini-swe-agent's reproduction script run
+    again with an argument), so the fit lets it go before a command run once, whatever its age."""
+    led = Ledger()
+    led.add_command("cd /repo && python reproduce.py --case 1", 0, "Result: None")
+    led.add_command("jb inspectcode App.sln --format=Sarif --severity=SUGGESTION -o out.sarif", 1, "Invalid option 'o'")
+    led.add_command("git log --oneline -3", 0)
+    led.add_command("jb inspectcode App.sln --format=Sarif --severity=WARNING -o out.sarif", 1, "Invalid option 'o'")
+    led.add_command("cd /repo && python reproduce.py --case 2", 0, "Result: None")
+    for i in range(12):
+        led.add_command(f"make target_{i} VERBOSE=1", 0, f"built target_{i}")
+    s = Summary(goal="Fix the inspection warnings", ledger=led)
+    fit_summary(s, hermes_tokens(render(s)) - 40)
+    cmds = [c.cmd for c in s.ledger.commands]
+    assert "jb inspectcode App.sln --format=Sarif --severity=SUGGESTION -o out.sarif" not in cmds
+    assert "cd /repo && python reproduce.py --case 1" not in cmds
+    assert "jb inspectcode App.sln --format=Sarif --severity=WARNING -o out.sarif" in cmds
+    assert "cd /repo && python reproduce.py --case 2" in cmds and "git log --oneline -3" in cmds

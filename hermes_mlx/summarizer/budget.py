@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .findings import features, weigh
+from .findings import features, near_duplicate, weigh
 from .ledger import OUTCOME_SEP
 from .summary import Summary, render, said_in_goal
 
@@ -126,6 +126,9 @@ KEEP_LAST = {"user_message": 2, "constraint": 2, "error": 1, "state": 1, "progre
 # words (the goal, constraints, user messages) keep their whole worth: the summary is where each
 # is kept whole (a batch pass's row of user turns may show them clipped; Hermes's compressor drops them).
 SAID_IN_KEPT = 0.1
+# a command run again later, nearly the same and to the same result (`dotnet test X` three times,
+# `jb inspectcode` with one flag changed): worth this share of its own line
+SAID_LATER = 0.3
 _NEVER_SAID_IN_KEPT = ("goal", "user_message", "constraint", "progress")
 
 
@@ -202,16 +205,25 @@ def _entries(s: Summary, count: Callable[[str], int], kept: str = "") -> list[_E
         add("progress", _finding_value(item), item, _remover(s.progress, item))
     for item in [x for x in s.state if x.startswith("Open error:")]:
         add("open_error_line", ENTRY_VALUE["error"] / 2, item, _remover(s.state, item))  # listed under Errors too
-    for c in led.commands:
+    for i, c in enumerate(led.commands):
         kind = "command_outcome" if c.outcome else "command"
         said = (c.cmd, c.latest_outcome()) if c.outcome else (c.cmd,)  # what it ran, and what came of it
-        add(kind, ENTRY_VALUE[kind], f"{c.cmd} {c.status_text()}", _remover(led.commands, c), said=said)
+        value = ENTRY_VALUE[kind] * (SAID_LATER if _run_again(c, led.commands[i + 1 :]) else 1)
+        add(kind, value, f"{c.cmd} {c.status_text()}", _remover(led.commands, c), said=said)
     for path, action in list(led.files.items()):
         kind = "changed_file" if action in ("edited", "created", "deleted") else "mentioned_file"
         add(kind, ENTRY_VALUE[kind], path, _file_remover(led.files, path))
     for title, body in s.extras:
         add("other_section", ENTRY_VALUE["other_section"], body, lambda title=title: _trim_extra_titled(s, title))
     return out
+
+
+def _run_again(c, later: list) -> bool:
+    """A command a later one nearly repeats (the same tool and most of its words) with the same
+    result, or this one had none: the later line says where it stands."""
+    return any(
+        near_duplicate(c.cmd, d.cmd) and (not c.outcome or c.latest_outcome() == d.latest_outcome()) for d in later
+    )
 
 
 def _in_commands(error, commands: list) -> bool:
