@@ -258,6 +258,36 @@ def test_a_sentence_that_names_nothing_stays_with_the_one_after_it_rather_than_g
     assert not _finding_texts("My thinking has shifted again. This is a substantial task.")
 
 
+def test_the_change_a_finding_led_to_stays_with_it_and_a_read_or_a_change_alone_does_not():
+    # A decision is a finding and the change it led to (issue 27 class 5). Claude Code's "Let me
+    # rewrite it to be a macro:" and Codex's "I'm making that test self-contained by ..." were
+    # dropped as an announcement and a musing, leaving the reason without the decision; Cursor's
+    # "I will switch UserProvider ... to `maybeSingle()`" the same. A check or a read after a
+    # finding is no decision, and a change announced with no finding before it stays an announcement.
+    claude = "The issue is that I need to make `with_span` work with do blocks. Let me rewrite it to be a macro:"
+    assert "The issue is that I need to make `with_span` work with do blocks. Let me rewrite it to be a macro" in (
+        _finding_texts(claude)
+    )
+    codex = (
+        "As expected, the MCP test assumed two servers were already running. I’m making that test "
+        "self-contained by starting the local search and cloud servers as child processes, waiting "
+        "for their manifests, and cleaning them up afterward."
+    )
+    assert any("I’m making that test self-contained by starting" in f for f in _finding_texts(codex))
+    cursor = (
+        "The 406 errors come from `.single()` when the user has no profile. "
+        "I will switch UserProvider and CreditDisplay to `maybeSingle()`."
+    )
+    assert any(
+        f.endswith("I will switch UserProvider and CreditDisplay to `maybeSingle()`.") for f in _finding_texts(cursor)
+    )
+    read = "The 406 errors come from `.single()` when the user has no profile. Let me check the middleware next."
+    assert _finding_texts(read) == ["The 406 errors come from `.single()` when the user has no profile."]
+    assert not _finding_texts("Let me rewrite it to be a macro:")
+    for s in ("Let me make sure it works.", "I'll keep looking at the logs."):
+        assert not _finding_texts("The `retry` loop never resets its counter. " + s)[0].endswith(s), s
+
+
 def test_a_list_of_results_is_one_finding_and_a_list_of_steps_is_not_joined():
     # Hermes Agent's bisection ("- 63KB (64,573 bytes): WORKS" / "- 64KB (65,594 bytes): FAILS"):
     # alone, each item is half the verdict, and the later one ranked below the first of its

@@ -4,8 +4,10 @@ Real agents narrate before they act ("Now let me check the API.", "Let me implem
 pieces:") and state what they learned just before the next announcement ("The linter added
 parens which breaks the macro's pattern matching. I need to use a different approach"). A
 summary built from the last sentence of each turn is therefore a list of intentions. Here an
-announcement is never a finding, nor is a musing that names nothing and gives no cause or
-result ("My thinking has shifted again."); the sentences around them are, each scored by a
+announcement is never a finding alone, nor is a musing that names nothing and gives no cause or
+result ("My thinking has shifted again."); the change a finding led to stays with it as its
+decision ("The issue is that ... Let me rewrite it to be a macro"). The sentences around them are
+findings, each scored by a
 weighted sum of its features (`FEATURE_WEIGHTS`, fitted on real sessions of several agents by
 `benchmarks/fit_finding_weights.py`, which also reports them on agents left out of the fit).
 """
@@ -19,7 +21,17 @@ from dataclasses import dataclass
 
 from .outcomes import is_report
 from .text import Turn
-from .vocabulary import ANNOUNCE, DECISION_CUE, IMPERATIVE, MEMORY_KEYS, MEMORY_NOT_SAVED, MEMORY_TOOL, SIGNAL, SPECIFIC
+from .vocabulary import (
+    ANNOUNCE,
+    CHANGE_INTENT,
+    DECISION_CUE,
+    IMPERATIVE,
+    MEMORY_KEYS,
+    MEMORY_NOT_SAVED,
+    MEMORY_TOOL,
+    SIGNAL,
+    SPECIFIC,
+)
 
 FINDING_CHARS = 220
 
@@ -66,6 +78,12 @@ def is_announcement(sentence: str) -> bool:
     if s.endswith((":", "：")) and is_report(s):
         return False  # a lead-in that reports a result ("`vercel.json` — down from 12 crons to **2**:")
     return s.endswith((":", "?", "...", "…", "：", "？"))
+
+
+def changes_course(sentence: str) -> bool:
+    """The change the agent says it will make ("Let me rewrite it to be a macro:", "I'm making
+    that test self-contained by ..."): said after a finding, the decision that finding led to."""
+    return bool(CHANGE_INTENT.match(sentence.strip(" -*>\t#")))
 
 
 def is_musing(sentence: str) -> bool:
@@ -188,7 +206,10 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
             run: list[str] = []
             runs: list[tuple[list[str], bool]] = []
             for s in sentences:
-                if is_announcement(s):
+                if run and is_announcement(s) and changes_course(s):
+                    runs.append(([*run, s.rstrip(" :：")], True))  # the finding, then the change it led to
+                    run = []
+                elif is_announcement(s):
                     if run:
                         runs.append((run, True))
                     run = []
@@ -263,11 +284,13 @@ def findings(turns: list[Turn]) -> list[Finding]:
 
 def _pieces(run: list[str]) -> list[str]:
     """A run of sentences as lines of at most FINDING_CHARS, sentences kept whole and together
-    ("Yes! That's it!" joins the sentence after it rather than standing alone)."""
+    ("Yes! That's it!" joins the sentence after it rather than standing alone); the change a
+    finding led to stays with it up to the longest finding kept (alone it is an announcement)."""
     pieces, text = [], ""
     for s in run:
         joined = f"{text} {s}".strip()
-        if len(joined) > FINDING_CHARS and text and words(text) >= 4 and not is_musing(text):
+        limit = FINDING_CHARS + 40 if changes_course(s) else FINDING_CHARS
+        if len(joined) > limit and text and words(text) >= 4 and not is_musing(text):
             pieces.append(text)
             joined = s
         text = joined

@@ -24,6 +24,36 @@ ANNOUNCE = re.compile(
     r"|^(?:让我|我来|我先|接下来|现在我|下面我|まず|次に|では|Давайте|Сейчас я|Теперь я|Проверю|Посмотрю)",
     re.I,
 )
+# the change an agent says it will make next ("Let me rewrite it to be a macro:", "I'll remove the
+# old folders", "I'm making that test self-contained by ...", "让我改为…"): after what it found, the
+# decision that finding led to, never a read or a check ("Let me check the API")
+CHANGE_VERBS = (
+    "rewrite switch replace remove delete add make move rename change update fix implement create convert "
+    "refactor wrap drop revert use extract split merge migrate simplify restore patch modify inline generate "
+    "install pin downgrade upgrade disable enable guard skip defer stop"
+).split()
+
+
+def _ing(verb: str) -> str:
+    """make -> making, drop -> dropping, fix -> fixing."""
+    if verb.endswith("e") and not verb.endswith("ee"):
+        return verb[:-1] + "ing"
+    if len(verb) <= 5 and re.fullmatch(r"[a-z]*[^aeiou][aeiou][bdgmnprt]", verb):
+        return verb + verb[-1] + "ing"
+    return verb + "ing"
+
+
+CHANGE_INTENT = re.compile(
+    r"^(?:(?:now|next|so|then|instead|also|ok(?:ay)?|first)\b\s*[,!.:\-—–]?\s*)*"
+    r"(?:(?:let me|let['’]?s|i['’]?ll|i will|i['’]?m going to|i am going to|we['’]?ll|we will|"
+    r"i need to|we need to|i should|we should)\s+(?:now\s+|also\s+|just\s+|instead\s+|first\s+)?"
+    r"(?:" + "|".join(CHANGE_VERBS) + r")"
+    r"|(?:i['’]?m|i am|we['’]?re|we are)\s+(?:now\s+|also\s+)?(?:"
+    + "|".join(map(_ing, CHANGE_VERBS))
+    + r"))\b(?!\s+sure\b)"
+    r"|^(?:让我|我来|我先|接下来|现在我|下面我)(?:改为|改成|修改|删除|移除|添加|替换|重写|切换|使用)",
+    re.I,
+)
 # "Now update `x`": an order the agent gives itself
 IMPERATIVE = re.compile(
     r"(?i)^(?:now|next|then|first|finally)\b[,:]?\s+(?!(?:the|that|this|these|those|it|its|all|we|i|there|both|each|every|"
