@@ -265,9 +265,12 @@ def test_the_change_a_finding_led_to_stays_with_it_and_a_read_or_a_change_alone_
     # "I will switch UserProvider ... to `maybeSingle()`" the same. A check or a read after a
     # finding is no decision, and a change announced with no finding before it stays an announcement.
     claude = "The issue is that I need to make `with_span` work with do blocks. Let me rewrite it to be a macro:"
-    assert "The issue is that I need to make `with_span` work with do blocks. Let me rewrite it to be a macro" in (
+    assert "The issue is that I need to make `with_span` work with do blocks. Let me rewrite it to be a macro:" in (
         _finding_texts(claude)
     )
+    # OpenHands (held out): verbatim, its colon too, and no announcement for ending in one
+    openhands = "We need to handle empty tables in the parent class. Let's modify the FixedWidth writer:"
+    assert _finding_texts(openhands) == [openhands] and not is_announcement(openhands)
     codex = (
         "As expected, the MCP test assumed two servers were already running. I’m making that test "
         "self-contained by starting the local search and cloud servers as child processes, waiting "

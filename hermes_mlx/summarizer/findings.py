@@ -77,6 +77,8 @@ def is_announcement(sentence: str) -> bool:
         return True
     if s.endswith((":", "：")) and is_report(s):
         return False  # a lead-in that reports a result ("`vercel.json` — down from 12 crons to **2**:")
+    if s.endswith((":", "：", "...", "…")) and len(said := split_sentences(s)) > 1 and changes_course(said[-1]):
+        return False  # a finding and the change it led to ("... Let's modify the FixedWidth writer:")
     return s.endswith((":", "?", "...", "…", "：", "？"))
 
 
@@ -207,7 +209,7 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
             runs: list[tuple[list[str], bool]] = []
             for s in sentences:
                 if run and is_announcement(s) and changes_course(s):
-                    runs.append(([*run, s.rstrip(" :：")], True))  # the finding, then the change it led to
+                    runs.append(([*run, s], True))  # the finding, then the change it led to
                     run = []
                 elif is_announcement(s):
                     if run:
