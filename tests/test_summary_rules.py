@@ -287,6 +287,9 @@ def test_the_change_a_finding_led_to_stays_with_it_and_a_read_or_a_change_alone_
     read = "The 406 errors come from `.single()` when the user has no profile. Let me check the middleware next."
     assert _finding_texts(read) == ["The 406 errors come from `.single()` when the user has no profile."]
     assert not _finding_texts("Let me rewrite it to be a macro:")
+    # Hermes Agent: what a read showed, then the next step, is no decision (no cause, fault or need)
+    hermes = 'Good, I can see the Memory System section ends with a "Later (optional)" block. I\'ll add the bug there:'
+    assert not any("I'll add the bug there" in f for f in _finding_texts(hermes))
     for s in ("Let me make sure it works.", "I'll keep looking at the logs."):
         assert not _finding_texts("The `retry` loop never resets its counter. " + s)[0].endswith(s), s
 

@@ -29,6 +29,7 @@ from .vocabulary import (
     MEMORY_KEYS,
     MEMORY_NOT_SAVED,
     MEMORY_TOOL,
+    NEED,
     SIGNAL,
     SPECIFIC,
 )
@@ -86,6 +87,13 @@ def changes_course(sentence: str) -> bool:
     """The change the agent says it will make ("Let me rewrite it to be a macro:", "I'm making
     that test self-contained by ..."): said after a finding, the decision that finding led to."""
     return bool(CHANGE_INTENT.match(sentence.strip(" -*>\t#")))
+
+
+def gives_reason(sentence: str) -> bool:
+    """A sentence that says why a change is due: a cause, a fault or a result (SIGNAL), or a need
+    ("We need to handle empty tables in the parent class."); "I can see the section ends with a
+    block." is what a read showed, and a change after it is the next step, not a decision."""
+    return bool(SIGNAL.search(sentence) or NEED.search(sentence))
 
 
 def is_musing(sentence: str) -> bool:
@@ -208,7 +216,7 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
             run: list[str] = []
             runs: list[tuple[list[str], bool]] = []
             for s in sentences:
-                if run and is_announcement(s) and changes_course(s):
+                if run and is_announcement(s) and changes_course(s) and gives_reason(run[-1]):
                     runs.append(([*run, s], True))  # the finding, then the change it led to
                     run = []
                 elif is_announcement(s):

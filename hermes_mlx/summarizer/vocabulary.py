@@ -54,6 +54,8 @@ CHANGE_INTENT = re.compile(
     r"|^(?:让我|我来|我先|接下来|现在我|下面我)(?:改为|改成|修改|删除|移除|添加|替换|重写|切换|使用)",
     re.I,
 )
+# what must happen, said as a need ("We need to handle empty tables", "it has to run first")
+NEED = re.compile(r"\b(?:needs? to|have to|has to|requires?|需要|必须|必要|нужно|надо)\b", re.I)
 # "Now update `x`": an order the agent gives itself
 IMPERATIVE = re.compile(
     r"(?i)^(?:now|next|then|first|finally)\b[,:]?\s+(?!(?:the|that|this|these|those|it|its|all|we|i|there|both|each|every|"
