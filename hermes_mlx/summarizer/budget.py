@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .findings import features, near_duplicate, weigh
+from .findings import features, weigh
 from .ledger import OUTCOME_SEP
 from .summary import Summary, render, said_in_goal
 
@@ -219,11 +219,18 @@ def _entries(s: Summary, count: Callable[[str], int], kept: str = "") -> list[_E
 
 
 def _run_again(c, later: list) -> bool:
-    """A command a later one nearly repeats (the same tool and most of its words) with the same
-    result, or this one had none: the later line says where it stands."""
+    """A command a later one repeats with other flags or numbers (`--severity=WARNING` for
+    `SUGGESTION`, `--case 2` for `--case 1`) to the same result, or this one had none: the later
+    line says where it stands. Another file or target is another run (`pytest tests/test_a.py`)."""
     return any(
-        near_duplicate(c.cmd, d.cmd) and (not c.outcome or c.latest_outcome() == d.latest_outcome()) for d in later
+        _run_words(c.cmd) == _run_words(d.cmd) and (not c.outcome or c.latest_outcome() == d.latest_outcome())
+        for d in later
     )
+
+
+def _run_words(cmd: str) -> list[str]:
+    """A command's words less its flags and bare numbers: what it runs, on what."""
+    return [w for w in cmd.split() if not w.startswith("-") and not w.strip("'\"").isdigit()]
 
 
 def _in_commands(error, commands: list) -> bool:
