@@ -108,9 +108,14 @@ def test_a_finding_before_an_announcement_is_kept_with_its_reason():
         ]
     )
     texts = [f.text for f in findings(turns)]
-    assert "The linter added parens which breaks the macro's pattern matching." in texts
+    # the finding, and the change it led to as its decision (test_summary_rules: a change that
+    # follows a reason joins it); never the announcement alone
+    assert (
+        "The linter added parens which breaks the macro's pattern matching. I need to use a "
+        "different approach - capture the broadcast and then assert:" in texts
+    )
     assert "`xterm.css` was force-added. I should do the same for `spotter.css`." in texts
-    assert not any("Let me" in t or t.endswith(":") for t in texts)
+    assert not any(t.startswith(("Let me", "I need to")) for t in texts)
 
 
 def test_machine_written_user_turns_are_no_directives_and_no_goal():
