@@ -126,8 +126,8 @@ KEEP_LAST = {"user_message": 2, "constraint": 2, "error": 1, "state": 1, "progre
 # words (the goal, constraints, user messages) keep their whole worth: the summary is where each
 # is kept whole (a batch pass's row of user turns may show them clipped; Hermes's compressor drops them).
 SAID_IN_KEPT = 0.1
-# a command run again later, nearly the same and to the same result (`dotnet test X` three times,
-# `jb inspectcode` with one flag changed): worth this share of its own line
+# a command a later one runs again with other flags or numbers, to the same result (`jb inspectcode`
+# with `--severity=WARNING` for `SUGGESTION`): worth this share of its own line (`_run_again`)
 SAID_LATER = 0.3
 _NEVER_SAID_IN_KEPT = ("goal", "user_message", "constraint", "progress")
 
@@ -205,10 +205,11 @@ def _entries(s: Summary, count: Callable[[str], int], kept: str = "") -> list[_E
         add("progress", _finding_value(item), item, _remover(s.progress, item))
     for item in [x for x in s.state if x.startswith("Open error:")]:
         add("open_error_line", ENTRY_VALUE["error"] / 2, item, _remover(s.state, item))  # listed under Errors too
+    runs = [(_run_words(c.cmd), c.latest_outcome()) for c in led.commands]
     for i, c in enumerate(led.commands):
         kind = "command_outcome" if c.outcome else "command"
         said = (c.cmd, c.latest_outcome()) if c.outcome else (c.cmd,)  # what it ran, and what came of it
-        value = ENTRY_VALUE[kind] * (SAID_LATER if _run_again(c, led.commands[i + 1 :]) else 1)
+        value = ENTRY_VALUE[kind] * (SAID_LATER if _run_again(runs[i], runs[i + 1 :], c.outcome) else 1)
         add(kind, value, f"{c.cmd} {c.status_text()}", _remover(led.commands, c), said=said)
     for path, action in list(led.files.items()):
         kind = "changed_file" if action in ("edited", "created", "deleted") else "mentioned_file"
@@ -218,14 +219,13 @@ def _entries(s: Summary, count: Callable[[str], int], kept: str = "") -> list[_E
     return out
 
 
-def _run_again(c, later: list) -> bool:
-    """A command a later one repeats with other flags or numbers (`--severity=WARNING` for
-    `SUGGESTION`, `--case 2` for `--case 1`) to the same result, or this one had none: the later
-    line says where it stands. Another file or target is another run (`pytest tests/test_a.py`)."""
-    return any(
-        _run_words(c.cmd) == _run_words(d.cmd) and (not c.outcome or c.latest_outcome() == d.latest_outcome())
-        for d in later
-    )
+def _run_again(run: tuple[list[str], str], later: list[tuple[list[str], str]], outcome: str) -> bool:
+    """A command (its `_run_words` and latest result) a later one repeats with other flags or
+    numbers (`--severity=WARNING` for `SUGGESTION`, `--case 2` for `--case 1`) to the same result,
+    or this one had none (`outcome` empty): the later line says where it stands. Another file or
+    target is another run (`pytest tests/test_a.py`)."""
+    words, result = run
+    return any(words == w and (not outcome or result == r) for w, r in later)
 
 
 def _run_words(cmd: str) -> list[str]:

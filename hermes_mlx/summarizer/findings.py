@@ -35,6 +35,7 @@ from .vocabulary import (
 )
 
 FINDING_CHARS = 220
+FINDING_MAX = FINDING_CHARS + 40  # the longest finding kept: a long sentence, or a finding and the change it led to
 
 # A finding's score is the sum of its features times these weights (a logistic model's
 # log-odds that the line carries a fact a reader needs). Fitted by
@@ -216,22 +217,21 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
             run: list[str] = []
             runs: list[tuple[list[str], bool]] = []
             for s in sentences:
-                if run and is_announcement(s) and changes_course(s) and gives_reason(run[-1]):
-                    runs.append(([*run, s], True))  # the finding, then the change it led to
-                    run = []
-                elif is_announcement(s):
-                    if run:
-                        runs.append((run, True))
-                    run = []
-                else:
+                if not is_announcement(s):
                     run.append(s)
+                    continue
+                if run and changes_course(s) and gives_reason(run[-1]):
+                    run.append(s)  # the finding, then the change it led to
+                if run:
+                    runs.append((run, True))
+                run = []
             if run:
                 runs.append((run, False))
             for j, (run, before_action) in enumerate(runs):
                 pieces = _pieces(run)
                 for m, text in enumerate(pieces):
                     text = re.sub(r"^(?:[-*•]|\d+[.)]|\(?[a-z]\))\s+", "", text).strip()
-                    if words(text) < 4 or len(text) > FINDING_CHARS + 40 or text in seen or is_musing(text):
+                    if words(text) < 4 or len(text) > FINDING_MAX or text in seen or is_musing(text):
                         continue
                     if CONTINUATION.match(text):  # "the **same return values**": a list's item, not a sentence
                         continue
@@ -299,7 +299,7 @@ def _pieces(run: list[str]) -> list[str]:
     pieces, text = [], ""
     for s in run:
         joined = f"{text} {s}".strip()
-        limit = FINDING_CHARS + 40 if changes_course(s) else FINDING_CHARS
+        limit = FINDING_MAX if changes_course(s) else FINDING_CHARS
         if len(joined) > limit and text and words(text) >= 4 and not is_musing(text):
             pieces.append(text)
             joined = s

@@ -13,6 +13,9 @@ import re
 
 # ---------------------------------------------------------------- the agent's own sentences
 
+# how a Chinese sentence says what the agent does next ("让我…", "接下来…"): an announcement's
+# lead, and a change's when a change verb follows
+_ZH_NEXT = "让我|我来|我先|接下来|现在我|下面我"
 # "Now let me check the API.", "I'll run the tests": what the agent will do, never a result
 ANNOUNCE = re.compile(
     r"^(?:(?:now|next|first|then|finally|okay|ok|great|good|perfect|alright|all right|excellent|so|also|and|"
@@ -21,7 +24,7 @@ ANNOUNCE = re.compile(
     r"i should (?:check|look|read|run|verify|see|examine|explore|test|try|start|first|also|now)|we need to (?:check|look|see|run|find|examine|verify)|"
     r"time to|going to|i can now|i['’]?ll now|now i['’]?ll|now i need|i have a clear|i now have|i have enough|"
     r"i['’]?m now|i am now|here['’]?s (?:the|my) plan|the plan is|my plan|my thinking)\b"
-    r"|^(?:让我|我来|我先|接下来|现在我|下面我|まず|次に|では|Давайте|Сейчас я|Теперь я|Проверю|Посмотрю)",
+    r"|^(?:" + _ZH_NEXT + r"|まず|次に|では|Давайте|Сейчас я|Теперь я|Проверю|Посмотрю)",
     re.I,
 )
 # the change an agent says it will make next ("Let me rewrite it to be a macro:", "I'll remove the
@@ -51,7 +54,7 @@ CHANGE_INTENT = re.compile(
     r"|(?:i['’]?m|i am|we['’]?re|we are)\s+(?:now\s+|also\s+)?(?:"
     + "|".join(map(_ing, CHANGE_VERBS))
     + r"))\b(?!\s+sure\b)"
-    r"|^(?:让我|我来|我先|接下来|现在我|下面我)(?:改为|改成|修改|删除|移除|添加|替换|重写|切换|使用)",
+    r"|^(?:" + _ZH_NEXT + r")(?:改为|改成|修改|删除|移除|添加|替换|重写|切换|使用)",
     re.I,
 )
 # what must happen, said as a need ("We need to handle empty tables", "it has to run first")
