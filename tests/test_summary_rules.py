@@ -837,3 +837,38 @@ def test_a_users_sentence_the_goal_shows_is_not_listed_again(goal, said, other):
     # a Goal clipped past it no longer shows it: the ledger still holds it, and it is listed again
     s.goal = goal[:12] + "…"
     assert f"- {said}" in render(s)
+
+
+# Code the agent shows in its own prose is what a reader needs verbatim later: Claude Code's plan
+# quotes the deps to add in a three-line block, VS Code Copilot the handler it found ("Line 123
+# shows:"), mini-swe-agent and Aider a line or a setting in a code span with spaces. A long block
+# is a file or a patch, and a phrase or a placeholder in backticks is no code.
+def test_code_the_agent_shows_in_a_short_block_or_a_code_span_is_an_identifier():
+    plan = (
+        'Dependencies to add:\n> ```elixir\n> {:credo, "~> 1.7", only: [:dev, :test], runtime: false}\n'
+        '> {:dialyxir, "~> 1.4", only: [:dev, :test], runtime: false}\n> ```\n'
+    )
+    found = (
+        "Found it! Line 123 shows:\n\n```tsx\nonClick={() => {\n  setLibraryFilterCategory('');\n"
+        "  navigate(routes.LIBRARY);\n}}\n```\n\nSo it navigates to `routes.LIBRARY`."
+    )
+    spans = (
+        "Let's change line to `or getattr(self.root.opts, self.SCHEMA_OPTS_VAR_NAME, None)`. "
+        "I set `autoSkip: false` in the config file, not in `the other file` or `{:ok, ...}`."
+    )
+    patch = "```python\n" + "".join(f"x{i} = compute({i})\n" for i in range(12)) + "```"
+    messages = [{"role": "user", "content": "Set up the linters."}]
+    messages += [{"role": "assistant", "content": text} for text in (plan, found, spans, patch)]
+    from hermes_mlx.summarizer.summarizer import MLXSummarizer
+
+    summarizer = MLXSummarizer(count_tokens=lambda t: len(t) // 4, context_window=4096)
+    ids = parse(summarizer.update(None, messages).text).ledger.ids
+    for name in (
+        '{:dialyxir, "~> 1.4", only: [:dev, :test], runtime: false}',
+        "navigate(routes.LIBRARY);",
+        "or getattr(self.root.opts, self.SCHEMA_OPTS_VAR_NAME, None)",
+        "autoSkip: false",
+        "routes.LIBRARY",
+    ):
+        assert name in ids, (name, ids)
+    assert not [x for x in ids if x in ("the other file", "{:ok, ...}") or x.startswith("x1 =") or x == "}}"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from .error_lines import ERROR_LINE, is_error_line, scan_errors  # noqa: F401  (re-exported)
-from .vocabulary import FILE_KEYS, SPECIAL_FILES
+from .vocabulary import CODE_SNIPPET, FILE_KEYS, SPECIAL_FILES
 
 _EXTS = (
     "py pyi pyx ipynb js mjs cjs ts tsx jsx vue svelte md mdx rst txt json jsonl yaml yml toml cfg ini "
@@ -288,15 +288,41 @@ def error_lines(result: str, limit: int = 6) -> list[str]:
     return error_report(result, limit)[0]
 
 
-def code_names(text: str, exclude: set = frozenset(), limit: int = 8) -> list[str]:
-    """Short inline-code spans (`ROUND_HALF_UP`, `retry_async`, `httpx>=0.23,<0.28`): names the
-    assistant singled out, so likely to be needed verbatim later."""
-    out = []
-    for m in re.finditer(r"(?<!`)`([^`\s]{3,80})`(?!`)", uncut(text or "")):
-        name = m.group(1)
-        if name in exclude or name in out or not re.search(r"[A-Za-z]", name) or URL.match(name):
-            continue
-        if not re.search(r"[_.:/=<>~\d\[\]()-]|[a-z][A-Z]|^[A-Z]{2,}$", name):
-            continue  # a plain word (`taxes`, `total`): not an identifier worth carrying
-        out.append(name)
+# a fenced block this short is a line or two the agent shows (`export CUDA_HOME=...`, the dep to add),
+# not a file or a patch: each of its code lines is a name worth carrying
+SHOWN_BLOCK_LINES = 4
+
+
+def code_names(text: str, exclude: set = frozenset(), limit: int = 12) -> list[str]:
+    """Code the assistant singled out, in the order it wrote it, so likely to be needed verbatim
+    later: short inline-code spans (`ROUND_HALF_UP`, `retry_async`, `httpx>=0.23,<0.28`), a span
+    with spaces that is a line of code or a setting (`autoSkip: false`, `or getattr(opts, NAME)`:
+    CODE_SNIPPET), and the code lines of a fenced block of at most SHOWN_BLOCK_LINES. Never a
+    phrase in backticks (`the config file`) or a placeholder (`{:ok, ...}`)."""
+    text = uncut(text or "")
+    found: list[tuple[int, str]] = []
+    for block in re.finditer(r"```[^\n]*\n(.*?)```", text, flags=re.S):
+        lines = [ln.strip().lstrip(">").strip() for ln in block.group(1).splitlines()]
+        lines = [ln for ln in lines if ln]
+        if len(lines) <= SHOWN_BLOCK_LINES:
+            found += [(block.start(), ln) for ln in lines if len(ln) <= 80 and _snippet(ln)]
+    prose = re.sub(r"```.*?(?:```|$)", lambda m: " " * len(m.group(0)), text, flags=re.S)
+    for m in re.finditer(r"(?<!`)`([^`\n]{3,80})`(?!`)", prose):
+        name = m.group(1).strip()
+        if re.search(r"\s", name):
+            if _snippet(name):
+                found.append((m.start(), name))
+        elif re.search(r"[_.:/=<>~\d\[\]()-]|[a-z][A-Z]|^[A-Z]{2,}$", name):  # not a plain word (`taxes`)
+            found.append((m.start(), name))
+    out: list[str] = []
+    for _, name in sorted(found, key=lambda f: f[0]):
+        if name not in exclude and name not in out and re.search(r"[A-Za-z]", name) and not URL.match(name):
+            out.append(name)
     return out[:limit]
+
+
+def _snippet(line: str) -> bool:
+    """A line of code with spaces, not a comment, a phrase or a placeholder."""
+    return (
+        bool(CODE_SNIPPET.search(line)) and not re.match(r"(?:#|//|--|/\*)", line) and not re.search(r"\.\.\.|…", line)
+    )

@@ -95,6 +95,10 @@ SPECIFIC = re.compile(
     r"|\"[^\"]{2,}\"|“[^”]{2,}”|[\u3400-\u9fff]{4,}"
     r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred|thousand|dozen)\b"
 )
+# a line of code or a setting, as an agent quotes one in a code span with spaces (`autoSkip: false`,
+# `{:dialyxir, "~> 1.4", only: [:dev, :test]}`, `if (yPos > height - 20) break`): brackets, an
+# assignment, a `key: value` or an arrow, where a phrase in backticks (`the config file`) has none
+CODE_SNIPPET = re.compile(r"[(){}\[\];]|(?<![<>!=])=(?!=)|^[\w.\-]+:\s+\S|->|=>")
 
 # ---------------------------------------------------------------- tools, commands and results
 
