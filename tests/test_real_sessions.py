@@ -2,6 +2,8 @@
 snippet that needed it (benchmarks/sessions/real/, MIT), and the shipped corpus scored against a
 floor (batch at 32K, findings ranked by code: no model needed, so this runs in seconds)."""
 
+import json
+
 import pytest
 from summarizer_fakes import call, count, facts_are_in_their_session
 
@@ -173,6 +175,51 @@ def test_todo_tool_items_are_the_plan():
         {"role": "tool", "tool_call_id": "t1", "content": "ok"},
     ]
     assert plan_state(normalize(msgs)).next_steps == ["Fix CI"]
+
+
+def _todo_turn(cid: str, name: str, arguments: dict, result: dict) -> list[dict]:
+    return [
+        {"role": "assistant", "content": "", "tool_calls": [call(cid, name, **arguments)]},
+        {"role": "tool", "tool_call_id": cid, "content": json.dumps(result)},
+    ]
+
+
+def _todos(key: str, *statuses: str) -> dict:
+    steps = ("Scan EF mapping patterns", "Add shared lock type", "Refactor the 4 case aggregates")
+    return {key: [{"id": str(i), "content": c, "status": s} for i, (c, s) in enumerate(zip(steps, statuses))]}
+
+
+# A todo tool's answer lists the whole plan as it stands: Cursor's todo_write answers
+# {"finalTodos": [...]} to a call that may carry only {"merge": true}, Hermes Agent's `todo`
+# answers {"todos": [...]} to a merge that names items by id. Read from the calls alone, the
+# first list stayed the plan: four finished steps under Next Steps, and one In progress long done.
+@pytest.mark.parametrize(
+    ("name", "key", "change"),
+    [
+        ("todo_write", "finalTodos", {"merge": True}),
+        ("todo", "todos", {"merge": True, "todos": [{"id": "0", "status": "completed"}]}),
+    ],
+)
+def test_a_todo_tools_answer_is_the_plan_as_it_stands_in_batch_and_micro(name, key, change):
+    first = _todo_turn(
+        "t1",
+        name,
+        _todos("todos", "in_progress", "pending", "pending"),
+        _todos(key, "in_progress", "pending", "pending"),
+    )
+    later = _todo_turn("t2", name, change, _todos(key, "completed", "in_progress", "pending"))
+    done = _todo_turn("t3", name, change, _todos(key, "completed", "completed", "completed"))
+    ask = [{"role": "user", "content": "Extract the shared lock."}]
+    plan = plan_state(normalize(first + later))
+    assert (plan.in_progress, plan.next_steps) == ("Add shared lock type", ["Refactor the 4 case aggregates"])
+    s = MLXSummarizer(score=None, count_tokens=count, context_window=8192)
+    text = s.update(None, ask + first + later + done).text
+    assert "Next Steps" not in text and "In progress" not in text and "Scan EF" not in text
+    rolling = s.merge(s.merge(None, ask + first).text, later).text
+    assert "- In progress: Add shared lock type" in rolling
+    assert parse(rolling).remaining == ["Refactor the 4 case aggregates"]
+    rolling = s.merge(rolling, done).text
+    assert "Next Steps" not in rolling and "In progress" not in rolling
 
 
 def test_files_are_relative_to_the_working_folder_once_each_and_only_paths():

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from .text import Turn, clip, command_of
-from .tool_results import untrailed
+from .tool_results import json_result, untrailed
 from .vocabulary import reads_contents
 from .workfolder import working_folder  # noqa: F401  (its own module now; callers still import it here)
 
@@ -65,6 +65,14 @@ class PlanState:
     in_progress: str = ""  # "ID: title" of the task last set in progress and not closed since
     next_steps: list = field(default_factory=list)  # the open items of the latest plan, verbatim
     closed: set = field(default_factory=set)  # tasks closed in these turns
+    listed: bool = False  # these turns list a plan (a todo list all done has no open items left)
+
+
+TODO_STATUSES = frozenset({"pending", "in_progress", "completed", "cancelled", "done", "todo"})
+# a todo tool's answer that lists the whole plan as it stands: Hermes Agent's `todo` returns
+# {"todos": [...]} on every call, Cursor's todo_write {"finalTodos": [...]} (its call may carry
+# only `{"merge": true}`, or the few items a merge changed)
+_LISTED_TODOS = ("todos", "finalTodos")
 
 
 def _todo_items(arguments: dict) -> list[tuple[str, str]]:
@@ -83,6 +91,33 @@ def _todo_items(arguments: dict) -> list[tuple[str, str]]:
     return out
 
 
+def _listed_todos(result: str) -> list[tuple[str, str]]:
+    """(status, content) of the whole plan a todo tool's result lists; [] for any other result.
+    Every item must say what it is and have a todo's status, so another tool's JSON list
+    (search hits, issues) is never read as a plan."""
+    data = json_result(result)
+    todos = next((data[k] for k in _LISTED_TODOS if isinstance(data.get(k), list)), None) if data else None
+    if not todos or not all(isinstance(x, dict) for x in todos):
+        return []
+    items = [
+        (str(x.get("status") or "").lower(), " ".join(str(x.get("content") or x.get("title") or "").split()))
+        for x in todos
+    ]
+    return items if all(status in TODO_STATUSES and text for status, text in items) else []
+
+
+_DONE = ("completed", "done", "cancelled")
+
+
+def _plan_of(items: list[tuple[str, str]], current: str, closed: set) -> tuple[list[str], str]:
+    """A todo list's open items, and the task now in progress (`current` while none is, unless
+    the list says it is done); the items it says are done join `closed`."""
+    done = {c for s, c in items if s in _DONE}
+    closed.update(c.split(":")[0] for c in done)
+    doing = [c for s, c in items if s == "in_progress" and c]
+    return [c for s, c in items if s not in _DONE and c], doing[0] if doing else "" if current in done else current
+
+
 def plan_state(turns: list[Turn], *, max_items: int = 8, item_chars: int = 200) -> PlanState:
     """The task in progress at the end of `turns` and the latest plan's open items.
 
@@ -93,11 +128,9 @@ def plan_state(turns: list[Turn], *, max_items: int = 8, item_chars: int = 200) 
     status: dict[str, str] = {}
     current = ""
     closed: set = set()
-    plan: list[str] = []
-    calls = {}
+    plan: list[str] | None = None  # the latest plan listed, None while none is
     for t in turns:
         for call in t.tool_calls:
-            calls[call.id] = call
             cmd = call.text or ""
             for m in _IN_PROGRESS.finditer(cmd):
                 current = m.group(1)
@@ -107,13 +140,12 @@ def plan_state(turns: list[Turn], *, max_items: int = 8, item_chars: int = 200) 
                 if current == m.group(1):
                     current = ""
             items = _todo_items(call.arguments)
-            if items:
-                open_items = [c for s, c in items if s not in ("completed", "done", "cancelled") and c]
-                plan = open_items
-                doing = [c for s, c in items if s == "in_progress" and c]
-                if doing:
-                    current = doing[0]
+            if items and all(c for _, c in items):  # a merge naming items by id alone: its result lists them
+                plan, current = _plan_of(items, current, closed)
         if t.role == "tool" and t.text:
+            listed_todos = _listed_todos(t.text)  # what the call changed, as the plan now stands
+            if listed_todos:
+                plan, current = _plan_of(listed_todos, current, closed)
             listed = []
             for line in t.text.splitlines()[:400]:
                 m = _LISTED.match(line)
@@ -135,13 +167,15 @@ def plan_state(turns: list[Turn], *, max_items: int = 8, item_chars: int = 200) 
                 items = re.findall(r"(?m)^\s*(?:\d+[.)]|[-*])\s+(.+)$", t.text[m.end() :])
                 if items:
                     plan = [" ".join(x.split()) for x in items]
-    state = PlanState(closed=closed)
+    state = PlanState(closed=closed, listed=plan is not None)
+    plan = plan or []
     if current:
         title = titles.get(current, "")
         state.in_progress = f"{current}: {title}" if title and not current.startswith(title) else current
     clipped = [clip(x, item_chars) for x in plan]
+    doing = state.in_progress
     state.next_steps = [
-        x for x in clipped if not state.in_progress or not x.startswith(state.in_progress.split(":")[0] + ":")
+        x for x in clipped if not doing or not (x == clip(doing, item_chars) or x.startswith(doing.split(":")[0] + ":"))
     ][:max_items]
     return state
 

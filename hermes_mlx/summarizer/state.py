@@ -29,7 +29,7 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
         line = clip(last.line, 100)  # whole under Errors
         state.append(f"Open error: {code(line)}" + (f" after {code(last.cmd)}" if last.cmd else ""))
     s.state = state
-    if plan.next_steps:
+    if plan.listed:  # the plan as these turns left it: once all of it is done, nothing is next
         s.remaining = list(plan.next_steps)
     known = s.ledger.root or _known_root(s.ledger.files)
     root = settle(known, working_folder(turns, known))
