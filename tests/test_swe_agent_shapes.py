@@ -175,6 +175,17 @@ def test_a_scripts_readout_is_its_result_whatever_its_status_in_swe_agent_and_cu
     assert outcome_of("Error: unhashable type: 'collections.OrderedDict'")[0] == "failure"
     assert outcome_of("\n".join(f"key{i}: {i}" for i in range(6))) == ("", "")
     assert outcome_of("https://github.com/o/r/issues/482#issuecomment-1\n") == ("", "")  # a URL is no label
+    # a status script that leads with its readout and adds notes (Codex's `sh scripts/service.sh
+    # status`): the readout, when the run succeeded; an unknown or failed status says no more
+    codex = (
+        "\n[EmailBuddy] LaunchAgent status: not loaded\n\n[EmailBuddy][warn] Plist not installed (run: npm run "
+        "service:install)\n\n[EmailBuddy][warn] No process currently listening on 127.0.0.1:48123\n"
+    )
+    assert outcome_of(codex, 0) == ("output", "[EmailBuddy] LaunchAgent status: not loaded")
+    health = "Database: reachable\nNote that the replica lag is not checked by this script.\n"
+    assert outcome_of(health, 0) == ("output", "Database: reachable")
+    assert outcome_of(health) == ("", "")
+    assert outcome_of("Downloading the model weights now\nDone in 3 s, see the log for details.\n", 0) == ("", "")
 
 
 def test_a_removal_alone_deletes_a_file_and_a_restore_after_one_edits_it():
