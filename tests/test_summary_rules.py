@@ -445,6 +445,26 @@ def test_a_commit_reported_by_any_tool_is_an_outcome_and_an_undo_keeps_both_line
     assert outcome_line(undo, 0) == "Removed: 504cc96 feat: Switch to a bar graph; Now at: a5dde70 Updated blame"
 
 
+# mini-swe-agent's check script prints a verdict per case, Gemini CLI's push script one per step:
+# each of a few tells what came of the run (the first case's was a fact the last one's line lost);
+# a long run's last verdict stands for it, and one verdict printed three times is one
+def test_a_script_checking_a_few_cases_keeps_each_verdict_and_a_long_run_its_last():
+    cases = (
+        "Testing PR issue: TypeError\nFound call node: x.format(None)\n"
+        "✓ Result: Uninferable (expected - TypeError was caught)\n\n\nTesting without format specifier:\n"
+        "✓ Result: Success - inferred as 'Value: None'\n"
+    )
+    assert outcome_line(cases, 0) == (
+        "✓ Result: Uninferable (expected - TypeError was caught); ✓ Result: Success - inferred as 'Value: None'"
+    )
+    push = "✓ Added remote https://github.com/o/r.git\n✓ Pushed commits to https://github.com/o/r\n"
+    assert (
+        outcome_line(push, 0) == "✓ Added remote https://github.com/o/r.git; ✓ Pushed commits to https://github.com/o/r"
+    )
+    assert outcome_line("\n".join(f"✓ Case {i}: returned {{}}" for i in range(7)), 0) == "✓ Case 6: returned {}"
+    assert outcome_line("✓ Fixed: No crash\n" * 3, 0) == "✓ Fixed: No crash"
+
+
 def test_an_error_later_work_went_past_is_no_open_error():
     from hermes_mlx.summarizer.state import fold_state
     from hermes_mlx.summarizer.summary import Summary

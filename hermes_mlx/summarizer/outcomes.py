@@ -17,6 +17,11 @@ from .vocabulary import BLIND_STEP, PROGRAM_FAILED
 MADE = ("commit", "created")  # the families that say something was made, whichever tool reports them
 MAX_OUTCOME = 160  # a result line longer than this is clipped (still verbatim up to the cut)
 
+# a check's verdict a script prints, one per case (`✓ Result: Uninferable`, `✓ Pushed commits to ...`):
+# a few of them each tell (up to VERDICTS), where a long run's last one stands for it
+_VERDICT = re.compile(r"^\s*[✓✔✗✘❌✅]\s*\w[^:\n]{0,40}:\s*\S.*$")  # ✓ Fixed: no crash
+VERDICTS = 3
+
 # (family, pattern) in priority order: a test summary says more than a compile line above it
 _RESULT_LINES: list[tuple[str, re.Pattern]] = [
     (
@@ -35,9 +40,10 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
             r"|^\s*\d+ (?:passing|failing|pending)\b.*$"  # mocha
             r"|^\s*All \d+ tests? pass(?:ed)?\b.*$"
             r"|^\s*(?:[✓✔✗✘]\s*)?(?:SUCCESS|PASS(?:ED)?|FAIL(?:ED|URE)?|OK|DONE|RESULT)\b\s*[:!-].*$"  # a script's verdict
-            r"|^\s*[✓✔✗✘❌✅]\s*\w[^:\n]{0,40}:\s*\S.*$"  # ✓ Fixed: no crash
+            r"|"
+            + _VERDICT.pattern
             # a script's verdict in capitals: DEADLOCK CONFIRMED after 25 polls!, BUG REPRODUCED, FIX VERIFIED
-            r"|^\s*(?-i:(?:[A-Z]{3,} ){1,3}(?:CONFIRMED|REPRODUCED|VERIFIED|FIXED|WORKS|SUCCEEDED|PASSED|FAILED))\b.*$",
+            + r"|^\s*(?-i:(?:[A-Z]{3,} ){1,3}(?:CONFIRMED|REPRODUCED|VERIFIED|FIXED|WORKS|SUCCEEDED|PASSED|FAILED))\b.*$",
             re.I,
         ),
     ),
@@ -148,6 +154,10 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     for line in reversed(lines):
         for family, p in reports:
             if p.match(line):
+                if family == "tests" and _VERDICT.match(line):  # a script checking several cases: each verdict tells
+                    verdicts = list(dict.fromkeys(" ".join(ln.split()) for ln in lines if _VERDICT.match(ln)))
+                    if 1 < len(verdicts) <= VERDICTS:
+                        return family, clip("; ".join(verdicts), 2 * MAX_OUTCOME)
                 if family == "commit":  # `Removed: <hash> <subject>` then `Now at: <hash> ...`: both tell
                     both = [ln for ln in lines if p.match(ln)][:2]
                     return family, clip("; ".join(" ".join(ln.split()) for ln in both), 2 * MAX_OUTCOME)
