@@ -27,7 +27,7 @@ from hermes_mlx.compactor.batch import BatchCompactor
 from hermes_mlx.compactor.markers import is_marker
 from hermes_mlx.compactor.replay import replay
 from hermes_mlx.compactor.settings import CompactorSettings
-from hermes_mlx.summarizer.budget import ENTRY_VALUE
+from hermes_mlx.summarizer.budget import ENTRY_VALUE, file_kind, named_text
 from hermes_mlx.summarizer.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.text import normalize, source_text
@@ -43,9 +43,8 @@ def entries(summary: str) -> list[tuple[str, str]]:
     out += [("decision", x) for x in s.decisions] + [("question", x) for x in s.questions]
     out += [("command_outcome" if c.outcome else "command", f"{c.cmd} {c.outcome}") for c in led.commands]
     out += [("error", e.line) for e in led.errors] + [("resolved_error", x) for x in led.resolved]
-    out += [
-        ("changed_file" if a in ("edited", "created", "deleted") else "mentioned_file", p) for p, a in led.files.items()
-    ]
+    named = named_text(s)
+    out += [(file_kind(p, a, named), p) for p, a in led.files.items()]
     out += [("identifier", x) for x in led.ids] + [("url", x) for x in led.urls]
     out += [("other_section", body) for _, body in s.extras]
     out += [("progress (findings: by their ranker)", x) for x in s.progress]

@@ -57,6 +57,24 @@ def test_fit_drops_least_useful_first_and_keeps_what_matters():
     assert parse(text).ledger.errors  # still parses back as a summary
 
 
+# Cursor's rebuild edited 159 files and the fit kept 110 of them (1,159 of its 2,000 tokens) while
+# "The build passed with 66 routes." went: a file only Files lists is rarely what a reader needs
+# (3.5% held a fact, across both corpora), one another entry names again is (18%): Cursor's
+# `supabase/00_reset.sql`, Codex's test the agent ran, mini-swe-agent's patched module.
+def test_a_long_list_of_files_nothing_else_names_goes_before_the_findings_and_a_named_file_stays():
+    led = Ledger()
+    led.add_file("supabase/00_reset.sql", "edited")
+    for i in range(60):
+        led.add_file(f"src/app/section_{i}/page.tsx", "edited")
+    led.add_command("psql -f supabase/00_reset.sql", 0, "DROP TABLE")
+    build = "The build passed with 66 routes. I am updating the task list and preparing a full summary."
+    s = Summary(goal="Rebuild the site on Next.js", progress=[build, "Updated the tasks."], ledger=led)
+    dropped = fit_summary(s, 400)
+    text = render(s)
+    assert hermes_tokens(text) <= 400 and dropped["changed_file"] >= 30 and "progress" not in dropped
+    assert build in text and "`supabase/00_reset.sql` (edited)" in text
+
+
 def test_fit_leaves_a_small_summary_alone():
     s = Summary(goal="x", progress=["a"])
     assert fit_summary(s, 1000) == {} and render(s) == render(Summary(goal="x", progress=["a"]))
