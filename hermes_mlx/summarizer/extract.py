@@ -322,7 +322,8 @@ def code_names(text: str, exclude: set = frozenset(), limit: int = 12) -> list[s
 
 
 def _snippet(line: str) -> bool:
-    """A line of code with spaces, not a comment, a phrase or a placeholder."""
-    return (
-        bool(CODE_SNIPPET.search(line)) and not re.match(r"(?:#|//|--|/\*)", line) and not re.search(r"\.\.\.|…", line)
-    )
+    """A line of code with spaces, not a comment, a placeholder, or prose in backticks (six words
+    or more and at most two marks: `imports in generated files; the template adds them.`)."""
+    if not CODE_SNIPPET.search(line) or re.match(r"(?:#|//|--|/\*)", line) or re.search(r"\.\.\.|…", line):
+        return False
+    return len(re.findall(r"[A-Za-z]{2,}", line)) < 6 or len(re.findall(r"[^\w\s]", line)) > 2
