@@ -94,7 +94,10 @@ def _todo_items(arguments: dict) -> list[tuple[str, str]]:
 def _listed_todos(result: str) -> list[tuple[str, str]]:
     """(status, content) of the whole plan a todo tool's result lists; [] for any other result.
     Every item must say what it is and have a todo's status, so another tool's JSON list
-    (search hits, issues) is never read as a plan."""
+    (search hits, issues) is never read as a plan. Only a result that opens with the list is
+    parsed: the tools answer so, and a long output of another tool is never parsed for it."""
+    if not re.match(r'\s*\{\s*"(?:' + "|".join(_LISTED_TODOS) + ')"', result or ""):
+        return []
     data = json_result(result)
     todos = next((data[k] for k in _LISTED_TODOS if isinstance(data.get(k), list)), None) if data else None
     if not todos or not all(isinstance(x, dict) for x in todos):
