@@ -83,12 +83,13 @@ def _todo_items(arguments: dict) -> list[tuple[str, str]]:
             todos = json.loads(todos)
         except (ValueError, RecursionError):
             return []
-    out = []
-    for item in todos if isinstance(todos, list) else []:
-        if isinstance(item, dict):
-            text = item.get("content") or item.get("title") or item.get("task") or ""
-            out.append((str(item.get("status") or "pending").lower(), " ".join(str(text).split())))
-    return out
+    return [_todo_item(item, "pending") for item in todos if isinstance(item, dict)] if isinstance(todos, list) else []
+
+
+def _todo_item(item: dict, default_status: str = "") -> tuple[str, str]:
+    """(status, content) of one todo item, its text on one line, under any of the names tools use."""
+    text = item.get("content") or item.get("title") or item.get("task") or ""
+    return str(item.get("status") or default_status).lower(), " ".join(str(text).split())
 
 
 def _listed_todos(result: str) -> list[tuple[str, str]]:
@@ -102,10 +103,7 @@ def _listed_todos(result: str) -> list[tuple[str, str]]:
     todos = next((data[k] for k in _LISTED_TODOS if isinstance(data.get(k), list)), None) if data else None
     if not todos or not all(isinstance(x, dict) for x in todos):
         return []
-    items = [
-        (str(x.get("status") or "").lower(), " ".join(str(x.get("content") or x.get("title") or "").split()))
-        for x in todos
-    ]
+    items = [_todo_item(x) for x in todos]
     return items if all(status in TODO_STATUSES and text for status, text in items) else []
 
 

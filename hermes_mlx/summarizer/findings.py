@@ -7,9 +7,9 @@ summary built from the last sentence of each turn is therefore a list of intenti
 announcement is never a finding alone, nor is a musing that names nothing and gives no cause or
 result ("My thinking has shifted again."); the change a finding led to stays with it as its
 decision ("The issue is that ... Let me rewrite it to be a macro"). The sentences around them are
-findings, each scored by a
-weighted sum of its features (`FEATURE_WEIGHTS`, fitted on real sessions of several agents by
-`benchmarks/fit_finding_weights.py`, which also reports them on agents left out of the fit).
+findings, each scored by a weighted sum of its features (`FEATURE_WEIGHTS`, fitted on real
+sessions of several agents by `benchmarks/fit_finding_weights.py`, which also reports them on
+agents left out of the fit).
 """
 
 from __future__ import annotations

@@ -140,7 +140,8 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     commit); failing that, for a failed or unknown status, the last line naming a failure, and
     for a failed one, its first line of output (where a tool says what went wrong). A short
     output of one line is its own result, and so is a script's readout of a few `label: value`
-    lines (READOUT_LINES), or its first line when notes follow it in a run that succeeded. Returns (family, line); ("", "") when none does."""
+    lines (READOUT_LINES), or its first line when notes follow it in a run that succeeded.
+    Returns (family, line); ("", "") when none does."""
     text = output or ""
     if _OURS.match(text):  # a compactor's placeholder for output it pruned: only the result it kept
         kept = re.search(r"; result: (.+)\]\s*$", text)
