@@ -172,6 +172,32 @@ def test_a_pass_after_a_blind_step_or_with_failures_counted_is_no_pass():
     assert not led.errors
 
 
+def test_a_later_chain_that_passed_fixes_each_step_it_ran():
+    # Cursor (no exit status): the tests that failed pass again at the head of a longer chain, and
+    # a here-document's lines after `&&` are its script's input, not steps that could fail unseen
+    failing = "tests/X.cs(11,23): error CS1519: Invalid token '(' in a member declaration"
+    script = "dotnet test App.sln && python3 - <<'PY'\nimport json; print(1)\nPY"
+    led = ledger_of(
+        ran("a", "Shell", failing, command="dotnet test App.sln")
+        + ran("b", "Shell", "Passed!  - Failed:     0, Passed:    87, Total: 87\n1", command=script)
+    )
+    assert not led.errors and led.resolved == [failing]
+    # Hermes (exit codes): the same steps in another order, `cd` and `2>&1` aside
+    lint = "src/a.ts(3,1): error TS2375: Type x"
+    led = ledger_of(
+        ran("a", "terminal", lint + "\nexit code: 1", command="npm run typecheck 2>&1; npm test 2>&1")
+        + ran("b", "terminal", "Tests: 72 passed\nexit code: 0", command="cd /app && npm test; npm run typecheck")
+    )
+    assert not led.errors and led.resolved == [lint]
+    # a chain that ran only some of the steps, or with `||` (a step may fail unseen), fixes nothing
+    for later in ("npm test", "npm run typecheck || true; npm test"):
+        led = ledger_of(
+            ran("a", "terminal", lint + "\nexit code: 1", command="npm run typecheck; npm test")
+            + ran("b", "terminal", "Tests: 72 passed\nexit code: 0", command=later)
+        )
+        assert [e.line for e in led.errors] == [lint], later
+
+
 def test_unrelated_pass_does_not_resolve():
     led = ledger_of(
         ran("a", "terminal", "src/x.py:3: error: Incompatible types\nexit code: 1", command="mypy src")

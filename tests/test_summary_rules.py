@@ -485,6 +485,12 @@ def test_an_error_later_work_went_past_is_no_open_error():
     blind = (("Bash", {"command": "npm run lint; npx jest"}), "Tests:       12 passed, 12 total")
     assert state(unknown) and not state(unknown, tests)
     assert state(unknown, blind)  # its lint step could have failed unseen
+    # the next pass reads the summary back: a command it listed with no exit status still passed
+    s = Summary(ledger=_ledger(unknown, tests))
+    fold_state(s, [], "")
+    again = parse(render(s))
+    fold_state(again, [], "")
+    assert not [x for x in again.state if x.startswith("Open error:")], render(again)
 
 
 def test_commands_that_read_the_same_are_one_line_and_a_capital_verdict_is_a_result():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from .text import clip
-from .vocabulary import BLIND_STEP, PROGRAM_FAILED
+from .vocabulary import PROGRAM_FAILED, blind_step
 
 MADE = ("commit", "created")  # the families that say something was made, whichever tool reports them
 MAX_OUTCOME = 160  # a result line longer than this is clipped (still verbatim up to the cut)
@@ -199,7 +199,7 @@ def all_passed(family: str, line: str, cmd: str = "") -> bool:
         family in ("tests", "build")
         and bool(_PASS_WORD.search(line))
         and not _FAILED_SOME.search(line)
-        and not BLIND_STEP.search(cmd)
+        and not blind_step(cmd)
     )
 
 

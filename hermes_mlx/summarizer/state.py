@@ -52,13 +52,14 @@ def _moot(led, error) -> bool:
     if error.cmd not in cmds:
         return False
     later = led.commands[cmds.index(error.cmd) + 1 :]
-    return any(c.statuses and _succeeded(c) and not read_only(c.cmd) for c in later)
+    return any(_succeeded(c) and not read_only(c.cmd) for c in later)
 
 
 def _succeeded(c) -> bool:
     """Its latest run exited 0, or said all passed where the export gives no status (the ledger's
-    own rule: a blind step before it could have failed unseen)."""
-    latest = c.statuses[-1]
+    own rule: a blind step before it could have failed unseen). A command an earlier summary
+    listed with no exit status (none was known) has no statuses once parsed back: unknown too."""
+    latest = c.statuses[-1] if c.statuses else None
     return latest == 0 or latest is None and says_passed(c.latest_outcome(), c.cmd)
 
 

@@ -198,6 +198,14 @@ EDITOR_COMMAND = re.compile(r"^(?:create|str_replace_editor)\s|" + OPEN_FILE_EDI
 # a step that runs whatever the one before it did (`a; b`, `a || b`, a script's next line): what
 # b printed says nothing of a (`a && b` ran b only once a succeeded)
 BLIND_STEP = re.compile(r";|\|\||\n")
+# a here-document's body (`python3 - <<'PY'` … `PY`): its program's input, never steps of the chain
+HEREDOC_BODY = re.compile(r"<<-?[ \t]*(['\"]?)(\w+)\1[^\n]*\n.*?^[ \t]*\2[ \t]*$", re.S | re.M)
+
+
+def blind_step(cmd: str) -> bool:
+    """A chain with a step that runs whatever the one before it did (BLIND_STEP), a here-document's
+    lines aside (`a && python3 - <<'PY'` … `PY` ran the script only once a passed)."""
+    return bool(BLIND_STEP.search(HEREDOC_BODY.sub("<<…", cmd)))
 
 
 def read_only(cmd: str) -> bool:
