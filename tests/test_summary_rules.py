@@ -382,6 +382,35 @@ def test_candidates_carry_the_turn_report_and_outcome_features():
     assert feats["The fixture leaked state between tests, so I reset it in `setUp`."]["decision"] == 1.0
 
 
+def test_what_the_agent_tells_the_user_through_a_tool_is_its_report():
+    from hermes_mlx.summarizer.summarizer import MLXSummarizer
+
+    said = "Root cause: the pipe buffer fills at 64KB, so `execute()` deadlocks until the timeout kills it."
+
+    def session(name: str, args: dict) -> list[dict]:
+        return [
+            {"role": "user", "content": "why does the patch tool fail on big files?"},
+            {"role": "assistant", "content": "", "tool_calls": [_call(1, name, **args)]},
+            {"role": "tool", "tool_call_id": "c1", "content": '{"success": true}'},
+            {"role": "user", "content": "ok, thanks"},
+        ]
+
+    # Hermes's `send_message` (its gateway), Cline's and Roo Code's `attempt_completion`, OpenHands' `finish`
+    for name, args in (
+        ("send_message", {"target": "telegram", "message": said}),
+        ("attempt_completion", {"result": said}),
+        ("finish", {"message": said, "task_completed": "true"}),
+    ):
+        turns = normalize(session(name, args))
+        feats = {text: f for text, _, f in candidates(turns)}
+        assert feats[said]["report"] == 1.0, name
+        result = MLXSummarizer().update(None, session(name, args), budget_tokens=2000)
+        assert said in parse(result.text).progress, (name, result.text)
+    # a message another tool takes is no word to the user (a commit's, a memory's)
+    commit = session("git_commit", {"message": said})
+    assert not any(text == said for text, _, _ in candidates(normalize(commit)))
+
+
 # ---------------------------------------------------------------- the budget Hermes asks for
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .redact import redact
 from .tool_results import json_result, output_parts
-from .vocabulary import COMMAND_KEYS, EXIT_STATUS_KEYS, SHELL_TOOLS, editor_subcommand
+from .vocabulary import COMMAND_KEYS, EXIT_STATUS_KEYS, REPORT_KEYS, REPORT_TOOL, SHELL_TOOLS, editor_subcommand
 
 MAX_CONTENT_CHARS = 2_000_000  # beyond this a single message is cut before any regex runs
 # ANSI/VT100 escapes: CSI (colours, cursor moves), OSC (titles, hyperlinks), and two-byte ones
@@ -183,16 +183,32 @@ def normalize(messages) -> list[Turn]:
         role = str(msg.get("role") or "user")
         raw_calls = msg.get("tool_calls") if isinstance(msg.get("tool_calls"), list) else []
         calls = [c for c in map(_parse_call, raw_calls) if c is not None]
+        text = to_text(msg.get("content"))
+        if role == "assistant" and (told := told_user(calls)):
+            text = f"{text}\n\n{told}".strip()[:MAX_CONTENT_CHARS]
         turns.append(
             Turn(
                 role=role,
-                text=redact(to_text(msg.get("content"))),
+                text=redact(text),
                 tool_calls=calls,
                 tool_call_id=str(msg.get("tool_call_id") or ""),
                 name=str(msg.get("name") or ""),
             )
         )
     return turns
+
+
+def told_user(calls: list[ToolCall]) -> str:
+    """What the agent said to the user through a tool (vocabulary.REPORT_TOOL: Hermes's
+    `send_message`, Cline's `attempt_completion`): its words, read as the message's own."""
+    said = [
+        c.arguments[k].strip()
+        for c in calls
+        if REPORT_TOOL.search(c.name)
+        for k in REPORT_KEYS
+        if isinstance(c.arguments.get(k), str) and c.arguments[k].strip()
+    ]
+    return "\n\n".join(said)
 
 
 def card(turns: list[Turn], *, prose_chars: int = 700, tool_head: int = 300, tool_tail: int = 150) -> str:

@@ -262,6 +262,14 @@ DELEGATE_TOOL = re.compile(r"delegate|subagent|^task$|^agent$|spawn_agent")
 # tools whose output is the user's own answer, and tools whose output lists what a search found
 # (Claude Code's AskUserQuestion, Cursor's ask_question, Codex's request_user_input, Cline's ask_followup_question)
 ASKS_USER_TOOL = re.compile(r"ask_?user|ask_?human|user_?question|clarif|ask_?question|user_?input|followup_?question")
+# tools an agent tells the user through (Hermes's `send_message`, Cline's and Roo Code's
+# `attempt_completion`, OpenHands' `finish`, a `notify_user` or `final_answer`), and the keys its
+# words are under there: what it says through them is its report, as if it had written it
+REPORT_TOOL = re.compile(
+    r"send_?message|message_?user|notify_?user|attempt_?completion|final_?answer|^finish$|^(?:respond|reply)(?:_|$)",
+    re.I,
+)
+REPORT_KEYS = ("message", "result", "text", "final_answer", "answer", "summary")
 # tools that save what the agent wants to remember (Hermes's `memory`, Cursor's `update_memory`,
 # Windsurf's `create_memory`, the MCP memory server's `add_observations`), the keys their text is
 # under, and the actions that save nothing (a removal, a search)
