@@ -40,7 +40,11 @@ DUPLICATE_TAG = "[duplicate tool output:"
 PRUNE_MIN_CHARS = 400  # shorter results cost less than their one-line summary saves
 PRUNE_TARGET_RATIO = 0.75  # pruning alone must reach this share of the threshold to suffice
 SUMMARY_MIN_TOKENS = 512  # a forced pass over a short span: 256 made the budget drop its errors
-SUMMARY_CAP_RATIO = 0.3  # nor more than this share of the threshold, so a small window can converge
+# nor more than this share of the threshold, so a small window can converge. At 0.3 it undercut
+# Hermes's own 2,000-token floor in every window under ~8K (1,816 at 7,571 tokens): a session
+# there lost what the floor holds, three Cursor results and a Copilot call among them (batch
+# 136/175 -> 143/178 facts at stake at 0.5, the same at 0.6; no pass more fails to converge)
+SUMMARY_CAP_RATIO = 0.5
 CONVERGE_RATIO = 0.6  # a pass aims the transcript here, so the next one is many turns away
 MIN_USER_TOKENS = 128  # the user turns' view never gets less, whatever the rest takes
 REGROW_SHARE = 0.1  # a pass that ended above PRUNE_TARGET_RATIO: none until it grows this share of the threshold
