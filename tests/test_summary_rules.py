@@ -411,6 +411,28 @@ def test_what_the_agent_tells_the_user_through_a_tool_is_its_report():
     assert not any(text == said for text, _, _ in candidates(normalize(commit)))
 
 
+def test_the_lines_a_short_edit_adds_are_code_the_agent_wrote():
+    from hermes_mlx.summarizer.extract import added_code
+
+    # Claude Code's and Hermes's `patch` (old_string/new_string): a dependency added to mix.exs
+    credo = '      {:credo, "~> 1.7", only: [:dev, :test], runtime: false},'
+    dep = '      {:lazy_html, ">= 0.1.0", only: :test},'
+    led = _ledger((("patch", {"path": "mix.exs", "old_string": credo, "new_string": dep + "\n" + credo}), "ok"))
+    assert dep.strip() in led.ids
+    # OpenHands' and Anthropic's editor (old_str/new_str): a guard put in a method
+    guard = {"command": "str_replace", "path": "/w/rst.py", "old_str": "    def write(self, lines):"}
+    guard["new_str"] = guard["old_str"] + "\n        headers = build(self.header_rows,"
+    assert added_code(guard) == []  # a line that opens what it does not close is no whole line
+    guard["new_str"] = guard["old_str"] + "\n        header_rows = self.header_rows or []"
+    assert added_code(guard) == ["header_rows = self.header_rows or []"]
+    # a longer edit's lines are the file's, and a piece cut from mid-line is no line of code
+    many = {"old_string": "a = 1", "new_string": "\n".join(f"x{i} = f({i})" for i in range(3))}
+    assert added_code(many) == []
+    key = {"old_string": "a = 1", "new_string": 'a = 1\nOPENAI_API_KEY = "sk-proj-abcdefghijklmnopqrstuvwxyz012345"'}
+    assert _ledger((("patch", {"path": "x.py", **key}), "ok")).ids == []
+    assert added_code({"old_string": "if (path == '/') {", "new_string": "if (path === '/') {\n=== '/') {"}) == []
+
+
 # ---------------------------------------------------------------- the budget Hermes asks for
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 
 from .error_lines import ERROR_LINE, is_error_line, scan_errors  # noqa: F401  (re-exported)
-from .vocabulary import CODE_SNIPPET, FILE_KEYS, SPECIAL_FILES
+from .secret_words import REDACTED
+from .vocabulary import CODE_SNIPPET, EDIT_NEW_KEYS, EDIT_OLD_KEYS, FILE_KEYS, SPECIAL_FILES
 
 _EXTS = (
     "py pyi pyx ipynb js mjs cjs ts tsx jsx vue svelte md mdx rst txt json jsonl yaml yml toml cfg ini "
@@ -319,6 +320,40 @@ def code_names(text: str, exclude: set = frozenset(), limit: int = 12) -> list[s
         if name not in exclude and name not in out and re.search(r"[A-Za-z]", name) and not URL.match(name):
             out.append(name)
     return out[:limit]
+
+
+ADDED_LINES = 2  # an edit that adds this many lines or fewer: each is code the agent wrote
+
+
+def added_code(args: dict) -> list[str]:
+    """The lines of code a short edit adds (its new text's lines its old text lacks), when it adds
+    at most ADDED_LINES: the dependency a one-line edit puts in `mix.exs` is code the agent wrote,
+    as a short block it shows is (`code_names`). A longer edit's lines are the file's, and a line
+    whose secret was cut out says nothing."""
+    new = next((args[k] for k in EDIT_NEW_KEYS if isinstance(args.get(k), str)), None)
+    if new is None:
+        return []
+    old = next((args[k] for k in EDIT_OLD_KEYS if isinstance(args.get(k), str)), "")
+    kept = {ln.strip() for ln in old.splitlines()}
+    added = [ln.strip() for ln in new.splitlines() if ln.strip() and ln.strip() not in kept]
+    if len(added) > ADDED_LINES:
+        return []
+    return [ln for ln in added if len(ln) <= 80 and REDACTED not in ln and _snippet(ln) and _whole_line(ln)]
+
+
+def _whole_line(line: str) -> bool:
+    """A line that stands alone: it opens with a name, a keyword or a bracket (not the `=== '/') {`
+    an edit's new text cut from mid-line), and closes what it opens."""
+    if not re.match(r"[A-Za-z_@$<{(\[]", line):
+        return False
+    pairs = {")": "(", "]": "[", "}": "{"}
+    stack: list[str] = []
+    for ch in re.sub(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'", "", line):
+        if ch in "([{":
+            stack.append(ch)
+        elif ch in pairs and (not stack or stack.pop() != pairs[ch]):
+            return False
+    return not stack
 
 
 def _snippet(line: str) -> bool:

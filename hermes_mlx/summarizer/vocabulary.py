@@ -223,6 +223,11 @@ def read_only(cmd: str) -> bool:
     return all(step and _READ_STEP.match(step.split("|")[0].strip()) for step in steps)
 
 
+# what an edit tool writes in place of what (Claude Code's and Hermes's `new_string`/`old_string`,
+# Anthropic's text editor's and OpenHands' `new_str`/`old_str`, a `search`/`replace` pair, `new`/`old`)
+EDIT_NEW_KEYS = ("new_string", "new_str", "newString", "new_text", "newText", "replace", "replacement", "new")
+EDIT_OLD_KEYS = ("old_string", "old_str", "oldString", "old_text", "oldText", "search", "old")
+
 # tools whose output is a file's (or a listing's) contents: what it holds is no error, result or URL
 READ_TOOL = re.compile(r"read|view|open|cat|show|get|search|grep|glob|list|find|fetch|extract")
 # what a tool does to the files it names, read off its name, first match wins: a change before a
