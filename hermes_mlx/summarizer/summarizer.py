@@ -45,7 +45,10 @@ from .verify import finished, main_script
 DEFAULT_WINDOW = 8192
 FINDING_ROOM = 140  # characters of findings a batch pass keeps per `findings_keep`
 MODEL_CHUNKS = 3  # chunks of one micro exchange the model reads at most (the last ones)
-EXTRA_MAX, TURNS_PER_EXTRA = 10, 6  # a micro exchange's added findings: one per six assistant turns, ten at most
+# a micro exchange's added findings: one per four assistant turns, ten at most (one per six kept
+# 144/172 facts at stake; one per four or five, at most 10 to 20, 145: Gemini's report of the
+# sizes it changed; one per three or two lost as many as they gained)
+EXTRA_MAX, TURNS_PER_EXTRA = 10, 4
 LISTING_TOKENS = 640  # room kept in each prompt for the numbered sentences
 
 
@@ -304,7 +307,7 @@ class MLXSummarizer:
         if not notes:
             notes = fallback_notes(turns)
         # a real agent's exchange can run to dozens of tool calls: one sentence cannot carry it,
-        # so code adds its best findings, one finding's room per six assistant turns (a short
+        # so code adds its best findings, one finding's room per four assistant turns (a short
         # exchange: none), where short ones leave room for more
         extra = min(EXTRA_MAX, sum(t.role == "assistant" for t in turns) // TURNS_PER_EXTRA)
         if extra:
