@@ -198,6 +198,14 @@ def test_a_later_chain_that_passed_fixes_each_step_it_ran():
         assert [e.line for e in led.errors] == [lint], later
 
 
+@pytest.mark.timeout(60)
+def test_a_script_of_many_here_documents_is_read_in_one_pass():
+    # a hostile command of 200,000 `<<x` lines: read line by line, never backtracked over
+    script = "npm test && " + "cat <<x\n" * 200_000
+    led = ledger_of(ran("a", "terminal", "Tests: 3 passed\nexit code: 0", command=script))
+    assert led.commands and led.commands[0].outcome == "Tests: 3 passed"
+
+
 def test_unrelated_pass_does_not_resolve():
     led = ledger_of(
         ran("a", "terminal", "src/x.py:3: error: Incompatible types\nexit code: 1", command="mypy src")

@@ -105,6 +105,9 @@ CODE_SNIPPET = re.compile(r"[(){}\[\];]|(?<![<>!=])=(?!=)|^[\w.\-]+:\s+\S|->|=>"
 # tools whose call is a shell command, and the argument keys a command is read from
 SHELL_TOOLS = frozenset({"terminal", "bash", "shell", "run_command", "execute_command", "exec", "run", "sh", "cmd"})
 COMMAND_KEYS = ("command", "cmd", "script", "commands")
+# tools that run the code they are given (Hermes's `execute_code`, OpenHands' `execute_ipython_cell`,
+# a `python_repl` or `code_interpreter`): the code is a script the agent ran, as a shell's command is
+CODE_TOOL = re.compile(r"execute_?code|execute_?ipython|run_?python|python_?repl|code_?interpreter|run_?code", re.I)
 # argument keys that name the file a tool reads or changes
 FILE_KEYS = tuple(
     "path file_path filepath filename file target_file notebook_path old_path new_path dest destination source".split()
@@ -198,14 +201,28 @@ EDITOR_COMMAND = re.compile(r"^(?:create|str_replace_editor)\s|" + OPEN_FILE_EDI
 # a step that runs whatever the one before it did (`a; b`, `a || b`, a script's next line): what
 # b printed says nothing of a (`a && b` ran b only once a succeeded)
 BLIND_STEP = re.compile(r";|\|\||\n")
-# a here-document's body (`python3 - <<'PY'` … `PY`): its program's input, never steps of the chain
-HEREDOC_BODY = re.compile(r"<<-?[ \t]*(['\"]?)(\w+)\1[^\n]*\n.*?^[ \t]*\2[ \t]*$", re.S | re.M)
+# a here-document's start (`python3 - <<'PY'`, `cat <<-EOF > x`): its lines up to the delimiter are input
+HEREDOC_START = re.compile(r"<<-?[ \t]*(['\"]?)(\w+)\1")
+
+
+def without_heredocs(cmd: str) -> str:
+    """`cmd` less its here-documents' lines (one pass over the lines: no pattern backtracks over a
+    script of thousands of `<<x` lines)."""
+    out, end = [], None
+    for line in cmd.split("\n"):
+        if end is not None:
+            end = None if line.strip() == end else end
+            continue
+        out.append(line)
+        if m := HEREDOC_START.search(line):
+            end = m.group(2)
+    return "\n".join(out)
 
 
 def blind_step(cmd: str) -> bool:
     """A chain with a step that runs whatever the one before it did (BLIND_STEP), a here-document's
     lines aside (`a && python3 - <<'PY'` … `PY` ran the script only once a passed)."""
-    return bool(BLIND_STEP.search(HEREDOC_BODY.sub("<<…", cmd)))
+    return bool(BLIND_STEP.search(without_heredocs(cmd)))
 
 
 def read_only(cmd: str) -> bool:
