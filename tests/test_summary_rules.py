@@ -433,6 +433,26 @@ def test_the_lines_a_short_edit_adds_are_code_the_agent_wrote():
     assert added_code({"old_string": "if (path == '/') {", "new_string": "if (path === '/') {\n=== '/') {"}) == []
 
 
+def test_the_code_a_code_tool_ran_is_a_command_with_its_result_and_its_errors():
+    # Hermes's `execute_code` ({"status", "output"}) and OpenHands' `execute_ipython_cell`
+    count = "import csv\nrows = list(csv.reader(open('export.csv')))\nprint(f'rows: {len(rows)}')"
+    failed = 'Traceback (most recent call last):\n  File "<stdin>", line 1, in <module>\n'
+    failed += "ModuleNotFoundError: No module named 'pandas'\n"
+    led = _ledger(
+        (("execute_code", {"code": count}), json.dumps({"status": "success", "output": "rows: 1204\n"})),
+        (("execute_code", {"code": "import pandas as pd"}), json.dumps({"status": "error", "output": failed})),
+    )
+    assert [(c.cmd.split("\n")[0], c.outcome) for c in led.commands][0] == ("import csv", "rows: 1204")
+    assert [(e.cmd, e.line.split(" [at")[0]) for e in led.errors] == [
+        ("import pandas as pd", "ModuleNotFoundError: No module named 'pandas'")
+    ]
+    jupyter = "3 passed\n[Jupyter current working directory: /workspace]\n[Jupyter Python interpreter: /bin/python]"
+    led = _ledger((("execute_ipython_cell", {"code": "!pytest -q tests/test_rst.py"}), jupyter))
+    assert [(c.cmd, c.outcome) for c in led.commands] == [("!pytest -q tests/test_rst.py", "3 passed")]
+    # a tool that takes code to store or show runs nothing
+    assert not _ledger((("write_file", {"path": "a.py", "code": "print(1)"}), "ok")).commands
+
+
 # ---------------------------------------------------------------- the budget Hermes asks for
 
 

@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 
 from .redact import redact
 from .tool_results import json_result, output_parts
-from .vocabulary import COMMAND_KEYS, EXIT_STATUS_KEYS, REPORT_KEYS, REPORT_TOOL, SHELL_TOOLS, editor_subcommand
+from .vocabulary import (
+    CODE_TOOL,
+    COMMAND_KEYS,
+    EXIT_STATUS_KEYS,
+    REPORT_KEYS,
+    REPORT_TOOL,
+    SHELL_TOOLS,
+    editor_subcommand,
+)
 
 MAX_CONTENT_CHARS = 2_000_000  # beyond this a single message is cut before any regex runs
 # ANSI/VT100 escapes: CSI (colours, cursor moves), OSC (titles, hyperlinks), and two-byte ones
@@ -162,9 +170,12 @@ def _parse_call(call) -> ToolCall | None:
 
 def command_of(name: str, args: dict) -> str:
     """The shell command of a tool call, or "" for tools that are not shells (an editor's
-    `{"command": "view", "path": ...}` is no shell command)."""
+    `{"command": "view", "path": ...}` is no shell command); a code tool's code is the script it ran."""
     if editor_subcommand(name, args):
         return ""
+    code = args.get("code")
+    if CODE_TOOL.search(name) and isinstance(code, str) and code.strip():
+        return code.strip()  # a script it ran (Hermes's `execute_code`)
     for key in COMMAND_KEYS:
         value = args.get(key)
         if isinstance(value, str) and value.strip() and (name.lower() in SHELL_TOOLS or key in ("command", "cmd")):
