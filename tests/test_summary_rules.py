@@ -936,6 +936,50 @@ def test_a_users_sentence_the_goal_shows_is_not_listed_again(goal, said, other):
     assert f"- {said}" in render(s)
 
 
+# Cursor's plan-mode request interleaves its asks with "Do NOT edit the plan file itself." (first
+# source), a Claude Code user writes "Fix the retry loop in client.py. Don't touch the public API."
+# (second): the message is one constraint whole, the Goal is its asks, and the summary says each
+# sentence once. Verification still finds the constraint and the user's message, sentence by sentence,
+# and a second pass reads the rest back as the constraint.
+@pytest.mark.parametrize(
+    ("request_text", "asks", "directives"),
+    [
+        (
+            "Implement the plan as specified, it is attached for your reference. Do NOT edit the plan file "
+            "itself. To-do's from the plan have already been created. Do not create them again.",
+            [
+                "Implement the plan as specified, it is attached for your reference.",
+                "To-do's from the plan have already been created.",
+            ],
+            ["Do NOT edit the plan file itself.", "Do not create them again."],
+        ),
+        (
+            "Fix the retry loop in client.py so it backs off. Don't touch the public API.",
+            ["Fix the retry loop in client.py so it backs off."],
+            ["Don't touch the public API."],
+        ),
+    ],
+)
+def test_a_request_that_mixes_asks_and_directives_is_said_once(request_text, asks, directives):
+    from hermes_mlx.summarizer.summarizer import MLXSummarizer
+
+    messages = [
+        {"role": "user", "content": request_text},
+        {"role": "assistant", "content": "I changed the backoff in `client.py` and the tests pass."},
+    ]
+    summarizer = MLXSummarizer(count_tokens=lambda t: len(t) // 4, context_window=4096)
+    first = summarizer.update(None, messages)
+    assert first.ok, first.error
+    for sentence in asks + directives:
+        assert first.text.count(sentence) == 1, (sentence, first.text)
+    assert f"- {' '.join(directives)}" in first.text
+    back = parse(first.text)
+    assert back.goal == " ".join(asks) and back.ledger.constraints == [" ".join(directives)]
+    later = summarizer.update(first.text, [{"role": "user", "content": "ok, go on"}])
+    assert later.ok, later.error
+    assert all(later.text.count(x) == 1 for x in asks + directives), later.text
+
+
 # Code the agent shows in its own prose is what a reader needs verbatim later: Claude Code's plan
 # quotes the deps to add in a three-line block, VS Code Copilot the handler it found ("Line 123
 # shows:"), mini-swe-agent and Aider a line or a setting in a code span with spaces. A long block

@@ -19,6 +19,8 @@ from .workfolder import rooted
 MARKER_START = "[CONTEXT COMPACTION"
 MARKER_END = "--- END OF CONTEXT SUMMARY"
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
+
 # our headings, in render order
 GOAL, CONSTRAINTS, PROGRESS, DECISIONS, QUESTIONS, STATE, REMAINING = (
     "Goal",
@@ -120,6 +122,23 @@ def said_in_goal(line: str, goal: str) -> bool:
     return line == goal or len(said) >= 20 and said in goal
 
 
+def beside_goal(line: str, goal: str) -> str:
+    """`line` less the sentences the Goal shows whole ("" when that is all it says): a short request
+    that mixes asks and directives is a constraint whole (`directives.user_constraints`) while the
+    Goal is its asks (`faithful.goal_of`), and listed whole it said the request twice."""
+    if said_in_goal(line, goal):
+        return ""
+    parts = _SENTENCE_END.split(line)
+    rest = [p for p in parts if not said_in_goal(p, goal)]
+    return " ".join(rest) if len(rest) < len(parts) else line
+
+
+def shown(item: str, text: str) -> bool:
+    """A ledger item the rendered summary carries: whole, or each of its sentences (a constraint
+    whose asks the Goal shows: `beside_goal`)."""
+    return item in text or all(p in text for p in _SENTENCE_END.split(item))
+
+
 def render(s: Summary) -> str:
     out: list[str] = []
 
@@ -129,7 +148,7 @@ def render(s: Summary) -> str:
 
     led = s.ledger
     section(GOAL, [s.goal] if s.goal else [])
-    section(CONSTRAINTS, [f"- {c}" for c in led.constraints if not said_in_goal(c, s.goal)])
+    section(CONSTRAINTS, [f"- {x}" for c in led.constraints if (x := beside_goal(c, s.goal))])
     section(USERS, [f"- {a}" for a in led.asks if not said_in_goal(a, s.goal) and a not in led.constraints])
     for title, name in NARRATIVE.items():
         section(title, [f"- {x}" for x in getattr(s, name)])

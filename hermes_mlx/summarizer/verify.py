@@ -22,7 +22,7 @@ from .budget import fit_summary
 from .extract import INJECTION, find_ids, find_paths, find_urls
 from .ledger import Ledger
 from .redact import has_secret
-from .summary import Summary, parse, render
+from .summary import Summary, parse, render, shown
 from .text import normalize, source_text
 
 logger = logging.getLogger("hermes_mlx.summarizer")
@@ -162,7 +162,7 @@ def verify_summary(text: str, ledger: Ledger, sources: str, *, budget_tokens: in
     if not text.lstrip().startswith("## "):
         problems.append("structure: does not start with a ## section")
     back = parse(text)
-    missing = [item for item in ledger.items() if item not in text]
+    missing = [item for item in ledger.items() if not shown(item, text)]
     if missing:
         problems.append("ledger items missing: " + "; ".join(m[:80] for m in missing[:5]))
     if set(back.ledger.files) != set(ledger.files) or len(back.ledger.commands) != len(ledger.commands):
