@@ -148,7 +148,8 @@ def render(s: Summary) -> str:
 
     led = s.ledger
     section(GOAL, [s.goal] if s.goal else [])
-    section(CONSTRAINTS, [f"- {x}" for c in led.constraints if (x := beside_goal(c, s.goal))])
+    # dict: the rest of a request the user sent again is said once (Cursor resends its plan-mode request)
+    section(CONSTRAINTS, list(dict.fromkeys(f"- {x}" for c in led.constraints if (x := beside_goal(c, s.goal)))))
     section(USERS, [f"- {a}" for a in led.asks if not said_in_goal(a, s.goal) and a not in led.constraints])
     for title, name in NARRATIVE.items():
         section(title, [f"- {x}" for x in getattr(s, name)])
