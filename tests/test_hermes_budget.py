@@ -462,3 +462,61 @@ def test_a_command_run_again_to_the_same_result_goes_before_one_run_once():
     assert "cd /repo && python reproduce.py --case 1" not in cmds
     assert "jb inspectcode App.sln --format=Sarif --severity=WARNING -o out.sarif" in cmds
     assert "cd /repo && python reproduce.py --case 2" in cmds and "git log --oneline -3" in cmds
+
+
+# A code review's 117 findings kept the best 22 in 1,600 of its 2,000 tokens (Cursor), a port's
+# 40-turn log the best of its notes in 1,950 (Codex): with room under Hermes's budget a batch pass
+# keeps the next best findings, in the session's order, and never goes over the budget for them.
+_FINDINGS = {
+    "review": [
+        "`signToken` spreads the payload into the JWT, so a caller's `exp` overrides ours.",
+        "`parseExpiryToSeconds` returns 0 for 500ms, so the cookie expires at once.",
+        "The rotation test never wires `isRevoked`, so a revoked token still refreshes.",
+        "`extractToken` prefers the Authorization header over the refresh cookie.",
+        "Permissions are declared in `types.ts` but no middleware checks them.",
+        "`clearCookie` ignores the configured domain and sameSite values.",
+        "Custom claims are dropped on refresh because only id, email and role are copied.",
+        "The zod dependency is unused and adds 50 kB to the bundle.",
+        "`Math.random()` is the jti fallback when crypto is missing.",
+        "Missing `aud` and `iss` claims prevent audience validation across tenants.",
+        "The logger reads NODE_ENV at import time, so tests cannot switch it.",
+        "README links to an examples folder that was deleted in v0.3.",
+        "Reuse detection does not revoke the whole token family.",
+        "`authorize` compares roles case-sensitively: Admin is not admin.",
+    ],
+    "port": [
+        "The quick test failed because the dependencies are not installed.",
+        "Pinning numpy 1.26 fixed the ABI error in the compiled extension.",
+        "CUDA_HOME pointed at 11.8 while torch was built for 12.1.",
+        "flash_attn 2.5.8 is the last wheel built for this torch version.",
+        "The dataloader hangs with 8 workers; 2 workers finish in 40 s.",
+        "`setup.py develop` left a stale egg-link in site-packages.",
+        "The GPU driver reports 535, which supports CUDA up to 12.2.",
+        "Half precision overflows in the attention softmax at length 4096.",
+        "The reflog shows the lost commit as HEAD@{3}.",
+        "Gradle 8.2 needs JDK 17; the runner had JDK 11.",
+        "The widget ignores app: attributes, so the layout uses android: only.",
+        "Memory grows by 2 GB per epoch until the cache is cleared.",
+        "The benchmark took 41 minutes on the CPU and 3 on the GPU.",
+        "Rolling back to pydantic 1.10 brought back the import error.",
+    ],
+}
+
+
+def _findings_session(shape: str) -> list[dict]:
+    turns = [{"role": "user", "content": "Review the auth package and list what is wrong."}]
+    return turns + [{"role": "assistant", "content": text} for text in _FINDINGS[shape]]
+
+
+def test_a_batch_summary_with_room_keeps_more_findings_within_its_budget():
+    for shape in ("review", "port"):
+        turns = _findings_session(shape)
+        roomy = MLXSummarizer(findings_keep=3).update(None, turns, budget_tokens=2000)
+        tight = MLXSummarizer(findings_keep=3).update(None, turns, budget_tokens=200)
+        alone = MLXSummarizer(findings_keep=3).update(None, turns)  # no budget: the keep alone
+        assert roomy.ok and tight.ok and alone.ok, (roomy.error, tight.error, alone.error)
+        kept, few = parse(roomy.text).progress, parse(tight.text).progress
+        assert len(kept) == len(_FINDINGS[shape]) and hermes_tokens(roomy.text) <= 2000, (shape, kept)
+        assert len(few) < len(kept) and hermes_tokens(tight.text) <= 200, (shape, few)
+        assert kept == [x for x in _FINDINGS[shape] if x in kept]  # the session's order
+        assert len(parse(alone.text).progress) <= 6

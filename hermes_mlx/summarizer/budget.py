@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .findings import features, weigh
+from .findings import Finding, features, near_duplicate, weigh
 from .ledger import OUTCOME_SEP
 from .summary import Summary, render, said_in_goal
 
@@ -290,6 +290,23 @@ def _clip_goal(s: Summary) -> bool:
         s.goal = s.goal[:159].rsplit(" ", 1)[0] + "…"
         return True
     return False
+
+
+def with_room(
+    s: Summary, ranked: list[Finding], budget_tokens: int, count: Callable[[str], int] = hermes_tokens
+) -> list[Finding]:
+    """Of `ranked` (findings a pass's keep left out, best first), those the summary has room for
+    under its budget: a pass whose ledger and findings leave room spends it on the next best
+    finding (a code review's 117 findings kept 22 in 1,600 of 2,000 tokens), never on one that says
+    what a progress line says."""
+    left = budget_tokens - count(render(s))
+    out: list[Finding] = []
+    for f in ranked:
+        cost = count(f.text) + 3  # "- " and the newline
+        if cost <= left and not any(near_duplicate(f.text, p) for p in [*s.progress, *(o.text for o in out)]):
+            out.append(f)
+            left -= cost
+    return out
 
 
 def fit_summary(

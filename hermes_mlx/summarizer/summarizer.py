@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 from .absorb import absorb
 from .api import Message, SummaryResult
-from .budget import hermes_tokens
+from .budget import hermes_tokens, with_room
 from .chunk import chunk_turns, fit_text
 from .faithful import Source, gated, line_verdict, statements
 from .findings import is_announcement
@@ -182,11 +182,14 @@ class MLXSummarizer:
             stats["picks"].append(sorted(i + 1 for i in ranked))
         return gated(chosen, source, turns, stats, script)
 
-    def _digest(self, s: Summary, turns: list[Turn], source: str, stats: dict, details: dict, keep: int) -> list[str]:
+    def _digest(
+        self, s: Summary, turns: list[Turn], source: str, stats: dict, details: dict, keep: int, budget_tokens=None
+    ) -> list[str]:
         """Fold what `turns` established into `s` and return the new progress lines: the `keep`
         best findings (code ranks them; with `ranking="model"` the model orders the ones just
-        past the cut in one prefill), the task in progress, the plan's open items, tidy files
-        and ranked identifiers. Announcements never become progress."""
+        past the cut in one prefill), and the next best while the summary has room under
+        `budget_tokens` (`budget.with_room`), the task in progress, the plan's open items, tidy
+        files and ranked identifiers. Announcements never become progress."""
         if self.on_chunk is not None:  # streams hear the pass start (their keep-alive)
             self.on_chunk()
         ranked = fresh_findings(s, turns)
@@ -204,6 +207,11 @@ class MLXSummarizer:
         notes = [f.text for f in sorted(chosen, key=lambda f: f.turn)]
         add_progress(s, notes)
         fold_state(s, turns, source)
+        more = with_room(s, [f for f in ranked if f not in chosen], budget_tokens) if budget_tokens else []
+        if more:  # in the session's order among this pass's findings
+            s.progress = [p for p in s.progress if p not in notes]
+            notes = [f.text for f in sorted(chosen + more, key=lambda f: f.turn)]
+            add_progress(s, notes)
         return notes
 
     # ------------------------------------------------------------ the three jobs
@@ -331,7 +339,9 @@ class MLXSummarizer:
         prev.ledger.add_list("asks", [user_message(redact(n)) for n in user_notes or [] if n.strip()])
         set_goal(prev, norm)
         stats["chunks"] += 1
-        self._digest(prev, norm, source_text(norm), stats, details, keep=self.findings_keep)
+        self._digest(
+            prev, norm, source_text(norm), stats, details, keep=self.findings_keep, budget_tokens=budget_tokens
+        )
         if budget_tokens and hermes_tokens(render(prev)) > budget_tokens:
             # what other entries spell out goes first; the budget fit then drops the entries worth
             # least per token, findings included (condensing older ones to three threw good ones away)
