@@ -237,6 +237,24 @@ def test_a_reasoning_summarys_narration_is_an_announcement():
     assert _finding_texts(text) == ["The `TextView` ignores `app:` attributes, so the size stays 12sp."]
 
 
+# A second thought, an aside or a hope opens a sentence that holds no fact (none of 68, all eight
+# agents: mini-swe-agent's "Actually, looking at the code again, ...", Copilot's "This should resolve
+# your issue", Codex's "If you want, next I can ..."); what it leads to, said after it, is a finding.
+def test_a_second_thought_or_a_hope_is_no_finding():
+    for s in (
+        "Actually, I think I need to debug this more systematically.",
+        "Actually, looking more carefully at the parse tree after the fix would help.",
+        "This should fix the undefined issues in the tooltip.",
+        "If you want, next I can also target other noisy-but-safe categories.",
+        "Now I’m installing dependencies and running the checks.",
+        "But wait, the loop runs twice.",
+    ):
+        assert is_announcement(s), s
+    text = "Actually, looking at the code again, there is more. The `try` block only wraps the code after `b64decode`."
+    assert _finding_texts(text) == ["The `try` block only wraps the code after `b64decode`."]
+    assert not is_announcement("Actual results: `3 passed`.") and not is_announcement("This shows `x` is None.")
+
+
 def test_a_statement_of_what_cannot_be_or_did_not_work_is_a_finding():
     # SIGNAL had "doesn't" and "isn't" but not "cannot", "can't" or "didn't": a sentence naming
     # nothing in code shape that says what failed was dropped as a musing (two Cursor sessions'

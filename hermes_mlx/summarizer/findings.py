@@ -23,6 +23,7 @@ from .outcomes import is_report
 from .text import Turn
 from .vocabulary import (
     ANNOUNCE,
+    ASIDE,
     CHANGE_INTENT,
     DECISION_CUE,
     IMPERATIVE,
@@ -75,7 +76,7 @@ def is_announcement(sentence: str) -> bool:
         return True  # "Running the export tests.", "Reviewing module 3 of 7": an activity, not a result
     if IMPERATIVE.match(s):
         return True  # "Now update `session_live.ex` — pass ...": an order to itself
-    if ANNOUNCE.match(s):
+    if ANNOUNCE.match(s) or ASIDE.match(s):
         return True
     if s.endswith((":", "：")) and is_report(s):
         return False  # a lead-in that reports a result ("`vercel.json` — down from 12 crons to **2**:")

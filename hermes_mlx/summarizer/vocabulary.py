@@ -34,6 +34,10 @@ ANNOUNCE = re.compile(
     r"|^(?:" + _ZH_NEXT + r"|まず|次に|では|Давайте|Сейчас я|Теперь я|Проверю|Посмотрю)",
     re.I,
 )
+# a sentence that opens as a second thought, an aside or a hope ("Actually, looking at the code
+# again, ...", "Now I'm installing dependencies", "This should fix the tooltip.", "If you want, next I
+# can ..."): none of 68 such findings, from all eight agents, held a fact (1 in 17 of all findings)
+ASIDE = re.compile(r"^(?:this should|actually,? (?:i|looking)|now i['’]?m|i['’]?m also|but wait|if you)\b", re.I)
 # the change an agent says it will make next ("Let me rewrite it to be a macro:", "I'll remove the
 # old folders", "I'm making that test self-contained by ...", "让我改为…"): after what it found, the
 # decision that finding led to, never a read or a check ("Let me check the API")
