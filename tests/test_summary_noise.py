@@ -265,6 +265,16 @@ def test_a_windows_path_names_its_file_once():
     assert list(tidy_files(files, "")) == ["src\\refresh\\refresh.ts", "lib\\a.ex"]
 
 
+def test_a_bare_name_folds_into_its_path_with_the_stronger_action():
+    # an edit tool given the bare name or a tail (Cursor on Windows: `refresh.ts`; Claude Code:
+    # `spotter/lib/a.ex` for `../spotter/lib/a.ex`) edited the file another tool listed in full:
+    # the full path had stayed "read" and the edit went with the bare name
+    windows = {"src\\refresh\\refresh.ts": "read", "refresh.ts": "edited", "Interfaces/ILlmProvider.cs": "read"}
+    assert tidy_files(windows, "") == {"src\\refresh\\refresh.ts": "edited", "Interfaces/ILlmProvider.cs": "read"}
+    claude = {"lib/a.ex": "edited", "apps/spotter/lib/a.ex": "read", "lib/b.ex": "read"}
+    assert tidy_files(claude, "") == {"apps/spotter/lib/a.ex": "edited", "lib/b.ex": "read"}
+
+
 def test_an_attribute_named_in_prose_is_no_file_and_a_file_named_like_one_still_is():
     # `self.env` (Python) and `this.state` (JavaScript) have a file's shape; `state.json` is a file
     files = {"self.env": "mentioned", "this.state": "mentioned", "state.json": "mentioned", "src/self.py": "read"}

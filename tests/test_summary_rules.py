@@ -229,8 +229,11 @@ def test_a_reasoning_summarys_narration_is_an_announcement():
         'I\'m exploring whether the "02" part is simply getting truncated due to the `lines="1"` attribute.',
         "I plan to significantly reduce `autoSizeMaxTextSize`.",
         "I’ve begun crafting the checklist for section 2.4.",
+        "After that I’ll run the repo’s own tests and the TypeScript compiler.",  # Codex (0 of 7 held a fact)
+        "Afterward, I'll dive into the layout code, paying attention to padding.",  # Gemini
     ):
         assert is_announcement(s), s
+    assert not is_announcement("After that the tests passed.")
     for s in ("I'm sure the `lines` attribute truncates it.", "My fix sets `JAVA_HOME` to JDK 17."):
         assert not is_announcement(s), s
     text = "I'm focusing on the `widget_date.xml` layout. The `TextView` ignores `app:` attributes, so the size stays 12sp."

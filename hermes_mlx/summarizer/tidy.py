@@ -51,13 +51,13 @@ def _names_same_file(q: str, p: str, bare: dict[str, str]) -> bool:
 
 def tidy_files(files: dict, root: str = "", keep: int | None = 30) -> dict:
     """Paths relative to `root`, each file once (a bare name or tail of a listed path is that
-    path), no folders listed or scratch files read; past `keep`, every changed file and the
-    latest of the others."""
+    path, with the stronger of their actions: `_each_file_once`), no folders listed or scratch
+    files read; past `keep`, every changed file and the latest of the others."""
     out: dict = {}
     for p, a in files.items():
         p = relative(p, root)
         p = p[2:] if p.startswith("./") and len(p) > 2 else p
-        if a == "mentioned" and not path_shaped(p) or p.strip("./") == "":
+        if a == "mentioned" and not path_shaped(p) or p.strip("./") == "" or p.rstrip("/\\") == root:
             continue
         if a in ("read", "mentioned") and (
             p.startswith("/tmp/") or not path_shaped(p) and "." not in p.rsplit("/", 1)[-1]
@@ -70,13 +70,25 @@ def tidy_files(files: dict, root: str = "", keep: int | None = 30) -> dict:
     others = [p for p in out if p not in changed]
     room = len(others) if keep is None else max(0, keep - len(changed))
     kept = set(changed) | set(others[max(0, len(others) - room) :] if room else [])
-    names = [p for p in out if p in kept]
-    bare = {p: _DOT_STEPS.sub("", p.replace("\\", "/")) for p in names}
-    return {
-        p: a
-        for p, a in out.items()
-        if p in kept and not any(_names_same_file(q, p, bare) for q in names if q != p) and p.rstrip("/\\") != root
-    }
+    return _each_file_once({p: a for p, a in out.items() if p in kept})
+
+
+def _each_file_once(out: dict) -> dict:
+    """`out` (path -> action, oldest first) with each bare name or tail of a listed path folded
+    into that path (the longest that names it) at the later place, with the stronger action: an
+    edit tool given `refresh.ts` edited the `src\\refresh\\refresh.ts` another tool read, and the
+    path had stayed "read" while the edit went with the bare name."""
+    bare = {p: _DOT_STEPS.sub("", p.replace("\\", "/")) for p in out}
+    by_name: dict[str, list[str]] = {}
+    for p in out:
+        by_name.setdefault(bare[p].rsplit("/", 1)[-1], []).append(p)
+    folded: dict = {}
+    for p, a in out.items():
+        same = [q for q in by_name[bare[p].rsplit("/", 1)[-1]] if q != p and _names_same_file(q, p, bare)]
+        to = max(same, key=len) if same else p
+        was = folded.pop(to, out[to])  # at the later place: the cap keeps the latest named
+        folded[to] = a if ACTION_RANK.get(a, 0) > ACTION_RANK.get(was, 0) else was
+    return folded
 
 
 def _tells(c) -> int:

@@ -18,8 +18,8 @@ import re
 _ZH_NEXT = "让我|我来|我先|接下来|现在我|下面我"
 # "Now let me check the API.", "I'll run the tests": what the agent will do, never a result
 ANNOUNCE = re.compile(
-    r"^(?:(?:now|next|first|then|finally|okay|ok|great|good|perfect|alright|all right|excellent|so|also|and|"
-    r"yes|right|hmm|wait|actually)\b\s*[,!.:\-—–]?\s*)*"
+    r"^(?:(?:now|next|first|then|finally|after that|after this|afterwards?|okay|ok|great|good|perfect|alright|all right|"
+    r"excellent|so|also|and|yes|right|hmm|wait|actually)\b\s*[,!.:\-—–]?\s*)*"
     r"(?:let me|let['’]?s|let us|i['’]?ll|i will|i['’]?m going to|i am going to|i['’]?m gonna|i need to|i want to|"
     r"i should (?:check|look|read|run|verify|see|examine|explore|test|try|start|first|also|now)|we need to (?:check|look|see|run|find|examine|verify)|"
     r"time to|going to|i can now|i['’]?ll now|now i['’]?ll|now i need|i have a clear|i now have|i have enough|"
