@@ -520,3 +520,31 @@ def test_a_batch_summary_with_room_keeps_more_findings_within_its_budget():
         assert len(few) < len(kept) and hermes_tokens(tight.text) <= 200, (shape, few)
         assert kept == [x for x in _FINDINGS[shape] if x in kept]  # the session's order
         assert len(parse(alone.text).progress) <= 6
+
+
+# Micro: an exchange too long for its ten added findings (Cursor's code review, 24 assistant turns
+# of findings in one exchange, left its rolling summary at 945 of 1,800 tokens; a debugging run
+# of forty turns alike) spends the room the summary has left on its next best findings.
+def _long_findings(shape: str) -> list[str]:
+    other = _FINDINGS["port" if shape == "review" else "review"][::-1]
+    return [f"{a} {b}" for a, b in zip(_FINDINGS[shape], other, strict=True)]  # 14 of some 150 characters
+
+
+def _long_exchange(shape: str) -> list[dict]:
+    turns = [user("Review the auth package and list what is wrong.")]
+    for i in range(42):
+        text = _long_findings(shape)[i] if i < 14 else ""
+        turns += [assistant(text, [(f"c{i}", "read_file")]), tool(f"c{i}", "ok")]
+    return turns
+
+
+def test_a_long_micro_exchange_spends_the_room_the_summary_has_left():
+    for shape in _FINDINGS:
+        turns = _long_exchange(shape)
+        roomy = MLXSummarizer().merge(None, turns, budget_tokens=1800)
+        tight = MLXSummarizer().merge(None, turns, budget_tokens=200)
+        alone = MLXSummarizer().merge(None, turns)  # no budget: one and the ten added
+        assert roomy.ok and tight.ok and alone.ok, (roomy.error, tight.error, alone.error)
+        kept = parse(roomy.text).progress
+        assert len(kept) == 14 > len(parse(alone.text).progress), (shape, kept)
+        assert hermes_tokens(roomy.text) <= 1800 and hermes_tokens(tight.text) <= 200

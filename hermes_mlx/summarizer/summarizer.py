@@ -318,12 +318,16 @@ class MLXSummarizer:
         # so code adds its best findings, one finding's room per four assistant turns (a short
         # exchange: none), where short ones leave room for more
         extra = min(EXTRA_MAX, sum(t.role == "assistant" for t in turns) // TURNS_PER_EXTRA)
-        if extra:
-            more = best_that_fit(fresh_findings(prev, turns, exclude=notes), extra, FINDING_ROOM)
-            notes += [f.text for f in sorted(more, key=lambda f: f.turn)]
+        more = best_that_fit(fresh_findings(prev, turns, exclude=notes), extra, FINDING_ROOM) if extra else []
+        notes += [f.text for f in sorted(more, key=lambda f: f.turn)]
         fold_state(prev, turns, source, caps=False)
         set_goal(prev, turns)
         add_progress(prev, notes)
+        if budget_tokens and extra == EXTRA_MAX:
+            # an exchange too long for its ten (a code review's 24 assistant turns of findings) spends
+            # the room the rolling summary has left on its next best, as a batch pass does
+            rest = [f for f in fresh_findings(prev, turns, exclude=notes) if f not in more]
+            add_progress(prev, [f.text for f in sorted(with_room(prev, rest, budget_tokens), key=lambda f: f.turn)])
         return finished(prev, sources, stats, details, budget_tokens, kept)
 
     def _update(self, stats: dict, summary, turns, focus=None, budget_tokens=None, user_notes=None, kept=None):
