@@ -258,6 +258,22 @@ def test_a_second_thought_or_a_hope_is_no_finding():
     assert not is_announcement("Actual results: `3 passed`.") and not is_announcement("This shows `x` is None.")
 
 
+# A reasoning summary's title is a heading in bold (Codex: "**Clarifying zip error source and
+# fix**", Cursor: "**Researching plan development**", "**Шаг 1: Формулируем цель и инструкции**"):
+# none of 30 such lines held a fact. A bold sentence or a bold lead-in is still read.
+def test_a_line_wholly_in_bold_with_no_sentence_end_is_a_heading():
+    text = (
+        "**Clarifying zip error source and fix**\n\n`release:dmg` expects the extension ZIP to already exist.\n\n"
+        "- **Not running install due side effects**\n**Шаг 1: Формулируем цель и инструкции**\n\n"
+        "**The build passed with 66 routes.**\n**EF safety check**: the three fields are mapped as scalar properties."
+    )
+    assert _finding_texts(text) == [
+        "`release:dmg` expects the extension ZIP to already exist.",
+        "**The build passed with 66 routes.**",
+        "**EF safety check**: the three fields are mapped as scalar properties.",
+    ]
+
+
 def test_a_statement_of_what_cannot_be_or_did_not_work_is_a_finding():
     # SIGNAL had "doesn't" and "isn't" but not "cannot", "can't" or "didn't": a sentence naming
     # nothing in code shape that says what failed was dropped as a musing (two Cursor sessions'

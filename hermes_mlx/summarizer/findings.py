@@ -124,7 +124,7 @@ def split_sentences(line: str) -> list[str]:
 
 
 def paragraphs(text: str) -> list[list[str]]:
-    """Paragraph lines (outside code fences; no heading, table row or tag) as lists of sentences.
+    """Paragraph lines (outside code fences; no heading, bold or not, table row or tag) as lists of sentences.
     A list of results is one line ("- 63KB (64,573 bytes): WORKS" then "- 64KB (65,594 bytes):
     FAILS"): each item alone is half a verdict, and the boundary is in the pair."""
     body = re.sub(r"```.*?(?:```|$)", "\n", text, flags=re.DOTALL)
@@ -139,7 +139,11 @@ def paragraphs(text: str) -> list[list[str]]:
             results = []
         if result:
             results.append(result)
-        elif line and not line.startswith(("|", "#", "<", "{", "}")):
+        elif (
+            line
+            and not line.startswith(("|", "#", "<", "{", "}"))
+            and not _BOLD_HEADING.match(_LIST_ITEM.sub("", line))
+        ):
             out.append(split_sentences(line))
     if results:
         out.append(["; ".join(results)] if len(results) > 1 else split_sentences(results[0]))
@@ -147,6 +151,10 @@ def paragraphs(text: str) -> list[list[str]]:
 
 
 _LIST_ITEM = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
+# a line wholly in bold with no sentence's end: a heading written in bold (Codex's and Cursor's
+# reasoning titles, "**Clarifying zip error source and fix**", "**Шаг 1: Формулируем цель**"):
+# none of 30 such lines held a fact
+_BOLD_HEADING = re.compile(r"^\*\*[^*]+[^*.!?:。！？]\*\*$")
 
 
 def words(s: str) -> int:
