@@ -5,9 +5,11 @@ ranked. Code's job in every pass, micro and batch; the model has no part in it.
 
 from __future__ import annotations
 
+from .budget import with_room
 from .digest import plan_state, rank_ids
 from .faithful import directive_shaped
 from .findings import Finding, findings, is_announcement, near_duplicate, rank
+from .narrative import add_progress
 from .outcomes import says_passed
 from .summary import Summary, code
 from .text import Turn, clip
@@ -100,3 +102,40 @@ def best_that_fit(ranked: list[Finding], keep: int, room_per_pick: int) -> list[
             chosen.append(f)
             room -= len(f.text)
     return chosen
+
+
+def spend_room(s: Summary, chosen: list[Finding], rest: list[Finding], budget_tokens: int | None) -> list[str]:
+    """This pass's `chosen` findings (in `s.progress` already) and, while the summary has room
+    under `budget_tokens`, the best of `rest` (`budget.with_room`), all in the session's order:
+    a pass whose entries leave room spends it on findings. Returns their texts."""
+    notes = [f.text for f in sorted(chosen, key=lambda f: f.turn)]
+    more = with_room(s, rest, budget_tokens) if budget_tokens else []
+    if more:
+        s.progress = [p for p in s.progress if p not in notes]
+        notes = [f.text for f in sorted(chosen + more, key=lambda f: f.turn)]
+        add_progress(s, notes)
+    return notes
+
+
+# a micro exchange's added findings: one per four assistant turns, ten at most (one per six kept
+# 144/172 facts at stake; one per four or five, at most 10 to 20, 145: Gemini's report of the
+# sizes it changed; one per three or two lost as many as they gained)
+EXTRA_MAX, TURNS_PER_EXTRA = 10, 4
+
+
+def add_exchange_findings(
+    s: Summary, turns: list[Turn], notes: list[str], room_per_pick: int, budget_tokens: int | None = None
+) -> None:
+    """A micro exchange's findings past the lines it picked (`notes`, in `s.progress` already): a
+    real agent's exchange can run to dozens of tool calls and one sentence cannot carry it, so its
+    best findings join, one finding's room per TURNS_PER_EXTRA assistant turns (a short exchange:
+    none; short ones leave room for more). One too long for EXTRA_MAX (a code review's 24 assistant
+    turns of findings) spends the room the rolling summary has left on its next best (`spend_room`)."""
+    extra = min(EXTRA_MAX, sum(t.role == "assistant" for t in turns) // TURNS_PER_EXTRA)
+    if not extra:
+        return
+    ranked = fresh_findings(s, turns, exclude=notes)
+    more = best_that_fit(ranked, extra, room_per_pick)
+    add_progress(s, [f.text for f in sorted(more, key=lambda f: f.turn)])
+    if extra == EXTRA_MAX:
+        spend_room(s, more, [f for f in ranked if f not in more], budget_tokens)

@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 from .absorb import absorb
 from .api import Message, SummaryResult
-from .budget import hermes_tokens, with_room
+from .budget import hermes_tokens
 from .chunk import chunk_turns, fit_text
 from .faithful import Source, gated, line_verdict, statements
 from .findings import is_announcement
@@ -37,7 +37,7 @@ from .ledger import user_message
 from .narrative import add_progress, dedupe, fallback_notes, paragraph_lines, set_goal, template_language
 from .prompts import MAX_CHOICES, Template, labels, load_template
 from .redact import redact
-from .state import best_that_fit, fold_state, fresh_findings
+from .state import add_exchange_findings, best_that_fit, fold_state, fresh_findings, spend_room
 from .summary import EARLIER, Summary, parse, render
 from .text import Turn, normalize, source_text, to_text
 from .verify import finished, main_script
@@ -45,10 +45,6 @@ from .verify import finished, main_script
 DEFAULT_WINDOW = 8192
 FINDING_ROOM = 140  # characters of findings a batch pass keeps per `findings_keep`
 MODEL_CHUNKS = 3  # chunks of one micro exchange the model reads at most (the last ones)
-# a micro exchange's added findings: one per four assistant turns, ten at most (one per six kept
-# 144/172 facts at stake; one per four or five, at most 10 to 20, 145: Gemini's report of the
-# sizes it changed; one per three or two lost as many as they gained)
-EXTRA_MAX, TURNS_PER_EXTRA = 10, 4
 LISTING_TOKENS = 640  # room kept in each prompt for the numbered sentences
 
 
@@ -204,15 +200,9 @@ class MLXSummarizer:
             if len(stats["picks"]):
                 details["narrative"] = "model"
                 chosen = ranked[: keep - m] + [f for f in window if f.text in picked][:m]
-        notes = [f.text for f in sorted(chosen, key=lambda f: f.turn)]
-        add_progress(s, notes)
+        add_progress(s, [f.text for f in sorted(chosen, key=lambda f: f.turn)])
         fold_state(s, turns, source)
-        more = with_room(s, [f for f in ranked if f not in chosen], budget_tokens) if budget_tokens else []
-        if more:  # in the session's order among this pass's findings
-            s.progress = [p for p in s.progress if p not in notes]
-            notes = [f.text for f in sorted(chosen + more, key=lambda f: f.turn)]
-            add_progress(s, notes)
-        return notes
+        return spend_room(s, chosen, [f for f in ranked if f not in chosen], budget_tokens)
 
     # ------------------------------------------------------------ the three jobs
 
@@ -314,20 +304,10 @@ class MLXSummarizer:
         details = {"narrative": narrative if notes else "fallback"}
         if not notes:
             notes = fallback_notes(turns)
-        # a real agent's exchange can run to dozens of tool calls: one sentence cannot carry it,
-        # so code adds its best findings, one finding's room per four assistant turns (a short
-        # exchange: none), where short ones leave room for more
-        extra = min(EXTRA_MAX, sum(t.role == "assistant" for t in turns) // TURNS_PER_EXTRA)
-        more = best_that_fit(fresh_findings(prev, turns, exclude=notes), extra, FINDING_ROOM) if extra else []
-        notes += [f.text for f in sorted(more, key=lambda f: f.turn)]
         fold_state(prev, turns, source, caps=False)
         set_goal(prev, turns)
         add_progress(prev, notes)
-        if budget_tokens and extra == EXTRA_MAX:
-            # an exchange too long for its ten (a code review's 24 assistant turns of findings) spends
-            # the room the rolling summary has left on its next best, as a batch pass does
-            rest = [f for f in fresh_findings(prev, turns, exclude=notes) if f not in more]
-            add_progress(prev, [f.text for f in sorted(with_room(prev, rest, budget_tokens), key=lambda f: f.turn)])
+        add_exchange_findings(prev, turns, notes, FINDING_ROOM, budget_tokens)
         return finished(prev, sources, stats, details, budget_tokens, kept)
 
     def _update(self, stats: dict, summary, turns, focus=None, budget_tokens=None, user_notes=None, kept=None):
