@@ -273,6 +273,18 @@ def test_a_bare_name_folds_into_its_path_with_the_stronger_action():
     assert tidy_files(windows, "") == {"src\\refresh\\refresh.ts": "edited", "Interfaces/ILlmProvider.cs": "read"}
     claude = {"lib/a.ex": "edited", "apps/spotter/lib/a.ex": "read", "lib/b.ex": "read"}
     assert tidy_files(claude, "") == {"apps/spotter/lib/a.ex": "edited", "lib/b.ex": "read"}
+    # one path spelled two ways is one file, listed without its `../` steps
+    assert tidy_files({"a.ex": "edited", "../lib/a.ex": "read", "lib/a.ex": "read"}, "") == {"lib/a.ex": "edited"}
+    # a name two listed paths end in is neither: it goes, unless it says more than they do
+    assert tidy_files({"a/x.py": "read", "b/x.py": "edited", "x.py": "read"}, "") == {
+        "a/x.py": "read",
+        "b/x.py": "edited",
+    }
+    assert tidy_files({"a/x.py": "read", "b/x.py": "read", "x.py": "edited"}, "") == {
+        "a/x.py": "read",
+        "b/x.py": "read",
+        "x.py": "edited",
+    }
 
 
 def test_an_attribute_named_in_prose_is_no_file_and_a_file_named_like_one_still_is():

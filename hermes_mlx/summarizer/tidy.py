@@ -75,18 +75,31 @@ def tidy_files(files: dict, root: str = "", keep: int | None = 30) -> dict:
 
 def _each_file_once(out: dict) -> dict:
     """`out` (path -> action, oldest first) with each bare name or tail of a listed path folded
-    into that path (the longest that names it) at the later place, with the stronger action: an
-    edit tool given `refresh.ts` edited the `src\\refresh\\refresh.ts` another tool read, and the
-    path had stayed "read" while the edit went with the bare name."""
+    into that path at the later place, with the stronger action: an edit tool given `refresh.ts`
+    edited the `src\\refresh\\refresh.ts` another tool read, and the path had stayed "read" while
+    the edit went with the bare name. The same path spelled two ways (`../lib/a.ex`, `lib\\a.ex`)
+    is one; a name two paths end in (`x.py` for `a/x.py` and `b/x.py`) goes unless it says more
+    than they do (edited where they were read), and then stays as it is."""
     bare = {p: _DOT_STEPS.sub("", p.replace("\\", "/")) for p in out}
-    by_name: dict[str, list[str]] = {}
+    spelled: dict[str, str] = {}  # one spelling per path: the one without `../` steps, else the first
     for p in out:
-        by_name.setdefault(bare[p].rsplit("/", 1)[-1], []).append(p)
+        if bare[p] not in spelled or p.replace("\\", "/") == bare[p] != spelled[bare[p]].replace("\\", "/"):
+            spelled[bare[p]] = p
+    by_name: dict[str, list[str]] = {}
+    for b in spelled:
+        by_name.setdefault(b.rsplit("/", 1)[-1], []).append(b)
+
+    def wholes(b: str) -> list[str]:  # the longest paths `b` is a tail of
+        longer = [a for a in by_name[b.rsplit("/", 1)[-1]] if a.endswith("/" + b)]
+        return [a for a in longer if not any(c.endswith("/" + a) for c in longer)]
+
     folded: dict = {}
     for p, a in out.items():
-        same = [q for q in by_name[bare[p].rsplit("/", 1)[-1]] if q != p and _names_same_file(q, p, bare)]
-        to = max(same, key=len) if same else p
-        was = folded.pop(to, out[to])  # at the later place: the cap keeps the latest named
+        tops = wholes(bare[p])
+        if len(tops) > 1 and all(ACTION_RANK.get(a, 0) <= ACTION_RANK.get(out[spelled[t]], 0) for t in tops):
+            continue  # `x.py` of `a/x.py` and `b/x.py`, saying no more than they do: both are listed
+        to = spelled[tops[0]] if len(tops) == 1 else spelled[bare[p]]
+        was = folded.pop(to, a)
         folded[to] = a if ACTION_RANK.get(a, 0) > ACTION_RANK.get(was, 0) else was
     return folded
 
