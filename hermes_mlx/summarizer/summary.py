@@ -128,15 +128,20 @@ def beside_goal(line: str, goal: str) -> str:
     Goal is its asks (`faithful.goal_of`), and listed whole it said the request twice."""
     if said_in_goal(line, goal):
         return ""
-    parts = _SENTENCE_END.split(line)
+    parts = [p for p in _SENTENCE_END.split(line) if p.strip()]
     rest = [p for p in parts if not said_in_goal(p, goal)]
-    return " ".join(rest) if len(rest) < len(parts) else line
+    if len(rest) == len(parts):
+        return line
+    out = ""
+    for p in rest:  # CJK sentences run on with no space between them
+        out += p if not out or out.endswith(("。", "！", "？")) else " " + p
+    return out
 
 
-def shown(item: str, text: str) -> bool:
-    """A ledger item the rendered summary carries: whole, or each of its sentences (a constraint
-    whose asks the Goal shows: `beside_goal`)."""
-    return item in text or all(p in text for p in _SENTENCE_END.split(item))
+def shown(item: str, text: str, goal: str) -> bool:
+    """A user's constraint or message the rendered summary carries: whole, or less what the Goal
+    says (`beside_goal`), as Constraints lists it."""
+    return item in text or beside_goal(item, goal) in text
 
 
 def render(s: Summary) -> str:

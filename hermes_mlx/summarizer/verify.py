@@ -162,7 +162,12 @@ def verify_summary(text: str, ledger: Ledger, sources: str, *, budget_tokens: in
     if not text.lstrip().startswith("## "):
         problems.append("structure: does not start with a ## section")
     back = parse(text)
-    missing = [item for item in ledger.items() if not shown(item, text)]
+    said_by_user = {*ledger.constraints, *ledger.asks}
+    missing = [
+        item
+        for item in ledger.items()
+        if item not in text and not (item in said_by_user and shown(item, text, back.goal))
+    ]
     if missing:
         problems.append("ledger items missing: " + "; ".join(m[:80] for m in missing[:5]))
     if set(back.ledger.files) != set(ledger.files) or len(back.ledger.commands) != len(ledger.commands):
