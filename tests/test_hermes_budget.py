@@ -548,3 +548,15 @@ def test_a_long_micro_exchange_spends_the_room_the_summary_has_left():
         kept = parse(roomy.text).progress
         assert len(kept) == 14 > len(parse(alone.text).progress), (shape, kept)
         assert hermes_tokens(roomy.text) <= 1800 and hermes_tokens(tight.text) <= 200
+
+
+def test_the_room_a_summary_spends_counts_the_heading_its_first_finding_adds():
+    from hermes_mlx.summarizer.budget import with_room
+    from hermes_mlx.summarizer.findings import Finding
+
+    s = Summary(goal="Fix the export.")
+    found = [Finding(text, i, 1.0) for i, text in enumerate(_FINDINGS["review"])]
+    for budget in range(12, 120, 3):
+        trial = Summary(goal=s.goal)
+        trial.progress = [f.text for f in with_room(trial, found, budget)]
+        assert hermes_tokens(render(trial)) <= budget, budget

@@ -234,6 +234,7 @@ def test_a_reasoning_summarys_narration_is_an_announcement():
     ):
         assert is_announcement(s), s
     assert not is_announcement("After that the tests passed.")
+    assert not is_announcement("My next step is to switch to `mockito-inline` instead of the JDK 17 agent.")  # decides
     for s in ("I'm sure the `lines` attribute truncates it.", "My fix sets `JAVA_HOME` to JDK 17."):
         assert not is_announcement(s), s
     text = "I'm focusing on the `widget_date.xml` layout. The `TextView` ignores `app:` attributes, so the size stays 12sp."
@@ -256,21 +257,36 @@ def test_a_second_thought_or_a_hope_is_no_finding():
     text = "Actually, looking at the code again, there is more. The `try` block only wraps the code after `b64decode`."
     assert _finding_texts(text) == ["The `try` block only wraps the code after `b64decode`."]
     assert not is_announcement("Actual results: `3 passed`.") and not is_announcement("This shows `x` is None.")
+    # a second thought that decides, or states a result naming code or a number, is read
+    for s in (
+        "Actually, looking at it again, the cleanest fix is to pin `numpy` to 1.26.",
+        "Actually, I found the bug: `parse()` drops the last row.",
+        "I'm also seeing 3 failures in test_auth.py.",
+        "This should be 64, not 63: the header is 1 byte.",
+    ):
+        assert not is_announcement(s), s
 
 
 # A reasoning summary's title is a heading in bold (Codex: "**Clarifying zip error source and
 # fix**", Cursor: "**Researching plan development**", "**Шаг 1: Формулируем цель и инструкции**"):
-# none of 30 such lines held a fact. A bold sentence or a bold lead-in is still read.
+# none of 29 such lines held a fact. A bold sentence, a bold lead-in, a result or a choice is still read.
 def test_a_line_wholly_in_bold_with_no_sentence_end_is_a_heading():
     text = (
         "**Clarifying zip error source and fix**\n\n`release:dmg` expects the extension ZIP to already exist.\n\n"
         "- **Not running install due side effects**\n**Шаг 1: Формулируем цель и инструкции**\n\n"
-        "**The build passed with 66 routes.**\n**EF safety check**: the three fields are mapped as scalar properties."
+        "**The build passed with 66 routes.**\n**EF safety check**: the three fields are mapped as scalar properties.\n\n"
+        "**64/64 tests passing**\n\n**方法一：通过系统包管理器安装（推荐）**\n\n**Investigating .git config locking issue**\n\n"
+        "**Root cause: the cache key omits the locale**\n\n**The bug is in `parse_date()`**"
     )
     assert _finding_texts(text) == [
         "`release:dmg` expects the extension ZIP to already exist.",
+        "**Not running install due side effects**",  # what it chose not to do, and why
         "**The build passed with 66 routes.**",
         "**EF safety check**: the three fields are mapped as scalar properties.",
+        "**64/64 tests passing**",  # a result in bold, the way the agent recommends, a cause are read
+        "**方法一：通过系统包管理器安装（推荐）**",
+        "**Root cause: the cache key omits the locale**",
+        "**The bug is in `parse_date()`**",
     ]
 
 
@@ -1037,6 +1053,20 @@ def test_a_request_that_mixes_asks_and_directives_is_said_once(request_text, ask
     for r in (later, again):
         assert r.ok, r.error
         assert all(r.text.count(x) == 1 for x in asks + directives), r.text
+
+
+def test_a_request_said_once_reads_whole_in_any_script_and_verification_still_wants_the_rest():
+    from hermes_mlx.summarizer.summary import beside_goal
+    from hermes_mlx.summarizer.verify import verify_summary
+
+    goal = "修复登录页面的重定向问题，让它回到首页。"
+    assert beside_goal(goal + "不要修改测试文件。别动数据库。", goal) == "不要修改测试文件。别动数据库。"
+    assert beside_goal("不要修改测试文件。" + goal, goal) == "不要修改测试文件。"
+    # a user's message whose sentences only turn up scattered through the summary is not carried
+    led = Ledger()
+    led.add_list("asks", ["Yes. Keep the old export as it is."])
+    text = "## Goal\nFix the CSV export.\n\n## Progress\n- Yes.\n- Keep the old export as it is.\n"
+    assert not verify_summary(text, led, text).ok
 
 
 # Code the agent shows in its own prose is what a reader needs verbatim later: Claude Code's plan

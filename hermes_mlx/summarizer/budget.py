@@ -299,7 +299,9 @@ def with_room(
     under its budget: a pass whose ledger and findings leave room spends it on the next best
     finding (a code review's 117 findings kept 22 in 1,600 of 2,000 tokens), never on one that says
     what a progress line says."""
-    left = budget_tokens - count(render(s))
+    left = (
+        budget_tokens - count(render(s)) - (0 if s.progress else count("## Progress\n\n"))
+    )  # a first line adds its heading
     out: list[Finding] = []
     for f in ranked:
         cost = count(f.text) + 3  # "- " and the newline

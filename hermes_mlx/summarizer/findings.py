@@ -30,6 +30,7 @@ from .vocabulary import (
     MEMORY_KEYS,
     MEMORY_NOT_SAVED,
     MEMORY_TOOL,
+    NARRATION,
     NEED,
     SIGNAL,
     SPECIFIC,
@@ -76,8 +77,12 @@ def is_announcement(sentence: str) -> bool:
         return True  # "Running the export tests.", "Reviewing module 3 of 7": an activity, not a result
     if IMPERATIVE.match(s):
         return True  # "Now update `session_live.ex` — pass ...": an order to itself
-    if ANNOUNCE.match(s) or ASIDE.match(s):
+    if ANNOUNCE.match(s):
         return True
+    if NARRATION.match(s) and not DECISION_CUE.search(s):
+        return True  # "I'm currently focused on the `course_log.md` file.", "My next step is ..."
+    if ASIDE.match(s) and not DECISION_CUE.search(s) and not _specific_result(s):
+        return True  # "Actually, looking again, ...", "This should fix ...", "If you want, ..."
     if s.endswith((":", "：")) and is_report(s):
         return False  # a lead-in that reports a result ("`vercel.json` — down from 12 crons to **2**:")
     if s.endswith((":", "：", "...", "…")) and len(said := split_sentences(s)) > 1 and changes_course(said[-1]):
@@ -139,11 +144,7 @@ def paragraphs(text: str) -> list[list[str]]:
             results = []
         if result:
             results.append(result)
-        elif (
-            line
-            and not line.startswith(("|", "#", "<", "{", "}"))
-            and not _BOLD_HEADING.match(_LIST_ITEM.sub("", line))
-        ):
+        elif line and not line.startswith(("|", "#", "<", "{", "}")) and not _bold_heading(_LIST_ITEM.sub("", line)):
             out.append(split_sentences(line))
     if results:
         out.append(["; ".join(results)] if len(results) > 1 else split_sentences(results[0]))
@@ -153,8 +154,24 @@ def paragraphs(text: str) -> list[list[str]]:
 _LIST_ITEM = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
 # a line wholly in bold with no sentence's end: a heading written in bold (Codex's and Cursor's
 # reasoning titles, "**Clarifying zip error source and fix**", "**Шаг 1: Формулируем цель**"):
-# none of 30 such lines held a fact
+# none of 28 such lines held a fact
 _BOLD_HEADING = re.compile(r"^\*\*[^*]+[^*.!?:。！？]\*\*$")
+
+
+def _bold_heading(line: str) -> bool:
+    """A bold title, not a bold result, cause or choice: "**64/64 tests passing**", "**The bug is
+    in `parse_date()`**", "**Root cause: the cache key omits the locale**" and Cursor's
+    "**方法一：通过系统包管理器安装（推荐）**" (the one it recommends) are read; an activity's title
+    ("**Clarifying zip error source and fix**") is not, whatever it names."""
+    words = line.strip("*")
+    said = SIGNAL.search(words) and not re.match(r"[A-Z][a-z]+ing\b", words)
+    return bool(_BOLD_HEADING.match(line)) and not (is_report(line) or DECISION_CUE.search(line) or "`" in line or said)
+
+
+def _specific_result(sentence: str) -> bool:
+    """A cause or result that names code or a number ("Actually, I found the bug: `parse()` drops
+    the last row.", "I'm also seeing 3 failures in test_auth.py.")."""
+    return bool(SIGNAL.search(sentence) and re.search(r"`|\d", sentence))
 
 
 def words(s: str) -> int:

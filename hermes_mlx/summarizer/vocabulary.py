@@ -16,28 +16,38 @@ import re
 # how a Chinese sentence says what the agent does next ("让我…", "接下来…"): an announcement's
 # lead, and a change's when a change verb follows
 _ZH_NEXT = "让我|我来|我先|接下来|现在我|下面我"
-# "Now let me check the API.", "I'll run the tests": what the agent will do, never a result
-ANNOUNCE = re.compile(
+_OPENERS = (  # the words an announcement or an aside may open with ("Now, let me ...", "So my next step ...")
     r"^(?:(?:now|next|first|then|finally|after that|after this|afterwards?|okay|ok|great|good|perfect|alright|all right|"
     r"excellent|so|also|and|yes|right|hmm|wait|actually)\b\s*[,!.:\-—–]?\s*)*"
-    r"(?:let me|let['’]?s|let us|i['’]?ll|i will|i['’]?m going to|i am going to|i['’]?m gonna|i need to|i want to|"
+)
+# "Now let me check the API.", "I'll run the tests": what the agent will do, never a result
+ANNOUNCE = re.compile(
+    _OPENERS
+    + r"(?:let me|let['’]?s|let us|i['’]?ll|i will|i['’]?m going to|i am going to|i['’]?m gonna|i need to|i want to|"
     r"i should (?:check|look|read|run|verify|see|examine|explore|test|try|start|first|also|now)|we need to (?:check|look|see|run|find|examine|verify)|"
     r"time to|going to|i can now|i['’]?ll now|now i['’]?ll|now i need|i have a clear|i now have|i have enough|"
-    r"i['’]?m now|i am now|here['’]?s (?:the|my) plan|the plan is|my plan|my thinking|"
-    # a reasoning summary's narration of what it is doing (Cursor's and Gemini's GPT and Gemini
-    # models: "I'm currently focused on the `course_log.md` file.", "My next step is ...", "Maybe
-    # I'll check for `.sln` files"): 1 in 64 held a fact, against 1 in 22 of all findings
-    r"(?:maybe|perhaps),? (?:i['’]?ll|i will|i should|i could|i can|i might|we can|we could)|"
-    r"i['’]?m (?:currently |still )?(?:trying|focus(?:ed|ing)|aiming|looking|working|examining|considering|thinking|"
-    r"planning|dwelling|reviewing|checking|exploring|investigating|assessing|evaluating|weighing|wondering|contemplating)|"
-    r"my (?:current )?(?:focus|next step|primary action|aim|priority)|i plan to|i['’]?ve (?:initiated|started|begun))\b"
+    r"i['’]?m now|i am now|here['’]?s (?:the|my) plan|the plan is|my plan|my thinking)\b"
     r"|^(?:" + _ZH_NEXT + r"|まず|次に|では|Давайте|Сейчас я|Теперь я|Проверю|Посмотрю)",
     re.I,
 )
-# a sentence that opens as a second thought, an aside or a hope ("Actually, looking at the code
-# again, ...", "Now I'm installing dependencies", "This should fix the tooltip.", "If you want, next I
-# can ..."): none of 68 such findings, from all eight agents, held a fact (1 in 17 of all findings)
-ASIDE = re.compile(r"^(?:this should|actually,? (?:i|looking)|now i['’]?m|i['’]?m also|but wait|if you)\b", re.I)
+# a reasoning summary's narration of what the model is doing (Cursor's GPT, Gemini CLI: "I'm
+# currently focused on the `course_log.md` file.", "My next step is ...", "Maybe I'll check for
+# `.sln` files"): 1 in 64 held a fact, against 1 in 22 of all findings; one that decides is read
+NARRATION = re.compile(
+    _OPENERS + r"(?:(?:maybe|perhaps),? (?:i['’]?ll|i will|i should|i could|i can|i might|we can|we could)|"
+    r"i['’]?m (?:currently |still )?(?:trying|focus(?:ed|ing)|aiming|looking|working|examining|considering|thinking|"
+    r"planning|dwelling|reviewing|checking|exploring|investigating|assessing|evaluating|weighing|wondering|contemplating)|"
+    r"my (?:current )?(?:focus|next step|primary action|aim|priority)|i plan to|i['’]?ve (?:initiated|started|begun))\b",
+    re.I,
+)
+# a second thought, an aside or a hope ("Actually, looking at the code again, ...", "Now I'm
+# installing dependencies", "This should fix the tooltip.", "If you want, next I can ..."): none of
+# 68 such findings, from all eight agents, held a fact (1 in 17 of all findings); one that decides
+# or states a result naming code or a number ("Actually, I found the bug: `parse()` drops the last
+# row.") is read
+ASIDE = re.compile(
+    _OPENERS + r"(?:this should|actually,? (?:i|looking)|now i['’]?m|i['’]?m also|but wait|if you)\b", re.I
+)
 # the change an agent says it will make next ("Let me rewrite it to be a macro:", "I'll remove the
 # old folders", "I'm making that test self-contained by ...", "让我改为…"): after what it found, the
 # decision that finding led to, never a read or a check ("Let me check the API")
