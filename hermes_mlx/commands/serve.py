@@ -124,8 +124,8 @@ def _api_key(args: argparse.Namespace) -> str | None:
             raise UsageError(f"--api-key-file {args.api_key_file}: its first line is not ASCII text") from None
         if len(raw) > MAX_KEY_LINE:
             raise UsageError(f"--api-key-file {args.api_key_file}: its first line is over {MAX_KEY_LINE} bytes")
-        if not key:
-            raise OSError(0, f"{args.api_key_file} holds no key on its first line")
+        if not key:  # an empty file, or random bytes that open with a newline
+            raise UsageError(f"--api-key-file {args.api_key_file}: its first line holds no key")
         return key
     return os.environ.get(API_KEY_ENV) or None
 
