@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from .extract import clip_line, has_cut, is_error_line, uncut
+from .vocabulary import USER_SENTENCE_END
 
 # the words that say what must be, whoever's sentence they are in
 _MUST_WORDS = r"never|always|must|should|make sure|ensure|avoid|please"
@@ -73,7 +74,7 @@ def user_constraints(text: str, limit: int = 6) -> list[str]:
         return [folded]
     out = []
     lines = [ln for ln in uncut(text, "line").split("\n") if not _INDENTED_CODE.match(ln)]
-    for sentence in re.split(r"(?<=[.!?])\s+|(?<=[。！？])|\n+", "\n".join(lines)):
+    for sentence in re.split(rf"{USER_SENTENCE_END.pattern}|\n+", "\n".join(lines)):
         sentence = _LIST_MARK.sub("", sentence.strip())  # a list's marker, never a bold's `**`
         if 8 <= len(sentence) <= 400 and not sentence.startswith("#") and _directs(sentence):
             sentence = clip_line(sentence, 300)

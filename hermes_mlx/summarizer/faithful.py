@@ -23,6 +23,7 @@ from .digest import human_words
 from .findings import paragraphs
 from .text import Turn
 from .verify import instruction_like, line_problem, main_script
+from .vocabulary import USER_SENTENCE_END
 
 REASONS = ("unsupported", "polarity", "reports_user", "empty", "filtered")
 
@@ -381,7 +382,7 @@ def goal_of(turns: list[Turn], limit: int = 300) -> str:
         folded = " ".join(words.split())
         if is_ack(folded):
             continue
-        asks = [s for s in re.split(r"(?<=[.!?])\s+|(?<=[。！？])", folded) if s.strip() and not directive_shaped(s)]
+        asks = [s for s in USER_SENTENCE_END.split(folded) if s.strip() and not directive_shaped(s)]
         asks = [s for s in asks if not is_ack(s)]
         if not asks:
             continue

@@ -14,12 +14,11 @@ from itertools import groupby
 from .ledger import FIXED_BY, WORKING_FOLDER, Command, Ledger
 from .redact import redact
 from .tidy import one_line
+from .vocabulary import USER_SENTENCE_END
 from .workfolder import rooted
 
 MARKER_START = "[CONTEXT COMPACTION"
 MARKER_END = "--- END OF CONTEXT SUMMARY"
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 
 # our headings, in render order
 GOAL, CONSTRAINTS, PROGRESS, DECISIONS, QUESTIONS, STATE, REMAINING = (
@@ -128,7 +127,7 @@ def beside_goal(line: str, goal: str) -> str:
     Goal is its asks (`faithful.goal_of`), and listed whole it said the request twice."""
     if said_in_goal(line, goal):
         return ""
-    parts = [p for p in _SENTENCE_END.split(line) if p.strip()]
+    parts = [p for p in USER_SENTENCE_END.split(line) if p.strip()]
     rest = [p for p in parts if not said_in_goal(p, goal)]
     if len(rest) == len(parts):
         return line

@@ -107,6 +107,10 @@ DECISION_CUE = re.compile(
     r"|推荐|建议|决定|改为|选择|所以|因此|おすすめ|推奨|決定|代わりに|поэтому|вместо|рекоменд|решил",
     re.I,
 )
+# where a user's sentence ends: the Goal is the request's asks sentence by sentence
+# (`faithful.goal_of`), Constraints its directives (`directives.user_constraints`, at line breaks
+# too), and a constraint is listed less the sentences the Goal shows (`summary.beside_goal`)
+USER_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 # what makes a sentence name something: a code span, a number, a path, a name in code shape (a
 # call too: "we need to call super().write() first"), a quoted string; a CJK sentence names what it
 # names in its own script
