@@ -88,6 +88,18 @@ def test_an_editor_tools_sub_command_is_its_action_on_the_file_not_a_shell_comma
     assert not led.errors  # the source it viewed is no error
 
 
+def test_a_command_given_as_its_argv_is_the_line_a_person_would_type():
+    # Codex's `shell` tool takes `["bash", "-lc", "npm test"]`; another tool an argv without a shell
+    led = _ledger(
+        (("shell", {"command": ["bash", "-lc", "npm test"], "workdir": "/repo"}), "Tests: 1 failed, 3 passed, 4 total"),
+        (("shell", {"command": ["git", "commit", "-m", "fix: pad the last row"]}), "[main 1a2b3c4] fix: pad the last row"),
+        (("shell", {"command": ["bash", "-lc", "npm test"], "workdir": "/repo"}), "Tests: 4 passed, 4 total"),
+    )  # fmt: skip
+    assert [c.cmd for c in led.commands] == ["git commit -m 'fix: pad the last row'", "npm test"]
+    assert led.commands[-1].latest_outcome() == "Tests: 4 passed, 4 total"
+    assert led.commands[0].outcome == "[main 1a2b3c4] fix: pad the last row"
+
+
 # ---------------------------------------------------------------- outcomes by their shape
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from dataclasses import dataclass, field
 
 from .redact import redact
@@ -141,6 +142,26 @@ def _argument(value):
     return redact(to_text(value))
 
 
+_SHELL_PROGRAM = re.compile(
+    r"(?:^|/)(?:ba|z|da|k|fi)?sh(?:\.exe)?$|(?:^|[/\\])(?:cmd|powershell|pwsh)(?:\.exe)?$", re.I
+)
+
+
+def _argv_command(value):
+    """A command given as its argv (Codex's `shell` takes `["bash", "-lc", "npm test"]`) as the
+    line a person would type: the script a shell was handed, else the words joined (quoted where
+    needed). Anything else is left as it is."""
+    if not (isinstance(value, list) and value and all(isinstance(v, str) for v in value)):
+        return value
+    if (
+        len(value) >= 3
+        and _SHELL_PROGRAM.search(value[0])
+        and value[1].lower() in ("-c", "-lc", "-ic", "/c", "-command")
+    ):
+        return " ".join(value[2:])
+    return shlex.join(value)
+
+
 def _parse_call(call) -> ToolCall | None:
     if not isinstance(call, dict):
         return None
@@ -158,7 +179,7 @@ def _parse_call(call) -> ToolCall | None:
         args = {"_raw": to_text(raw)}
     if not isinstance(args, dict):
         args = {"_raw": json.dumps(args, default=str)}
-    args = {str(k): _argument(v) for k, v in args.items()}
+    args = {str(k): _argument(_argv_command(v) if k in COMMAND_KEYS else v) for k, v in args.items()}
     command = command_of(name, args)
     if command:
         text = command
