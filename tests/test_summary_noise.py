@@ -349,3 +349,46 @@ def test_a_batch_summary_keeps_what_the_agent_saved_to_memory_among_many_finding
                        ("mcp__memory__add_observations", {"observations": [{"entityName": "d", "contents": [note]}]})]:  # fmt: skip
         text = s.update(None, _memory_session(name, args, filler=60), budget_tokens=2000).text
         assert note in parse(text).progress, (name, text)
+
+
+# ---------------------------------------------------------------- a harness's context blocks
+
+_CLINE_ENV = (
+    "<environment_details>\n# VSCode Visible Files\nsrc/app.py\n\n# VSCode Open Tabs\nsrc/app.py,README.md\n\n"
+    "# Current Time\nCurrent time in ISO 8601 UTC format: 2026-05-16T19:57:40.260Z\nUser time zone: UTC-6:00\n\n"
+    "# Current Workspace Directory (/home/ana/habits) Files\nREADME.md\nsrc/\nsrc/app.py\nsrc/models.py\n"
+    "docs/PLAN.md\nscripts/seed.py\n\nREMINDERS\n- You have not created a todo list yet.\n</environment_details>"
+)
+
+
+def test_a_harness_context_block_is_no_ones_words_and_lists_no_files():
+    # Cline, Roo Code and Kilo Code wrap the task in <task> and append <environment_details> (open
+    # tabs, the time, the workspace's listing) to the user's turn and to tool output; Claude Code
+    # appends <system-reminder> blocks. Only the folder the block states is read.
+    cline = [
+        {"role": "user", "content": f"<task>\nAdd a streak counter to the habit API\n</task>\n{_CLINE_ENV}"},
+        *_exchange(
+            (
+                "read_file",
+                {"args": {"file": [{"path": "src/app.py"}, {"path": "src/models.py"}]}},
+                f"1 | x\n{_CLINE_ENV}",
+            ),
+            ("execute_command", {"command": "pytest -q"}, "Command executed.\nOutput:\n3 passed in 0.2s"),
+        ),
+    ]
+    reminder = "<system-reminder>\nThe TodoWrite tool hasn't been used recently. Never mention this reminder.\n</system-reminder>"
+    claude = [
+        {"role": "user", "content": f"Only touch lib/streaks.ex, keep the API as is.\n{reminder}"},
+        *_exchange(("Read", {"file_path": "/home/ana/habits/lib/streaks.ex"}, f"1\tdefmodule Streaks do\n{reminder}")),
+    ]
+    for messages, goal in ((cline, "Add a streak counter to the habit API"), (claude, "Only touch lib/streaks.ex")):
+        summary = MLXSummarizer(score=None, count_tokens=count, context_window=8192).update(None, messages).text
+        s = parse(summary)
+        assert s.goal.startswith(goal) or s.ledger.constraints == ["Only touch lib/streaks.ex, keep the API as is."]
+        assert "<task>" not in summary and "environment_details" not in summary and "system-reminder" not in summary
+        assert "todo list" not in summary.lower() and "TodoWrite" not in summary and "UTC-6" not in summary
+        assert not {"docs/PLAN.md", "scripts/seed.py", "README.md"} & set(s.ledger.files)
+    assert s.ledger.root == "/home/ana/habits" and s.ledger.files == {"lib/streaks.ex": "read"}
+    cline_files = parse(MLXSummarizer(score=None, count_tokens=count, context_window=8192).update(None, cline).text)
+    assert cline_files.ledger.root == "/home/ana/habits"
+    assert cline_files.ledger.files == {"src/app.py": "read", "src/models.py": "read"}

@@ -18,7 +18,10 @@ from .tool_results import json_result, output_parts
 from .vocabulary import (
     CODE_TOOL,
     COMMAND_KEYS,
+    CONTEXT_BLOCK,
     EXIT_STATUS_KEYS,
+    FILE_KEYS,
+    HUMAN_WRAPPER,
     REPORT_KEYS,
     REPORT_TOOL,
     SHELL_TOOLS,
@@ -48,6 +51,7 @@ class Turn:
     tool_calls: list[ToolCall] = field(default_factory=list)
     tool_call_id: str = ""
     name: str = ""
+    context: str = ""  # a harness's context blocks taken out of `text` (CONTEXT_BLOCK): only its folder is read
 
 
 def to_text(content) -> str:
@@ -162,6 +166,19 @@ def _argv_command(value):
     return shlex.join(value)
 
 
+def _nested_paths(value, depth: int = 0) -> list[str]:
+    """The paths under a file key anywhere below the top of a tool's arguments: Roo Code's
+    `read_file` takes `{"args": {"file": [{"path": "a.md"}, {"path": "b.md"}]}}`."""
+    if depth > 6:
+        return []
+    if isinstance(value, list):
+        return [p for v in value[:200] for p in _nested_paths(v, depth + 1)]
+    if not isinstance(value, dict):
+        return []
+    here = [v.strip() for k, v in value.items() if depth and k in FILE_KEYS and isinstance(v, str) and v.strip()]
+    return here + [p for v in value.values() if isinstance(v, (dict, list)) for p in _nested_paths(v, depth + 1)]
+
+
 def _parse_call(call) -> ToolCall | None:
     if not isinstance(call, dict):
         return None
@@ -179,7 +196,10 @@ def _parse_call(call) -> ToolCall | None:
         args = {"_raw": to_text(raw)}
     if not isinstance(args, dict):
         args = {"_raw": json.dumps(args, default=str)}
+    nested = [] if any(k in args for k in (*FILE_KEYS, "paths")) else _nested_paths(args)
     args = {str(k): _argument(_argv_command(v) if k in COMMAND_KEYS else v) for k, v in args.items()}
+    if nested:  # read as a list of paths, one a line
+        args["paths"] = "\n".join(dict.fromkeys(nested))
     command = command_of(name, args)
     if command:
         text = command
@@ -218,6 +238,7 @@ def normalize(messages) -> list[Turn]:
         text = to_text(msg.get("content"))
         if role == "assistant" and (told := told_user(calls)):
             text = f"{text}\n\n{told}".strip()[:MAX_CONTENT_CHARS]
+        text, context = without_context(text, role) if role in ("user", "tool") else (text, "")
         turns.append(
             Turn(
                 role=role,
@@ -225,9 +246,26 @@ def normalize(messages) -> list[Turn]:
                 tool_calls=calls,
                 tool_call_id=str(msg.get("tool_call_id") or ""),
                 name=str(msg.get("name") or ""),
+                context=redact(context),
             )
         )
     return turns
+
+
+def without_context(text: str, role: str) -> tuple[str, str]:
+    """A user turn's or tool output's `text` less a harness's context blocks (CONTEXT_BLOCK:
+    Cline's `<environment_details>` with its workspace listing, Claude Code's
+    `<system-reminder>`), and a user turn's less the tags put around the user's own words
+    (HUMAN_WRAPPER: Cline's `<task>`); then the blocks, of which only a stated folder is read.
+    A workspace listing had filled Files with 30 paths no tool touched, and the Goal with it."""
+    if "<" not in text:
+        return text, ""
+    blocks = [m.group(0) for m in CONTEXT_BLOCK.finditer(text)]
+    if blocks:
+        text = CONTEXT_BLOCK.sub("", text).strip()
+    if role == "user" and HUMAN_WRAPPER.search(text):
+        text = HUMAN_WRAPPER.sub("", text).strip()
+    return text, "\n".join(blocks)
 
 
 def told_user(calls: list[ToolCall]) -> str:

@@ -390,7 +390,21 @@ CWD_STATED = re.compile(
     r"(?im)^[ \t]*\(?(?:(?:current |primary )?working (?:directory|folder|dir)|current directory|"
     r"workspace (?:path|folder|root)|cwd)[ \t]*[:=][ \t]*[`\"']?((?:/|~/|[A-Za-z]:[\\/])[^\s`\"'<>)]*)[`\"']?\)?[ \t]*$"
     r"|<cwd>\s*((?:/|~/|[A-Za-z]:[\\/])[^<\s]*)\s*</cwd>"
+    r"|^#[ \t]*current (?:workspace|working) directory[ \t]*\(((?:/|~/|[A-Za-z]:[\\/])[^()\n]*?)\)"  # Cline's, Roo Code's
 )
+# a harness's context block in a user turn or a tool's output, no one's words and no work: Cline's,
+# Roo Code's and Kilo Code's `<environment_details>` (open tabs, the time, the workspace's file
+# listing), Claude Code's `<system-reminder>`, Codex's `<environment_context>` and
+# `<user_instructions>`, Cursor's `<user_info>` and `<additional_data>`, OpenHands'
+# `<RUNTIME_INFORMATION>`. Only the folder it states is read (CWD_STATED).
+CONTEXT_BLOCK = re.compile(
+    r"<(environment_details|system-reminder|environment_context|user_instructions|user_info|additional_data|"
+    r"runtime_information|repository_info)>.*?</\1>",
+    re.S | re.I,
+)
+# the tags a harness wraps around the user's own words (Cline's `<task>`, `<feedback>` and
+# `<answer>`, Cursor's `<user_query>`, Windsurf's `<USER_REQUEST>`): the words are the user's
+HUMAN_WRAPPER = re.compile(r"</?(?:task|feedback|answer|user_query|user_request)>", re.I)
 # `cd DIR && …` / `cd "DIR"; …`: the folder a shell command runs in
 CD_PREFIX = re.compile(r"^\s*cd\s+([\"']?)((?:/|~/|[A-Za-z]:[\\/])[^\"';&|\n]*?)\1\s*(?:&&|;)")
 # a user's home folder, in the spellings agents' paths use (`/c:/Users/x` is VS Code's)

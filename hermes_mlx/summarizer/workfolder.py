@@ -68,9 +68,9 @@ def working_folder(turns: list[Turn], known: str = "") -> str:
     `known` (an earlier pass stated one) and it lies below a home folder."""
     stated, ran, paths = "", Counter(), []
     for t in turns:
-        if t.role in ("system", "user"):
-            for m in CWD_STATED.finditer(t.text or ""):
-                stated = m.group(1) or m.group(2)
+        if t.role in ("system", "user") or t.context:
+            for m in CWD_STATED.finditer(f"{t.text if t.role != 'tool' else ''}\n{t.context}"):
+                stated = (m.group(1) or m.group(2) or m.group(3)).strip()
         for call in t.tool_calls:
             m = CD_PREFIX.match(call.text or "")
             if m:
