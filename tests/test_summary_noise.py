@@ -392,3 +392,26 @@ def test_a_harness_context_block_is_no_ones_words_and_lists_no_files():
     cline_files = parse(MLXSummarizer(score=None, count_tokens=count, context_window=8192).update(None, cline).text)
     assert cline_files.ledger.root == "/home/ana/habits"
     assert cline_files.ledger.files == {"src/app.py": "read", "src/models.py": "read"}
+
+
+def test_a_checklist_tool_and_a_reply_inside_a_tool_output_are_read_as_the_plan_and_the_users_words():
+    # Roo Code's update_todo_list takes a checklist as text, Cline's tools a `task_progress`; the
+    # user's reply to a report comes back inside attempt_completion's output (<feedback>), an
+    # answer to ask_followup_question inside <answer>
+    roo = {"todos": "[x] Write the README section\n[-] Write the summary section\n[ ] Check both agree"}
+    cline = {"command": "npm test", "task_progress": "- [x] Write the README section\n- [-] Write the summary section\n- [ ] Check both agree"}  # fmt: skip
+    for tool, args, result in (("update_todo_list", roo, "Todo list updated"), ("execute_command", cline, "ok")):
+        messages = [
+            {"role": "user", "content": "<task>\nDocument the alignment in both files\n</task>"},
+            *_exchange(
+                (tool, args, result),
+                ("ask_followup_question", {"question": "Which tone?"}, "<answer>\nFormal, no emoji\n</answer>"),
+                ("attempt_completion", {"result": "Both sections are written."},
+                 "The user has provided feedback on the results.\n<feedback>\nAlso mention the Gemini provider\n</feedback>"),
+            ),
+        ]  # fmt: skip
+        s = parse(MLXSummarizer(score=None, count_tokens=count, context_window=8192).update(None, messages).text)
+        assert s.remaining == ["Check both agree"]
+        assert any("Write the summary section" in x for x in s.state)
+        assert "Formal, no emoji" in s.ledger.asks and "Also mention the Gemini provider" in s.ledger.asks
+        assert not any("<" in x for x in s.ledger.asks)

@@ -40,10 +40,13 @@ from .vocabulary import (
     EDIT_NOT_APPLIED,
     FILE_KEYS,
     FOUND_URLS_TOOL,
+    HUMAN_WORDS,
+    HUMAN_WRAPPER,
     NUMBERED_LINE,
     OPEN_FILE_EDIT,
     OPEN_FILE_SHOWN,
     READ_ANSWER_CHARS,
+    REPORT_TOOL,
     RUN_LOG,
     SLASH_COMMAND,
     patch_file_actions,
@@ -117,8 +120,12 @@ def _read_call(led: Ledger, call) -> None:
 def _read_result(led: Ledger, call, text: str) -> None:
     if call is not None and ASKS_USER_TOOL.search(call.name.lower()):  # the user's own answers
         said = asked_and_chosen(call.arguments, text)  # with their questions, unless said in prose
+        text = HUMAN_WRAPPER.sub("", text).strip()  # Cline's `<answer>…</answer>`
         led.add_list("asks", [user_message(x) for x in said] or ([user_message(text)] if text.strip() else []))
         return
+    if call is not None and REPORT_TOOL.search(call.name):  # the user's reply to the agent's report
+        for _, words in HUMAN_WORDS.findall(text):
+            _read_user_words(led, words)
     status = exit_status(text)
     output = strip_injections(tool_output(text))
     if is_placeholder(text):  # output a compactor pruned: the result line it kept is all there is
@@ -205,14 +212,18 @@ def _read_text(led: Ledger, t: Turn) -> None:
             if m:
                 led.add_command(m.group(1).strip(), None)
     if t.role == "user":  # directives only from what a human typed, never an envelope
-        words = human_words(text)
-        if words.strip() and not SLASH_COMMAND.match(words):  # `/undo` is a command to the agent, not a request
-            led.add_list(
-                "constraints", [redact(c) for c in user_constraints(words)] if not machine_written(text) else []
-            )
-            led.add_list("asks", [user_message(words)])
+        _read_user_words(led, human_words(text), machine_written(text))
     if t.role == "assistant":
         led.add_list("ids", code_names(text, exclude=set(led.files) | {c.cmd for c in led.commands}))
+
+
+def _read_user_words(led: Ledger, words: str, machine: bool = False) -> None:
+    """What a human typed, wherever it arrived (a user turn, a reply inside a tool's output): a
+    request in User Messages and its directives in Constraints. A slash command (`/undo`) is a
+    command to the agent, not a request; an envelope's lines are no directives."""
+    if words.strip() and not SLASH_COMMAND.match(words):
+        led.add_list("constraints", [redact(c) for c in user_constraints(words)] if not machine else [])
+        led.add_list("asks", [user_message(words)])
 
 
 def _is_command(call) -> bool:

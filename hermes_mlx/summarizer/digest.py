@@ -75,14 +75,29 @@ TODO_STATUSES = frozenset({"pending", "in_progress", "completed", "cancelled", "
 _LISTED_TODOS = ("todos", "finalTodos")
 
 
+# a checklist line (Roo Code's `update_todo_list` takes "[x] done\n[-] doing\n[ ] next", Cline's
+# `task_progress` "- [x] done"): its mark, then the item
+_CHECKLIST_ITEM = re.compile(r"^\s*(?:[-*]\s+)?\[([ xX~/-])\]\s+(\S.*?)\s*$", re.M)
+_CHECK_STATUS = {
+    " ": "pending",
+    "x": "completed",
+    "X": "completed",
+    "-": "in_progress",
+    "~": "in_progress",
+    "/": "in_progress",
+}
+
+
 def _todo_items(arguments: dict) -> list[tuple[str, str]]:
-    """(status, content) of a todo tool's call (Claude Code's TodoWrite, OpenHands' task_tracker)."""
+    """(status, content) of a todo tool's call (Claude Code's TodoWrite, OpenHands' task_tracker),
+    or of a checklist one is given as text (Roo Code's `update_todo_list`, Cline's `task_progress`)."""
     todos = arguments.get("todos") or arguments.get("task_list") or arguments.get("items")
+    todos = todos or arguments.get("task_progress")
     if isinstance(todos, str):
         try:
             todos = json.loads(todos)
         except (ValueError, RecursionError):
-            return []
+            return [(_CHECK_STATUS[m.group(1)], " ".join(m.group(2).split())) for m in _CHECKLIST_ITEM.finditer(todos)]
     return [_todo_item(item, "pending") for item in todos if isinstance(item, dict)] if isinstance(todos, list) else []
 
 

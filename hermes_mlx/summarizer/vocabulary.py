@@ -404,7 +404,11 @@ CONTEXT_BLOCK = re.compile(
 )
 # the tags a harness wraps around the user's own words (Cline's `<task>`, `<feedback>` and
 # `<answer>`, Cursor's `<user_query>`, Windsurf's `<USER_REQUEST>`): the words are the user's
-HUMAN_WRAPPER = re.compile(r"</?(?:task|feedback|answer|user_query|user_request)>", re.I)
+_HUMAN_TAGS = "task|feedback|answer|user_query|user_request"
+HUMAN_WRAPPER = re.compile(rf"</?(?:{_HUMAN_TAGS})>", re.I)
+# the user's own words inside a tool's output: Cline's and Roo Code's `attempt_completion` result
+# carries the user's reply to the report as `<feedback>…</feedback>`
+HUMAN_WORDS = re.compile(rf"<({_HUMAN_TAGS})>\s*(.*?)\s*</\1>", re.S | re.I)
 # `cd DIR && …` / `cd "DIR"; …`: the folder a shell command runs in
 CD_PREFIX = re.compile(r"^\s*cd\s+([\"']?)((?:/|~/|[A-Za-z]:[\\/])[^\"';&|\n]*?)\1\s*(?:&&|;)")
 # a user's home folder, in the spellings agents' paths use (`/c:/Users/x` is VS Code's)
