@@ -206,6 +206,23 @@ def test_a_script_of_many_here_documents_is_read_in_one_pass():
     assert led.commands and led.commands[0].outcome == "Tests: 3 passed"
 
 
+def test_a_command_after_a_here_document_is_shown_beside_its_first_line():
+    # mini-swe-agent writes a file with `cat > x <<'EOF'` and runs it on the next line; IBM Bob
+    # (Roo Code) fills a PowerShell here-string, then runs the program that reads it
+    bash = "cat > t.sql << 'EOF'\nSELECT a\n  FROM b\nEOF\nsqlfluff fix t.sql"
+    pwsh = '$context = @\'\n{"mode": "plan"}\n\'@\npython -m praxis generate --context-file ctx.json'
+    commit = "git commit -m \"$(cat <<'EOF'\nfeat: pad rows\nEOF\n)\""
+    led = ledger_of(
+        ran("a", "terminal", "exit code: 0", command=bash)
+        + ran("b", "execute_command", "exit code: 0", command=pwsh)
+        + ran("c", "terminal", "[main 1a2b3c4] feat: pad rows", command=commit)
+    )
+    text = render(Summary(ledger=led))
+    assert "`cat > t.sql << 'EOF' … sqlfluff fix t.sql (+4 more lines)`" in text
+    assert "`$context = @' … python -m praxis generate --context-file ctx.json (+3 more lines)`" in text
+    assert "`git commit -m \"$(cat <<'EOF' (+3 more lines)` →" in text  # `)"` runs nothing
+
+
 def test_unrelated_pass_does_not_resolve():
     led = ledger_of(
         ran("a", "terminal", "src/x.py:3: error: Incompatible types\nexit code: 1", command="mypy src")

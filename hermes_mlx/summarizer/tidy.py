@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .vocabulary import EDITOR_COMMAND, SCRIPT_COMMENT, SPECIAL_FILES, read_only
+from .vocabulary import EDITOR_COMMAND, HEREDOC_START, SCRIPT_COMMENT, SPECIAL_FILES, read_only, without_heredocs
 from .workfolder import relative
 
 COMMENT_CHARS = 120  # a script's comment shown beside its first line, at most
@@ -123,7 +123,10 @@ def one_line(text: str) -> str:
         next((m.group(1) for m in map(SCRIPT_COMMENT.match, rest) if m), "") if not SCRIPT_COMMENT.match(first) else ""
     )
     note = f" … # {said[:COMMENT_CHARS]}" if said else ""
-    return f"{first}{note} (+{len(rest)} more lines)"
+    # what runs once a here-document is written (`cat > t.sql <<'EOF'` … `EOF`, then `sqlfluff fix t.sql`)
+    then = next((x.strip() for x in without_heredocs(text).splitlines()[1:] if re.search(r"[A-Za-z]{2}", x)), "")
+    then = f" … {then[:COMMENT_CHARS]}" if then and HEREDOC_START.search(first) else ""
+    return f"{first}{note}{then} (+{len(rest)} more lines)"
 
 
 def _one_per_line(commands: list) -> list:

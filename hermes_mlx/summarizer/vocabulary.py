@@ -226,8 +226,9 @@ EDITOR_COMMAND = re.compile(r"^(?:create|str_replace_editor)\s|" + OPEN_FILE_EDI
 # a step that runs whatever the one before it did (`a; b`, `a || b`, a script's next line): what
 # b printed says nothing of a (`a && b` ran b only once a succeeded)
 BLIND_STEP = re.compile(r";|\|\||\n")
-# a here-document's start (`python3 - <<'PY'`, `cat <<-EOF > x`): its lines up to the delimiter are input
-HEREDOC_START = re.compile(r"<<-?[ \t]*(['\"]?)(\w+)\1")
+# a here-document's start (`python3 - <<'PY'`, `cat <<-EOF > x`, PowerShell's `$x = @'` here-string,
+# which a line opening `'@` ends): its lines up to the delimiter are input
+HEREDOC_START = re.compile(r"<<-?[ \t]*(['\"]?)(\w+)\1|@(['\"])[ \t]*$")
 
 
 def without_heredocs(cmd: str) -> str:
@@ -236,11 +237,12 @@ def without_heredocs(cmd: str) -> str:
     out, end = [], None
     for line in cmd.split("\n"):
         if end is not None:
-            end = None if line.strip() == end else end
+            done = line.strip() == end if end[-1] != "@" else line.lstrip().startswith(end)
+            end = None if done else end
             continue
         out.append(line)
         if m := HEREDOC_START.search(line):
-            end = m.group(2)
+            end = m.group(2) or m.group(3) + "@"
     return "\n".join(out)
 
 
