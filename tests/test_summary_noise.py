@@ -415,3 +415,25 @@ def test_a_checklist_tool_and_a_reply_inside_a_tool_output_are_read_as_the_plan_
         assert any("Write the summary section" in x for x in s.state)
         assert "Formal, no emoji" in s.ledger.asks and "Also mention the Gemini provider" in s.ledger.asks
         assert not any("<" in x for x in s.ledger.asks)
+
+
+def test_a_long_request_is_shown_once_whole_not_cut_twice():
+    # the Goal keeps 300 characters of a request, User Messages 600: a long first request had
+    # been shown twice, cut at two places (Claude Code's numbered subagent prompt, Codex's request)
+    claude = (
+        "I need to understand: 1. How Tmux.list_panes/0 works and what happens if tmux is not running "
+        "(will it crash or return {:error, _}?) 2. How SessionRegistry.get_pane_id/1 works (ETS or "
+        "GenServer?) 3. Check if there's a conn_case helper for LiveView tests. 4. Which of these the "
+        "dashboard calls on mount, and how often. 5. Whether any of them log at error level."
+    )
+    codex = (
+        "Let's update the patterns, remove any pattern that doesn't make sense anymore, go deeper in the "
+        "content, and modernize the code with new frameworks like Mastra and Crew. Don't touch the book "
+        "chapters. Some of the patterns I want to add are Skills, A2A, loops, goals and self-improving "
+        "agents; add the ones you consider still missing, each with a runnable example and a short test."
+    )
+    for request in (claude, codex):
+        messages = [{"role": "user", "content": request}, *_exchange(("terminal", {"command": "ls"}, "a.md"))]
+        text = MLXSummarizer(score=None, count_tokens=count, context_window=8192).update(None, messages).text
+        assert len(request) > 300 and text.count(request[:120]) == 1 and parse(text).goal == request
+        assert "## User Messages" not in text and "Don't touch the book chapters." not in text.split("## Goal")[0]

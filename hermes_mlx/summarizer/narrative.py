@@ -14,7 +14,7 @@ from .findings import near_duplicate
 from .summary import Summary
 from .text import Turn, concluding_sentence
 from .verify import instruction_like, main_script
-from .vocabulary import SLASH_COMMAND
+from .vocabulary import SLASH_COMMAND, USER_SENTENCE_END
 
 # the line code writes for an exchange with no sentence to copy: `Ran terminal: `make test``
 RAN_LINE = re.compile(r"^Ran [\w.-]+: `([^`]*)`")
@@ -50,6 +50,9 @@ def set_goal(s: Summary, turns: list[Turn]) -> None:
     if s.goal:
         s.ledger.add_list("constraints", [s.goal])
     s.goal = goal_of(turns)
+    if s.goal.endswith("…"):  # a long request: the message User Messages lists, once (not cut twice)
+        pieces = [p.strip(" …") for p in USER_SENTENCE_END.split(s.goal) if p.strip(" …")]
+        s.goal = next((a for a in s.ledger.asks if all(p in a for p in pieces)), s.goal)
 
 
 def add_progress(s: Summary, notes: list[str]) -> None:
