@@ -100,6 +100,25 @@ def test_a_command_given_as_its_argv_is_the_line_a_person_would_type():
     assert led.commands[0].outcome == "[main 1a2b3c4] fix: pad the last row"
 
 
+def test_a_file_under_a_key_of_the_tools_own_is_a_file():
+    # Cline's native tools name the file `absolutePath`, Windsurf's `TargetFile` and `AbsolutePath`;
+    # a `profile` or a `dir_path` names no file
+    led = _ledger(
+        (("write_to_file", {"absolutePath": "/ws/game/BeginTurnGA.cs", "content": "class BeginTurnGA {}"}), "ok"),
+        (("replace_in_file", {"absolutePath": "/ws/game/CardData.json", "diff": "- a\n+ b"}), "ok"),
+        (("replace_file_content", {"TargetFile": "/ws/game/Deck.cs", "ReplacementChunks": "[]"}), "ok"),
+        (("view_file", {"AbsolutePath": "/ws/game/README.md"}), "# Game"),
+        (("list_dir", {"dir_path": "/ws/game/Assets"}), "a.cs"),
+        (("run_profile", {"profile": "release", "command": "make"}), "ok"),
+    )  # fmt: skip
+    assert led.files == {
+        "/ws/game/BeginTurnGA.cs": "created",
+        "/ws/game/CardData.json": "edited",
+        "/ws/game/Deck.cs": "edited",
+        "/ws/game/README.md": "read",
+    }
+
+
 # ---------------------------------------------------------------- outcomes by their shape
 
 

@@ -26,6 +26,7 @@ from .vocabulary import (
     REPORT_TOOL,
     SHELL_TOOLS,
     editor_subcommand,
+    is_file_key,
 )
 
 MAX_CONTENT_CHARS = 2_000_000  # beyond this a single message is cut before any regex runs
@@ -175,7 +176,7 @@ def _nested_paths(value, depth: int = 0) -> list[str]:
         return [p for v in value[:200] for p in _nested_paths(v, depth + 1)]
     if not isinstance(value, dict):
         return []
-    here = [v.strip() for k, v in value.items() if depth and k in FILE_KEYS and isinstance(v, str) and v.strip()]
+    here = [v.strip() for k, v in value.items() if depth and is_file_key(k) and isinstance(v, str) and v.strip()]
     return here + [p for v in value.values() if isinstance(v, (dict, list)) for p in _nested_paths(v, depth + 1)]
 
 
@@ -206,6 +207,10 @@ def _parse_call(call) -> ToolCall | None:
     else:
         shown = ", ".join(f"{k}={str(v)[:120]}" for k, v in args.items())
         text = f"{name}({shown})"
+    if not any(k in args for k in FILE_KEYS):  # a file under a key of the tool's own (`absolutePath`)
+        own = next((k for k, v in args.items() if isinstance(v, str) and v.strip() and is_file_key(k)), "")
+        if own:
+            args["path"] = args[own]
     return ToolCall(id=str(call.get("id") or ""), name=name, arguments=args, text=text)
 
 

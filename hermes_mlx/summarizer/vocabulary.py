@@ -137,6 +137,19 @@ CODE_TOOL = re.compile(r"execute_?code|execute_?ipython|run_?python|python_?repl
 FILE_KEYS = tuple(
     "path file_path filepath filename file target_file notebook_path old_path new_path dest destination source".split()
 )
+# any other key that names a file in a tool's own words (Cline's `absolutePath`, `targetFile`,
+# `relative_workspace_path`): one ending in path, file, filename or filepath, and not a folder's
+FILE_KEY_SHAPE = re.compile(
+    r"^(?:path|file|filename|filepath)$|_(?:path|file|filename|filepath)$|[a-z0-9](?:Path|File|File[Nn]ame|File[Pp]ath)$"
+)
+_FOLDER_KEY = re.compile(r"dir|folder|cwd|root|search|glob|pattern", re.I)
+
+
+def is_file_key(key: str) -> bool:
+    """An argument key that names a file (FILE_KEYS, or one of FILE_KEY_SHAPE)."""
+    return key in FILE_KEYS or bool(FILE_KEY_SHAPE.search(key)) and not _FOLDER_KEY.search(key)
+
+
 # a JSON tool result's exit status, under any of the names tools use
 EXIT_STATUS_KEYS = ("exit_code", "exitCode", "returncode", "return_code", "exit_status", "status_code")
 # a JSON tool result that says it failed: {"success": false, "error": "..."} (Hermes's file tools)
