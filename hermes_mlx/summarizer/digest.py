@@ -77,22 +77,18 @@ _LISTED_TODOS = ("todos", "finalTodos")
 
 # a checklist line (Roo Code's `update_todo_list` takes "[x] done\n[-] doing\n[ ] next", Cline's
 # `task_progress` "- [x] done"): its mark, then the item
-_CHECKLIST_ITEM = re.compile(r"^\s*(?:[-*]\s+)?\[([ xX~/-])\]\s+(\S.*?)\s*$", re.M)
-_CHECK_STATUS = {
-    " ": "pending",
-    "x": "completed",
-    "X": "completed",
-    "-": "in_progress",
-    "~": "in_progress",
-    "/": "in_progress",
-}
+_CHECKLIST_ITEM = re.compile(r"^\s*(?:[-*]\s+)?\[([ xX✓✔~/⚡-])\]\s+(\S.*?)\s*$", re.M)
+_CHECK_STATUS = (
+    dict.fromkeys(" ", "pending") | dict.fromkeys("xX✓✔", "completed") | dict.fromkeys("-~/⚡", "in_progress")
+)
 
 
 def _todo_items(arguments: dict) -> list[tuple[str, str]]:
-    """(status, content) of a todo tool's call (Claude Code's TodoWrite, OpenHands' task_tracker),
-    or of a checklist one is given as text (Roo Code's `update_todo_list`, Cline's `task_progress`)."""
+    """(status, content) of a todo tool's call (Claude Code's TodoWrite, OpenHands' task_tracker,
+    Codex's update_plan `{"plan": [{"step", "status"}]}`), or of a checklist one is given as text
+    (Roo Code's `update_todo_list`, Cline's `task_progress`, the Codex export's `- [⚡] doing`)."""
     todos = arguments.get("todos") or arguments.get("task_list") or arguments.get("items")
-    todos = todos or arguments.get("task_progress")
+    todos = todos or arguments.get("task_progress") or arguments.get("plan")  # Codex's update_plan
     if isinstance(todos, str):
         try:
             todos = json.loads(todos)
@@ -103,7 +99,7 @@ def _todo_items(arguments: dict) -> list[tuple[str, str]]:
 
 def _todo_item(item: dict, default_status: str = "") -> tuple[str, str]:
     """(status, content) of one todo item, its text on one line, under any of the names tools use."""
-    text = item.get("content") or item.get("title") or item.get("task") or ""
+    text = item.get("content") or item.get("title") or item.get("task") or item.get("step") or ""
     return str(item.get("status") or default_status).lower(), " ".join(str(text).split())
 
 
