@@ -400,7 +400,13 @@ def test_a_checklist_tool_and_a_reply_inside_a_tool_output_are_read_as_the_plan_
     # answer to ask_followup_question inside <answer>
     roo = {"todos": "[x] Write the README section\n[-] Write the summary section\n[ ] Check both agree"}
     cline = {"command": "npm test", "task_progress": "- [x] Write the README section\n- [-] Write the summary section\n- [ ] Check both agree"}  # fmt: skip
-    for tool, args, result in (("update_todo_list", roo, "Todo list updated"), ("execute_command", cline, "ok")):
+    # Codex's update_plan takes steps with their status, and its export writes them as a checklist
+    steps = ("Write the README section", "Write the summary section", "Check both agree")
+    codex = {"plan": [{"step": t, "status": st} for t, st in zip(steps, ("completed", "in_progress", "pending"))]}
+    exported = {"plan": "**Agent task list:**\n- [X] Write the README section\n- [⚡] Write the summary section\n- [ ] Check both agree"}  # fmt: skip
+    shapes = [("update_todo_list", roo, "Todo list updated"), ("execute_command", cline, "ok")]
+    shapes += [("update_plan", codex, "Plan updated"), ("update_plan", exported, "Plan updated")]
+    for tool, args, result in shapes:
         messages = [
             {"role": "user", "content": "<task>\nDocument the alignment in both files\n</task>"},
             *_exchange(

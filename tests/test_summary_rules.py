@@ -272,6 +272,22 @@ def test_a_reasoning_summarys_narration_is_an_announcement():
     assert _finding_texts(text) == ["The `TextView` ignores `app:` attributes, so the size stays 12sp."]
 
 
+def test_a_bold_title_before_an_announcement_does_not_make_it_a_finding():
+    # Gemini CLI's thought summaries and Claude Code's lists put a bold title before the text:
+    # the text says whether the line announces (0 of 12 such lines held a fact)
+    for s in (
+        "**Checking Mockito Versions** — I'm currently trying to verify the availability of `mockito-inline` 5.10.0.",
+        "**Addressing Layout Issues** — I'm now focusing on the gear icon's placement and the date format.",
+        "**2. LiveView tests** — I need to test the `transcript_row_classes/3` private function indirectly.",
+    ):
+        assert is_announcement(s), s
+    for s in (
+        "**Layout Dimensions:** Reduced `minWidth` and `minHeight` to **40dp** in `date_widget_info.xml`.",
+        "**Deleted** `src/Domain/CaseManagement/OfficerLockState.cs` (it was unused).",
+    ):
+        assert not is_announcement(s), s
+
+
 # A second thought, an aside or a hope opens a sentence that holds no fact (none of 68, all eight
 # agents: mini-swe-agent's "Actually, looking at the code again, ...", Copilot's "This should resolve
 # your issue", Codex's "If you want, next I can ..."); what it leads to, said after it, is a finding.

@@ -67,9 +67,15 @@ class Finding:
     score: float  # code's estimate of what it carries (log-odds)
 
 
+# a reasoning summary's bold title before its text (Gemini CLI's "**Checking Mockito Versions** —
+# I'm currently trying ...", Claude Code's "**2. LiveView tests** — I need to test ..."): the text
+# after it says whether the line announces (0 of 12 such announcements held a fact)
+_BOLD_LEAD = re.compile(r"^\s*\*\*[^*\n]{2,80}\*\*:?\s*[—–:-]?\s*(?=\S)")
+
+
 def is_announcement(sentence: str) -> bool:
     """A sentence that says what the agent will do next: never a result."""
-    s = sentence.strip(" -*>\t#")
+    s = _BOLD_LEAD.sub("", sentence, count=1).strip(" -*>\t#")
     s = re.sub(
         r"^(?:(?:ok(?:ay)?|great|good|perfect|alright|excellent|yes|right|hmm)\b\s*[,!.:\-—–]+\s*)+", "", s, flags=re.I
     )
