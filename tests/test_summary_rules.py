@@ -797,6 +797,22 @@ def test_a_labelled_wrapper_around_output_is_unwrapped_in_codex_and_gemini_shape
     assert tool_output("Name: x\nOutput: y\nmore") == "Name: x\nOutput: y\nmore"
 
 
+def test_a_json_result_with_empty_output_printed_nothing():
+    # Codex CLI 0.5x answers `{"output": "", "metadata": {"exit_code": 1}}` for a search with no
+    # match, Hermes's terminal `{"output": "", "exit_code": 0, "error": null}`: no result line is
+    # the JSON itself; a JSON result with no output field (a memory tool's) is still read whole
+    codex = json.dumps({"output": "", "metadata": {"exit_code": 1, "duration_seconds": 0.1}})
+    hermes = json.dumps({"output": "", "exit_code": 0, "error": None})
+    led = _ledger(
+        (("shell", {"command": ["bash", "-lc", "rg -n OLLAMA src"]}), codex),
+        (("terminal", {"command": "touch .env.local"}), hermes),
+    )
+    assert [(c.cmd, c.outcome) for c in led.commands] == [("rg -n OLLAMA src", ""), ("touch .env.local", "")]
+    assert "{" not in " ".join(led.items())
+    memory = json.dumps({"success": True, "entries": ["User is Teknium"]})
+    assert tool_output(memory) == memory
+
+
 def test_gemini_cli_s_wrapper_around_a_script_or_a_long_command_is_read_through_and_empty_output_is_none():
     # Gemini CLI prints a script it ran over several lines after `Command:`, and a long command on
     # one long line; either way `Output: (empty)` and `Error: (none)` said nothing was printed, and

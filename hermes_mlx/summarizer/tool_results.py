@@ -52,8 +52,8 @@ def tool_output(result: str) -> str:
     agent's `<output>` envelope or labelled header, without what its terminal adds after it; any
     other text as is."""
     data = json_result(result)
-    if data:
-        return "\n".join(output_parts(data)) or result
+    if data:  # `{"output": "", "metadata": {"exit_code": 1}}` printed nothing (Codex CLI's grep with no match)
+        return "\n".join(output_parts(data)) or ("" if any(k in data for k in OUTPUT_KEYS) else result)
     wrapped = _ENVELOPE.match(result or "")
     return wrapped.group(1) if wrapped else untrailed(_unlabelled(result or ""))
 
