@@ -100,6 +100,21 @@ def test_a_command_given_as_its_argv_is_the_line_a_person_would_type():
     assert led.commands[0].outcome == "[main 1a2b3c4] fix: pad the last row"
 
 
+def test_a_file_name_with_spaces_that_the_shell_quotes_whole_is_one_file():
+    # Codex reads `cat 'LM Studio configuration.md'`; a double-quoted path through a folder too;
+    # a quoted grep pattern is no file
+    led = _ledger(
+        (("shell", {"command": ["bash", "-lc", "cat 'LM Studio configuration.md'"]}), "# LM Studio"),
+        (("terminal", {"command": 'sed -n 1,40p "docs/Release Notes.md"'}), "## 1.2"),
+        (("terminal", {"command": "grep -n 'format_template = value.value' checkers/strings.py"}), "12:x"),
+    )  # fmt: skip
+    assert led.files == {
+        "LM Studio configuration.md": "read",
+        "docs/Release Notes.md": "read",
+        "checkers/strings.py": "read",
+    }
+
+
 def test_a_file_under_a_key_of_the_tools_own_is_a_file():
     # Cline's native tools name the file `absolutePath`, Windsurf's `TargetFile` and `AbsolutePath`;
     # a `profile` or a `dir_path` names no file

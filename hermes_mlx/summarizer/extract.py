@@ -12,6 +12,7 @@ or `(output truncated)`; a path, command or error line that runs into such a mar
 from __future__ import annotations
 
 import re
+import shlex
 
 from .error_lines import ERROR_LINE, is_error_line, scan_errors  # noqa: F401  (re-exported)
 from .secret_words import REDACTED
@@ -195,6 +196,19 @@ def whole_path(text: str) -> str:
         return ""
     folders = [f for f in parts[:-1] if " " in f]
     return text if folders and all(_SPACED_NAME.match(f) for f in folders) else ""
+
+
+_SPACED_FILE = re.compile(r"^[\w ()\[\]&+,@~/\\.-]+\.\w{1,12}$")  # a file name's characters: no `=`, quote or `:`
+
+
+def quoted_paths(cmd: str) -> list[str]:
+    """The paths a shell command's quoting gives whole though they hold spaces (`cat 'LM Studio
+    configuration.md'`): an argument with a space that ends in an extension."""
+    try:
+        words = shlex.split(cmd[:2000])
+    except ValueError:  # an unclosed quote: nothing is given whole
+        return []
+    return [w for w in words if " " in w and len(w) <= 300 and _SPACED_FILE.match(w) and w.rsplit(".", 1)[1] in _EXTS]
 
 
 def find_paths(text: str) -> list[str]:
