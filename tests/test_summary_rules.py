@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from hermes_mlx.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.absorb import absorb
 from hermes_mlx.summarizer.budget import hermes_summary_budget
 from hermes_mlx.summarizer.findings import candidates, is_announcement, is_musing, near_duplicate, split_sentences
@@ -58,6 +59,23 @@ def test_a_read_of_source_has_no_result_line_and_a_read_of_a_log_has_one():
     assert outcomes["sed -n '1,280p' src/x.js"] == "" and outcomes["cat src/app.py"] == ""
     assert outcomes["cat build/test-output.log"] == "3 passed in 0.4s"
     assert not led.errors  # source read back is no error
+
+
+def test_a_failed_read_is_no_open_error_and_the_error_before_it_still_is():
+    # Codex probes with `ls lib/ai` (missing), Claude Code with `cat .env.local`: what is not there
+    # stays under Errors, but the error to act on is the test run's
+    for probe in ("ls lib/ai", "cat .env.local"):
+        turns = _exchange_of(
+            (("terminal", {"command": "npm test"}), "FAIL src/a.test.ts\nTypeError: fetch is not a function\nexit code: 1"),
+            (("terminal", {"command": probe}), f"{probe.split()[0]}: cannot access '{probe.split()[1]}': No such file or directory\nexit code: 2"),
+        )  # fmt: skip
+        s = parse(MLXSummarizer(score=None, context_window=8192).update(None, turns).text)
+        assert any(
+            x.startswith("Open error: `TypeError: fetch is not a function` after `npm test`") for x in s.state
+        ), s.state
+        probe_only = _exchange_of((("terminal", {"command": probe}), "No such file or directory\nexit code: 1"))
+        s = parse(MLXSummarizer(score=None, context_window=8192).update(None, probe_only).text)
+        assert not any(x.startswith("Open error") for x in s.state)
 
 
 def test_a_failed_read_keeps_its_failure():

@@ -26,8 +26,10 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
     current = plan.in_progress or next((x[len("In progress: ") :] for x in s.state if x.startswith("In progress:")), "")
     if current and current.split(":")[0] not in plan.closed:
         state.append(f"In progress: {current}")
-    if s.ledger.errors and not _moot(s.ledger, s.ledger.errors[-1]):
-        last = s.ledger.errors[-1]
+    # a failed read (`ls: cannot access 'lib/ai'`, a grep that found nothing) tells what is not
+    # there: it stays under Errors, and the latest other error is the one to act on
+    last = next((e for e in reversed(s.ledger.errors) if not read_only(e.cmd)), None)
+    if last is not None and not _moot(s.ledger, last):
         line = clip(last.line, 100)  # whole under Errors
         state.append(f"Open error: {code(line)}" + (f" after {code(last.cmd)}" if last.cmd else ""))
     s.state = state
