@@ -110,10 +110,11 @@ def _read_call(led: Ledger, call) -> None:
     if _is_command(call):  # a shell-only agent reads and edits files with commands
         head = whole_head(call.text).split("\n", 1)[0]
         verb = shell_file_action(head)
-        whole = quoted_paths(head) if verb else []  # `cat 'LM Studio configuration.md'`, not `configuration.md`
-        for p in whole + [p for p in find_paths(head) if not any(w.endswith(p) for w in whole)][:4] if verb else []:
-            if path_shaped(p) and not re.match(r"^\d*s/", p):  # not sed's `956s/except/...`
-                led.add_file(p, verb)
+        if verb:
+            whole = quoted_paths(head)  # `cat 'LM Studio configuration.md'`, not `configuration.md`
+            for p in whole + [p for p in find_paths(head) if not any(w.endswith(p) for w in whole)][:4]:
+                if path_shaped(p) and not re.match(r"^\d*s/", p):  # not sed's `956s/except/...`
+                    led.add_file(p, verb)
     for value in call.arguments.values():  # names of tests the agent wrote
         if isinstance(value, str):
             led.add_list("ids", re.findall(r"\bdef (test_\w+)", value)[:5])

@@ -124,8 +124,9 @@ def one_line(text: str) -> str:
     )
     note = f" … # {said[:COMMENT_CHARS]}" if said else ""
     # what runs once a here-document is written (`cat > t.sql <<'EOF'` … `EOF`, then `sqlfluff fix t.sql`)
-    then = next((x.strip() for x in without_heredocs(text).splitlines()[1:] if re.search(r"[A-Za-z]{2}", x)), "")
-    then = f" … {then[:COMMENT_CHARS]}" if then and HEREDOC_START.search(first) else ""
+    ran = without_heredocs(text).splitlines()[1:] if HEREDOC_START.search(first) else []
+    then = next((x.strip() for x in ran if re.search(r"[A-Za-z]{2}", x)), "")
+    then = f" … {then[:COMMENT_CHARS]}" if then else ""
     return f"{first}{note}{then} (+{len(rest)} more lines)"
 
 

@@ -68,9 +68,9 @@ def working_folder(turns: list[Turn], known: str = "") -> str:
     `known` (an earlier pass stated one) and it lies below a home folder."""
     stated, ran, paths = "", Counter(), []
     for t in turns:
-        if t.role in ("system", "user") or t.context:
-            for m in CWD_STATED.finditer(f"{t.text if t.role != 'tool' else ''}\n{t.context}"):
-                stated = (m.group(1) or m.group(2) or m.group(3)).strip()
+        said = f"{t.text or ''}\n{t.context}" if t.role in ("system", "user") else t.context  # a tool's: its blocks
+        for m in CWD_STATED.finditer(said):
+            stated = (m.group(1) or m.group(2) or m.group(3)).strip()
         for call in t.tool_calls:
             m = CD_PREFIX.match(call.text or "")
             if m:
