@@ -28,6 +28,7 @@ from .extract import (
     whole_head,
     whole_path,
 )
+from .harness import HUMAN_WORDS, HUMAN_WRAPPER
 from .ledger import Ledger, user_message
 from .outcomes import MADE, all_passed, is_placeholder, outcome_line, outcome_of, pruned_lines
 from .questions import asked_and_chosen
@@ -41,8 +42,6 @@ from .vocabulary import (
     EDIT_NOT_APPLIED,
     FILE_KEYS,
     FOUND_URLS_TOOL,
-    HUMAN_WORDS,
-    HUMAN_WRAPPER,
     NUMBERED_LINE,
     OPEN_FILE_EDIT,
     OPEN_FILE_SHOWN,

@@ -13,15 +13,14 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from .harness import CONTEXT_BLOCK, HUMAN_WRAPPER
 from .redact import redact
 from .tool_results import json_result, output_parts
 from .vocabulary import (
     CODE_TOOL,
     COMMAND_KEYS,
-    CONTEXT_BLOCK,
     EXIT_STATUS_KEYS,
     FILE_KEYS,
-    HUMAN_WRAPPER,
     REPORT_KEYS,
     REPORT_TOOL,
     SHELL_TOOLS,

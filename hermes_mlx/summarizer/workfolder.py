@@ -6,7 +6,7 @@ Agents show it differently: Claude Code's prompt says `Working directory: /x`, C
 `<cwd>/x</cwd>` in a user turn, Codex's and Hermes's shell tools take a `workdir`/`cwd`
 argument, many agents prefix commands with `cd /x &&`, and Cursor, Gemini CLI and Copilot
 show it only through the absolute paths their file tools are given. Each is read here, strongest
-first; shapes live in vocabulary.py.
+first; shapes live in harness.py.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from .harness import CD_PREFIX, CWD_KEYS, CWD_STATED, HOME_DIR, SOURCE_DIRS
 from .text import Turn
-from .vocabulary import CD_PREFIX, CWD_KEYS, CWD_STATED, FILE_KEYS, HOME_DIR, SOURCE_DIRS
+from .vocabulary import FILE_KEYS
 
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 

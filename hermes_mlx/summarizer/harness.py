@@ -1,0 +1,47 @@
+"""What a harness puts around the words of a session: the folder it says the agent works in, the
+context blocks it appends to a user's turn or a tool's output, and the tags it wraps the user's own
+words in. The vocabulary of the words themselves (announcements, causes, shell tools, read-only
+commands) is vocabulary.py's; these shapes say where the words are, not what they mean, and each
+is written once here (text.py, absorb.py and workfolder.py read them).
+"""
+
+from __future__ import annotations
+
+import re
+
+# tool-call argument keys that name the folder a command runs in (Codex's and Hermes's shell tools)
+CWD_KEYS = ("cwd", "workdir", "working_directory", "working_dir")
+# a session stating its folder: Claude Code's `Working directory: /x` (its <env> block), Cursor's
+# `Workspace Path: /x`, Codex's `<cwd>/x</cwd>` envelope, a `cwd: /x` line of a harness, SWE-agent's
+# `(Current directory: /x)`
+CWD_STATED = re.compile(
+    r"(?im)^[ \t]*\(?(?:(?:current |primary )?working (?:directory|folder|dir)|current directory|"
+    r"workspace (?:path|folder|root)|cwd)[ \t]*[:=][ \t]*[`\"']?((?:/|~/|[A-Za-z]:[\\/])[^\s`\"'<>)]*)[`\"']?\)?[ \t]*$"
+    r"|<cwd>\s*((?:/|~/|[A-Za-z]:[\\/])[^<\s]*)\s*</cwd>"
+    r"|^#[ \t]*current (?:workspace|working) directory[ \t]*\(((?:/|~/|[A-Za-z]:[\\/])[^()\n]*?)\)"  # Cline's, Roo Code's
+)
+# a harness's context block in a user turn or a tool's output, no one's words and no work: Cline's,
+# Roo Code's and Kilo Code's `<environment_details>` (open tabs, the time, the workspace's file
+# listing), Claude Code's `<system-reminder>`, Codex's `<environment_context>` and
+# `<user_instructions>`, Cursor's `<user_info>` and `<additional_data>`, OpenHands'
+# `<RUNTIME_INFORMATION>`. Only the folder it states is read (CWD_STATED).
+CONTEXT_BLOCK = re.compile(
+    r"<(environment_details|system-reminder|environment_context|user_instructions|user_info|additional_data|"
+    r"runtime_information|repository_info)>.*?</\1>",
+    re.S | re.I,
+)
+# the tags a harness wraps around the user's own words (Cline's `<task>`, `<feedback>` and
+# `<answer>`, Cursor's `<user_query>`, Windsurf's `<USER_REQUEST>`): the words are the user's
+_HUMAN_TAGS = "task|feedback|answer|user_query|user_request"
+HUMAN_WRAPPER = re.compile(rf"</?(?:{_HUMAN_TAGS})>", re.I)
+# the user's own words inside a tool's output: Cline's and Roo Code's `attempt_completion` result
+# carries the user's reply to the report as `<feedback>…</feedback>`
+HUMAN_WORDS = re.compile(rf"<({_HUMAN_TAGS})>\s*(.*?)\s*</\1>", re.S | re.I)
+# `cd DIR && …` / `cd "DIR"; …`: the folder a shell command runs in
+CD_PREFIX = re.compile(r"^\s*cd\s+([\"']?)((?:/|~/|[A-Za-z]:[\\/])[^\"';&|\n]*?)\1\s*(?:&&|;)")
+# a user's home folder, in the spellings agents' paths use (`/c:/Users/x` is VS Code's)
+HOME_DIR = re.compile(r"^(?:/home/[^/]+|/Users/[^/]+|/root|~|/[A-Za-z]:/Users/[^/]+)(?=/)", re.I)
+# the folders a project keeps its code in: a project's root is the folder above them
+SOURCE_DIRS = frozenset(
+    "src lib test tests spec app assets config priv docs scripts cmd pkg internal support fixtures".split()
+)
