@@ -68,3 +68,26 @@ def test_a_prose_answer_is_kept_verbatim_and_free_text_is_an_answer():
     free = json.dumps({"answers": [{"questionId": "delete_scope", "selectedOptionIds": [], "freeformText": "both"}]})
     assert asked_and_chosen(CURSOR, free) == ["Asked: Delete the local copy or the GitHub repository? → both"]
     assert asked_and_chosen({"path": "a.py"}, "{}") == []  # no question asked: nothing said
+
+
+def test_hermes_clarify_answers_travel_with_their_questions_not_as_json():
+    """Hermes's `clarify` answers in JSON that repeats what was offered; the user's pick is
+    `user_response`, one per question in a batch (`responses`), never `choices_offered`."""
+    one = {"question": "Which database should we use?", "choices": ["Postgres", "SQLite"]}
+    answer = {"question": one["question"], "choices_offered": one["choices"], "user_response": "SQLite"}
+    assert _asks("clarify", one, json.dumps(answer)) == ["Asked: Which database should we use? → SQLite"]
+    batch = {"questions": [one, {"question": "Which port?"}]}
+    answers = {"responses": [answer, {"question": "Which port?", "choices_offered": None, "user_response": "8080"}]}
+    assert _asks("clarify", batch, json.dumps(answers)) == [
+        "Asked: Which database should we use? → SQLite",
+        "Asked: Which port? → 8080",
+    ]
+    several = {**answer, "user_response": ["Postgres", "SQLite"]}  # multi_select
+    assert _asks("clarify", one, json.dumps(several)) == ["Asked: Which database should we use? → Postgres; SQLite"]
+
+
+def test_answers_keyed_by_question_id_are_read():
+    """Codex's `request_user_input` answers as a map from each question's id to its answers."""
+    asked_for = {"questions": [{"id": "mode", "question": "Which mode first?", "options": [{"label": "macOS native"}]}]}
+    answer = json.dumps({"answers": {"mode": {"answers": ["macOS native"]}}})
+    assert _asks("request_user_input", asked_for, answer) == ["Asked: Which mode first? → macOS native"]

@@ -47,24 +47,50 @@ def asked(arguments: dict) -> list[tuple[str, str, dict[str, str]]]:
     return out
 
 
+# keys an answer's picks are under (Cursor's `selectedOptionIds`), never what was offered
+# (Hermes's `choices_offered`), and keys its free text is under (Cursor's `freeformText`,
+# Hermes's `user_response`, Codex's `answers`)
+_PICK_KEY = re.compile(r"^(?!.*(?:offered|available)).*(?:select|chosen|choice|option)", re.I)
+_FREE_KEY = re.compile(r"freeform|text|answer|response", re.I)
+
+
+def _picked(answer) -> list[str]:
+    """What one answer chose or typed: option ids, labels or free text, as the tool gave them."""
+    if isinstance(answer, str):
+        return [answer.strip()] if answer.strip() else []
+    if isinstance(answer, list):
+        return [str(a).strip() for a in answer if isinstance(a, (str, int)) and str(a).strip()]
+    if not isinstance(answer, dict):
+        return []
+    picks = next((v for k, v in answer.items() if _PICK_KEY.search(k) and isinstance(v, list)), [])
+    free = next((v for k, v in answer.items() if _FREE_KEY.search(k) and isinstance(v, (str, list))), "")
+    return _picked(picks) + _picked(free)
+
+
 def chosen(result: str) -> dict[str, list[str]] | None:
     """Question id (or its position, as text) -> the option ids or free text the user gave, from
-    a tool's JSON answer; None when the answer is no such JSON (prose, or nothing)."""
+    a tool's JSON answer; None when the answer is no such JSON (prose, or nothing). The shapes:
+    a list of answers (Cursor's `{"answers": [{"questionId", "selectedOptionIds"}]}`, Hermes's
+    `{"responses": [{"question", "user_response"}]}`), a map from question id to its answer
+    (Codex's `{"answers": {"mode": {"answers": ["macOS native"]}}}`), or one answer (Hermes's
+    `clarify`: `{"question", "choices_offered", "user_response"}`)."""
     try:
         data = json.loads(result)
     except (ValueError, RecursionError):
         return None
-    answers = data.get("answers") if isinstance(data, dict) else data
+    answers = data
+    if isinstance(data, dict):
+        answers = data.get("answers") or data.get("responses")
+        if answers is None and any(_FREE_KEY.search(k) for k in data):
+            answers = [data]
+    if isinstance(answers, dict):
+        return {str(k): _picked(v) for k, v in answers.items()}
     if not isinstance(answers, list):
         return None
     out: dict[str, list[str]] = {}
     for i, a in enumerate(x for x in answers if isinstance(x, dict)):
         key = str(a.get("questionId") or a.get("question_id") or a.get("id") or i)
-        picks = next(
-            (v for k, v in a.items() if re.search(r"select|choice|option", k, re.I) and isinstance(v, list)), []
-        )
-        free = next((v for k, v in a.items() if re.search(r"freeform|text|answer", k, re.I) and isinstance(v, str)), "")
-        out[key] = [str(p) for p in picks] + ([free.strip()] if free.strip() else [])
+        out[key] = _picked(a)
     return out
 
 
