@@ -305,6 +305,24 @@ def test_a_reasoning_summarys_narration_is_an_announcement():
     assert _finding_texts(text) == ["The `TextView` ignores `app:` attributes, so the size stays 12sp."]
 
 
+def test_a_choice_said_in_an_announcements_words_is_a_finding():
+    # Codex's reasoning "I have enough to recommend a primary path (`launchctl`)", Gemini CLI's
+    # "I've decided against using `@mipmap/ic_launcher`": the choice is what a reader needs; a
+    # plan to look, or a cue word inside code, is not one
+    for s in (
+        "I have enough to recommend a primary path (`launchctl`), and there are two strong alternatives (PM2, Docker).",
+        "**Evaluating Preview Alternatives** — I've decided against using `@mipmap/ic_launcher` in `date_widget_info.xml`.",
+        "I'll go with `tokio` because it is the runtime the crate already uses; I chose it over `async-std`.",
+    ):
+        assert not is_announcement(s), s
+    for s in (
+        "Let me re-read the credo output: `Using length/1 is expensive, prefer comparing against an empty list.`",
+        "I'll pick the recommended approach:",
+        "Let me check which option the docs recommend?",
+    ):
+        assert is_announcement(s), s
+
+
 def test_a_bold_title_before_an_announcement_does_not_make_it_a_finding():
     # Gemini CLI's thought summaries and Claude Code's lists put a bold title before the text:
     # the text says whether the line announces (0 of 12 such lines held a fact)

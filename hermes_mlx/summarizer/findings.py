@@ -25,6 +25,7 @@ from .vocabulary import (
     ANNOUNCE,
     ASIDE,
     CHANGE_INTENT,
+    CHOICE_MADE,
     DECISION_CUE,
     IMPERATIVE,
     MEMORY_KEYS,
@@ -81,10 +82,11 @@ def is_announcement(sentence: str) -> bool:
     )
     if re.match(r"^[A-Z][a-z]+ing\b", s) and not SIGNAL.search(s):
         return True  # "Running the export tests.", "Reviewing module 3 of 7": an activity, not a result
-    if IMPERATIVE.match(s):
+    chose = bool(CHOICE_MADE.search(_SPAN.sub("", s))) and not s.endswith((":", "?", "：", "？"))
+    if IMPERATIVE.match(s) and not chose:
         return True  # "Now update `session_live.ex` — pass ...": an order to itself
-    if ANNOUNCE.match(s):
-        return True
+    if ANNOUNCE.match(s) and not chose:
+        return True  # "Let me check the API." (not "I have enough to recommend `launchctl`.")
     if NARRATION.match(s) and not DECISION_CUE.search(s):
         return True  # "I'm currently focused on the `course_log.md` file.", "My next step is ..."
     if ASIDE.match(s) and not DECISION_CUE.search(s) and not _specific_result(s):

@@ -107,6 +107,11 @@ DECISION_CUE = re.compile(
     r"|推荐|建议|决定|改为|选择|所以|因此|おすすめ|推奨|決定|代わりに|поэтому|вместо|рекоменд|решил",
     re.I,
 )
+# a choice said outright, if in an announcement's words: "I have enough to recommend `launchctl`",
+# "I've decided against using `@mipmap/ic_launcher`", "推荐安装 CUDA 12.8" (Codex, Gemini CLI, Cursor)
+CHOICE_MADE = re.compile(
+    r"\b(?:recommend(?:s|ed|ation)?|decided|chose|chosen|prefer(?:red)?|went with|opted)\b|推荐|建议|决定", re.I
+)
 # where a user's sentence ends: the Goal is the request's asks sentence by sentence
 # (`faithful.goal_of`), Constraints its directives (`directives.user_constraints`, at line breaks
 # too), and a constraint is listed less the sentences the Goal shows (`summary.beside_goal`)
