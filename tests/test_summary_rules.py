@@ -7,7 +7,14 @@ import pytest
 from hermes_mlx.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.absorb import absorb
 from hermes_mlx.summarizer.budget import hermes_summary_budget
-from hermes_mlx.summarizer.findings import candidates, is_announcement, is_musing, near_duplicate, split_sentences
+from hermes_mlx.summarizer.findings import (
+    candidates,
+    is_announcement,
+    is_musing,
+    near_duplicate,
+    paragraphs,
+    split_sentences,
+)
 from hermes_mlx.summarizer.ledger import OUTCOME_SEP, Ledger
 from hermes_mlx.summarizer.narrative import fallback_notes
 from hermes_mlx.summarizer.outcomes import is_report, outcome_line
@@ -407,6 +414,47 @@ def test_a_statement_of_what_cannot_be_or_did_not_work_is_a_finding():
 
 def _finding_texts(text: str) -> list[str]:
     return [c[0] for c in candidates(normalize([{"role": "assistant", "content": text}]))]
+
+
+def test_a_line_cut_mid_clause_goes_on_in_the_next():
+    # Hermes Agent over Discord (gpt-5.3-codex): "1) you're checking another channel, or" / "2) ...";
+    # Copilot's "- `C:\\...\\logs` or" / "- `C:\\...\\logs`"; Codex's sub-list of clauses ending in
+    # commas; a lowercase line wrapped under a list item. Alone each was a fragment in Progress.
+    hermes = (
+        "So likely possibilities are:\n1) you're checking a different channel than `1499183215494037554`, or  \n"
+        "2) scheduler tick delay (usually up to ~1 minute).\n\nIf you want, I can also add a second target:\n"
+        "- this current thread/home channel  \nso you never miss an update again."
+    )
+    assert _finding_texts(hermes) == [  # the wrapped item is one clause, a list's item: no finding
+        "you're checking a different channel than `1499183215494037554`, or scheduler tick delay (usually up to ~1 minute)."
+    ]
+    assert [p[-1] for p in paragraphs(hermes)][
+        -1
+    ] == "- this current thread/home channel so you never miss an update again."
+    copilot = "The logs would likely be in:\n- `C:\\Program Files\\Houdoku\\logs` or \n- `C:\\Users\\d\\Houdoku\\logs`"
+    assert _finding_texts(copilot) == ["`C:\\Program Files\\Houdoku\\logs` or `C:\\Users\\d\\Houdoku\\logs`"]
+    codex = "- Updated `build-dmg.sh` to:\n  - detect missing ZIP input,\n  - run `build-extension-zip.sh <version>`,\n  - verify it exists."
+    assert "detect missing ZIP input, run `build-extension-zip.sh <version>`, verify it exists." in _finding_texts(
+        codex
+    )
+    # a finished line, a blank line or a capital starts anew
+    apart = "The cache is stale.\nso the key omits the locale.\n\nThe fix is in, and\n\nthe tests pass 12/12."
+    assert len(paragraphs(apart)) == 4
+
+
+def test_a_turns_findings_stay_in_the_order_it_said_them():
+    # Hermes Agent's report "I've now: 1. Verified ... 2. Changed ... 3. Triggered ..." came back
+    # ranked (Changed, Verified, Triggered); Codex's closing report was reordered the same way
+    report = (
+        "I found your news cron job is active, but it was set to deliver to **`origin`**.\n\nI've now:\n"
+        "1. Verified the job is enabled and healthy (`last_status: ok`)\n"
+        "2. Changed delivery target from `origin` to **`discord`** (home Discord channel)\n"
+        "3. Triggered a manual run so you should get an update shortly"
+    )
+    turns = [{"role": "user", "content": "Why no news updates?"}, {"role": "assistant", "content": report}]
+    progress = parse(MLXSummarizer(score=None, context_window=8192).update(None, turns).text).progress
+    said = [p.split(" ", 1)[0] for p in progress]
+    assert [w for w in said if w in ("Verified", "Changed", "Triggered")] == ["Verified", "Changed", "Triggered"]
 
 
 def test_a_sentence_that_names_nothing_stays_with_the_one_after_it_rather_than_going_alone():

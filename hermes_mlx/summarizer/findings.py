@@ -66,6 +66,13 @@ class Finding:
     text: str
     turn: int  # index of the turn it came from (recency, source order)
     score: float  # code's estimate of what it carries (log-odds)
+    order: int = 0  # its place among the span's findings: a turn's findings are listed as it said them
+
+
+def in_session_order(found: list[Finding]) -> list[Finding]:
+    """`found` as the session said it: turn by turn, and within a turn in its own order (a report's
+    "1. Verified … 2. Changed … 3. Triggered" is not read back ranked)."""
+    return sorted(found, key=lambda f: (f.turn, f.order))
 
 
 # a reasoning summary's bold title before its text (Gemini CLI's "**Checking Mockito Versions** —
@@ -139,10 +146,13 @@ def split_sentences(line: str) -> list[str]:
 def paragraphs(text: str) -> list[list[str]]:
     """Paragraph lines (outside code fences; no heading, bold or not, table row or tag) as lists of sentences.
     A list of results is one line ("- 63KB (64,573 bytes): WORKS" then "- 64KB (65,594 bytes):
-    FAILS"): each item alone is half a verdict, and the boundary is in the pair."""
+    FAILS"): each item alone is half a verdict, and the boundary is in the pair. A line that ends
+    mid-clause goes on in the next (`_goes_on`): "1) you're checking another channel, or" then "2)
+    scheduler tick delay." is one line, as is a list item and the lowercase line wrapped after it."""
     body = re.sub(r"```.*?(?:```|$)", "\n", text, flags=re.DOTALL)
     out: list[list[str]] = []
     results: list[str] = []  # consecutive list items in the shape of a result
+    open_line = False  # the line before was text, in out[-1]
     for line in body.splitlines():
         line = re.sub(r"^(?:>\s*)+", "", line.strip())  # a quoted line is still a line; a heading is not
         item = _LIST_ITEM.match(line)
@@ -150,16 +160,35 @@ def paragraphs(text: str) -> list[list[str]]:
         if results and (not result or len("; ".join([*results, result])) > FINDING_CHARS):
             out.append(["; ".join(results)] if len(results) > 1 else split_sentences(results[0]))
             results = []
+        was_open, open_line = open_line, False
         if result:
             results.append(result)
         elif line and not line.startswith(("|", "#", "<", "{", "}")) and not _bold_heading(_LIST_ITEM.sub("", line)):
-            out.append(split_sentences(line))
+            rest = line[item.end() :] if item else line
+            if was_open and _goes_on(out[-1][-1], rest, bool(item)):
+                said = out.pop()
+                out.append(said[:-1] + split_sentences(f"{said[-1]} {rest}"))
+            else:
+                out.append(split_sentences(line))
+            open_line = True
     if results:
         out.append(["; ".join(results)] if len(results) > 1 else split_sentences(results[0]))
     return out
 
 
 _LIST_ITEM = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
+# a line that ends mid-clause ("…a different channel than `1499…`, or"): its sentence goes on below
+_DANGLING = re.compile(r"(?:,|\b(?:or|and|but|than|to|of|with))\s*$", re.I)
+_ENDED = re.compile(r"[.!?:;。！？：]\W*$")
+
+
+def _goes_on(before: str, line: str, item: bool) -> bool:
+    """Whether `line` (a list item's text when `item`) continues the sentence `before` ends: after
+    a dangling comma or conjunction, or as a lowercase line wrapped under an unfinished one (the
+    hard break of "- this current thread/home channel  " / "so you never miss an update again.")."""
+    if len(before) + len(line) >= FINDING_MAX:
+        return False
+    return bool(_DANGLING.search(before)) or (not item and line[:1].islower() and not _ENDED.search(before))
 # a line wholly in bold with no sentence's end: a heading written in bold (Codex's and Cursor's
 # reasoning titles, "**Clarifying zip error source and fix**", "**Шаг 1: Формулируем цель**"):
 # none of 28 such lines held a fact
@@ -323,7 +352,7 @@ CONTINUATION = re.compile(
 
 def findings(turns: list[Turn]) -> list[Finding]:
     """The span's findings in source order, each scored by FEATURE_WEIGHTS."""
-    return [Finding(text, i, weigh(feats)) for text, i, feats in candidates(turns)]
+    return [Finding(text, i, weigh(feats), k) for k, (text, i, feats) in enumerate(candidates(turns))]
 
 
 def _pieces(run: list[str]) -> list[str]:

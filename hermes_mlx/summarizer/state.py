@@ -8,7 +8,7 @@ from __future__ import annotations
 from .budget import with_room
 from .digest import plan_state, rank_ids
 from .faithful import directive_shaped
-from .findings import Finding, findings, is_announcement, near_duplicate, rank
+from .findings import Finding, findings, in_session_order, is_announcement, near_duplicate, rank
 from .narrative import add_progress
 from .outcomes import says_passed
 from .summary import Summary, code
@@ -110,11 +110,11 @@ def spend_room(s: Summary, chosen: list[Finding], rest: list[Finding], budget_to
     """This pass's `chosen` findings (in `s.progress` already) and, while the summary has room
     under `budget_tokens`, the best of `rest` (`budget.with_room`), all in the session's order:
     a pass whose entries leave room spends it on findings. Returns their texts."""
-    notes = [f.text for f in sorted(chosen, key=lambda f: f.turn)]
+    notes = [f.text for f in in_session_order(chosen)]
     more = with_room(s, rest, budget_tokens) if budget_tokens else []
     if more:
         s.progress = [p for p in s.progress if p not in notes]
-        notes = [f.text for f in sorted(chosen + more, key=lambda f: f.turn)]
+        notes = [f.text for f in in_session_order(chosen + more)]
         add_progress(s, notes)
     return notes
 
@@ -138,6 +138,6 @@ def add_exchange_findings(
         return
     ranked = fresh_findings(s, turns, exclude=notes)
     more = best_that_fit(ranked, extra, room_per_pick)
-    add_progress(s, [f.text for f in sorted(more, key=lambda f: f.turn)])
+    add_progress(s, [f.text for f in in_session_order(more)])
     if extra == EXTRA_MAX:
         spend_room(s, more, [f for f in ranked if f not in more], budget_tokens)

@@ -32,7 +32,7 @@ from .api import Message, SummaryResult
 from .budget import hermes_tokens
 from .chunk import chunk_turns, fit_text
 from .faithful import Source, gated, line_verdict, statements
-from .findings import is_announcement
+from .findings import in_session_order, is_announcement
 from .ledger import user_message
 from .narrative import add_progress, dedupe, fallback_notes, paragraph_lines, set_goal, template_language
 from .prompts import MAX_CHOICES, Template, labels, load_template
@@ -196,11 +196,11 @@ class MLXSummarizer:
             m = min(3, max(1, keep // 3))
             window = ranked[keep - m : keep - m + MAX_CHOICES]
             tpl = load_template("rank", template_language(s, turns))
-            picked = self._choose(tpl, "", [f.text for f in sorted(window, key=lambda f: f.turn)], source, stats)
+            picked = self._choose(tpl, "", [f.text for f in in_session_order(window)], source, stats)
             if len(stats["picks"]):
                 details["narrative"] = "model"
                 chosen = ranked[: keep - m] + [f for f in window if f.text in picked][:m]
-        add_progress(s, [f.text for f in sorted(chosen, key=lambda f: f.turn)])
+        add_progress(s, [f.text for f in in_session_order(chosen)])
         fold_state(s, turns, source)
         return spend_room(s, chosen, [f for f in ranked if f not in chosen], budget_tokens)
 
@@ -280,7 +280,7 @@ class MLXSummarizer:
         if self.ranking == "code":  # the findings ranker picks as many as the model would, gated alike
             stats["chunks"] += min(len(chunks), MODEL_CHUNKS)
             best = fresh_findings(prev, turns)[: min(len(chunks), MODEL_CHUNKS) * tpl.pick]
-            picked = gated([f.text for f in sorted(best, key=lambda f: f.turn)], source, turns, stats)
+            picked = gated([f.text for f in in_session_order(best)], source, turns, stats)
             notes = [n for n in picked if n not in prev.progress]
         # the assistant's statements, never its announcements ("Now let me check the API.")
         pool = (
