@@ -50,6 +50,16 @@ def test_prune_replaces_duplicates_and_leaves_small_results():
     assert [m.get("tool_call_id") for m in out] == [None, "a", "b", "c"]
 
 
+def test_a_pruned_json_result_keeps_its_head_not_a_lone_brace():
+    # Hermes's cronjob tool and most MCP tools answer in indented JSON: a first line of "{" told
+    # a later reader nothing; its head on one line names what the tool did
+    job = {"success": True, "job": {"job_id": "281aef5d2be7", "deliver": "discord", "schedule": "0 7 * * *"}}
+    middle = [assistant(None, calls=[("a", "cronjob")]), tool("a", json.dumps(job, indent=2) + " " * 900)]
+    (out, pruned, _) = prune_tool_results(middle)
+    assert pruned == 1
+    assert 'first line: { "success": true, "job": { "job_id": "281aef5d2be7"' in out[1]["content"]
+
+
 def test_summarizes_the_middle_and_reassembles_a_valid_list():
     fake = ScriptedSummarizer()
     messages = session(10)

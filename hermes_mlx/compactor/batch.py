@@ -63,6 +63,8 @@ def one_line(name: str, text: str) -> str:
     """A tool result reduced to what a later reader needs to know it happened."""
     stripped = text.lstrip()
     first = stripped[: stripped.find("\n") if "\n" in stripped[:4096] else 4096].strip()
+    if first in ("{", "["):  # pretty-printed JSON: its head on one line (`{"success": true, "job": ...`)
+        first = " ".join(stripped[:400].split())
     if len(first) > 120:
         first = first[:117] + "..."
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)  # no list of 50 MB of lines

@@ -189,6 +189,8 @@ def _goes_on(before: str, line: str, item: bool) -> bool:
     if len(before) + len(line) >= FINDING_MAX:
         return False
     return bool(_DANGLING.search(before)) or (not item and line[:1].islower() and not _ENDED.search(before))
+
+
 # a line wholly in bold with no sentence's end: a heading written in bold (Codex's and Cursor's
 # reasoning titles, "**Clarifying zip error source and fix**", "**Шаг 1: Формулируем цель**"):
 # none of 28 such lines held a fact
