@@ -330,6 +330,20 @@ def test_a_choice_said_in_an_announcements_words_is_a_finding():
         assert is_announcement(s), s
 
 
+def test_an_offer_to_the_user_is_no_finding_whatever_it_names():
+    # Codex: "If you want, I can also patch `release:dmg` ... so this becomes a one-step command.";
+    # Hermes Agent: "If you want, I can also change the schedule from `07:00 UTC` ..."; Cursor's
+    # "If you want, I can remove `OfficerLockState.cs` ...": none held a fact
+    for s in (
+        "If you want, I can also patch `release:dmg` to auto-build the extension ZIP when missing so this is one step.",
+        "If you want, I can also change the schedule from `07:00 UTC` to your local morning time so it lands on time.",
+        "Would you like me to remove `OfficerLockState.cs` and rerun `dotnet test`?",
+        "Want me to pin `flash-attn` to 2.5.8 instead?",
+    ):
+        assert is_announcement(s), s
+    assert not is_announcement("If you run `npm test` now, 3 tests fail because the fixture is missing.")
+
+
 def test_a_bold_title_before_an_announcement_does_not_make_it_a_finding():
     # Gemini CLI's thought summaries and Claude Code's lists put a bold title before the text:
     # the text says whether the line announces (0 of 12 such lines held a fact)

@@ -33,6 +33,7 @@ from .vocabulary import (
     MEMORY_TOOL,
     NARRATION,
     NEED,
+    OFFER,
     SIGNAL,
     SPECIFIC,
 )
@@ -96,6 +97,8 @@ def is_announcement(sentence: str) -> bool:
         return True  # "Let me check the API." (not "I have enough to recommend `launchctl`.")
     if NARRATION.match(s) and not DECISION_CUE.search(s):
         return True  # "I'm currently focused on the `course_log.md` file.", "My next step is ..."
+    if OFFER.match(s):
+        return True  # "If you want, I can also change the schedule from `07:00 UTC` …"
     if ASIDE.match(s) and not DECISION_CUE.search(s) and not _specific_result(s):
         return True  # "Actually, looking again, ...", "This should fix ...", "If you want, ..."
     if s.endswith((":", "：")) and is_report(s):

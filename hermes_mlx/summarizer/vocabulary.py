@@ -40,14 +40,14 @@ NARRATION = re.compile(
     r"my (?:current )?(?:focus|next step|primary action|aim|priority)|i plan to|i['’]?ve (?:initiated|started|begun))\b",
     re.I,
 )
-# a second thought, an aside or a hope ("Actually, looking at the code again, ...", "Now I'm
-# installing dependencies", "This should fix the tooltip.", "If you want, next I can ..."): none of
-# 68 such findings, from all eight agents, held a fact (1 in 17 of all findings); one that decides
-# or states a result naming code or a number ("Actually, I found the bug: `parse()` drops the last
-# row.") is read
+# a second thought, an aside or a hope ("Actually, looking at the code again, ...", "Now I'm installing
+# dependencies", "This should fix the tooltip."): none of 68 such findings, from all eight agents, held a
+# fact; one that decides or names code or a number in a result ("Actually, `parse()` drops a row.") is read
 ASIDE = re.compile(
     _OPENERS + r"(?:this should|actually,? (?:i|looking)|now i['’]?m|i['’]?m also|but wait|if you)\b", re.I
 )
+# an offer, never work done, whatever it names: "If you want, I can also patch `release:dmg` …"
+OFFER = re.compile(_OPENERS + r"(?:if you(?:['’]d)? (?:want|like|prefer)|want me to|would you like|shall i)\b", re.I)
 # the change an agent says it will make next ("Let me rewrite it to be a macro:", "I'll remove the
 # old folders", "I'm making that test self-contained by ...", "让我改为…"): after what it found, the
 # decision that finding led to, never a read or a check ("Let me check the API")
