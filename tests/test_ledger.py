@@ -349,8 +349,10 @@ def test_an_error_names_its_command_as_commands_does():
         ("search_and_replace", "edited"),  # Roo Code's
         ("find_and_replace", "edited"),
         ("read_file", "read"),
-        ("search_files", "read"),
-        ("list_files", "read"),
+        ("search_files", "mentioned"),  # Hermes's: where it looked, no file it read
+        ("list_files", "mentioned"),
+        ("Grep", "mentioned"),
+        ("Glob", "mentioned"),
         ("write_to_file", "created"),
         ("delete_file", "deleted"),
     ],

@@ -292,13 +292,13 @@ EDIT_OLD_KEYS = ("old_string", "old_str", "oldString", "old_text", "oldText", "s
 
 # tools whose output is a file's (or a listing's) contents: what it holds is no error, result or URL
 READ_TOOL = re.compile(r"read|view|open|cat|show|get|search|grep|glob|list|find|fetch|extract")
-# what a tool does to the files it names, read off its name, first match wins: a change before a
-# read, as a name with both verbs changes files (Roo Code's `search_and_replace`, Cursor's
-# `search_replace`, a `find_and_replace`)
+# what a tool does to the files it names, read off its name, first match wins: a change before a read
+# (`search_and_replace` edits); a search's path is where it looked, no file it read
 TOOL_ACTIONS = (
     ("created", re.compile(r"create|new|write")),
     ("deleted", re.compile(r"delete|remove")),
     ("edited", re.compile(r"edit|patch|replace|apply|update|insert|modify|move|rename|undo")),
+    ("mentioned", re.compile(r"search|grep|glob|list|find")),
     ("read", READ_TOOL),
 )
 # an editor tool's sub-command: Anthropic's text editor and OpenHands' and SWE-agent's
