@@ -526,3 +526,15 @@ def test_a_log_line_below_error_level_is_no_error(line):
 )
 def test_an_error_label_or_verdict_at_a_lower_level_still_counts(line):
     assert error_lines(f"{line}\n") == [line]
+
+
+def test_a_member_of_a_well_known_object_is_code_not_a_file():
+    # OpenCode's "Now update the console.log list in the startup:", a JSX `key={item.key}`, Hermes's
+    # `self.env`: an object's member whose name ends like an extension was listed under Files
+    text = "Now update the console.log list; read process.env and item.key, res.json(), self.env, import.meta.env"
+    assert find_paths(text) == []
+    assert find_paths("tail -f server.log; chmod 600 private.key; cat package.json") == [
+        "server.log",
+        "private.key",
+        "package.json",
+    ]
