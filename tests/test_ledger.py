@@ -361,3 +361,38 @@ def test_a_tool_that_searches_and_replaces_edits(name, action):
     assert tool_action(name, {"path": "src/a.py"}) == action
     led = ledger_of(ran("c1", name, "ok", path="src/a.py"))
     assert led.files["src/a.py"] == action
+
+
+def test_code_an_edit_tool_echoes_back_is_no_error():
+    # Claude Code's Edit answers "All occurrences of '<old>' were successfully replaced with '<new>'"
+    # and Hermes's patch `{"success": true, "diff": ...}`: the test code they carry ("assert status
+    # == 400") had been an Open error; a lint error the patch reports is one, named by its file
+    old, new = "    assert status == 404\n    assert ok", "    assert status == 400\n    assert ok"
+    echo = f"The file test/h.exs has been updated. All occurrences of '{old}' were successfully replaced with '{new}'."
+    diff = "--- a/test/h.exs\n+++ b/test/h.exs\n-    assert status == 404\n+    assert status == 400\n"
+    for name, result in (("Edit", echo), ("patch", json.dumps({"success": True, "diff": diff}))):
+        led = ledger_of(ran("c1", name, result, path="test/h.exs", old_string=old, new_string=new))
+        assert led.errors == [], name
+    linted = {"success": True, "diff": diff, "lint": {"status": "error", "output": "h.exs:3:5: error: syntax error"}}
+    led = ledger_of(ran("c1", "patch", json.dumps(linted), path="test/h.exs", old_string=old, new_string=new))
+    assert [(e.cmd, e.line) for e in led.errors] == [("patch test/h.exs", "h.exs:3:5: error: syntax error")]
+
+
+def test_a_failed_edit_is_fixed_by_a_later_write_of_the_same_file():
+    # OpenCode's edit "Error: Could not find oldString in the file." then `write` of the whole file;
+    # Hermes's patch `{"success": false, "error": ...}` then write_file: the error had stayed the
+    # Open error to the end
+    hermes = json.dumps({"success": False, "error": "Could not find a match for old_string in src/app.tsx"})
+    for name, failed, writer in (
+        ("edit", "Error: Could not find oldString in the file. It must match exactly.", "write"),
+        ("patch", hermes, "write_file"),
+    ):
+        msgs = ran("c1", name, failed, filePath="src/app.tsx", oldString="x = 1", newString="x = 2")
+        led = ledger_of(msgs)
+        assert [e.cmd for e in led.errors] == [f"{name} src/app.tsx"], name
+        led = ledger_of(msgs + ran("c2", writer, '{"bytes_written": 5}', filePath="src/app.tsx", content="x = 2"))
+        assert led.errors == [] and len(led.resolved) == 1, name
+        assert led.fixes[led.resolved[0]] == f"{writer} src/app.tsx"
+        # a write of another file fixes nothing
+        other = ledger_of(msgs + ran("c2", writer, '{"bytes_written": 1}', filePath="src/b.tsx", content="y"))
+        assert len(other.errors) == 1, name

@@ -35,7 +35,7 @@ from .questions import asked_and_chosen
 from .redact import redact
 from .text import Turn, clip, command_of
 from .tidy import path_shaped
-from .tool_results import exit_status, failed_field, help_link, tool_output
+from .tool_results import error_text, exit_status, failed_field, help_link, tool_output
 from .vocabulary import (
     ASKS_USER_TOOL,
     DELEGATE_TOOL,
@@ -166,16 +166,24 @@ def _read_result(led: Ledger, call, text: str) -> None:
     # a file's contents are no errors (`raise ValueError(...)` in code read back): reading
     # tools and read-only commands report errors only in a short answer (EISDIR, not found)
     reads = call is not None and reads_contents(call.name, cmd, call.arguments)
-    errors, omitted = error_report(output) if not reads or len(output) <= READ_ANSWER_CHARS else ([], 0)
+    changes = call is not None and not cmd and tool_action(call.name, call.arguments) in ("edited", "created")
+    label = tool_label(call) if changes else cmd  # a failed edit names its file: a later write of it fixes it
+    said = error_text(text, output)
+    errors, omitted = error_report(said) if not reads or len(said) <= READ_ANSWER_CHARS else ([], 0)
     errors = [e for e in errors if not NUMBERED_LINE.match(e)] if reads else errors
+    if changes:  # code an edit echoes back (Claude Code's "All occurrences of '…' were replaced") is no error
+        wrote = " ".join(" ".join(v.split()) for v in call.arguments.values() if isinstance(v, str))
+        errors = [e for e in errors if " ".join(e.rstrip("…").split()[-4:]) not in wrote]
     piped = status == 0 and bool(re.search(r"(?<!\|)\|(?!\|)", cmd))  # `cmd | tail` reports tail's status
     if status not in (0, None) or errors and (status is None or piped) and not passed:
         for line in errors:
-            led.add_error(line, cmd)
+            led.add_error(line, label)
         if omitted:
-            led.add_error(f"… and {omitted} more error lines", cmd)
+            led.add_error(f"… and {omitted} more error lines", label)
     elif cmd and (status == 0 and not errors or passed):
         led.resolve(cmd, output)
+    elif changes and not failed:
+        led.resolve_file(label)
     # paths and URLs in tool output: only where they name a problem or a change
     for line in uncut(output, "line").splitlines()[:4000]:
         if is_error_line(line) or re.search(

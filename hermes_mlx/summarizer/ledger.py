@@ -174,6 +174,17 @@ class Ledger:
             for r in verdicts:
                 self.fixes.pop(r, None)
 
+    def resolve_file(self, label: str) -> None:
+        """A tool changed a file (`label`: `write src/a.ts`): errors of a tool that failed on that
+        file (`edit src/a.ts`: "Could not find oldString") move to `resolved`, fixed by it."""
+        path = label.split(" ", 1)[1] if " " in label else ""
+        done = [e for e in self.errors if path and e.cmd.split(" ", 1)[-1] == path and " " in e.cmd]
+        self.errors = [e for e in self.errors if e not in done]
+        for e in done:
+            if not MORE_ERRORS.match(e.line) and e.line not in self.resolved:
+                self.resolved.append(e.line)
+                self.fixes[e.line] = label
+
     def compact(self, resolved_keep: int = 30) -> int:
         """Shrink without losing a string: drop ids, mentioned files and error lines that other
         entries already spell out, read-only commands that succeeded, and the oldest resolved

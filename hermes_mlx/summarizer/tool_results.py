@@ -42,6 +42,16 @@ def output_parts(data: dict) -> list[str]:
     return [str(data[k]).strip() for k in OUTPUT_KEYS if data.get(k)]
 
 
+def error_text(result: str, output: str) -> str:
+    """Where a result's errors are read: its output, but for a JSON result with no output field
+    only the output fields one level down (Hermes's `patch`: `{"success": true, "diff": …,
+    "lint": {"output": …}}`): the rest of such JSON is data (a diff's code), never an error."""
+    data = json_result(result)
+    if not data or output_parts(data):
+        return output
+    return "\n".join(p for v in data.values() if isinstance(v, dict) for p in output_parts(v))
+
+
 # an agent's wrapper around what a command printed (mini-swe-agent: `<returncode>1</returncode>` then
 # `<output>...</output>`): the status is read from it (exit_status), the output is what is inside
 _ENVELOPE = re.compile(r"\A\s*<returncode>\s*-?\d+\s*</returncode>\s*<output>\n?(.*?)\n?</output>\s*\Z", re.S)
