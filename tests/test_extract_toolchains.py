@@ -538,3 +538,15 @@ def test_a_member_of_a_well_known_object_is_code_not_a_file():
         "private.key",
         "package.json",
     ]
+
+
+def test_a_windows_shell_saying_a_program_is_missing_is_an_error():
+    # PowerShell (OpenCode on Windows: `gh pr create`) and cmd.exe say `command not found` their way
+    powershell = (
+        "gh : The term 'gh' is not recognized as the name of a cmdlet, function, script file, or operable program.\n"
+        "At line:1 char:1\n+ gh pr create\n+ ~~\n"
+        "    + CategoryInfo          : ObjectNotFound: (gh:String) [], CommandNotFoundException"
+    )
+    cmd = "'gh' is not recognized as an internal or external command,\noperable program or batch file."
+    assert error_report(powershell)[0][0].startswith("gh : The term 'gh' is not recognized as the name of a cmdlet")
+    assert error_report(cmd)[0] == ["'gh' is not recognized as an internal or external command,"]

@@ -992,8 +992,16 @@ def test_a_chain_of_reads_is_a_read_and_a_chain_that_writes_is_not():
         "git status && git commit -am fix",
         "find . -name '*.pyc' -delete",
         "python3 <<'EOF'\nprint(1)\nEOF",
+        # a branch or remote made, moved or deleted (OpenCode's `git branch -D toast-notifications`
+        # had gone from Commands as a read that succeeded)
+        "git branch -D toast-notifications",
+        "git branch toast-notifications 15fefb6",
+        "git branch -m main trunk",
+        "git remote add origin git@github.com:u/r.git",
     ):
         assert not read_only(cmd), cmd
+    for cmd in ("git branch", "git branch -a", "git branch --show-current", "git remote -v", "git branch -vv"):
+        assert read_only(cmd), cmd
 
 
 def test_a_chain_of_reads_has_no_result_line_and_tells_nothing_in_commands():

@@ -50,6 +50,7 @@ ERROR_LINE = re.compile(
     r"|^\s*✘ \[ERROR\]"  # esbuild
     r"|^\s*┃\s*\[[A-Z]\]\s"  # Credo issue: ┃ [D] ↘ Nested modules could be aliased ...
     r"|npm ERR!|^npm error |command not found|: not found$|No such file or directory|Permission denied|Segmentation fault|core dumped"
+    r"|is not recognized as (?:the name of a cmdlet|an internal or external command)"  # PowerShell's, cmd.exe's
     r"|\*\*\* \[[^\]\n]{0,200}\] Error \d+"  # make
     r"|(?i:" + PROGRAM_FAILED.pattern + ")"  # rm: cannot remove 'x': Device or resource busy
 )

@@ -165,13 +165,13 @@ SPECIAL_FILES = frozenset(
     {"Makefile", "Dockerfile", "Containerfile", "Justfile", "Procfile", "Gemfile", "Rakefile", "Vagrantfile",
      "Brewfile", "Pipfile", "Jenkinsfile", "Caddyfile", "Podfile", "LICENSE"}
 )  # fmt: skip
-# the programs that only read: such a command changes nothing, and its output is what it read
-# (no result line unless it failed or read a log)
-_READERS = (
-    r"git (?:status|diff|log|show|branch|ls-files|blame|reflog)|"
+# the programs that only read: it changes nothing, its output is what it read (no result unless it failed)
+_READERS = (  # not a branch or remote made, moved or deleted (`git branch -D x`, `git remote add o u`)
+    r"git (?:status|diff|log|show|ls-files|blame|reflog)|git branch(?!\s+(?:-[dDmMcCfu]\b|--(?:delete|move|copy|force|"
+    r"set-upstream|unset-upstream)|[^-\s]))|git remote(?!\s+(?:add|remove|rm|rename|set-url|set-head|prune)\b)|"
     r"ls|pwd|cat|head|tail|echo|which|wc|tree|find|grep|rg|ag|fd|sed -n|awk|nl|bd (?:show|ready|list|update)|"
     r"gh (?:issue|pr) view|tail -\d+|less|more|file|stat|du|df|env|printenv|type|Get-Content|Select-String|"
-    r"diff|cmp|lsof|ps|whoami|hostname|realpath|readlink|git (?:remote|rev-parse)|"
+    r"diff|cmp|lsof|ps|whoami|hostname|realpath|readlink|git rev-parse|"
     # SWE-agent's interface: it opens, pages through and searches files with commands of its own
     r"open|goto|scroll_(?:up|down)|search_(?:dir|file)|find_file|filemap|str_replace_editor view"
 )
