@@ -1288,3 +1288,21 @@ def test_code_the_agent_shows_in_a_short_block_or_a_code_span_is_an_identifier()
         assert name in ids, (name, ids)
     prose = ("the other file", "{:ok, ...}", "imports in generated files; the generator template adds them")
     assert not [x for x in ids if x in prose or x.startswith("x1 =") or x == "}}"]
+
+
+def test_a_short_line_does_not_replace_a_longer_one_it_shares_words_with():
+    # Hermes Agent over Discord: a later "The cron job is configured to that channel ID." replaced
+    # the finding that the job delivered to `origin`; seven "Reviewing module N" still end as one
+    from hermes_mlx.summarizer.narrative import add_progress
+
+    s = Summary()
+    found = (
+        "I found your news cron job is active and running daily, but it was set to deliver to **`origin`** "
+        "(the original chat/thread where it was created). After session/channel changes, that can miss updates."
+    )
+    add_progress(s, [found])
+    add_progress(s, ["The cron job is configured to that channel ID."])
+    assert s.progress[0] == found
+    for n in range(1, 8):
+        add_progress(s, [f"Reviewing module {n} of the payment service"])
+    assert [p for p in s.progress if p.startswith("Reviewing")] == ["Reviewing module 7 of the payment service"]

@@ -57,10 +57,16 @@ def set_goal(s: Summary, turns: list[Turn]) -> None:
 
 def add_progress(s: Summary, notes: list[str]) -> None:
     """New progress lines; one that says what an older line says (findings.near_duplicate) replaces
-    it, so seven "Reviewing module N" lines end as the latest one."""
+    it, so seven "Reviewing module N" lines end as the latest one, unless the older says twice as
+    much: Hermes's "The cron job is configured to that channel ID." had replaced the line saying
+    the job delivered to `origin`, which shared its "the cron job is ... to that channel"."""
     for n in notes:
-        if n not in s.progress:
-            s.progress = [p for p in s.progress if not near_duplicate(n, p)] + [n]
+        if n in s.progress:
+            continue
+        said = [p for p in s.progress if near_duplicate(n, p)]
+        if any(len(n) < len(p) / 2 for p in said):
+            continue  # a longer line says it and more ("The cron job is configured to that channel ID.")
+        s.progress = [p for p in s.progress if p not in said] + [n]
 
 
 def paragraph_lines(body: str) -> list[str]:
