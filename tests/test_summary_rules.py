@@ -1306,3 +1306,17 @@ def test_a_short_line_does_not_replace_a_longer_one_it_shares_words_with():
     for n in range(1, 8):
         add_progress(s, [f"Reviewing module {n} of the payment service"])
     assert [p for p in s.progress if p.startswith("Reviewing")] == ["Reviewing module 7 of the payment service"]
+
+
+def test_a_line_a_tool_marks_done_is_what_came_of_the_run():
+    # Hermes's `hermes cron status` ("✓ Gateway is running — ..." then its details), beads' `bd sync`
+    # ("✓ Import complete"), vitest's per-file line: a check-marked line is the run's verdict
+    from hermes_mlx.summarizer.outcomes import outcome_of
+
+    status = "✓ Gateway is running — cron jobs will fire automatically\n  PID: 1164\n\n  1 active job(s)\n  Next run: x"
+    assert outcome_of(status, 0) == ("output", "✓ Gateway is running — cron jobs will fire automatically")
+    beads = "Importing from .beads/issues.jsonl\n✓ Import complete\n\nReady work (2 issues):\n1. [P1] spotter-0zw"
+    assert outcome_of(beads, None) == ("output", "✓ Import complete")
+    checks = "Checking...\n✓ DateTime direct\n✓ DateTime inside List\n✗ DateTime inside Tuple\nDone"
+    assert outcome_of(checks, 0)[1] == "✓ DateTime direct; ✓ DateTime inside List; ✗ DateTime inside Tuple"
+    assert outcome_of("✓ ok\n" * 2 + "✓ a\n✓ b\n✓ c\n", 0) == ("", "")  # a long list of checks says no one verdict

@@ -174,6 +174,9 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     if len(lines) == 1 and len(lines[0]) <= 160 and status is not None and not _EXIT_LINE.match(lines[0]):
         return "output", _fold(lines[0])
     said = [ln for ln in lines if not _EXIT_LINE.match(ln)]
+    marked = list(dict.fromkeys(" ".join(ln.split()) for ln in said if _CHECKED.match(ln)))
+    if marked and len(marked) <= VERDICTS and status in (0, None):  # `✓ Gateway is running`, `✓ List(DateTime) works`
+        return "output", clip("; ".join(marked), 2 * MAX_OUTCOME)
     if 0 < len(said) <= READOUT_LINES and status in (0, None) and all(_READOUT.match(ln) for ln in said):
         return "output", clip("; ".join(" ".join(ln.split()) for ln in said), 2 * MAX_OUTCOME)
     if 0 < len(said) <= READOUT_LINES and status == 0 and _READOUT.match(said[0]):
@@ -181,6 +184,9 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     return "", ""
 
 
+# a line a tool or script marks done or not (`✓ Sync from main complete`, `✗ DateTime inside Tuple`):
+# its verdict, what came of the run, whatever else it printed
+_CHECKED = re.compile(r"^\s*[✓✔✅✗✘❌]\s*\w")
 # a script's readout: a few `label: value` lines it printed, nothing else (SWE-agent's reproduction
 # script's `Test identity: False`, Cursor's `venv torch: 2.8.0+cu128` / `venv cuda available: False`),
 # whatever the exit status was not said to be: what it printed is what came of it
