@@ -1320,3 +1320,23 @@ def test_a_line_a_tool_marks_done_is_what_came_of_the_run():
     checks = "Checking...\n✓ DateTime direct\n✓ DateTime inside List\n✗ DateTime inside Tuple\nDone"
     assert outcome_of(checks, 0)[1] == "✓ DateTime direct; ✓ DateTime inside List; ✗ DateTime inside Tuple"
     assert outcome_of("✓ ok\n" * 2 + "✓ a\n✓ b\n✓ c\n", 0) == ("", "")  # a long list of checks says no one verdict
+
+
+def test_chinese_findings_read_as_english_ones_do():
+    # Claude Code and Codex sessions written in Chinese (a SimCLR assignment), Cursor's alpamayo:
+    # sentences joined with no space after 。, a short exclamation is no finding ("训练跑通了！" is
+    # "training ran!"), a need or a result said in Chinese is one, and a Chinese plan heading heads
+    # the Next Steps
+    from hermes_mlx.summarizer.digest import PLAN_HEADING
+    from hermes_mlx.summarizer.findings import words
+    from hermes_mlx.summarizer.vocabulary import NEED, SIGNAL
+
+    text = "权限错误。这个不解决就不能下载 `CIFAR-10` 数据。\n\n训练跑通了！"
+    assert _finding_texts(text) == ["权限错误。这个不解决就不能下载 `CIFAR-10` 数据。"]
+    assert _finding_texts("`flash-attn==2.8.3` 编译安装成功！仅用了约 11 秒。") == [
+        "`flash-attn==2.8.3` 编译安装成功！仅用了约 11 秒。"
+    ]
+    assert words("全部通过。") == words("All passed.") == 2
+    assert NEED.search("我需要用到什么函数") and SIGNAL.search("模型和 loss 的最小测试都能跑通")
+    for heading in ("## 下一步", "**下一步计划**：", "接下来：", "## 次のステップ", "## Next steps"):
+        assert PLAN_HEADING.search(heading), heading

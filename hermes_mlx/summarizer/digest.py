@@ -174,7 +174,7 @@ def plan_state(turns: list[Turn], *, max_items: int = 8, item_chars: int = 200) 
             if len(listed) >= 2 and open_listed and any(mark for mark, _, _ in listed):
                 plan = open_listed
         if t.role == "assistant" and t.text:
-            m = re.search(r"(?im)^\W*(?:next steps?|remaining(?: work| tasks)?|todo|to do|still to do)\W*$", t.text)
+            m = PLAN_HEADING.search(t.text)
             if m:
                 items = re.findall(r"(?m)^\s*(?:\d+[.)]|[-*])\s+(.+)$", t.text[m.end() :])
                 if items:
@@ -190,6 +190,14 @@ def plan_state(turns: list[Turn], *, max_items: int = 8, item_chars: int = 200) 
         x for x in clipped if not doing or not (x == clip(doing, item_chars) or x.startswith(doing.split(":")[0] + ":"))
     ][:max_items]
     return state
+
+
+# a heading over the agent's own list of what is left, in English and the common CJK spellings
+# ("## Next steps", "**Remaining work:**", "## 下一步计划", "接下来：", "次のステップ")
+PLAN_HEADING = re.compile(
+    r"(?im)^\W*(?:next steps?|remaining(?: work| tasks)?|todo|to do|still to do"
+    r"|下一步(?:计划|工作)?|接下来(?:的步骤|要做的)?|后续(?:步骤|工作)|待办(?:事项)?|次のステップ|今後の(?:作業|予定))\W*$"
+)
 
 
 # ---------------------------------------------------------------- identifiers

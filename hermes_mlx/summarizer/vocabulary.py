@@ -79,7 +79,7 @@ CHANGE_INTENT = re.compile(
     re.I,
 )
 # what must happen, said as a need ("We need to handle empty tables", "it has to run first")
-NEED = re.compile(r"\b(?:needs? to|have to|has to|requires?|需要|必须|必要|нужно|надо)\b", re.I)
+NEED = re.compile(r"\b(?:needs? to|have to|has to|requires?|нужно|надо)\b|需要|必须|必要", re.I)
 # "Now update `x`": an order the agent gives itself
 IMPERATIVE = re.compile(
     r"(?i)^(?:now|next|then|first|finally)\b[,:]?\s+(?!(?:the|that|this|these|those|it|its|all|we|i|there|both|each|every|"
@@ -95,8 +95,8 @@ SIGNAL = re.compile(
     r"returns?|raises?|crash(?:es)?|conflict|ignored|blocked|false positive|succeeded|success(?:ful)?|"
     r"messed up|lost|issues?|problems?|complain(?:s|ing)?|oops|broken|error|unexpected|instead of|"
     r"all \d+|\d+ (?:tests?|failures?|errors?|passed))\b"
-    r"|因为|所以|原因|根因|导致|失败|成功|错误|修复|已|不支持|无法|问题|ため|失敗|成功|エラー|修正|原因"
-    r"|потому|поэтому|ошибк|исправ|не работает|работает|нет\b",
+    r"|因为|所以|原因|根因|导致|失败|成功|错误|修复|已|不支持|无法|问题|通过|跑通|正常|报错|拒绝|下降|阻塞"
+    r"|ため|失敗|成功|エラー|修正|原因|通過|完了|потому|поэтому|ошибк|исправ|не работает|работает|нет\b",
     re.I,
 )
 # a decision and its reason: "X doesn't support Y, so …", "Instead, …", "I'd keep A", "(推荐)"
