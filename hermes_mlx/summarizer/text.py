@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from .harness import CONTEXT_BLOCK, HUMAN_WRAPPER
 from .redact import redact
+from .text_actions import text_actions
 from .tool_results import json_result, output_parts
 from .vocabulary import (
     CODE_TOOL,
@@ -253,6 +254,10 @@ def normalize(messages) -> list[Turn]:
                 context=redact(context),
             )
         )
+    for i, cmd in text_actions(turns):  # an action in a fenced block, its output a user message
+        call = ToolCall(f"text_action_{i}", "bash", {"command": cmd}, command_of("bash", {"command": cmd}) or cmd)
+        turns[i].tool_calls = [call]
+        turns[i + 1].role, turns[i + 1].tool_call_id, turns[i + 1].name = "tool", call.id, "bash"
     return turns
 
 

@@ -1,0 +1,48 @@
+"""Agents that act in text: the command in a fenced block of the assistant's message, what it
+printed in the next user message.
+
+mini-swe-agent writes "THOUGHT: … ```bash\\nls\\n```" and gets back `<returncode>0</returncode>
+<output>…</output>`; SWE-agent without function calls writes its command in a ``` block and gets
+back the output with its terminal's `(Open file: …)` / `(Current directory: …)` / `bash-$`; a
+ReAct agent gets `Observation: …`. Exported as they ran, that output is a user message, and the
+summary had read it as the user's words: no Commands, no Errors, the output in User Messages and
+Constraints. `text.normalize` makes such a pair what a function-calling agent records: a `bash` call and its
+tool result, so every later reader sees one shape.
+"""
+
+from __future__ import annotations
+
+import re
+
+# the last fenced block of a message: its language, if any, and its body
+_FENCE = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)\n?```", re.S)
+_SHELL_FENCES = frozenset({"", "bash", "sh", "shell", "console", "zsh"})
+# what a harness sends back after running a text action, never what a person types: mini-swe-agent's
+# envelope, a ReAct loop's `Observation:`
+OBSERVATION = re.compile(r"\A\s*(?:<returncode>\s*-?\d+\s*</returncode>|observation:)", re.I)
+# SWE-agent's terminal prompt after what a command printed; its task message ends with it too, so it
+# says "output" only right after an action
+_PROMPT_AFTER = re.compile(r"\(Current directory: [^)\n]*\)\s*\n\s*bash-[\d.]*\$\s*\Z")
+
+
+def fenced_command(text: str) -> str:
+    """The command of a text action: the last fenced block, when it is shell or unlabelled."""
+    blocks = list(_FENCE.finditer(text or ""))
+    if not blocks or blocks[-1].group(1).lower() not in _SHELL_FENCES:
+        return ""
+    return blocks[-1].group(2).strip()
+
+
+def text_actions(turns: list) -> list[tuple[int, str]]:
+    """(index, command) of each text action whose output came back as a user turn: an assistant
+    turn with no calls whose last fenced block is a command, then a user turn in an observation's
+    shape. `text.normalize` makes each pair a call and its tool result."""
+    out = []
+    for i, (t, nxt) in enumerate(zip(turns, turns[1:], strict=False)):
+        if t.role != "assistant" or t.tool_calls or nxt.role != "user":
+            continue
+        if OBSERVATION.search(nxt.text or "") or _PROMPT_AFTER.search(nxt.text or ""):
+            cmd = fenced_command(t.text)
+            if cmd:
+                out.append((i, cmd))
+    return out

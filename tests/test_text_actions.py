@@ -1,0 +1,60 @@
+"""Agents that act in text (mini-swe-agent, SWE-agent without function calls): the command in a
+fenced block, its output the next user message. Exported as they ran, the output had been read as
+the user's words (no Commands, no Errors, tracebacks under User Messages)."""
+
+from __future__ import annotations
+
+from hermes_mlx.summarizer.absorb import absorb
+from hermes_mlx.summarizer.ledger import Ledger
+from hermes_mlx.summarizer.text import normalize
+
+MINI = [
+    {
+        "role": "user",
+        "content": "<pr_description>Quantity.__array_ufunc__ should return NotImplemented</pr_description>",
+    },
+    {"role": "assistant", "content": "THOUGHT: Reproduce it first.\n\n```bash\npython3 reproduce_issue.py\n```"},
+    {
+        "role": "user",
+        "content": '<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n  File "r.py", line 3\n'
+        "ValueError: Value not scalar compatible or convertible to an int, float, or complex array\n</output>",
+    },
+]
+SWE = [
+    {
+        "role": "user",
+        "content": "We're currently solving the following issue.\nISSUE:\nPixel Representation should be optional\n\n"
+        "(Open file: n/a)\n(Current directory: /pydicom__pydicom)\nbash-$",
+    },
+    {"role": "assistant", "content": "Let's reproduce the bug.\n```\npython reproduce_bug.py\n```"},
+    {
+        "role": "user",
+        "content": "AttributeError: Unable to convert the pixel data: PixelRepresentation is missing\n"
+        "(Open file: /pydicom__pydicom/reproduce_bug.py)\n(Current directory: /pydicom__pydicom)\nbash-$",
+    },
+]
+
+
+def test_a_text_action_and_its_output_are_a_call_and_its_result():
+    for messages, cmd, error in (
+        (MINI, "python3 reproduce_issue.py", "ValueError: Value not scalar compatible"),
+        (SWE, "python reproduce_bug.py", "AttributeError: Unable to convert the pixel data"),
+    ):
+        turns = normalize(messages)
+        assert [t.role for t in turns] == ["user", "assistant", "tool"]
+        assert turns[1].tool_calls[0].text == cmd and turns[2].tool_call_id == turns[1].tool_calls[0].id
+        led = Ledger()
+        absorb(led, turns)
+        assert [c.cmd for c in led.commands] == [cmd]
+        assert any(e.line.startswith(error) for e in led.errors), led.errors
+        assert len(led.asks) == 1  # the task, not the output
+
+
+def test_a_user_turn_is_no_output_unless_it_answers_a_text_action():
+    # SWE-agent's task message ends with the terminal prompt too; a reply after prose is a person's;
+    # a Python block is code shown, not run
+    assert [t.role for t in normalize(SWE[:1])] == ["user"]
+    chat = [{"role": "assistant", "content": "Done."}, {"role": "user", "content": "observation: it works now"}]
+    assert [t.role for t in normalize(chat)] == ["assistant", "user"]
+    shown = [{**MINI[1], "content": "Like this:\n```python\nprint(1)\n```"}, MINI[2]]
+    assert [t.role for t in normalize(shown)] == ["assistant", "user"]
