@@ -51,6 +51,13 @@ def test_terminal_text_drops_colour_codes_and_keeps_a_rewritten_line_last_state(
     assert outcome_line(to_text(cargo)) == "test result: ok. 12 passed; 0 failed; 0 ignored"
     npm = "Downloading  10%\rDownloading  80%\rDownloading 100%\n\x1b]0;title\x07Tests: 3 passed, 3 total\n"
     assert to_text(npm) == "Downloading 100%\nTests: 3 passed, 3 total\n"
+    # pytest's coloured dots (astropy's plugin: one escape in nine characters) are text, not binary
+    dots = "\x1b[32m.\x1b[0m" * 40 + "\n"
+    pytest = (
+        "astropy/units/tests/test_quantity_ufuncs.py " + dots
+    ) * 20 + "\x1b[32m===== 201 passed in 3.2s =====\x1b[0m"
+    assert outcome_line(to_text(pytest)) == "201 passed in 3.2s"
+    assert to_text("\x00\x01\x02\x03" * 100).startswith("[binary content")
 
 
 # ---------------------------------------------------------------- reads are not results

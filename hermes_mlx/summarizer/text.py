@@ -103,7 +103,9 @@ def terminal_text(text: str) -> str:
 
 
 def _looks_binary(text: str) -> bool:
-    sample = text[:4096]
+    """A text that is mostly control bytes, not counting colour codes (coloured pytest output is
+    one escape in nine characters, and had been taken for binary)."""
+    sample = ANSI_ESCAPE.sub("", text[:4096])
     if not sample:
         return False
     bad = sum(1 for c in sample if c == "\ufffd" or (ord(c) < 32 and c not in "\n\r\t"))
