@@ -538,6 +538,13 @@ def test_a_member_of_a_well_known_object_is_code_not_a_file():
         "private.key",
         "package.json",
     ]
+    # a file named like a module is a file (`logger.py`, `request.py`, a fixture `response.json`)
+    assert find_paths("I edited `logger.py`, `request.py`, `event.rs` and `response.json`.") == [
+        "logger.py",
+        "request.py",
+        "event.rs",
+        "response.json",
+    ]
 
 
 def test_a_windows_shell_saying_a_program_is_missing_is_an_error():

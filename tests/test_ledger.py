@@ -396,3 +396,32 @@ def test_a_failed_edit_is_fixed_by_a_later_write_of_the_same_file():
         # a write of another file fixes nothing
         other = ledger_of(msgs + ran("c2", writer, '{"bytes_written": 1}', filePath="src/b.tsx", content="y"))
         assert len(other.errors) == 1, name
+
+
+def test_a_failed_edit_stays_an_error_until_a_change_says_it_was_made():
+    # review of the rule above: a failure that quotes the string it could not match is still an
+    # error; a second failure (no error line of its own) fixes nothing; a command's error waits
+    # for that command to pass, whatever tool writes the file it ran
+    quoted = "Error: oldString not found in content: x = compute(a, b)"
+    led = ledger_of(ran("c1", "edit", quoted, filePath="src/a.py", oldString="x = compute(a, b)", newString="y"))
+    assert [e.line for e in led.errors] == [quoted]
+    first = ran("c1", "edit", "Error: Could not find oldString in the file.", filePath="src/a.py", oldString="x")
+    again = ran("c2", "edit", "<tool_use_error>String to replace not found</tool_use_error>", filePath="src/a.py")
+    led = ledger_of(first + again)
+    assert len(led.errors) == 1 and led.resolved == []
+    crash = 'Traceback (most recent call last):\n  File "app.py", line 1\nZeroDivisionError: division by zero'
+    led = ledger_of(
+        ran("c1", "bash", crash, command="python app.py")
+        + ran("c2", "write_file", '{"bytes_written": 5}', path="app.py", content="x")
+    )
+    assert len(led.errors) == 1 and led.resolved == []
+
+
+def test_a_json_result_is_read_for_errors_unless_it_says_it_succeeded():
+    # an MCP tool's `{"exit_code": 1, "message": ...}` has no output field and is read whole;
+    # a search's hits are what it found, never errors (a grep for "Permission" in source)
+    led = ledger_of(ran("c1", "mcp_run", '{"exit_code": 1, "message": "ModuleNotFoundError: No module named x"}'))
+    assert any("ModuleNotFoundError" in e.line for e in led.errors)
+    hits = "src/db.py:41:    raise ConnectionError('Permission denied for user')\n" + "src/x.py:1: import os\n" * 30
+    for name in ("Grep", "search_files"):
+        assert ledger_of(ran("c1", name, hits, pattern="Permission", path="src")).errors == [], name

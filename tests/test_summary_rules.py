@@ -333,6 +333,9 @@ def test_a_choice_said_in_an_announcements_words_is_a_finding():
         "Let me re-read the credo output: `Using length/1 is expensive, prefer comparing against an empty list.`",
         "I'll pick the recommended approach:",
         "Let me check which option the docs recommend?",
+        "Let me check the recommended settings in the docs.",  # a choice someone else made
+        "Now let me look at what Apple recommends for this.",
+        "I'll see which option the user chose earlier.",
     ):
         assert is_announcement(s), s
 
@@ -1007,7 +1010,7 @@ def test_a_chain_of_reads_is_a_read_and_a_chain_that_writes_is_not():
         "git remote add origin git@github.com:u/r.git",
     ):
         assert not read_only(cmd), cmd
-    for cmd in ("git branch", "git branch -a", "git branch --show-current", "git remote -v", "git branch -vv"):
+    for cmd in ("git branch", "git branch -a", "git branch --show-current", "git remote -v", "git branch 2>/dev/null"):
         assert read_only(cmd), cmd
 
 

@@ -4,6 +4,8 @@ the user's words (no Commands, no Errors, tracebacks under User Messages)."""
 
 from __future__ import annotations
 
+import pytest
+
 from hermes_mlx.summarizer.absorb import absorb
 from hermes_mlx.summarizer.ledger import Ledger
 from hermes_mlx.summarizer.text import normalize
@@ -58,3 +60,11 @@ def test_a_user_turn_is_no_output_unless_it_answers_a_text_action():
     assert [t.role for t in normalize(chat)] == ["assistant", "user"]
     shown = [{**MINI[1], "content": "Like this:\n```python\nprint(1)\n```"}, MINI[2]]
     assert [t.role for t in normalize(shown)] == ["assistant", "user"]
+
+
+@pytest.mark.timeout(20)
+def test_a_long_run_of_blank_lines_is_read_in_linear_time():
+    # SWE-agent's prompt pattern backtracked over newlines: 80,000 of them took 12 s, 200,000 minutes
+    long = "(Current directory: /x)" + "\n" * 200_000 + "please"
+    turns = normalize([{"role": "assistant", "content": "hi"}, {"role": "user", "content": long}])
+    assert [t.role for t in turns] == ["assistant", "user"]

@@ -171,9 +171,10 @@ def _read_result(led: Ledger, call, text: str) -> None:
     said = error_text(text, output)
     errors, omitted = error_report(said) if not reads or len(said) <= READ_ANSWER_CHARS else ([], 0)
     errors = [e for e in errors if not NUMBERED_LINE.match(e)] if reads else errors
+    changed = changes and not failed and not errors and bool(CHANGE_DONE.search(said))  # it says it did
     if changes:  # code an edit echoes back (Claude Code's "All occurrences of '…' were replaced") is no error
         wrote = " ".join(" ".join(v.split()) for v in call.arguments.values() if isinstance(v, str))
-        errors = [e for e in errors if " ".join(e.rstrip("…").split()[-4:]) not in wrote]
+        errors = [e for e in errors if not _echoed(e, wrote)]
     piped = status == 0 and bool(re.search(r"(?<!\|)\|(?!\|)", cmd))  # `cmd | tail` reports tail's status
     if status not in (0, None) or errors and (status is None or piped) and not passed:
         for line in errors:
@@ -182,7 +183,7 @@ def _read_result(led: Ledger, call, text: str) -> None:
             led.add_error(f"… and {omitted} more error lines", label)
     elif cmd and (status == 0 and not errors or passed):
         led.resolve(cmd, output)
-    elif changes and not failed:
+    elif changed:
         led.resolve_file(label)
     # paths and URLs in tool output: only where they name a problem or a change
     for line in uncut(output, "line").splitlines()[:4000]:
@@ -234,6 +235,19 @@ def _read_user_words(led: Ledger, words: str, machine: bool = False) -> None:
     if words.strip() and not SLASH_COMMAND.match(words):
         led.add_list("constraints", [redact(c) for c in user_constraints(words)] if not machine else [])
         led.add_list("asks", [user_message(words)])
+
+
+# an edit or write tool saying it changed the file ("Wrote file successfully.", "Edit applied
+# successfully.", "The file x has been updated.", `{"bytes_written": 12}`): only then is it a fix
+CHANGE_DONE = re.compile(r"\b(?:success(?:fully)?|updated|applied|wrote|written|saved)\b|bytes_written", re.I)
+
+
+def _echoed(error: str, wrote: str) -> bool:
+    """An error line that is the edit's own text said back: whole, or after the quote that opens it
+    (`All occurrences of '    assert status == 404`), never a failure that quotes a few words of it."""
+    folded = " ".join(error.rstrip("…").split())
+    quoted = " ".join(folded.rsplit("'", 1)[-1].split()) if "'" in folded else ""
+    return folded in wrote or (len(quoted.split()) >= 3 and quoted in wrote)
 
 
 def _is_command(call) -> bool:

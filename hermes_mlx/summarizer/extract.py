@@ -42,11 +42,11 @@ _NOT_PATHS = {
     "s/he",
 }
 # objects whose members read like file names (`console.log`, `process.env`, `item.key`,
-# `res.json`, `np.log`): such a name is code, never a file
+# `res.json`, `np.log`): such a name is code, never a file; `logger.py`, `response.json` are files
 _CODE_OBJECTS = frozenset(
-    "console process this self item event evt e obj res req response request math np torch logger logging "
-    "window document os sys import.meta".split()
+    "console process this self item event evt e obj res req math np torch window document import.meta".split()
 )
+_MEMBER_EXTS = frozenset("log env key json".split())
 _PATH = re.compile(
     r"(?<![\w/.@:=\-}])("  # nor the tail of a brace pattern (`test_6{1,2}k.txt`: no `k.txt`)
     r"(?:~|\.{1,2})?/?(?:[\w.@+\-]+/)+[\w@+\-][\w.@+\-]*/?"  # has a slash
@@ -234,7 +234,8 @@ def find_paths(text: str) -> list[str]:
         low = p.lower()
         if low in _NOT_PATHS or not re.search(r"[A-Za-z]", p) or "//" in p or len(p) > 300:
             continue
-        if "/" not in p and low.rsplit(".", 1)[0] in _CODE_OBJECTS:
+        stem, _, ext = low.rpartition(".")
+        if "/" not in p and stem in _CODE_OBJECTS and ext in _MEMBER_EXTS:
             continue  # `console.log`, `process.env`
         if "/" in p and not re.search(r"\.[A-Za-z]\w*/?$|^[~./]", p) and any(seg.isdigit() for seg in p.split("/")):
             continue  # dates and fractions like 2026/11/27

@@ -19,7 +19,7 @@ from .outcomes import MADE, is_run_verdict, outcome_of
 from .redact import redact
 from .text import clip
 from .tidy import ACTION_RANK, tidy_commands, tidy_files
-from .vocabulary import GENERIC_FAILURE
+from .vocabulary import GENERIC_FAILURE, tool_action
 from .workfolder import absolute
 
 _NOISE_PATH = (
@@ -175,10 +175,16 @@ class Ledger:
                 self.fixes.pop(r, None)
 
     def resolve_file(self, label: str) -> None:
-        """A tool changed a file (`label`: `write src/a.ts`): errors of a tool that failed on that
-        file (`edit src/a.ts`: "Could not find oldString") move to `resolved`, fixed by it."""
+        """A tool changed a file (`label`: `write src/a.ts`): errors of an edit or write tool that
+        failed on that file (`edit src/a.ts`: "Could not find oldString") move to `resolved`, fixed
+        by it; a command's errors wait for that command to pass (`resolve`)."""
         path = label.split(" ", 1)[1] if " " in label else ""
-        done = [e for e in self.errors if path and e.cmd.split(" ", 1)[-1] == path and " " in e.cmd]
+
+        def failed_change(e) -> bool:  # an edit tool's error on that file, not `python app.py`'s
+            tool, _, on = e.cmd.partition(" ")
+            return bool(path) and on == path and tool_action(tool, {}) in ("edited", "created")
+
+        done = [e for e in self.errors if failed_change(e)]
         self.errors = [e for e in self.errors if e not in done]
         for e in done:
             if not MORE_ERRORS.match(e.line) and e.line not in self.resolved:

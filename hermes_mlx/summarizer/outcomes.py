@@ -186,7 +186,7 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
 
 # a line a tool or script marks done or not (`✓ Sync from main complete`, `✗ DateTime inside Tuple`):
 # its verdict, what came of the run, whatever else it printed
-_CHECKED = re.compile(r"^\s*[✓✔✅✗✘❌]\s*\w")
+_CHECKED = re.compile(r"^\s*[✓✔✅✗✘❌✖]\ufe0f?\s*\w")
 # a script's readout: a few `label: value` lines it printed, nothing else (SWE-agent's reproduction
 # script's `Test identity: False`, Cursor's `venv torch: 2.8.0+cu128` / `venv cuda available: False`),
 # whatever the exit status was not said to be: what it printed is what came of it

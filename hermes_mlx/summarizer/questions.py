@@ -51,7 +51,7 @@ def asked(arguments: dict) -> list[tuple[str, str, dict[str, str]]]:
 # (Hermes's `choices_offered`), and keys its free text is under (Cursor's `freeformText`,
 # Hermes's `user_response`, Codex's `answers`)
 _PICK_KEY = re.compile(r"^(?!.*(?:offered|available)).*(?:select|chosen|choice|option)", re.I)
-_FREE_KEY = re.compile(r"freeform|text|answer|response", re.I)
+_FREE_KEY = re.compile(r"^(?:freeform_?text|text|answers?|(?:user_)?response)$", re.I)
 
 
 def _picked(answer) -> list[str]:

@@ -22,7 +22,7 @@ _SHELL_FENCES = frozenset({"", "bash", "sh", "shell", "console", "zsh"})
 OBSERVATION = re.compile(r"\A\s*(?:<returncode>\s*-?\d+\s*</returncode>|observation:)", re.I)
 # SWE-agent's terminal prompt after what a command printed; its task message ends with it too, so it
 # says "output" only right after an action
-_PROMPT_AFTER = re.compile(r"\(Current directory: [^)\n]*\)\s*\n\s*bash-[\d.]*\$\s*\Z")
+_PROMPT_AFTER = re.compile(r"\(Current directory: [^)\n]*\)[ \t]*\n[ \t]*bash-[\d.]*\$\s*\Z")
 
 
 def fenced_command(text: str) -> str:
@@ -41,7 +41,7 @@ def text_actions(turns: list) -> list[tuple[int, str]]:
     for i, (t, nxt) in enumerate(zip(turns, turns[1:], strict=False)):
         if t.role != "assistant" or t.tool_calls or nxt.role != "user":
             continue
-        if OBSERVATION.search(nxt.text or "") or _PROMPT_AFTER.search(nxt.text or ""):
+        if OBSERVATION.search(nxt.text or "") or _PROMPT_AFTER.search((nxt.text or "")[-2000:]):
             cmd = fenced_command(t.text)
             if cmd:
                 out.append((i, cmd))

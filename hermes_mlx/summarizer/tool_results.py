@@ -44,12 +44,15 @@ def output_parts(data: dict) -> list[str]:
 
 def error_text(result: str, output: str) -> str:
     """Where a result's errors are read: its output, but for a JSON result with no output field
-    only the output fields one level down (Hermes's `patch`: `{"success": true, "diff": …,
-    "lint": {"output": …}}`): the rest of such JSON is data (a diff's code), never an error."""
+    that nests one or says it succeeded, only the output fields one level down (Hermes's `patch`:
+    `{"success": true, "diff": …, "lint": {"output": …}}`): the rest is data (a diff's code).
+    Other such JSON is read whole (`{"exit_code": 1, "message": "ModuleNotFoundError: …"}`)."""
     data = json_result(result)
     if not data or output_parts(data):
         return output
-    return "\n".join(p for v in data.values() if isinstance(v, dict) for p in output_parts(v))
+    nested = [p for v in data.values() if isinstance(v, dict) for p in output_parts(v)]
+    said_ok = data.get("success") is True or data.get("ok") is True
+    return "\n".join(nested) if nested or said_ok else output
 
 
 # an agent's wrapper around what a command printed (mini-swe-agent: `<returncode>1</returncode>` then

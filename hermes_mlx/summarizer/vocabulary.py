@@ -95,7 +95,7 @@ SIGNAL = re.compile(
     r"returns?|raises?|crash(?:es)?|conflict|ignored|blocked|false positive|succeeded|success(?:ful)?|"
     r"messed up|lost|issues?|problems?|complain(?:s|ing)?|oops|broken|error|unexpected|instead of|"
     r"all \d+|\d+ (?:tests?|failures?|errors?|passed))\b"
-    r"|因为|所以|原因|根因|导致|失败|成功|错误|修复|已|不支持|无法|问题|通过|跑通|正常|报错|拒绝|下降|阻塞"
+    r"|因为|所以|原因|根因|导致|失败|成功|错误|修复|已|不支持|无法|问题|(?:测试|全部|都|已)通过|跑通|正常|报错|拒绝|下降|阻塞"
     r"|ため|失敗|成功|エラー|修正|原因|通過|完了|потому|поэтому|ошибк|исправ|не работает|работает|нет\b",
     re.I,
 )
@@ -107,11 +107,10 @@ DECISION_CUE = re.compile(
     r"|推荐|建议|决定|改为|选择|所以|因此|おすすめ|推奨|決定|代わりに|поэтому|вместо|рекоменд|решил",
     re.I,
 )
-# a choice said outright, if in an announcement's words: "I have enough to recommend `launchctl`",
-# "I've decided against using `@mipmap/ic_launcher`", "推荐安装 CUDA 12.8" (Codex, Gemini CLI, Cursor)
-CHOICE_MADE = re.compile(
-    r"\b(?:recommend(?:s|ed|ation)?|decided|chose|chosen|prefer(?:red)?|went with|opted)\b|推荐|建议|决定", re.I
-)
+# a choice the agent says it made, in an announcement's words too: "I have enough to recommend `launchctl`",
+# "I've decided against `@mipmap/ic_launcher`", "推荐安装 CUDA 12.8" (not "the recommended settings")
+_CHOSE = r"\b(?:i|we)(?:['’](?:ve|d|ll))?\s+(?:\w+\s+){0,4}?(?:recommend|decided|chose|prefer|went with|opted)\b"
+CHOICE_MADE = re.compile(_CHOSE + r"|\bmy recommendation\b|推荐|建议|决定", re.I)
 # where a user's sentence ends: the Goal is the request's asks sentence by sentence
 # (`faithful.goal_of`), Constraints its directives (`directives.user_constraints`, at line breaks
 # too), and a constraint is listed less the sentences the Goal shows (`summary.beside_goal`)
@@ -168,7 +167,7 @@ SPECIAL_FILES = frozenset(
 # the programs that only read: it changes nothing, its output is what it read (no result unless it failed)
 _READERS = (  # not a branch or remote made, moved or deleted (`git branch -D x`, `git remote add o u`)
     r"git (?:status|diff|log|show|ls-files|blame|reflog)|git branch(?!\s+(?:-[dDmMcCfu]\b|--(?:delete|move|copy|force|"
-    r"set-upstream|unset-upstream)|[^-\s]))|git remote(?!\s+(?:add|remove|rm|rename|set-url|set-head|prune)\b)|"
+    r"set-upstream|unset-upstream)|[^-\s\d>&|;]))|git remote(?!\s+(?:add|remove|rm|rename|set-url|set-head|prune)\b)|"
     r"ls|pwd|cat|head|tail|echo|which|wc|tree|find|grep|rg|ag|fd|sed -n|awk|nl|bd (?:show|ready|list|update)|"
     r"gh (?:issue|pr) view|tail -\d+|less|more|file|stat|du|df|env|printenv|type|Get-Content|Select-String|"
     r"diff|cmp|lsof|ps|whoami|hostname|realpath|readlink|git rev-parse|"
@@ -298,7 +297,7 @@ TOOL_ACTIONS = (
     ("created", re.compile(r"create|new|write")),
     ("deleted", re.compile(r"delete|remove")),
     ("edited", re.compile(r"edit|patch|replace|apply|update|insert|modify|move|rename|undo")),
-    ("mentioned", re.compile(r"search|grep|glob|list|find")),
+    ("mentioned", SEARCH_TOOL := re.compile(r"search|grep|glob|list|find")),
     ("read", READ_TOOL),
 )
 # an editor tool's sub-command: Anthropic's text editor and OpenHands' and SWE-agent's
@@ -361,8 +360,9 @@ READ_ANSWER_CHARS = 400
 
 
 def reads_contents(tool: str, cmd: str, args: dict | None = None) -> bool:
-    """A call whose output is what it read: a reading tool's (not a command), or a read-only command's."""
-    return not cmd and tool_action(tool, args or {}) == "read" or read_only(cmd)
+    """A call whose output is what it read: a reading or search tool's (not a command), or a read-only command's."""
+    action = "" if cmd else tool_action(tool, args or {})
+    return action == "read" or action == "mentioned" and bool(SEARCH_TOOL.search(tool.lower())) or read_only(cmd)
 
 
 # a line of a file as a read prints it, after its number (SWE-agent's `73:`, Claude Code's `  73→`,
