@@ -557,3 +557,21 @@ def test_a_windows_shell_saying_a_program_is_missing_is_an_error():
     cmd = "'gh' is not recognized as an internal or external command,\noperable program or batch file."
     assert error_report(powershell)[0][0].startswith("gh : The term 'gh' is not recognized as the name of a cmdlet")
     assert error_report(cmd)[0] == ["'gh' is not recognized as an internal or external command,"]
+
+
+def test_an_error_line_ending_in_a_colon_carries_the_line_that_says_what():
+    # Elixir's `** (BadMapError) expected a map, got:` then the value; Claude Code's tool error
+    # `InputValidationError: Grep failed due to the following issue:` then the issue
+    elixir = (
+        "** (BadMapError) expected a map, got:\n    [exporter: {:otel_exporter_stdout, []}]\n    (stdlib) maps.erl:1"
+    )
+    assert error_report(elixir)[0] == ["** (BadMapError) expected a map, got: [exporter: {:otel_exporter_stdout, []}]"]
+    grep = "InputValidationError: Grep failed due to the following issue:\nAn unexpected parameter `file_path` was provided"
+    assert error_report(grep)[0] == [
+        "InputValidationError: Grep failed due to the following issue: An unexpected parameter `file_path` was provided"
+    ]
+    # not a line of code that ends in a colon (a numbered grep hit), nor a page of HTML after one
+    code = "1139 except (TypeError, ValueError) as error:\n1140 raise self.make_error("
+    assert all("1140" not in e for e in error_report(code)[0])
+    html = "** (ArgumentError) expected selector to return one element, but got none within:\n" + "<div>" * 100
+    assert error_report(html)[0] == ["** (ArgumentError) expected selector to return one element, but got none within:"]

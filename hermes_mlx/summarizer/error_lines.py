@@ -162,7 +162,12 @@ def _follow(lines: list[str], i: int) -> tuple[str, str]:
     if re.search(r"\bpanicked at \S+:$", lines[i].rstrip()):
         return nxt.strip(), ""  # Rust >= 1.73: the message is on the next line
     m = _ARROW.match(nxt) or _AT_FRAME.match(nxt)  # rustc/ruff `--> f:l:c`, Node/Java `at f (x.js:3:9)`
-    return ("", m.group(1).strip()) if m else ("", "")
+    if m:
+        return "", m.group(1).strip()
+    head, said = lines[i].strip(), nxt.strip()
+    if head.endswith(":") and not head[:1].isdigit() and 0 < len(said) <= 160 and not is_error_line(said):
+        return said, ""  # the message goes on below: Elixir's `** (BadMapError) expected a map, got:`
+    return "", ""
 
 
 def _gradle_reason(lines: list[str], i: int) -> str:
