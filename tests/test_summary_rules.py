@@ -655,7 +655,7 @@ def test_what_the_agent_tells_the_user_through_a_tool_is_its_report():
 
 
 def test_the_lines_a_short_edit_adds_are_code_the_agent_wrote():
-    from hermes_mlx.summarizer.extract import added_code
+    from hermes_mlx.summarizer.extract import added_code, code_names
 
     # Claude Code's and Hermes's `patch` (old_string/new_string): a dependency added to mix.exs
     credo = '      {:credo, "~> 1.7", only: [:dev, :test], runtime: false},'
@@ -674,6 +674,12 @@ def test_the_lines_a_short_edit_adds_are_code_the_agent_wrote():
     key = {"old_string": "a = 1", "new_string": 'a = 1\nOPENAI_API_KEY = "sk-proj-abcdefghijklmnopqrstuvwxyz012345"'}
     assert _ledger((("patch", {"path": "x.py", **key}), "ok")).ids == []
     assert added_code({"old_string": "if (path == '/') {", "new_string": "if (path === '/') {\n=== '/') {"}) == []
+    # a line of up to 120 characters is one line (Claude Code's grasp tuning: the 100-character
+    # `force=200` call; its `pipeline('image-to-text', 'Xenova/trocr-small-handwritten')` line)
+    grip = "p.setJointMotorControl2(robot, finger, p.POSITION_CONTROL, targetPosition=0.04, force=200)"
+    assert added_code({"old_string": grip.replace("200", "50"), "new_string": grip}) == [grip]
+    said = "It loads `const recognizer = await pipeline('image-to-text', 'Xenova/trocr-small-handwritten');` once."
+    assert "const recognizer = await pipeline('image-to-text', 'Xenova/trocr-small-handwritten');" in code_names(said)
 
 
 def test_the_code_a_code_tool_ran_is_a_command_with_its_result_and_its_errors():

@@ -317,6 +317,9 @@ def error_lines(result: str, limit: int = 6) -> list[str]:
 SHOWN_BLOCK_LINES = 4
 
 
+CODE_LINE_CHARS = 120  # a line of code an identifier may be: `const recognizer = await pipeline('image-to-text', …)`
+
+
 def code_names(text: str, exclude: set = frozenset(), limit: int = 12) -> list[str]:
     """Code the assistant singled out, in the order it wrote it, so likely to be needed verbatim
     later: short inline-code spans (`ROUND_HALF_UP`, `retry_async`, `httpx>=0.23,<0.28`), a span
@@ -329,9 +332,9 @@ def code_names(text: str, exclude: set = frozenset(), limit: int = 12) -> list[s
         lines = [ln.strip().lstrip(">").strip() for ln in block.group(1).splitlines()]
         lines = [ln for ln in lines if ln]
         if len(lines) <= SHOWN_BLOCK_LINES:
-            found += [(block.start(), ln) for ln in lines if len(ln) <= 80 and _snippet(ln)]
+            found += [(block.start(), ln) for ln in lines if len(ln) <= CODE_LINE_CHARS and _snippet(ln)]
     prose = re.sub(r"```.*?(?:```|$)", lambda m: " " * len(m.group(0)), text, flags=re.S)
-    for m in re.finditer(r"(?<!`)`([^`\n]{3,80})`(?!`)", prose):
+    for m in re.finditer(r"(?<!`)`([^`\n]{3,120})`(?!`)", prose):
         name = m.group(1).strip()
         if re.search(r"\s", name):
             if _snippet(name):
@@ -361,7 +364,9 @@ def added_code(args: dict) -> list[str]:
     added = [ln.strip() for ln in new.splitlines() if ln.strip() and ln.strip() not in kept]
     if len(added) > ADDED_LINES:
         return []
-    return [ln for ln in added if len(ln) <= 80 and REDACTED not in ln and _snippet(ln) and _whole_line(ln)]
+    return [
+        ln for ln in added if len(ln) <= CODE_LINE_CHARS and REDACTED not in ln and _snippet(ln) and _whole_line(ln)
+    ]
 
 
 def _whole_line(line: str) -> bool:
