@@ -363,6 +363,12 @@ def test_a_bold_title_before_an_announcement_does_not_make_it_a_finding():
         "**2. LiveView tests** — I need to test the `transcript_row_classes/3` private function indirectly.",
     ):
         assert is_announcement(s), s
+    # a bold subject is no title: Claude Code's "**All robot gripper links** now also have ..." is a
+    # result, not "now also have ..." told to itself
+    bold_subject = (
+        "**All robot gripper links** now also have `lateralFriction=5.0` — the fingers were frictionless before"
+    )
+    assert not is_announcement(bold_subject)
     for s in (
         "**Layout Dimensions:** Reduced `minWidth` and `minHeight` to **40dp** in `date_widget_info.xml`.",
         "**Deleted** `src/Domain/CaseManagement/OfficerLockState.cs` (it was unused).",

@@ -79,7 +79,7 @@ def in_session_order(found: list[Finding]) -> list[Finding]:
 # a reasoning summary's bold title before its text (Gemini CLI's "**Checking Mockito Versions** —
 # I'm currently trying ...", Claude Code's "**2. LiveView tests** — I need to test ..."): the text
 # after it says whether the line announces (0 of 12 such announcements held a fact)
-_BOLD_LEAD = re.compile(r"^\s*\*\*[^*\n]{2,80}\*\*:?\s*[—–:-]?\s*(?=\S)")
+_BOLD_LEAD = re.compile(r"^\s*\*\*[^*\n]{2,80}(?::\*\*|\*\*\s*[—–:-])\s*(?=\S)")  # a title, not a bold subject
 
 
 def is_announcement(sentence: str) -> bool:
