@@ -92,6 +92,22 @@ def test_a_failed_read_is_no_open_error_and_the_error_before_it_still_is():
         assert not any(x.startswith("Open error") for x in s.state)
 
 
+def test_a_call_the_tool_refused_for_its_arguments_is_no_open_error():
+    # Claude Code's Grep refused `file_path` (its key is `path`), retried at once with `path`: the
+    # refusal had stayed the Open error to the end; a test run's error before it still is one
+    refused = "<tool_use_error>InputValidationError: Grep failed due to the following issue:\nAn unexpected parameter `file_path` was provided</tool_use_error>"
+    turns = _exchange_of(
+        (("terminal", {"command": "npm test"}), "FAIL src/a.test.ts\nTypeError: fetch is not a function\nexit code: 1"),
+        (("Grep", {"pattern": "force", "file_path": "grasp.py"}), refused),
+        (("Grep", {"pattern": "force", "path": "grasp.py"}), "50:    force=50"),
+    )  # fmt: skip
+    s = parse(MLXSummarizer(score=None, context_window=8192).update(None, turns).text)
+    assert [x for x in s.state if x.startswith("Open error")] == [
+        "Open error: `TypeError: fetch is not a function` after `npm test`"
+    ]
+    assert any("InputValidationError" in e.line for e in s.ledger.errors)  # still under Errors
+
+
 def test_a_failed_read_keeps_its_failure():
     led = _ledger((("terminal", {"command": "cat missing.txt"}), "cat: missing.txt: No such file or directory"))
     assert led.commands[0].outcome == "cat: missing.txt: No such file or directory"

@@ -5,6 +5,8 @@ ranked. Code's job in every pass, micro and batch; the model has no part in it.
 
 from __future__ import annotations
 
+import re
+
 from .budget import with_room
 from .digest import plan_state, rank_ids
 from .faithful import directive_shaped
@@ -27,8 +29,10 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
     if current and current.split(":")[0] not in plan.closed:
         state.append(f"In progress: {current}")
     # a failed read (`ls: cannot access 'lib/ai'`, a grep that found nothing) tells what is not
-    # there: it stays under Errors, and the latest other error is the one to act on
-    last = next((e for e in reversed(s.ledger.errors) if not read_only(e.cmd)), None)
+    # there, and a call the tool refused for its arguments was fixed by the next call: they stay
+    # under Errors, and the latest other error is the one to act on
+    errors = [e for e in s.ledger.errors if not read_only(e.cmd) and not _CALL_REFUSED.search(e.line)]
+    last = errors[-1] if errors else None
     if last is not None and not _moot(s.ledger, last):
         line = clip(last.line, 100)  # whole under Errors
         state.append(f"Open error: {code(line)}" + (f" after {code(last.cmd)}" if last.cmd else ""))
@@ -46,6 +50,11 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
     carried = [i for i in s.ledger.ids if i not in source]  # from the earlier summary
     fresh = rank_ids([i for i in s.ledger.ids if i not in carried], turns)
     s.ledger.ids = carried + [i for i in fresh if i not in carried]
+
+
+# a tool refusing a call for its arguments (Claude Code's `<tool_use_error>InputValidationError: Grep
+# failed due to the following issue: An unexpected parameter `file_path` was provided`), never the work
+_CALL_REFUSED = re.compile(r"\bInputValidationError\b|^(?:<tool_use_error>)?Invalid (?:tool )?arguments\b", re.I)
 
 
 def _moot(led, error) -> bool:
