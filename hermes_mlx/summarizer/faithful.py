@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from .digest import human_words
-from .findings import paragraphs
+from .sentences import paragraphs
 from .text import Turn
 from .verify import instruction_like, line_problem, main_script
 from .vocabulary import USER_SENTENCE_END

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from .outcomes import is_report
+from .sentences import CJK_STOPS, CODE_SPAN, FINDING_CHARS, FINDING_MAX, paragraphs, split_sentences, words
 from .text import Turn
 from .vocabulary import (
     ANNOUNCE,
@@ -37,9 +38,6 @@ from .vocabulary import (
     SIGNAL,
     SPECIFIC,
 )
-
-FINDING_CHARS = 220
-FINDING_MAX = FINDING_CHARS + 40  # the longest finding kept: a long sentence, or a finding and the change it led to
 
 # A finding's score is the sum of its features times these weights (a logistic model's
 # log-odds that the line carries a fact a reader needs). Fitted by
@@ -90,7 +88,7 @@ def is_announcement(sentence: str) -> bool:
     )
     if re.match(r"^[A-Z][a-z]+ing\b", s) and not SIGNAL.search(s):
         return True  # "Running the export tests.", "Reviewing module 3 of 7": an activity, not a result
-    chose = bool(CHOICE_MADE.search(_SPAN.sub("", s))) and not s.endswith((":", "?", "：", "？"))
+    chose = bool(CHOICE_MADE.search(CODE_SPAN.sub("", s))) and not s.endswith((":", "?", "：", "？"))
     if IMPERATIVE.match(s) and not chose:
         return True  # "Now update `session_live.ex` — pass ...": an order to itself
     if ANNOUNCE.match(s) and not chose:
@@ -128,103 +126,10 @@ def is_musing(sentence: str) -> bool:
     return not SPECIFIC.search(sentence) and not SIGNAL.search(sentence) and not DECISION_CUE.search(sentence)
 
 
-_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-ZÀ-ÞА-ЯЁΑ-Ω`\"'(\[*])|(?<=[。！？])")  # a capital of any alphabet
-_SPAN = re.compile(r"`[^`\n]*`")
-
-
-def split_sentences(line: str) -> list[str]:
-    """A paragraph line's sentences; never split inside a code span (`a... b`), and CJK full
-    stops end a sentence without a space after them."""
-    spans = [m.span() for m in _SPAN.finditer(line)]
-    cuts, start = [], 0
-    for m in _BREAK.finditer(line):
-        if any(a < m.start() < b for a, b in spans):
-            continue
-        cuts.append(line[start : m.start()])
-        start = m.end()
-    cuts.append(line[start:])
-    return [" ".join(c.split()) for c in cuts if c.strip()]
-
-
-def paragraphs(text: str) -> list[list[str]]:
-    """Paragraph lines (outside code fences; no heading, bold or not, table row or tag) as lists of sentences.
-    A list of results is one line ("- 63KB (64,573 bytes): WORKS" then "- 64KB (65,594 bytes):
-    FAILS"): each item alone is half a verdict, and the boundary is in the pair. A line that ends
-    mid-clause goes on in the next (`_goes_on`): "1) you're checking another channel, or" then "2)
-    scheduler tick delay." is one line, as is a list item and the lowercase line wrapped after it."""
-    body = re.sub(r"```.*?(?:```|$)", "\n", text, flags=re.DOTALL)
-    out: list[list[str]] = []
-    results: list[str] = []  # consecutive list items in the shape of a result
-    open_line = False  # the line before was text, in out[-1]
-    for line in body.splitlines():
-        line = re.sub(r"^(?:>\s*)+", "", line.strip())  # a quoted line is still a line; a heading is not
-        item = _LIST_ITEM.match(line)
-        result = line[item.end() :] if item and is_report(line[item.end() :]) else ""
-        if results and (not result or len("; ".join([*results, result])) > FINDING_CHARS):
-            out.append(["; ".join(results)] if len(results) > 1 else split_sentences(results[0]))
-            results = []
-        was_open, open_line = open_line, False
-        if result:
-            results.append(result)
-        elif line and not line.startswith(("|", "#", "<", "{", "}")) and not _bold_heading(_LIST_ITEM.sub("", line)):
-            rest = line[item.end() :] if item else line
-            if was_open and _goes_on(out[-1][-1], rest, bool(item)):
-                said = out.pop()
-                out.append(said[:-1] + split_sentences(f"{said[-1]} {rest}"))
-            else:
-                out.append(split_sentences(line))
-            open_line = True
-    if results:
-        out.append(["; ".join(results)] if len(results) > 1 else split_sentences(results[0]))
-    return out
-
-
-_LIST_ITEM = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
-# a line that ends mid-clause ("…a different channel than `1499…`, or"): its sentence goes on below
-_DANGLING = re.compile(r"(?:,|\b(?:or|and|but|than|to|of|with))\s*$", re.I)
-_ENDED = re.compile(r"[.!?:;。！？：]\W*$")
-
-
-def _goes_on(before: str, line: str, item: bool) -> bool:
-    """Whether `line` (a list item's text when `item`) continues the sentence `before` ends: after
-    a dangling comma or conjunction, or as a lowercase line wrapped under an unfinished one (the
-    hard break of "- this current thread/home channel  " / "so you never miss an update again.")."""
-    if len(before) + len(line) >= FINDING_MAX:
-        return False
-    return bool(_DANGLING.search(before)) or (not item and line[:1].islower() and not _ENDED.search(before))
-
-
-# a line wholly in bold with no sentence's end: a heading written in bold (Codex's and Cursor's
-# reasoning titles, "**Clarifying zip error source and fix**", "**Шаг 1: Формулируем цель**"):
-# none of 28 such lines held a fact
-_BOLD_HEADING = re.compile(r"^\*\*[^*]+[^*.!?:。！？]\*\*$")
-
-
-def _bold_heading(line: str) -> bool:
-    """A bold title, not a bold result, cause or choice: "**64/64 tests passing**", "**The bug is
-    in `parse_date()`**", "**Root cause: the cache key omits the locale**" and Cursor's
-    "**方法一：通过系统包管理器安装（推荐）**" (the one it recommends) are read; an activity's title
-    ("**Clarifying zip error source and fix**") is not, whatever it names."""
-    words = line.strip("*")
-    said = SIGNAL.search(words) and not re.match(r"[A-Z][a-z]+ing\b", words)
-    return bool(_BOLD_HEADING.match(line)) and not (is_report(line) or DECISION_CUE.search(line) or "`" in line or said)
-
-
 def _specific_result(sentence: str) -> bool:
     """A cause or result that names code or a number ("Actually, I found the bug: `parse()` drops
     the last row.", "I'm also seeing 3 failures in test_auth.py.")."""
     return bool(SIGNAL.search(sentence) and re.search(r"`|\d", sentence))
-
-
-_CJK = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
-_CJK_STOPS = ("。", "！", "？", "：", "；")  # a sentence that ends on one is followed by no space
-
-
-def words(s: str) -> int:
-    """Words of `s`; two CJK characters count as one (its scripts have no spaces, and a word of
-    Chinese or Japanese is one to three of them: "全部通过。" is "all passed.", two words)."""
-    cjk = len(re.findall(f"[{_CJK}]", s))
-    return len(re.findall(f"[^\\W{_CJK}]+", s)) + (cjk + 1) // 2
 
 
 def report_turns(turns: list[Turn]) -> set[int]:
@@ -370,7 +275,7 @@ def _pieces(run: list[str]) -> list[str]:
     finding led to stays with it up to the longest finding kept (alone it is an announcement)."""
     pieces, text = [], ""
     for s in run:
-        joined = f"{text}{'' if text.endswith(_CJK_STOPS) else ' '}{s}".strip()  # "权限错误。这个不解决"
+        joined = f"{text}{'' if text.endswith(CJK_STOPS) else ' '}{s}".strip()  # "权限错误。这个不解决"
         limit = FINDING_MAX if changes_course(s) else FINDING_CHARS
         if len(joined) > limit and text and words(text) >= 4 and not is_musing(text):
             pieces.append(text)
