@@ -108,6 +108,16 @@ def test_a_call_the_tool_refused_for_its_arguments_is_no_open_error():
     assert any("InputValidationError" in e.line for e in s.ledger.errors)  # still under Errors
 
 
+def test_the_count_of_error_lines_left_out_is_no_open_error():
+    # a vitest run with more error lines than are kept: its `… and 1 more error lines` note had
+    # become the Open error (Claude Code's TDD session; the issue's own example of a placeholder)
+    out = "\n".join(f"Error: No handler for state: s{i} [at src/engine.ts:{i}]" for i in range(8)) + "\nexit code: 1"
+    turns = _exchange_of((("terminal", {"command": "npx vitest run test/engine.test.ts"}), out))
+    s = parse(MLXSummarizer(score=None, context_window=8192).update(None, turns).text)
+    opened = [x for x in s.state if x.startswith("Open error")]
+    assert len(opened) == 1 and "more error lines" not in opened[0] and "No handler for state" in opened[0], opened
+
+
 def test_a_failed_read_keeps_its_failure():
     led = _ledger((("terminal", {"command": "cat missing.txt"}), "cat: missing.txt: No such file or directory"))
     assert led.commands[0].outcome == "cat: missing.txt: No such file or directory"

@@ -11,6 +11,7 @@ from .budget import with_room
 from .digest import plan_state, rank_ids
 from .faithful import directive_shaped
 from .findings import Finding, findings, in_session_order, is_announcement, near_duplicate, rank
+from .ledger import MORE_ERRORS
 from .narrative import add_progress
 from .outcomes import says_passed
 from .summary import Summary, code
@@ -32,6 +33,7 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
     # there, and a call the tool refused for its arguments was fixed by the next call: they stay
     # under Errors, and the latest other error is the one to act on
     errors = [e for e in s.ledger.errors if not read_only(e.cmd) and not _CALL_REFUSED.search(e.line)]
+    errors = [e for e in errors if not MORE_ERRORS.match(e.line)]  # `… and 1 more error lines` says no error
     last = errors[-1] if errors else None
     if last is not None and not _moot(s.ledger, last):
         line = clip(last.line, 100)  # whole under Errors
