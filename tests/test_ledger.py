@@ -425,3 +425,17 @@ def test_a_json_result_is_read_for_errors_unless_it_says_it_succeeded():
     hits = "src/db.py:41:    raise ConnectionError('Permission denied for user')\n" + "src/x.py:1: import os\n" * 30
     for name in ("Grep", "search_files"):
         assert ledger_of(ran("c1", name, hits, pattern="Permission", path="src")).errors == [], name
+
+
+def test_a_library_named_by_its_brand_is_no_file():
+    # Aider's "use Chart.js", Cursor's "Next.js 14 + Supabase", Claude Code's "Tesseract.js" and
+    # "Transformers.js": prose about a library, not a file of the work; a file a tool touched stays
+    said = [
+        {
+            "role": "assistant",
+            "content": "Let's try TrOCR via Transformers.js instead of Tesseract.js, as Next.js does.",
+        }
+    ]
+    assert ledger_of(said).files == {}
+    led = ledger_of(said + ran("c1", "Write", "File created successfully", file_path="src/App.js", content="x"))
+    assert led.files == {"src/App.js": "created"}

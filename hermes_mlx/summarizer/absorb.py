@@ -207,12 +207,17 @@ def _read_result(led: Ledger, call, text: str) -> None:
     led.add_list("ids", find_ids(output, strict=True)[:3])
 
 
+# a library named in prose by its brand (Next.js, Chart.js, Tesseract.js): no file of the work
+_BRAND = re.compile(r"^[A-Z][A-Za-z0-9]*\.js$")
+
+
 def _read_text(led: Ledger, t: Turn) -> None:
     text = t.text
     if not text.strip():
         return
     for p in find_paths(text):
-        led.add_file(p, "mentioned")
+        if not _BRAND.match(p):
+            led.add_file(p, "mentioned")
     urls = find_urls(text)
     if t.role != "assistant" or len(urls) <= MANY_URLS:  # a list of many is a search's sources, not what was used
         led.add_list("urls", urls)
