@@ -1388,3 +1388,15 @@ def test_chinese_findings_read_as_english_ones_do():
     assert NEED.search("我需要用到什么函数") and SIGNAL.search("模型和 loss 的最小测试都能跑通")
     for heading in ("## 下一步", "**下一步计划**：", "接下来：", "## 次のステップ", "## Next steps"):
         assert PLAN_HEADING.search(heading), heading
+
+
+def test_a_result_line_keeps_the_double_space_a_tool_prints_between_fields():
+    # vitest's `Tests  9 failed | 62 passed (71)`, git push's `724b73a..3c2c9fb  main -> main`,
+    # dotnet's `Passed!  - Failed: 0`: the line as the tool printed it (a fact quoting it matched
+    # nothing once its spaces were folded); rules of `=` and runs of padding still go
+    assert outcome_line("Test Files  1 failed | 2 passed (3)\n      Tests  9 failed | 62 passed (71)\n") == (
+        "Tests  9 failed | 62 passed (71)"
+    )
+    push = "To github.com:u/r.git\n   724b73a..3c2c9fb  main -> main\n"
+    assert outcome_line(push) == "724b73a..3c2c9fb  main -> main"
+    assert outcome_line("===== 3 passed     in 0.10s =====\n") == "3 passed in 0.10s"

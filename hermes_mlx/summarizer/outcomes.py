@@ -112,7 +112,9 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
 
 
 def _fold(line: str) -> str:
-    line = " ".join(line.split())  # pytest's `===== 3 passed in 0.1s =====` rules go, `__format__` stays
+    # pytest's `===== 3 passed in 0.1s =====` rules go, `__format__` stays; a double space a tool
+    # prints between fields stays too (vitest's `Tests  9 failed`, git's `a1..b2  main -> main`)
+    line = re.sub(r"\s{3,}|[\t\r\n\f\v]+", " ", line.strip())
     line = re.sub(r"^[=\-*#]{3,}\s*|\s*[=\-*#]{3,}$", "", line) or line
     return clip(line, MAX_OUTCOME)
 
