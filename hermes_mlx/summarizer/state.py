@@ -29,12 +29,7 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
     current = plan.in_progress or next((x[len("In progress: ") :] for x in s.state if x.startswith("In progress:")), "")
     if current and current.split(":")[0] not in plan.closed:
         state.append(f"In progress: {current}")
-    # a failed read (`ls: cannot access 'lib/ai'`, a grep that found nothing) tells what is not
-    # there, and a call the tool refused for its arguments was fixed by the next call: they stay
-    # under Errors, and the latest other error is the one to act on
-    errors = [e for e in s.ledger.errors if not read_only(e.cmd) and not _CALL_REFUSED.search(e.line)]
-    errors = [e for e in errors if not MORE_ERRORS.match(e.line)]  # `… and 1 more error lines` says no error
-    last = errors[-1] if errors else None
+    last = next((e for e in reversed(s.ledger.errors) if _to_act_on(e)), None)
     if last is not None and not _moot(s.ledger, last):
         line = clip(last.line, 100)  # whole under Errors
         state.append(f"Open error: {code(line)}" + (f" after {code(last.cmd)}" if last.cmd else ""))
@@ -57,6 +52,13 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
 # a tool refusing a call for its arguments (Claude Code's `<tool_use_error>InputValidationError: Grep
 # failed due to the following issue: An unexpected parameter `file_path` was provided`), never the work
 _CALL_REFUSED = re.compile(r"\bInputValidationError\b|^(?:<tool_use_error>)?Invalid (?:tool )?arguments\b", re.I)
+
+
+def _to_act_on(error) -> bool:
+    """An error a reader may have to act on. A failed read (`ls: cannot access 'lib/ai'`, a grep that
+    found nothing) tells what is not there, a call the tool refused for its arguments was fixed by
+    the next call, and `… and 1 more error lines` says no error: they stay under Errors only."""
+    return not (read_only(error.cmd) or MORE_ERRORS.match(error.line) or _CALL_REFUSED.search(error.line))
 
 
 def _moot(led, error) -> bool:

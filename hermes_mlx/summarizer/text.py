@@ -257,7 +257,7 @@ def normalize(messages) -> list[Turn]:
             )
         )
     for i, cmd in text_actions(turns):  # an action in a fenced block, its output a user message
-        call = ToolCall(f"text_action_{i}", "bash", {"command": cmd}, command_of("bash", {"command": cmd}) or cmd)
+        call = _parse_call({"id": f"text_action_{i}", "function": {"name": "bash", "arguments": {"command": cmd}}})
         turns[i].tool_calls = [call]
         turns[i + 1].role, turns[i + 1].tool_call_id, turns[i + 1].name = "tool", call.id, "bash"
     return turns

@@ -51,7 +51,7 @@ def error_text(result: str, output: str) -> str:
     if not data or output_parts(data):
         return output
     nested = [p for v in data.values() if isinstance(v, dict) for p in output_parts(v)]
-    said_ok = data.get("success") is True or data.get("ok") is True
+    said_ok = any(data.get(k) is (not v) for k, v in FAILED_FIELDS.items())  # `"success": true`
     return "\n".join(nested) if nested or said_ok else output
 
 
