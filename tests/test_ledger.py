@@ -398,9 +398,28 @@ def test_a_failed_edit_is_fixed_by_a_later_write_of_the_same_file():
         assert len(other.errors) == 1, name
 
 
+def test_a_harness_error_envelope_is_that_tools_error_and_a_later_change_fixes_it():
+    # Claude Code wraps a call that failed in `<tool_use_error>`: "File has not been read yet" and
+    # "File does not exist." carry no error word, and two sessions' fact lists named them; a call
+    # cancelled because its sibling failed says nothing of its own
+    unread = "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>"
+    first = ran("c1", "Edit", unread, file_path="src/a.ts", old_string="x", new_string="y")
+    led = ledger_of(first)
+    assert [(e.line, e.cmd) for e in led.errors] == [
+        ("File has not been read yet. Read it first before writing to it.", "Edit src/a.ts")
+    ]
+    done = ran("c2", "Edit", "The file src/a.ts has been updated successfully.", file_path="src/a.ts", old_string="x")
+    led = ledger_of(first + done)
+    assert led.errors == [] and led.fixes[led.resolved[0]] == "Edit src/a.ts"
+    missing = ran("c1", "Read", "<tool_use_error>File does not exist.</tool_use_error>", file_path="src/b.ts")
+    assert [e.line for e in ledger_of(missing).errors] == ["File does not exist."]
+    sibling = ran("c1", "Read", "<tool_use_error>Sibling tool call errored</tool_use_error>", file_path="src/c.ts")
+    assert ledger_of(sibling).errors == []
+
+
 def test_a_failed_edit_stays_an_error_until_a_change_says_it_was_made():
     # review of the rule above: a failure that quotes the string it could not match is still an
-    # error; a second failure (no error line of its own) fixes nothing; a command's error waits
+    # error; a second failure (its envelope's words its own error) fixes nothing; a command's error waits
     # for that command to pass, whatever tool writes the file it ran
     quoted = "Error: oldString not found in content: x = compute(a, b)"
     led = ledger_of(ran("c1", "edit", quoted, filePath="src/a.py", oldString="x = compute(a, b)", newString="y"))
@@ -408,7 +427,7 @@ def test_a_failed_edit_stays_an_error_until_a_change_says_it_was_made():
     first = ran("c1", "edit", "Error: Could not find oldString in the file.", filePath="src/a.py", oldString="x")
     again = ran("c2", "edit", "<tool_use_error>String to replace not found</tool_use_error>", filePath="src/a.py")
     led = ledger_of(first + again)
-    assert len(led.errors) == 1 and led.resolved == []
+    assert len(led.errors) == 2 and led.resolved == []
     crash = 'Traceback (most recent call last):\n  File "app.py", line 1\nZeroDivisionError: division by zero'
     led = ledger_of(
         ran("c1", "bash", crash, command="python app.py")

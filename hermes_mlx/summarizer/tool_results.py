@@ -149,8 +149,21 @@ def exit_status(result: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+# a harness saying the call failed, around the tool's own words (Claude Code's
+# `<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>`);
+# a call cancelled because another in its batch failed tells nothing of its own
+_ERROR_ENVELOPE = re.compile(r"\A\s*<tool_use_error>\s*(.*?)\s*(?:</tool_use_error>\s*)?\Z", re.S)
+_NOT_ITS_OWN = re.compile(r"^Sibling tool call errored\b", re.I)
+
+
 def failed_field(result: str) -> str:
-    """The error a JSON tool result reports when it says it failed (FAILED_FIELDS), first line."""
+    """The error a tool result reports when it says it failed, first line: a JSON result's `error`
+    when it says so (FAILED_FIELDS), or the words in a harness's error envelope (_ERROR_ENVELOPE)."""
+    wrapped = _ERROR_ENVELOPE.match(result or "")
+    if wrapped:
+        said = wrapped.group(1).strip()
+        first = said.splitlines()[0] if said else ""
+        return "" if not first or _NOT_ITS_OWN.match(first) else clip_line(first, 300)
     data = json_result(result)
     if not data or not isinstance(data.get("error"), str) or not data["error"].strip():
         return ""
