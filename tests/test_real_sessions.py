@@ -243,6 +243,49 @@ def test_files_are_relative_to_the_working_folder_once_each_and_only_paths():
     assert set(files) == {"lib/a/renderer.ex", "test/a/renderer_test.exs", "assets/js/app.js"}
 
 
+def test_a_path_written_from_a_folder_above_the_working_folder_is_that_folders_file():
+    # a monorepo: the agent works in projects/odysseus/aidev, its plan (and git) name files from the
+    # repository's root (`projects/odysseus/aidev/src/types.ts`): Files had listed that path under
+    # the working folder, where no such file is (`…/aidev/projects/odysseus/aidev/src/types.ts`)
+    root = "/Users/tomo/clawd/projects/odysseus/aidev"
+    msgs = [
+        {
+            "role": "user",
+            "content": 'Implement the plan. "filesToTouch": ["projects/odysseus/aidev/src/types.ts", '
+            '"projects/odysseus/aidev/src/cli.ts"]',
+        }
+    ]
+    for i, rel in enumerate(["src/types.ts", "src/cli.ts", "test/types.test.ts"]):
+        msgs += [
+            {"role": "assistant", "content": "", "tool_calls": [call(f"e{i}", "Edit", file_path=f"{root}/{rel}")]},
+            {"role": "tool", "tool_call_id": f"e{i}", "content": f"The file {root}/{rel} has been updated."},
+        ]
+    s = MLXSummarizer(score=None, count_tokens=count, context_window=8192)
+    files = parse(s.update(None, msgs).text).ledger.files
+    assert files == {"src/types.ts": "edited", "src/cli.ts": "edited", "test/types.test.ts": "edited"}
+    # one folder of the root's name is not enough: a package inside a project of its name stays
+    from hermes_mlx.summarizer.workfolder import relative
+
+    assert relative("astropy/units/core.py", "/home/u/astropy") == "astropy/units/core.py"
+
+
+def test_a_temporary_folder_is_never_the_working_folder():
+    # Claude Code's background tasks write their output under the system's temporary folder
+    # (`C:\\Users\\x\\AppData\\Local\\Temp\\claude\\…\\tasks\\b1.output`, `/tmp/claude/…`): a span that only
+    # read those had made it the working folder, and every file of the work went back to its whole path
+    from hermes_mlx.summarizer.workfolder import scratch
+
+    for temp in ("/tmp/claude/x/tasks/b1.output", "C:\\Users\\y\\AppData\\Local\\Temp\\claude\\t\\b1.output"):
+        msgs = []
+        for i in range(3):
+            msgs += [
+                {"role": "assistant", "content": "", "tool_calls": [call(f"r{i}", "Read", file_path=temp)]},
+                {"role": "tool", "tool_call_id": f"r{i}", "content": f"Epoch {i}: loss=6.{i}"},
+            ]
+        assert scratch(temp) and working_folder(normalize(msgs)) == "", temp
+    assert not scratch("/home/u/tmp/a.py") and not scratch("/tmpfs/a.py")
+
+
 def _score(path):
     session = load_with_facts(path)
     run = run_session(

@@ -41,6 +41,10 @@ HUMAN_WORDS = re.compile(rf"<({_HUMAN_TAGS})>\s*(.*?)\s*</\1>", re.S | re.I)
 CD_PREFIX = re.compile(r"^\s*cd\s+([\"']?)((?:/|~/|[A-Za-z]:[\\/])[^\"';&|\n]*?)\1\s*(?:&&|;)")
 # a user's home folder, in the spellings agents' paths use (`/c:/Users/x` is VS Code's)
 HOME_DIR = re.compile(r"^(?:/home/[^/]+|/Users/[^/]+|/root|~|/[A-Za-z]:/Users/[^/]+)(?=/)", re.I)
+# a system's folders for temporary files (in posix form: `/C:/Users/x/AppData/Local/Temp/`): where a
+# harness leaves scratch output (Claude Code's background tasks' `…/Temp/claude/…/tasks/x.output`,
+# `/tmp/claude/…`), never the folder of the work
+TEMP_DIR = re.compile(r"^(?:/tmp/|/var/tmp/|/(?:private/)?var/folders/|/dev/shm/|/[A-Za-z]:/Users/[^/]+/AppData/Local/Temp/)", re.I)
 # the folders a project keeps its code in: a project's root is the folder above them
 SOURCE_DIRS = frozenset(
     "src lib test tests spec app assets config priv docs scripts cmd pkg internal support fixtures".split()

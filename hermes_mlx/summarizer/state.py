@@ -82,8 +82,10 @@ def _succeeded(c) -> bool:
 
 def _known_root(files: dict) -> str:
     """The working folder an earlier pass made paths relative to, found again from a new
-    absolute path that ends in one of them (this span alone may name too few to tell)."""
-    relative = [q for q in files if not q.startswith(("/", "~"))]
+    absolute path that ends in one of them (this span alone may name too few to tell). Only a
+    file a tool touched tells it: a path named in prose may be written from any folder (a plan's
+    `projects/app/src/a.ts` in a monorepo made its root the working folder)."""
+    relative = [q for q, action in files.items() if action != "mentioned" and not q.startswith(("/", "~"))]
     for p in files:
         if p.startswith("/"):
             for q in relative:

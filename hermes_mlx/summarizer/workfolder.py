@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from .harness import CD_PREFIX, CWD_KEYS, CWD_STATED, HOME_DIR, SOURCE_DIRS
+from .harness import CD_PREFIX, CWD_KEYS, CWD_STATED, HOME_DIR, SOURCE_DIRS, TEMP_DIR
 from .text import Turn
 from .vocabulary import FILE_KEYS
 
@@ -29,6 +29,12 @@ def _posix(p: str) -> str:
 def _native(folder: str, like: str) -> str:
     """`folder` (posix form) spelled as the session spells `like` (`C:\\a` for Windows paths)."""
     return folder[1:].replace("/", "\\") if _DRIVE.match(like) and "\\" in like else folder
+
+
+def scratch(p: str) -> bool:
+    """A path in a system's folder for temporary files (TEMP_DIR), in any spelling: a harness's or a
+    script's scratch output, no file of the work and no sign of where the work is."""
+    return bool(TEMP_DIR.match(_posix(p).replace("\\", "/")))
 
 
 def rooted(p: str) -> bool:
@@ -65,8 +71,9 @@ def working_folder(turns: list[Turn], known: str = "") -> str:
     (a system or user turn's `Working directory: /x`, `<cwd>/x</cwd>`); the folder most used by
     `cd DIR &&` prefixes and `cwd`/`workdir` arguments, unless the files it works on lie
     elsewhere; the deepest folder that holds at least 60% of the absolute paths its file tools
-    were given, taken up to the project's root. One path alone tells it only when no folder is
-    `known` (an earlier pass stated one) and it lies below a home folder."""
+    were given (none in a temporary folder: `scratch`), taken up to the project's root. One path
+    alone tells it only when no folder is `known` (an earlier pass stated one) and it lies below a
+    home folder."""
     stated, ran, paths = "", Counter(), []
     for t in turns:
         said = f"{t.text or ''}\n{t.context}" if t.role in ("system", "user") else t.context  # a tool's: its blocks
@@ -82,7 +89,7 @@ def working_folder(turns: list[Turn], known: str = "") -> str:
                     ran[v.strip().rstrip("/\\")] += 1
             for key in FILE_KEYS:
                 v = call.arguments.get(key)
-                if isinstance(v, str) and rooted(v) and "\n" not in v:
+                if isinstance(v, str) and rooted(v) and "\n" not in v and not scratch(v):
                     paths.append(v)
     if stated:
         return stated.rstrip("/\\")
@@ -130,12 +137,23 @@ def settle(known: str, found: str) -> str:
 
 
 def relative(path: str, root: str) -> str:
-    """`path` relative to `root` when it lies inside it (either separator), else as it was."""
+    """`path` relative to `root` when it lies inside it (either separator), else as it was. A
+    relative path that starts with the root's last two folders or more was written from a folder
+    above it (git's paths in a monorepo, `projects/app/src/a.ts` for `/u/repo/projects/app`):
+    it is the same file, `src/a.ts`."""
     if not root:
         return path
     sep = "\\" if "\\" in root else "/"
     prefix = root.rstrip(sep) + sep
-    return path[len(prefix) :] if path.startswith(prefix) and len(path) > len(prefix) else path
+    if path.startswith(prefix) and len(path) > len(prefix):
+        return path[len(prefix) :]
+    if not rooted(path):
+        folders = root.rstrip(sep).split(sep)
+        for k in range(len(folders) - 1, 1, -1):  # the longest tail first, down to two folders
+            tail = sep.join(folders[-k:]) + sep
+            if path.startswith(tail) and len(path) > len(tail):
+                return path[len(tail) :]
+    return path
 
 
 def absolute(path: str, root: str) -> str:
