@@ -68,3 +68,47 @@ def test_a_long_run_of_blank_lines_is_read_in_linear_time():
     long = "(Current directory: /x)" + "\n" * 200_000 + "please"
     turns = normalize([{"role": "assistant", "content": "hi"}, {"role": "user", "content": long}])
     assert [t.role for t in turns] == ["assistant", "user"]
+
+
+def _mini_session(pairs: int = 40) -> list[dict]:
+    """A mini-swe-agent run as exported: the task, then text actions whose output comes back as user turns."""
+    out = [
+        {"role": "system", "content": "You can interact with a shell. Reply with one ```bash block."},
+        {
+            "role": "user",
+            "content": "<pr_description>Quantity.__array_ufunc__ should return NotImplemented</pr_description>",
+        },
+    ]
+    for k in range(pairs):
+        out.append(
+            {
+                "role": "assistant",
+                "content": f"THOUGHT: Look at part {k}.\n\n```bash\nnl -ba astropy/units/q{k}.py\n```",
+            }
+        )
+        listing = "\n".join(f"{n:6d}\tvalue_{k}_{n} = compute({n})" for n in range(60))
+        out.append({"role": "user", "content": f"<returncode>0</returncode>\n<output>\n{listing}\n</output>"})
+    return out
+
+
+@pytest.mark.parametrize("mode", ["batch", "micro"])
+def test_a_compaction_folds_a_text_action_with_its_output_and_keeps_only_the_users_words(mode):
+    # the outputs had joined the batch pass's user row (kept verbatim, read back as the user's words
+    # at the next pass: the Goal was an `ls -la` listing) and micro passes could never fold them
+    from hermes_mlx.bench.fidelity import run_session
+    from hermes_mlx.compactor import markers
+    from hermes_mlx.summarizer.summarizer import MLXSummarizer
+    from hermes_mlx.summarizer.summary import parse
+
+    session = _mini_session()
+    run = run_session(session, MLXSummarizer(ranking="code"), mode=mode, context_limit=8192, session_id="mini")
+    live = markers.display_view(run.messages)
+    kept_outputs = sum("<returncode>" in str(m.get("content")) for m in live)
+    assert kept_outputs < 40 // 2, kept_outputs  # folded, not kept
+    for i, m in enumerate(run.messages):
+        if "<returncode>" in str(m.get("content")) and not markers.is_marker(m):  # never apart from its action
+            assert run.messages[i - 1].get("role") == "assistant" and "```bash" in run.messages[i - 1]["content"]
+    s = parse(run.summary)
+    assert "Quantity.__array_ufunc__" in s.goal or "<returncode>" not in s.goal
+    assert not any("<returncode>" in x for x in [*s.ledger.asks, *s.ledger.constraints])
+    assert any(p.startswith("astropy/units/q") for p in s.ledger.files)  # what the actions read

@@ -23,6 +23,7 @@ from hermes_mlx.compactor.transcript import (
     head_end,
     kept_for_summary,
     message_tokens,
+    observes,
     repair,
     tail_start,
     transcript_tokens,
@@ -160,6 +161,8 @@ class BatchCompactor(Compactor):
         last = markers.last_marker(middle)
         previous = markers.parse(middle[last].get("content")) if last >= 0 else ""
         turns = [m for m in markers.display_view(middle) if not markers.is_marker(m)]
+        if observes(prepared, head):  # what a text action in the head printed: read with its action
+            turns.insert(0, prepared[head - 1])
         # Hermes's own target for the span (a fifth of it, 2,000 to 5% of the window), never over
         # the cap below that lets a small window converge
         carried = self.count(previous) if previous else 0
@@ -198,7 +201,10 @@ class BatchCompactor(Compactor):
         marker = markers.build(result.text, micro=False)
         fixed = kept + message_tokens(marker, self.count)  # head, marker and tail
         room = max(MIN_USER_TOKENS, int(s.threshold * CONVERGE_RATIO) - fixed)
-        row, clipped = fit_users(markers.user_messages(middle), room, self.count)
+        users = [
+            m for k, m in enumerate(middle) if not observes(prepared, head + k)
+        ]  # a text action's output is no user's
+        row, clipped = fit_users(markers.user_messages(users), room, self.count)
         out, _ = repair(prepared[:head] + ([row] if row else []) + [marker] + later)
         cursor = next(i for i, m in enumerate(out) if m is marker) + 1
         tokens_after = transcript_tokens(out, self.count)

@@ -22,6 +22,7 @@ from hermes_mlx.errors import UsageError
 from hermes_mlx.summarizer.api import Message
 from hermes_mlx.summarizer.budget import bounded_count, hermes_tokens
 from hermes_mlx.summarizer.text import trim_middle
+from hermes_mlx.summarizer.text_actions import answers_action
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 REPAIRED_KEY = "_repaired"  # set on every message this module synthesizes or rewrites
@@ -310,7 +311,8 @@ def tail_start(
     count: TokenCounter = hermes_tokens,
 ) -> int:
     """Start of the protected tail: the recent messages that fit `budget_tokens` (at least
-    `min_messages`), moved back so a tool result never leaves its call behind."""
+    `min_messages`), moved back so a tool result never leaves its call behind, nor a text
+    action's output its action (`observes`)."""
     start = len(messages)
     used = 0
     while start > floor:
@@ -319,9 +321,22 @@ def tail_start(
             break
         used += cost
         start -= 1
-    while floor < start < len(messages) and messages[start].get("role") == "tool":
+    while floor < start < len(messages) and (messages[start].get("role") == "tool" or observes(messages, start)):
         start -= 1
     return start
+
+
+def observes(messages: list[Message], i: int) -> bool:
+    """`messages[i]` is a user row that carries what a text action printed (mini-swe-agent's
+    `<returncode>` envelope, SWE-agent's `bash-$` prompt, a ReAct `Observation:`) after the
+    assistant row before it: the agent's turn goes on, and the row is folded with that turn, never
+    kept as the user's words (its output had filled the user row and the summary's Goal)."""
+    if not 0 < i < len(messages) or messages[i].get("role") != "user" or markers.is_marker(messages[i]):
+        return False
+    before = messages[i - 1]
+    if before.get("role") != "assistant":
+        return False
+    return answers_action(content_text(before), bool(before.get("tool_calls")), content_text(messages[i]))
 
 
 def find_exchange(
@@ -331,7 +346,8 @@ def find_exchange(
 
     It begins at an assistant message (user messages and rows `skip` matches, such as summary
     markers, are stepped over, never absorbed) and runs over assistant and tool rows up to the
-    next user message. A turn cut by `limit` is not an exchange yet.
+    next user message. A text action and the output that came back for it (`observes`) are one
+    exchange, closed by that output. A turn cut by `limit` is not an exchange yet.
     """
     limit = min(limit, len(messages))
     idx = start
@@ -343,6 +359,8 @@ def find_exchange(
     idx += 1
     while idx < limit and messages[idx].get("role") in ("assistant", "tool") and not skip(messages[idx]):
         idx += 1
+    if idx < limit and observes(messages, idx):
+        return first, idx + 1
     if idx >= len(messages):
         return None
     boundary = messages[idx]

@@ -33,16 +33,21 @@ def fenced_command(text: str) -> str:
     return blocks[-1].group(2).strip()
 
 
+def answers_action(action: str, calls: bool, reply: str) -> bool:
+    """`reply`, a user turn, is what a harness sent back after running the text action of the
+    assistant turn before it (`action`, its text; `calls`, whether it called tools instead): an
+    observation's shape right after a fenced command. The compactors fold it with the action: it
+    is no user message to keep."""
+    shaped = bool(OBSERVATION.search(reply or "") or _PROMPT_AFTER.search((reply or "")[-2000:]))
+    return shaped and not calls and bool(fenced_command(action))
+
+
 def text_actions(turns: list) -> list[tuple[int, str]]:
     """(index, command) of each text action whose output came back as a user turn: an assistant
     turn with no calls whose last fenced block is a command, then a user turn in an observation's
     shape. `text.normalize` makes each pair a call and its tool result."""
     out = []
     for i, (t, nxt) in enumerate(zip(turns, turns[1:], strict=False)):
-        if t.role != "assistant" or t.tool_calls or nxt.role != "user":
-            continue
-        if OBSERVATION.search(nxt.text or "") or _PROMPT_AFTER.search((nxt.text or "")[-2000:]):
-            cmd = fenced_command(t.text)
-            if cmd:
-                out.append((i, cmd))
+        if t.role == "assistant" and nxt.role == "user" and answers_action(t.text, bool(t.tool_calls), nxt.text):
+            out.append((i, fenced_command(t.text)))
     return out
