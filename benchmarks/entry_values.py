@@ -28,6 +28,7 @@ from hermes_mlx.compactor.markers import is_marker
 from hermes_mlx.compactor.replay import replay
 from hermes_mlx.compactor.settings import CompactorSettings
 from hermes_mlx.summarizer.budget import ENTRY_VALUE, file_kind, named_text
+from hermes_mlx.summarizer.ledger import OUTCOME_SEP
 from hermes_mlx.summarizer.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.text import normalize, source_text
@@ -41,7 +42,8 @@ def entries(summary: str) -> list[tuple[str, str]]:
     out += [("user_message", x) for x in led.asks] + [("constraint", x) for x in led.constraints]
     out += [("state", x) for x in s.state] + [("remaining", x) for x in s.remaining]
     out += [("decision", x) for x in s.decisions] + [("question", x) for x in s.questions]
-    out += [("command_outcome" if c.outcome else "command", f"{c.cmd} {c.outcome}") for c in led.commands]
+    out += [("command_outcome" if c.outcome else "command", f"{c.cmd} {c.latest_outcome()}") for c in led.commands]
+    out += [("outcome_history", c.outcome.rsplit(OUTCOME_SEP, 1)[0]) for c in led.commands if OUTCOME_SEP in c.outcome]
     out += [("error", e.line) for e in led.errors] + [("resolved_error", x) for x in led.resolved]
     named = named_text(s)
     out += [(file_kind(p, a, named), p) for p, a in led.files.items()]

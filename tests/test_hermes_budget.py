@@ -75,6 +75,24 @@ def test_a_long_list_of_files_nothing_else_names_goes_before_the_findings_and_a_
     assert build in text and "`supabase/00_reset.sql` (edited)" in text
 
 
+def test_a_commands_earlier_result_is_worth_its_measure_not_the_first_to_go():
+    # `11 failures ⇒ 0 failures`: the earlier count had gone before anything else whenever a
+    # summary was over (Claude Code's `mix test` lost it to an edit error fixed long before); it
+    # now goes by its worth per token (ENTRY_VALUE["outcome_history"]), after names only mentioned
+    led = Ledger()
+    led.add_command("mix test --seed 0", 1, "14 doctests, 297 tests, 11 failures")
+    led.add_command("mix test --seed 0", 0, "14 doctests, 297 tests, 0 failures")
+    for i in range(40):
+        led.add_file(f"lib/app/mentioned_{i}.ex", "mentioned")
+    s = Summary(goal="Instrument the hooks with trace spans", ledger=led)
+    assert "11 failures ⇒ 14 doctests, 297 tests, 0 failures" in render(s)
+    budget = hermes_tokens(render(s)) - 100
+    dropped = fit_summary(s, budget)
+    assert "11 failures ⇒" in render(s) and "outcome_history" not in dropped and dropped["mentioned_file"] >= 8
+    fit_summary(s, 36)  # when it must, it goes, and the latest result stays
+    assert "11 failures" not in render(s) and "0 failures" in render(s)
+
+
 def test_fit_leaves_a_small_summary_alone():
     s = Summary(goal="x", progress=["a"])
     assert fit_summary(s, 1000) == {} and render(s) == render(Summary(goal="x", progress=["a"]))
