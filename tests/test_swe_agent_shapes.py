@@ -136,7 +136,35 @@ def test_its_reads_are_no_results_and_hold_no_errors_and_its_edits_are_not_runs(
         assert "Open file" not in text and "bash-$" not in text
     _, dacite = _summary(DACITE)
     assert {c.cmd: c.outcome for c in dacite.ledger.commands}["pytest tests -q"] == "90 passed in 0.61s"
-    assert [e.line for e in dacite.ledger.errors] == ["- E999 SyntaxError: invalid syntax"]  # the rejected edit's
+    # the rejected edit's error, fixed by the edit applied after it (it had stayed the Open error to the end)
+    assert dacite.ledger.errors == [] and dacite.ledger.resolved == ["- E999 SyntaxError: invalid syntax"]
+    assert dacite.ledger.fixes["- E999 SyntaxError: invalid syntax"].startswith("edit 14:14")
+
+
+def test_a_worked_example_the_harness_shows_is_another_sessions_and_is_not_read():
+    # SWE-agent's demonstration (a whole marshmallow trajectory before a pydicom task) had been the
+    # Goal and filled Files with marshmallow's paths; OpenHands' running example leads the task
+    demo = (
+        "Here is a demonstration of how to correctly accomplish this task.\nIt is included to show you how to "
+        "correctly use the interface.\nYou do not need to follow exactly what is done in the demonstration.\n"
+        "--- DEMONSTRATION ---\nISSUE:\nTimeDelta serialization precision\n"
+        "[File: /marshmallow-code__marshmallow/src/marshmallow/fields.py (1 lines total)]"
+        + _PROMPT.format(
+            open="/marshmallow-code__marshmallow/src/marshmallow/fields.py", cwd="/marshmallow-code__marshmallow"
+        )
+        + "\nsubmit\n--- END OF DEMONSTRATION ---\n"
+    )
+    text, s = _summary([{"role": "user", "content": demo}, *DACITE])
+    assert "marshmallow" not in text and "demonstration" not in text.lower()
+    assert s.goal.startswith("ISSUE: Incorrect work when using field with default_factory")
+    running = (
+        "Here's a running example of how to perform a task with the provided tools.\n\n"
+        "--------------------- START OF EXAMPLE ---------------------\n\nUSER: Create a list of numbers from 1 "
+        "to 10.\nASSISTANT: Sure! Let me create /workspace/app.py\n"
+        "--------------------- END OF EXAMPLE ---------------------\n\n\nFix the separability matrix of nested models."
+    )
+    text, s = _summary([{"role": "user", "content": running}])
+    assert s.goal == "Fix the separability matrix of nested models." and "app.py" not in text
 
 
 def test_a_numbered_line_a_short_read_prints_is_the_file_in_claude_code_and_hermes_shapes():

@@ -162,7 +162,8 @@ def _read_result(led: Ledger, call, text: str) -> None:
         led.add_command(cmd, status, outcome)
         shown = OPEN_FILE_SHOWN.search(output) if OPEN_FILE_EDIT.match(cmd) else None
         if shown and not EDIT_NOT_APPLIED.search(output):  # SWE-agent's `edit 12:14`: the file it has open
-            led.add_file(shown.group(1), "edited")
+            led.add_file(shown.group(1), "edited")  # and the edits of it turned down before are fixed
+            led.resolve_file(cmd, lambda e: bool(OPEN_FILE_EDIT.match(e.cmd)))
     # a file's contents are no errors (`raise ValueError(...)` in code read back): reading
     # tools and read-only commands report errors only in a short answer (EISDIR, not found)
     reads = call is not None and reads_contents(call.name, cmd, call.arguments)

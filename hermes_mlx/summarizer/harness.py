@@ -30,6 +30,17 @@ CONTEXT_BLOCK = re.compile(
     r"runtime_information|repository_info)>.*?</\1>",
     re.S | re.I,
 )
+# a worked example a harness shows the agent in a user turn, with the line or lines that introduce it:
+# SWE-agent's "Here is a demonstration …" `--- DEMONSTRATION ---` … `--- END OF DEMONSTRATION ---`,
+# OpenHands' "Here's a running example …" `--- START OF EXAMPLE ---` … `--- END OF EXAMPLE ---`.
+# Its task, files and folder are another session's (a demo on marshmallow had been the Goal of a
+# pydicom fix and filled Files with marshmallow's), so nothing in it is read
+EXAMPLE_BLOCK = re.compile(
+    r"(?:^[^\n]*\b(?:demonstration|example)\b[^\n]*\n(?:[^\n]*\n){0,3}?)?"
+    r"^-{3,}[ \t]*(?:START OF |BEGIN(?:NING)? OF )?(DEMONSTRATION|EXAMPLE)[ \t]*-{3,}[ \t]*$"
+    r".*?^-{3,}[ \t]*END OF \1[ \t]*-{3,}[ \t]*$\n?",
+    re.S | re.M | re.I,
+)
 # the tags a harness wraps around the user's own words (Cline's `<task>`, `<feedback>` and
 # `<answer>`, Cursor's `<user_query>`, Windsurf's `<USER_REQUEST>`): the words are the user's
 _HUMAN_TAGS = "task|feedback|answer|user_query|user_request"

@@ -174,17 +174,18 @@ class Ledger:
             for r in verdicts:
                 self.fixes.pop(r, None)
 
-    def resolve_file(self, label: str) -> None:
+    def resolve_file(self, label: str, failed_here=None) -> None:
         """A tool changed a file (`label`: `write src/a.ts`): errors of an edit or write tool that
-        failed on that file (`edit src/a.ts`: "Could not find oldString") move to `resolved`, fixed
-        by it; a command's errors wait for that command to pass (`resolve`)."""
+        failed on that file (`edit src/a.ts`: "Could not find oldString"), or those `failed_here`
+        picks (the failed edits of the file an editor has open), move to `resolved`, fixed by it;
+        a command's errors wait for that command to pass (`resolve`)."""
         path = label.split(" ", 1)[1] if " " in label else ""
 
         def failed_change(e) -> bool:  # an edit tool's error on that file, not `python app.py`'s
             tool, _, on = e.cmd.partition(" ")
             return bool(path) and on == path and tool_action(tool, {}) in ("edited", "created")
 
-        done = [e for e in self.errors if failed_change(e)]
+        done = [e for e in self.errors if (failed_here or failed_change)(e)]
         self.errors = [e for e in self.errors if e not in done]
         for e in done:
             if not MORE_ERRORS.match(e.line) and e.line not in self.resolved:
