@@ -262,6 +262,30 @@ def test_a_json_result_that_says_it_failed_is_an_error_of_that_tool():
 # ---------------------------------------------------------------- commands the user typed to the agent
 
 
+def test_a_slash_commands_expanded_prompt_is_no_words_of_the_user():
+    # Claude Code records `/gsd:debug uat testing …` as a command turn, then the command file's text
+    # (with the arguments in it) as a user turn: its template lines had become Constraints and
+    # User Messages ("Use AskUserQuestion for each:"), and the Goal; the user typed the arguments
+    invoked = (
+        "<command-message>gsd:debug</command-message>\n<command-name>/gsd:debug</command-name>\n"
+        "<command-args>uat testing of the entire corekit auth flow refactor</command-args>"
+    )
+    template = (
+        "<objective>\nDebug issues using scientific method with subagent isolation.\n</objective>\n"
+        "User's issue: uat testing of the entire corekit auth flow refactor\n\n## 1. Check Active Sessions\n"
+        "- Use AskUserQuestion for each:\n- Never skip the checkpoint."
+    )
+    turns = [
+        {"role": "user", "content": invoked},
+        {"role": "user", "content": template},
+        {"role": "assistant", "content": "Let me check for active debug sessions."},
+    ]
+    text = MLXSummarizer(score=None, context_window=8192).update(None, turns).text
+    s = parse(text)
+    assert s.goal == "uat testing of the entire corekit auth flow refactor"
+    assert "AskUserQuestion" not in text and "objective" not in text and "Never skip" not in text
+
+
 def test_user_typed_agent_commands_are_no_work_unless_they_report_an_outcome():
     led = _ledger(
         (("aider_command", {"command": "/add aider/website/_data/blame.yml"}), "Added blame.yml to the chat"),

@@ -41,6 +41,11 @@ EXAMPLE_BLOCK = re.compile(
     r".*?^-{3,}[ \t]*END OF \1[ \t]*-{3,}[ \t]*$\n?",
     re.S | re.M | re.I,
 )
+# a custom slash command the user ran (Claude Code's `<command-message>gsd:debug</command-message>
+# <command-name>/gsd:debug</command-name><command-args>…</command-args>`): the user turn right after
+# it is the command's prompt file, expanded by the harness (`<objective> Debug issues using
+# scientific method …`), no words the user typed (their arguments are in the command's turn)
+SLASH_INVOKED = re.compile(r"\A\s*<command-(?:message|name)>")
 # the tags a harness wraps around the user's own words (Cline's `<task>`, `<feedback>` and
 # `<answer>`, Cursor's `<user_query>`, Windsurf's `<USER_REQUEST>`): the words are the user's
 _HUMAN_TAGS = "task|feedback|answer|user_query|user_request"
@@ -55,7 +60,9 @@ HOME_DIR = re.compile(r"^(?:/home/[^/]+|/Users/[^/]+|/root|~|/[A-Za-z]:/Users/[^
 # a system's folders for temporary files (in posix form: `/C:/Users/x/AppData/Local/Temp/`): where a
 # harness leaves scratch output (Claude Code's background tasks' `…/Temp/claude/…/tasks/x.output`,
 # `/tmp/claude/…`), never the folder of the work
-TEMP_DIR = re.compile(r"^(?:/tmp/|/var/tmp/|/(?:private/)?var/folders/|/dev/shm/|/[A-Za-z]:/Users/[^/]+/AppData/Local/Temp/)", re.I)
+TEMP_DIR = re.compile(
+    r"^(?:/tmp/|/var/tmp/|/(?:private/)?var/folders/|/dev/shm/|/[A-Za-z]:/Users/[^/]+/AppData/Local/Temp/)", re.I
+)
 # the folders a project keeps its code in: a project's root is the folder above them
 SOURCE_DIRS = frozenset(
     "src lib test tests spec app assets config priv docs scripts cmd pkg internal support fixtures".split()

@@ -13,7 +13,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from .harness import CONTEXT_BLOCK, EXAMPLE_BLOCK, HUMAN_WRAPPER
+from .harness import CONTEXT_BLOCK, EXAMPLE_BLOCK, HUMAN_WRAPPER, SLASH_INVOKED
 from .redact import redact
 from .text_actions import text_actions
 from .tool_results import json_result, output_parts
@@ -256,6 +256,9 @@ def normalize(messages) -> list[Turn]:
                 context=redact(context),
             )
         )
+    for before, t in zip(turns, turns[1:], strict=False):  # a slash command's prompt, expanded by its harness
+        if before.role == t.role == "user" and SLASH_INVOKED.match(before.text):
+            t.text, t.context = "", f"{t.context}\n{t.text}".strip()
     for i, cmd in text_actions(turns):  # an action in a fenced block, its output a user message
         call = _parse_call({"id": f"text_action_{i}", "function": {"name": "bash", "arguments": {"command": cmd}}})
         turns[i].tool_calls = [call]
