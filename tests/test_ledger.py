@@ -417,6 +417,30 @@ def test_a_harness_error_envelope_is_that_tools_error_and_a_later_change_fixes_i
     assert ledger_of(sibling).errors == []
 
 
+def test_a_write_that_says_it_updated_the_file_edited_it():
+    # Claude Code's Write over a file that was there: "has been updated", "has been overwritten
+    # successfully" (a revert of app/page.tsx had been listed as created); a file it made stays made
+    over = ran(
+        "c1", "Write", "The file /u/app/page.tsx has been updated. Here's the result", file_path="/u/app/page.tsx"
+    )
+    assert ledger_of(over).files == {"/u/app/page.tsx": "edited"}
+    read_first = ran("c0", "Read", "1→x", file_path="/u/b.tsx") + ran(
+        "c1", "Write", "The file /u/b.tsx has been overwritten successfully.", file_path="/u/b.tsx", content="y"
+    )
+    assert ledger_of(read_first).files == {"/u/b.tsx": "edited"}
+    made = ran("c1", "Write", "File created successfully at: /u/new.tsx", file_path="/u/new.tsx", content="x")
+    again = ran("c2", "Write", "The file /u/new.tsx has been updated.", file_path="/u/new.tsx", content="y")
+    assert ledger_of(made + again).files == {"/u/new.tsx": "created"}
+
+
+def test_a_run_with_no_status_and_no_error_passed():
+    # Claude Code reports `Exit code 1` on a failure and no status on a success: the same command
+    # run again without an error line had left the first run's error open
+    failed = ran("c1", "Bash", "Exit code 1\nError: Cannot find module 'zod'", command="npm run typecheck")
+    led = ledger_of(failed + ran("c2", "Bash", "> tsc --noEmit", command="npm run typecheck"))
+    assert led.errors == [] and led.resolved == ["Error: Cannot find module 'zod'"]
+
+
 def test_a_failed_edit_stays_an_error_until_a_change_says_it_was_made():
     # review of the rule above: a failure that quotes the string it could not match is still an
     # error; a second failure (its envelope's words its own error) fixes nothing; a command's error waits

@@ -92,6 +92,19 @@ def test_a_failed_read_is_no_open_error_and_the_error_before_it_still_is():
         assert not any(x.startswith("Open error") for x in s.state)
 
 
+def test_an_error_the_work_went_past_is_no_open_error_when_the_harness_reports_no_status():
+    # Claude Code's `gh api graphql` failed on the wrong owner; the agent retried with the right one,
+    # committed and pushed (no status on a success): the first failure was still the Open error
+    turns = _exchange_of(
+        (("Bash", {"command": "gh api graphql -f query='{repository(owner: \"a\")}'"}), "Exit code 1\ngh: Could not resolve to a Repository with the name 'a/x'."),
+        (("Bash", {"command": "gh api graphql -f query='{repository(owner: \"b\")}'"}), '{"data": {"repository": {}}}'),
+        (("Bash", {"command": "git commit -am 'fix(e2e): review comments'"}), "[main 3396fbe] fix(e2e): review comments"),
+    )  # fmt: skip
+    s = parse(MLXSummarizer(score=None, context_window=8192).update(None, turns).text)
+    assert not any(x.startswith("Open error") for x in s.state), s.state
+    assert any("Could not resolve" in e.line for e in s.ledger.errors)  # still under Errors
+
+
 def test_a_call_the_tool_refused_for_its_arguments_is_no_open_error():
     # Claude Code's Grep refused `file_path` (its key is `path`), retried at once with `path`: the
     # refusal had stayed the Open error to the end; a test run's error before it still is one

@@ -30,7 +30,7 @@ from .extract import (
 )
 from .harness import HUMAN_WORDS, HUMAN_WRAPPER
 from .ledger import Ledger, user_message
-from .outcomes import MADE, all_passed, is_placeholder, outcome_line, outcome_of, pruned_lines
+from .outcomes import MADE, all_passed, is_placeholder, may_hide, outcome_line, outcome_of, pruned_lines
 from .questions import asked_and_chosen
 from .redact import redact
 from .text import Turn, clip, command_of
@@ -63,6 +63,7 @@ def absorb(led: Ledger, turns: list[Turn]) -> None:
     """Extract the facts of these turns, in order, so later passes resolve earlier errors."""
     calls = {}
     pending = []
+    made: dict[str, list[str]] = {}  # per call, the files it marked created (none was before it)
     for t in turns:
         if t.role == "tool":
             call = calls.get(t.tool_call_id) if t.tool_call_id else None
@@ -71,11 +72,17 @@ def absorb(led: Ledger, turns: list[Turn]) -> None:
             elif call in pending:
                 pending.remove(call)
             _read_result(led, call, t.text)
+            if call is not None and OVERWRITTEN.search(t.text[:300]):  # a write over a file that was there
+                for p in made.get(call.id, ()):
+                    if led.files.get(p) == "created":
+                        led.files[p] = "edited"
             continue
         for call in t.tool_calls:
             calls[call.id] = call
             pending.append(call)
+            before = dict(led.files)
             _read_call(led, call)
+            made[call.id] = [p for p, a in led.files.items() if a == "created" and before.get(p) != "created"]
         _read_text(led, t)
     for call in pending:  # calls whose result never came
         if call.text and _is_command(call):
@@ -182,7 +189,7 @@ def _read_result(led: Ledger, call, text: str) -> None:
             led.add_error(line, label)
         if omitted:
             led.add_error(f"… and {omitted} more error lines", label)
-    elif cmd and (status == 0 and not errors or passed):
+    elif cmd and (status == 0 and not errors or passed or status is None and not errors and not may_hide(cmd)):
         led.resolve(cmd, output)
     elif changed:
         led.resolve_file(label)
@@ -243,6 +250,9 @@ def _read_user_words(led: Ledger, words: str, machine: bool = False) -> None:
         led.add_list("asks", [user_message(words)])
 
 
+# a write tool saying the file it wrote was there before (Claude Code's Write: "The file /x/app.tsx has
+# been updated.", "… has been overwritten successfully."): the file was edited, not created
+OVERWRITTEN = re.compile(r"\bhas been (?:updated|overwritten|modified)\b", re.I)
 # an edit or write tool saying it changed the file ("Wrote file successfully.", "Edit applied
 # successfully.", "The file x has been updated.", `{"bytes_written": 12}`): only then is it a fix
 CHANGE_DONE = re.compile(r"\b(?:success(?:fully)?|updated|applied|wrote|written|saved)\b|bytes_written", re.I)

@@ -262,6 +262,9 @@ def chain_steps(cmd: str) -> frozenset[str]:
     return frozenset(s for s in steps if s and not s.startswith("cd "))
 
 
+_MORE_LINES = re.compile(r"\s*\(\+\d+ more lines?\)\s*$")
+
+
 def _covers(passing: str, err) -> bool:
     if not err.cmd and not err.test:
         return False
@@ -271,8 +274,8 @@ def _covers(passing: str, err) -> bool:
         return True  # every step it ran passed in a later chain (`a && b`, `b; a`)
     if err.test and (err.test in passing or err.test.split("::")[0] in passing.split()):
         return True
-    if err.cmd:
-        a, b = passing.split(), err.cmd.split()
+    if err.cmd:  # the lines a multi-line command hides (`(+6 more lines)`) are no word of it
+        a, b = _MORE_LINES.sub("", passing).split(), _MORE_LINES.sub("", err.cmd).split()
         head = 2 if len(a) > 1 and a[0] in RUNNERS else 1
         if a[:head] == b[:head] and set(a[head:]) <= set(b[head:]) and not any(x.startswith("-k") for x in a):
             return True  # a broader run of the same tool passed

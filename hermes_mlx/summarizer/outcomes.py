@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from .text import clip
-from .vocabulary import PROGRAM_FAILED, blind_step
+from .vocabulary import PROGRAM_FAILED, blind_step, without_heredocs
 
 MADE = ("commit", "created")  # the families that say something was made, whichever tool reports them
 MAX_OUTCOME = 160  # a result line longer than this is clipped (still verbatim up to the cut)
@@ -209,6 +209,13 @@ def all_passed(family: str, line: str, cmd: str = "") -> bool:
         and not _FAILED_SOME.search(line)
         and not blind_step(cmd)
     )
+
+
+def may_hide(cmd: str) -> bool:
+    """A command whose output may not show a step's failure: a blind step (`a; b`) or a pipe into
+    another program (`npm test | tail -5`). Where a harness reports no status on a success (Claude
+    Code prints `Exit code 1` only on a failure), a run with no error line passed unless it may hide."""
+    return blind_step(cmd) or bool(re.search(r"(?<!\|)\|(?!\|)", without_heredocs(cmd)))
 
 
 def says_passed(line: str, cmd: str = "") -> bool:

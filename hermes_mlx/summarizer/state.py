@@ -13,7 +13,7 @@ from .faithful import directive_shaped
 from .findings import Finding, findings, in_session_order, is_announcement, near_duplicate, rank
 from .ledger import MORE_ERRORS
 from .narrative import add_progress
-from .outcomes import says_passed
+from .outcomes import may_hide, says_passed
 from .summary import Summary, code
 from .text import Turn, clip
 from .vocabulary import read_only
@@ -63,13 +63,20 @@ def _to_act_on(error) -> bool:
 
 def _moot(led, error) -> bool:
     """An error later work went past: a command that changes things succeeded after the one that
-    failed (the ledger keeps commands most recent last). It stays under Errors, but is no longer
-    the Open error a reader should act on."""
+    failed (the ledger keeps commands most recent last), or ran with no status and no error. It
+    stays under Errors, but is no longer the Open error a reader should act on."""
     cmds = [c.cmd for c in led.commands]
     if error.cmd not in cmds:
         return False
     later = led.commands[cmds.index(error.cmd) + 1 :]
-    return any(_succeeded(c) and not read_only(c.cmd) for c in later)
+    failing = {e.cmd for e in led.errors}  # a run with no status and no error of its own went through
+    return any((_succeeded(c) or _unreported(c) and c.cmd not in failing) and not read_only(c.cmd) for c in later)
+
+
+def _unreported(c) -> bool:
+    """No exit status known for its latest run (the export records none, or a harness reports one
+    only when a run fails: Claude Code's `Exit code 1`), and nothing in it that could fail unseen."""
+    return (not c.statuses or c.statuses[-1] is None) and not may_hide(c.cmd)
 
 
 def _succeeded(c) -> bool:
