@@ -237,3 +237,71 @@ def test_a_removal_alone_deletes_a_file_and_a_restore_after_one_edits_it():
     absorb(led, normalize(messages))
     assert led.files["reproduce.py"] == "deleted"
     assert led.files["django/x/base.py"] == "edited"
+
+
+def test_what_a_pruned_output_kept_still_tells_what_the_call_did():
+    # an earlier pass pruned OpenDevin's outputs to one line each, and the summary read them later:
+    # the `edit 688:693 <<EOF` output began with the shell's `> ` echo of the here-document, so the
+    # editor's `[File: …]` line was lost and fields.py stayed "(read)"; a rejected edit and a failed
+    # test run kept no error at all
+    from hermes_mlx.compactor.batch import prune_tool_results
+
+    cwd = "/workspace/django"
+    shown = "[File: /workspace/django/django/forms/fields.py (1283 lines total)]\n" + "\n".join(
+        f"{n}:    line {n}" for n in range(600, 700)
+    )
+    rejected = (
+        "Your proposed edit has introduced new syntax error(s). Please understand the fixes and retry.\n"
+        "ERRORS:\n- E999 IndentationError: unexpected indent\n\nThis is how your edit would have looked if applied\n"
+        + "\n".join(f"{n}:    x = {n}" for n in range(120, 160))
+        + "\nYour changes have NOT been applied. Please fix your edit command and try again."
+    )
+    failed = (
+        "Testing against Django installed in '/workspace/django/django'\n"
+        + "\n".join(f"test_{n} (forms_tests.tests) ... ok" for n in range(30))
+        + "\nModuleNotFoundError: No module named 'tests'\n\nFAILED (errors=6, skipped=1)"
+    )
+    session = _session(
+        cwd,
+        "URLField throws ValueError instead of ValidationError on clean",
+        [
+            ("Open the file.", "open django/forms/fields.py 671", shown, "/workspace/django/django/forms/fields.py"),
+            ("Catch the ValueError.", "edit 688:693 <<EOF\n            try:\n                return list(urlsplit(url))\nEOF",
+             ">             try:\n>                 return list(urlsplit(url))\n> EOF\n" + shown,
+             "/workspace/django/django/forms/fields.py"),
+            ("Fix the validator.", "edit 133:136 <<EOF\n        validate_ipv6_address(potential_ip)\nEOF", rejected,
+             "/workspace/django/django/core/validators.py"),
+            ("Run the tests.", "python3 tests/runtests.py forms_tests", failed, "/workspace/django/django/core/validators.py"),
+        ],
+    )  # fmt: skip
+    pruned, n, _ = prune_tool_results(session)
+    assert n == 4
+    placeholders = [m["content"] for m in pruned if m["role"] == "tool"]
+    assert "first line: [File: /workspace/django/django/forms/fields.py (1283 lines total)]" in placeholders[1]
+    assert "; error: - E999 IndentationError: unexpected indent" in placeholders[2]
+    assert (
+        "result: FAILED (errors=6, skipped=1); error: ModuleNotFoundError: No module named 'tests'" in placeholders[3]
+    )
+    text, s = _summary(pruned)
+    assert s.ledger.files.get("django/forms/fields.py") == "edited", s.ledger.files
+    lines = [e.line for e in s.ledger.errors]
+    assert any("E999 IndentationError" in x for x in lines) and any("No module named 'tests'" in x for x in lines)
+
+
+def test_a_read_that_failed_read_nothing_and_a_program_the_command_runs_is_its_own():
+    # SWE-agent's `open` of a path relative to the wrong folder ("File … not found"), and `javac`
+    # missing in a long-lived shell whose line numbers count on (`line 192`): the file had been
+    # listed as read and the compiler's absence was no error at all
+    session = _session(
+        "/google__gson",
+        "Gson serializes a cyclic field wrongly",
+        [
+            ("Compile the reproduction.", "javac ReproduceIssue.java", "/bin/bash: line 192: javac: command not found", "n/a"),
+            ("Open the wrapper.", "open gson/src/TypeAdapterRuntimeTypeWrapper.java", "File gson/src/TypeAdapterRuntimeTypeWrapper.java not found", "n/a"),
+        ],
+    )  # fmt: skip
+    _, s = _summary(session)
+    assert "gson/src/TypeAdapterRuntimeTypeWrapper.java" not in {p: a for p, a in s.ledger.files.items() if a == "read"}
+    lines = [e.line for e in s.ledger.errors]
+    assert "/bin/bash: line 192: javac: command not found" in lines
+    assert "File gson/src/TypeAdapterRuntimeTypeWrapper.java not found" in lines

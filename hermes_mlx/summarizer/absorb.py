@@ -30,7 +30,7 @@ from .extract import (
 )
 from .harness import HUMAN_WORDS, HUMAN_WRAPPER
 from .ledger import Ledger, user_message
-from .outcomes import MADE, all_passed, is_placeholder, may_hide, outcome_line, outcome_of, pruned_lines
+from .outcomes import MADE, all_passed, is_placeholder, may_hide, outcome_of, placeholder_lines, pruned_lines
 from .questions import asked_and_chosen
 from .redact import redact
 from .text import Turn, clip, command_of
@@ -63,7 +63,7 @@ def absorb(led: Ledger, turns: list[Turn]) -> None:
     """Extract the facts of these turns, in order, so later passes resolve earlier errors."""
     calls = {}
     pending = []
-    made: dict[str, list[str]] = {}  # per call, the files it marked created (none was before it)
+    marked: dict[str, dict] = {}  # per call, the files whose action it raised, and their action before
     for t in turns:
         if t.role == "tool":
             call = calls.get(t.tool_call_id) if t.tool_call_id else None
@@ -71,18 +71,19 @@ def absorb(led: Ledger, turns: list[Turn]) -> None:
                 call = pending.pop(0)
             elif call in pending:
                 pending.remove(call)
-            _read_result(led, call, t.text)
-            if call is not None and OVERWRITTEN.search(t.text[:300]):  # a write over a file that was there
-                for p in made.get(call.id, ()):
-                    if led.files.get(p) == "created":
-                        led.files[p] = "edited"
+            went_wrong = _read_result(led, call, t.text)
+            for p, prior in marked.get(call.id, {}).items() if call is not None else ():
+                if went_wrong:  # a read, write or edit that failed did nothing to the file
+                    led.files[p] = prior or "mentioned"
+                elif led.files.get(p) == "created" and OVERWRITTEN.search(t.text[:300]):
+                    led.files[p] = "edited"  # a write over a file that was there
             continue
         for call in t.tool_calls:
             calls[call.id] = call
             pending.append(call)
             before = dict(led.files)
             _read_call(led, call)
-            made[call.id] = [p for p, a in led.files.items() if a == "created" and before.get(p) != "created"]
+            marked[call.id] = {p: before.get(p) for p, a in led.files.items() if a != before.get(p)}
         _read_text(led, t)
     for call in pending:  # calls whose result never came
         if call.text and _is_command(call):
@@ -126,19 +127,20 @@ def _read_call(led: Ledger, call) -> None:
             led.add_list("ids", re.findall(r"\bdef (test_\w+)", value)[:5])
 
 
-def _read_result(led: Ledger, call, text: str) -> None:
+def _read_result(led: Ledger, call, text: str) -> bool:
+    """Read one tool result into the ledger; True when it says the call went wrong."""
     if call is not None and ASKS_USER_TOOL.search(call.name.lower()):  # the user's own answers
         said = asked_and_chosen(call.arguments, text)  # with their questions, unless said in prose
         text = HUMAN_WRAPPER.sub("", text).strip()  # Cline's `<answer>…</answer>`
         led.add_list("asks", [user_message(x) for x in said] or ([user_message(text)] if text.strip() else []))
-        return
+        return False
     if call is not None and REPORT_TOOL.search(call.name):  # the user's reply to the agent's report
         for _, words in HUMAN_WORDS.findall(text):
             _read_user_words(led, words)
     status = exit_status(text)
     output = strip_injections(tool_output(text))
-    if is_placeholder(text):  # output a compactor pruned: the result line it kept is all there is
-        output = outcome_line(text, status)
+    if is_placeholder(text):  # output a compactor pruned: the lines it kept are all there is
+        output = placeholder_lines(text, lambda line: OPEN_FILE_SHOWN.match(line) or _failed_first(call, line))
     cmd = whole_head(call.text) if call is not None and _is_command(call) else ""
     output = foreign_lines(output, call.text) if cmd else output
     slash = call is not None and bool(SLASH_COMMAND.match(call.text or ""))
@@ -149,7 +151,7 @@ def _read_result(led: Ledger, call, text: str) -> None:
         if family in MADE:
             led.add_command(whole_head(call.text) if slash else call.name, status, outcome)
         if slash:
-            return
+            return False
     failed = failed_field(text)
     if failed:  # {"success": false, "error": "Failed to read file: ..."} from any tool
         led.add_error(failed, cmd or tool_label(call))
@@ -184,7 +186,8 @@ def _read_result(led: Ledger, call, text: str) -> None:
         wrote = " ".join(" ".join(v.split()) for v in call.arguments.values() if isinstance(v, str))
         errors = [e for e in errors if not _echoed(e, wrote)]
     piped = status == 0 and bool(re.search(r"(?<!\|)\|(?!\|)", cmd))  # `cmd | tail` reports tail's status
-    if status not in (0, None) or errors and (status is None or piped) and not passed:
+    went_wrong = status not in (0, None) or bool(errors) and (status is None or piped) and not passed
+    if went_wrong:
         for line in errors:
             led.add_error(line, label)
         if omitted:
@@ -213,6 +216,7 @@ def _read_result(led: Ledger, call, text: str) -> None:
     if not document:
         led.add_list("urls", urls[:3])
     led.add_list("ids", find_ids(output, strict=True)[:3])
+    return went_wrong or bool(failed)
 
 
 # a library named in prose by its brand (Next.js, Chart.js, Tesseract.js): no file of the work
@@ -264,6 +268,13 @@ def _echoed(error: str, wrote: str) -> bool:
     folded = " ".join(error.rstrip("…").split())
     quoted = " ".join(folded.rsplit("'", 1)[-1].split()) if "'" in folded else ""
     return folded in wrote or (len(quoted.split()) >= 3 and quoted in wrote)
+
+
+def _failed_first(call, line: str) -> bool:
+    """A pruned output's first line that says the call failed (`Error: File 'x' already exists.`),
+    unless the call read a file: a file's first line is the file's."""
+    reading = call is not None and reads_contents(call.name, call.text if _is_command(call) else "", call.arguments)
+    return is_error_line(line) and not reading
 
 
 def _is_command(call) -> bool:

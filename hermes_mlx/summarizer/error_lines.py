@@ -51,6 +51,7 @@ ERROR_LINE = re.compile(
     r"|^\s*┃\s*\[[A-Z]\]\s"  # Credo issue: ┃ [D] ↘ Nested modules could be aliased ...
     r"|npm ERR!|^npm error |command not found|: not found$|No such file or directory|Permission denied|Segmentation fault|core dumped"
     r"|is not recognized as (?:the name of a cmdlet|an internal or external command)"  # PowerShell's, cmd.exe's
+    r"|^File \S.{0,300} not found$"  # SWE-agent's `open`: File src/x.java not found
     r"|\*\*\* \[[^\]\n]{0,200}\] Error \d+"  # make
     r"|(?i:" + PROGRAM_FAILED.pattern + ")"  # rm: cannot remove 'x': Device or resource busy
 )
@@ -95,7 +96,9 @@ def foreign_lines(output: str, command: str) -> str:
     """`output` without what the shell said about code that is not `command`'s: the shell's own
     complaint at a line past the command's last (an agent's wrapper script), or a program not
     found that the command never names (a login shell's `.bashrc`, Cursor's `dump_bash_state`).
-    Left, they were the command's result and its error, over what it printed."""
+    Left, they were the command's result and its error, over what it printed. A program the
+    command runs is its own at any line: SWE-agent's long-lived shell numbers its lines on
+    (`/bin/bash: line 192: javac: command not found` after `javac …`)."""
     if "line " not in output and "not found" not in output:
         return output
     last = command.count("\n") + 1
@@ -103,11 +106,11 @@ def foreign_lines(output: str, command: str) -> str:
 
     def foreign(line: str) -> bool:
         line = line.strip()
-        said = _SHELL_SAID.match(line)
-        if said and int(said.group(1)) > last:
-            return True
         missing = _NOT_FOUND.search(line)
-        return bool(missing) and (missing.group(1) or missing.group(2)) not in words
+        if missing:  # a program not found is the command's when the command runs it, at any line
+            return (missing.group(1) or missing.group(2)) not in words  # (SWE-agent's shell counts on)
+        said = _SHELL_SAID.match(line)
+        return bool(said) and int(said.group(1)) > last
 
     return "\n".join(ln for ln in output.split("\n") if not foreign(ln))
 

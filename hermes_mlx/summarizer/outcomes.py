@@ -124,6 +124,21 @@ def is_placeholder(text: str) -> bool:
     return bool(_OURS.match(text or ""))
 
 
+# what a compactor's placeholder kept of the output it stands for (compactor/batch.one_line)
+_KEPT = re.compile(r"; result: (.+?)(?:; error: .*)?\]\s*$")
+_KEPT_ERROR = re.compile(r"; error: (.+)\]\s*$")
+_KEPT_FIRST = re.compile(r"; first line: (.*?)(?:; result: .*|; error: .*)?\]\s*$")
+
+
+def placeholder_lines(text: str, keep_first) -> str:
+    """The lines a compactor's placeholder kept, one a line, to read as output: its result line,
+    the error it kept, and its first line when `keep_first` says that line tells what the call
+    did (an editor's `[File: x (12 lines total)]`)."""
+    first, result, error = _KEPT_FIRST.search(text), _KEPT.search(text), _KEPT_ERROR.search(text)
+    lines = [first.group(1)] if first and keep_first(first.group(1)) else []
+    return "\n".join(lines + [m.group(1) for m in (result, error) if m])
+
+
 def pruned_lines(text: str) -> int | None:
     """How many lines the output a compactor's placeholder stands for held; None for any other text."""
     said = re.search(r", (\d+) lines,", text) if is_placeholder(text) else None
@@ -146,7 +161,7 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     Returns (family, line); ("", "") when none does."""
     text = output or ""
     if _OURS.match(text):  # a compactor's placeholder for output it pruned: only the result it kept
-        kept = re.search(r"; result: (.+)\]\s*$", text)
+        kept = _KEPT.search(text)
         return ("kept", kept.group(1)) if kept else ("", "")
     if len(text) > 400_000:  # results sit at the ends; a huge output is read there only
         text = text[:200_000] + "\n" + text[-200_000:]
