@@ -433,6 +433,24 @@ def test_a_write_that_says_it_updated_the_file_edited_it():
     assert ledger_of(made + again).files == {"/u/new.tsx": "created"}
 
 
+def test_a_write_over_a_file_the_session_read_edits_it_and_clines_diagnostics_are_errors():
+    # Cline's write_to_file over a route file it had just read ("The content was successfully saved
+    # to …") was listed as created; the Pylint errors it reports after saving were no errors at all
+    saved = (
+        "The content was successfully saved to backend/routes/videos.py.\n\nNew problems detected after saving "
+        "the file:\nbackend/routes/videos.py\n- [Pylint Error] Line 40: No value for argument 'llm' in function call"
+        "\n- [Pylint Warning] Line 16: Use lazy % formatting in logging functions"
+    )
+    led = ledger_of(
+        ran("c1", "read_file", "from fastapi import APIRouter", path="backend/routes/videos.py")
+        + ran("c2", "write_to_file", saved, path="backend/routes/videos.py", content="x")
+    )
+    assert led.files == {"backend/routes/videos.py": "edited"}
+    assert [e.line for e in led.errors] == ["- [Pylint Error] Line 40: No value for argument 'llm' in function call"]
+    fresh = ran("c1", "write_to_file", "The content was successfully saved to a.py.", path="a.py", content="x")
+    assert ledger_of(fresh).files == {"a.py": "created"}
+
+
 def test_a_run_with_no_status_and_no_error_passed():
     # Claude Code reports `Exit code 1` on a failure and no status on a success: the same command
     # run again without an error line had left the first run's error open

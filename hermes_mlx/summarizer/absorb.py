@@ -84,6 +84,9 @@ def absorb(led: Ledger, turns: list[Turn]) -> None:
             before = dict(led.files)
             _read_call(led, call)
             marked[call.id] = {p: before.get(p) for p, a in led.files.items() if a != before.get(p)}
+            for p, prior in marked[call.id].items():  # a file the session read or changed was there:
+                if led.files[p] == "created" and prior in ("read", "edited"):  # a write over it edits it
+                    led.files[p] = "edited"
         _read_text(led, t)
     for call in pending:  # calls whose result never came
         if call.text and _is_command(call):
@@ -216,7 +219,8 @@ def _read_result(led: Ledger, call, text: str) -> bool:
     if not document:
         led.add_list("urls", urls[:3])
     led.add_list("ids", find_ids(output, strict=True)[:3])
-    return went_wrong or bool(failed)
+    saved = changes and not failed and bool(CHANGE_DONE.search(said))  # a lint report after it is no failed write
+    return (went_wrong or bool(failed)) and not saved
 
 
 # a library named in prose by its brand (Next.js, Chart.js, Tesseract.js): no file of the work

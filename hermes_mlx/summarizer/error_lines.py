@@ -52,6 +52,7 @@ ERROR_LINE = re.compile(
     r"|npm ERR!|^npm error |command not found|: not found$|No such file or directory|Permission denied|Segmentation fault|core dumped"
     r"|is not recognized as (?:the name of a cmdlet|an internal or external command)"  # PowerShell's, cmd.exe's
     r"|^File \S.{0,300} not found$"  # SWE-agent's `open`: File src/x.java not found
+    r"|^\s*(?:- )?\[[\w .-]{1,30} Error\] "  # Cline's and Roo Code's diagnostics: - [Pylint Error] Line 40: …
     r"|\*\*\* \[[^\]\n]{0,200}\] Error \d+"  # make
     r"|(?i:" + PROGRAM_FAILED.pattern + ")"  # rm: cannot remove 'x': Device or resource busy
 )
