@@ -305,3 +305,19 @@ def test_a_read_that_failed_read_nothing_and_a_program_the_command_runs_is_its_o
     lines = [e.line for e in s.ledger.errors]
     assert "/bin/bash: line 192: javac: command not found" in lines
     assert "File gson/src/TypeAdapterRuntimeTypeWrapper.java not found" in lines
+
+
+def test_a_command_run_again_and_again_says_how_many_times():
+    # SWE-agent ran the same failing command dozens of times until its cost limit: the summary
+    # showed it as one run
+    missing = "/bin/bash: line 192: javac: command not found"
+    session = _session(
+        "/google__gson",
+        "Gson serializes a cyclic field wrongly",
+        [("Compile it again.", "javac ReproduceIssue.java", missing, "n/a") for _ in range(5)],
+    )
+    text, s = _summary(session)
+    assert f"`javac ReproduceIssue.java` (5 runs) → {missing}" in text
+    assert s.ledger.commands[0].runs == 5  # read back, it counts on
+    one, _ = _summary(session[:3])
+    assert "runs)" not in one

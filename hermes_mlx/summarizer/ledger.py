@@ -37,6 +37,7 @@ COMMAND_CHARS = 140  # a command's first line is kept up to this
 FIXED_BY = " — fixed by "  # an error a later success cleared, then that command (Errors and Fixes)
 OUTCOME_SEP = " ⇒ "  # an earlier result, then the latest: `11 failures ⇒ 0 failures`
 MADE_RUNS = 4  # the results a command that makes something keeps, one per run, latest last
+RUNS_SHOWN = 3  # a command run this many times or more says how many: `(45 runs, exit 1 → 1 → 1)`
 WORKING_FOLDER = "Working folder:"  # Files' first line: the folder its relative paths are in
 MORE_ERRORS = re.compile(r"^… and (\d+) more error lines?$")  # how many error lines a result had beyond those kept
 
@@ -59,6 +60,7 @@ class Command:
     cmd: str
     statuses: list = field(default_factory=list)  # int or None (unknown), oldest first, last 3 kept
     outcome: str = ""  # the latest run's result line, verbatim (outcomes.outcome_line)
+    runs: int = 1  # how many times it ran: an agent stuck running one command 45 times shows it
 
     def latest_outcome(self) -> str:
         """The latest run's result line (`outcome` keeps earlier ones before it: `A ⇒ B`)."""
@@ -67,9 +69,9 @@ class Command:
     def status_text(self) -> str:
         """`(exit 1) → result line`: what is known of the latest runs; never a bare `exit ?`."""
         known = [s for s in self.statuses if s is not None]
-        parts = []
-        if known:
-            parts.append("(exit " + " → ".join(str(s) for s in known) + ")")
+        said = [f"{self.runs} runs"] if self.runs >= RUNS_SHOWN else []
+        said += ["exit " + " → ".join(str(s) for s in known)] if known else []
+        parts = [f"({', '.join(said)})"] if said else []
         if self.outcome:
             parts.append("→ " + self.outcome)
         return " ".join(parts)
@@ -116,6 +118,7 @@ class Ledger:
             if c.cmd == cmd:
                 self.commands.remove(c)  # move to the end: most recent last
                 c.statuses = (c.statuses + [status])[-3:]
+                c.runs += 1
                 before = c.outcome.split(OUTCOME_SEP)
                 if outcome and outcome != before[-1]:
                     # the result before the latest says what changed; but each run of a command that

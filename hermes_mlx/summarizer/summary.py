@@ -292,20 +292,22 @@ def _parse_ledger(led: Ledger, kind: str, body: str) -> None:
         elif kind == COMMANDS:
             # ours: `cmd` (exit 0 → 1) → result line; before: `cmd` exit 0 → ?
             m = re.fullmatch(
-                r"(``\s.+?\s``|`[^`]+`)\s*(?:\(exit\s+([-\d→ ?]+)\)|(?:→\s*)?exit\s+([-\d→ ?]+))?\s*(?:→\s*(.+))?",
+                r"(``\s.+?\s``|`[^`]+`)\s*(?:\((?:(\d+) runs(?:, |(?=\))))?(?:exit\s+([-\d→ ?]+))?\)"
+                r"|(?:→\s*)?exit\s+([-\d→ ?]+))?\s*(?:→\s*(.+))?",
                 line,
             )
             if not m:
                 led.commands.append(Command(_uncode(line), []))
                 continue
             statuses = []
-            for part in (m.group(2) or m.group(3) or "").split("→"):
+            for part in (m.group(3) or m.group(4) or "").split("→"):
                 part = part.strip()
                 if re.fullmatch(r"-?\d+", part):
                     statuses.append(int(part))
                 elif part == "?":
                     statuses.append(None)
-            led.commands.append(Command(_uncode(m.group(1)), statuses, (m.group(4) or "").strip()))
+            runs = int(m.group(2)) if m.group(2) else 1
+            led.commands.append(Command(_uncode(m.group(1)), statuses, (m.group(5) or "").strip(), runs))
         elif kind == ERRORS:
             m = re.fullmatch(r"after (``\s.+?\s``|`[^`]+`):", line)
             if m:
