@@ -215,6 +215,10 @@ def test_outcomes_by_shape_in_tool_output_and_in_the_agent_report():
         assert is_report(line), line
     for line in ("It creates a temporary file.", "The build uses 12 workers."):
         assert not is_report(line), line
+    # unittest's `OK` is a run's verdict; a CLI's bare `ok` (hyprctl, a health check) is none: it had
+    # stood as a test result over the error the same output printed
+    assert outcome_line("Ran 5 tests in 0.1s\n\nOK", 0) == "OK"
+    assert outcome_line("ok\nPrevious workspace doesn't exist", 0) != "ok"
 
 
 def test_a_count_that_moved_and_a_runs_verdict_in_prose_are_outcomes_even_as_a_lead_in():

@@ -30,7 +30,7 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
             r"^\s*=*\s*(?:\d+ (?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)[, ]*)+(?:in [\d.]+s)?\s*=*\s*$"  # pytest
             r"|^\s*(?:\d+ doctests?, )?\d+ (?:tests?|properties), \d+ failures?\b.*$"  # ExUnit
             r"|^\s*\d+ examples?, \d+ failures?\b.*$"  # rspec
-            r"|^\s*Ran \d+ tests? in [\d.]+s\s*$|^\s*(?:OK|FAILED)(?: \([^)]*\))?\s*$"  # unittest
+            r"|^\s*Ran \d+ tests? in [\d.]+s\s*$|^\s*(?-i:OK|FAILED)(?: \([^)]*\))?\s*$"  # unittest (a CLI's bare `ok` is no test run)
             r"|^\s*Tests?:?\s+(?:\d+ (?:passed|failed|skipped|todo|total)[, |]*)+.*$"  # jest, vitest
             r"|^\s*Test (?:Files|Suites):?\s+.*\d+ (?:passed|failed).*$"
             r"|^\s*test result: (?:ok|FAILED)\. \d+ passed.*$"  # cargo test
