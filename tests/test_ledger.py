@@ -433,6 +433,41 @@ def test_a_write_that_says_it_updated_the_file_edited_it():
     assert ledger_of(made + again).files == {"/u/new.tsx": "created"}
 
 
+def test_a_run_that_did_not_run_to_its_end_or_failed_by_its_verdict_passed_nothing():
+    # review of the rule above: Claude Code's background run, a call the user rejected, an
+    # interruption, a timeout, a cut output, an empty one and a failing verdict (Cursor's jest
+    # summary alone) said nothing passed; nor does a compactor's placeholder, whose status is not kept
+    failed = ran(
+        "c1", "Bash", "Exit code 1\nFAILED tests/test_a.py::test_login - AssertionError", command="pytest tests/"
+    )
+    for later in (
+        "Command running in background with ID: b8f2e1",
+        "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+        "[Request interrupted by user for tool use]",
+        "Command timed out after 2m 0.0s",
+        "> app@1.0.0 test\n> jest\n\n... output truncated ...",
+        "",
+        "Tests: 1 failed, 4 passed, 5 total",
+        "[tool output pruned: terminal, 80 lines, 4,000 chars; first line: x; result: 1 failed, 9 passed in 0.40s]",
+    ):
+        led = ledger_of(failed + ran("c2", "Bash", later, command="pytest tests/"))
+        assert [e.line for e in led.errors] == ["FAILED tests/test_a.py::test_login - AssertionError"], later
+
+
+def test_a_change_that_went_through_keeps_its_file_changed_whatever_its_output_shows():
+    # review: a failed call did nothing to its file only when it says so first; a chain that edits
+    # then runs a failing test, a script that reproduces a bug, and an edit tool's diff showing an
+    # error-looking line of code all changed their file
+    sed = ran(
+        "c1", "Bash", "Exit code 1\nFAILED tests/test_app.py::test_x", command="sed -i 's/1/2/' src/app.py && pytest"
+    )
+    assert ledger_of(sed).files.get("src/app.py") == "edited"
+    diff = "--- a/src/loader.py\n+++ b/src/loader.py\n@@ -3 +3 @@\n-    except OSError:\n+    except FileNotFoundError:"
+    assert ledger_of(ran("c1", "edit_file", diff, target_file="src/loader.py")).files.get("src/loader.py") == "edited"
+    refused = ran("c1", "edit", "Error: Could not find oldString in the file.", filePath="src/a.py", oldString="x")
+    assert ledger_of(ran("c0", "read", "x = 1", filePath="src/a.py") + refused).files == {"src/a.py": "read"}
+
+
 def test_a_write_over_a_file_the_session_read_edits_it_and_clines_diagnostics_are_errors():
     # Cline's write_to_file over a route file it had just read ("The content was successfully saved
     # to …") was listed as created; the Pylint errors it reports after saving were no errors at all

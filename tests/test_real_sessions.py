@@ -267,14 +267,17 @@ def test_a_path_written_from_a_folder_above_the_working_folder_is_that_folders_f
     from hermes_mlx.summarizer.workfolder import relative
 
     assert relative("astropy/units/core.py", "/home/u/astropy") == "astropy/units/core.py"
+    assert relative("src/mypkg/core.py", "/home/u/src/mypkg") == "src/mypkg/core.py"  # the src layout's own
 
 
-def test_a_temporary_folder_is_never_the_working_folder():
+def test_a_temporary_folder_never_replaces_the_working_folder():
     # Claude Code's background tasks write their output under the system's temporary folder
-    # (`C:\\Users\\x\\AppData\\Local\\Temp\\claude\\…\\tasks\\b1.output`, `/tmp/claude/…`): a span that only
-    # read those had made it the working folder, and every file of the work went back to its whole path
-    from hermes_mlx.summarizer.workfolder import scratch
+    # (`C:\\Users\\x\\AppData\\Local\\Temp\\claude\\…\\tasks\\b1.output`, `/tmp/claude/…`): a later span
+    # that only read those had made it the working folder, and every file of the work went back to
+    # its whole path. A project that lives in a temporary folder (a sandbox's) is still its own.
+    from hermes_mlx.summarizer.workfolder import scratch, settle
 
+    project = "/home/u/simclr/code"
     for temp in ("/tmp/claude/x/tasks/b1.output", "C:\\Users\\y\\AppData\\Local\\Temp\\claude\\t\\b1.output"):
         msgs = []
         for i in range(3):
@@ -282,7 +285,27 @@ def test_a_temporary_folder_is_never_the_working_folder():
                 {"role": "assistant", "content": "", "tool_calls": [call(f"r{i}", "Read", file_path=temp)]},
                 {"role": "tool", "tool_call_id": f"r{i}", "content": f"Epoch {i}: loss=6.{i}"},
             ]
-        assert scratch(temp) and working_folder(normalize(msgs)) == "", temp
+        found = working_folder(normalize(msgs))
+        assert scratch(temp) and settle(project, found) == project, temp
+        beside = msgs + [
+            {"role": "assistant", "content": "", "tool_calls": [call("e1", "Edit", file_path=f"{project}/loss.py")]},
+            {"role": "tool", "tool_call_id": "e1", "content": "The file has been updated."},
+            {"role": "assistant", "content": "", "tool_calls": [call("e2", "Edit", file_path=f"{project}/train.py")]},
+            {"role": "tool", "tool_call_id": "e2", "content": "The file has been updated."},
+        ]
+        assert working_folder(normalize(beside)) == project
+    sandbox = [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [call(f"e{i}", "Edit", file_path=f"/tmp/tmp8k2j/api/src/{n}.py")],
+        }
+        for i, n in enumerate(("users", "routes"))
+    ]
+    sandbox = [
+        m for c in sandbox for m in (c, {"role": "tool", "tool_call_id": c["tool_calls"][0]["id"], "content": "ok"})
+    ]
+    assert working_folder(normalize(sandbox)) == "/tmp/tmp8k2j/api"
     assert not scratch("/home/u/tmp/a.py") and not scratch("/tmpfs/a.py")
 
 

@@ -105,6 +105,17 @@ def test_an_error_the_work_went_past_is_no_open_error_when_the_harness_reports_n
     assert any("Could not resolve" in e.line for e in s.ledger.errors)  # still under Errors
 
 
+def test_a_call_the_user_rejected_is_no_work_past_an_error():
+    # review: a later command the user refused ran nothing, so the type error stays the Open error
+    rejected = "The user doesn't want to proceed with this tool use. The tool use was rejected."
+    turns = _exchange_of(
+        (("Bash", {"command": "npx tsc --noEmit"}), "Exit code 2\nsrc/api.ts(12,7): error TS2322: Type 'string' is not assignable to type 'number'."),
+        (("Bash", {"command": "rm -rf node_modules && npm install"}), rejected),
+    )  # fmt: skip
+    s = parse(MLXSummarizer(score=None, context_window=8192).update(None, turns).text)
+    assert any(x.startswith("Open error: `src/api.ts(12,7): error TS2322") for x in s.state), s.state
+
+
 def test_a_call_the_tool_refused_for_its_arguments_is_no_open_error():
     # Claude Code's Grep refused `file_path` (its key is `path`), retried at once with `path`: the
     # refusal had stayed the Open error to the end; a test run's error before it still is one

@@ -7,6 +7,8 @@ and Hermes's read shapes."""
 
 import json
 
+import pytest
+
 from hermes_mlx.summarizer.absorb import absorb
 from hermes_mlx.summarizer.ledger import Ledger
 from hermes_mlx.summarizer.outcomes import outcome_of
@@ -136,9 +138,11 @@ def test_its_reads_are_no_results_and_hold_no_errors_and_its_edits_are_not_runs(
         assert "Open file" not in text and "bash-$" not in text
     _, dacite = _summary(DACITE)
     assert {c.cmd: c.outcome for c in dacite.ledger.commands}["pytest tests -q"] == "90 passed in 0.61s"
-    # the rejected edit's error, fixed by the edit applied after it (it had stayed the Open error to the end)
-    assert dacite.ledger.errors == [] and dacite.ledger.resolved == ["- E999 SyntaxError: invalid syntax"]
-    assert dacite.ledger.fixes["- E999 SyntaxError: invalid syntax"].startswith("edit 14:14")
+    # the rejected edit's error is its file's (core.py, the file open then): an edit applied to
+    # another file fixes nothing
+    assert [(e.line, e.cmd) for e in dacite.ledger.errors] == [
+        ("- E999 SyntaxError: invalid syntax", "edit /dacite/dacite/core.py")
+    ]
 
 
 def test_a_worked_example_the_harness_shows_is_another_sessions_and_is_not_read():
@@ -321,3 +325,38 @@ def test_a_command_run_again_and_again_says_how_many_times():
     assert s.ledger.commands[0].runs == 5  # read back, it counts on
     one, _ = _summary(session[:3])
     assert "runs)" not in one
+    # micro passes read the count back one run at a time: it counts on (it had stayed at one)
+    from hermes_mlx.summarizer.summary import Summary, render
+
+    text = ""
+    for _ in range(4):
+        s = parse(text) if text else Summary(goal="x")
+        s.ledger.add_command("npm test", None, "")
+        text = render(s)
+    assert "`npm test` (4 runs)" in text
+
+
+def test_a_placeholder_keeps_the_exit_status_and_reads_a_json_result_by_its_output():
+    # review: Hermes's terminal answers `{"output": …, "exit_code": 1}`; its placeholder had no
+    # error and no status, and read back as a run that passed
+    from hermes_mlx.compactor.batch import one_line
+    from hermes_mlx.summarizer.tool_results import exit_status
+
+    hermes = json.dumps(
+        {"output": "x\n" * 50 + "FAIL src/App.test.tsx\nTests: 1 failed, 4 passed, 5 total", "exit_code": 1}
+    )
+    kept = one_line("terminal", hermes)
+    assert exit_status(kept) == 1 and "first line: x; result: Tests: 1 failed, 4 passed, 5 total" in kept
+    assert "; error: FAIL src/App.test.tsx" in kept
+
+
+@pytest.mark.timeout(30)
+def test_a_block_the_user_calls_an_example_is_theirs_and_a_demonstration_is_read_in_linear_time():
+    # review: only a harness's introduced example goes; a run of header lines with no end, and an
+    # error envelope over a run of blank lines, were read in quadratic time (minutes at 200 KB)
+    from hermes_mlx.summarizer.text import normalize
+
+    own = "Change the logger.\nDo NOT change log().\n--- EXAMPLE ---\n2024-05-01T10:00:00Z [INFO] up\n--- END OF EXAMPLE ---"
+    assert normalize([{"role": "user", "content": own}])[0].text == own
+    normalize([{"role": "user", "content": "--- EXAMPLE ---\n" * 12_500}])
+    normalize([{"role": "user", "content": "<tool_use_error>x" + "\n" * 40_000}])

@@ -112,3 +112,22 @@ def test_a_compaction_folds_a_text_action_with_its_output_and_keeps_only_the_use
     assert "Quantity.__array_ufunc__" in s.goal or "<returncode>" not in s.goal
     assert not any("<returncode>" in x for x in [*s.ledger.asks, *s.ledger.constraints])
     assert any(p.startswith("astropy/units/q") for p in s.ledger.files)  # what the actions read
+
+
+def test_a_persons_words_are_never_taken_for_a_text_actions_output():
+    # review: "Observation: the page is still blank" after a reply that ends in an unlabelled block is
+    # a person's; a merged row (an output and the user's next words, merged by a pass) is kept whole
+    from hermes_mlx.compactor import markers
+    from hermes_mlx.compactor.transcript import observes
+
+    reply = {"role": "assistant", "content": "Start it with:\n```\nnpm run dev\n```"}
+    person = {
+        "role": "user",
+        "content": "Observation: after your change the login page is still blank. Keep the old CSS.",
+    }
+    assert not observes([reply, person], 1)
+    assert [t.role for t in normalize([reply, person])] == ["assistant", "user"]
+    react = {"role": "assistant", "content": "Thought: list it.\n```bash\nls\n```"}
+    assert observes([react, {"role": "user", "content": "Observation: a.py b.py"}], 1)
+    merged = markers.merge_users(MINI[2], {"role": "user", "content": "STOP - do not touch setup.py"})
+    assert not observes([MINI[1], merged], 1)

@@ -34,7 +34,7 @@ from hermes_mlx.summarizer.api import Message
 from hermes_mlx.summarizer.budget import hermes_summary_budget, hermes_tokens
 from hermes_mlx.summarizer.extract import error_report
 from hermes_mlx.summarizer.outcomes import is_run_verdict, outcome_line, says_passed
-from hermes_mlx.summarizer.tool_results import exit_status, failed_field
+from hermes_mlx.summarizer.tool_results import exit_status, failed_field, tool_output
 from hermes_mlx.summarizer.vocabulary import EDIT_NOT_APPLIED
 
 logger = logging.getLogger(telemetry.LOGGER_NAME)
@@ -66,8 +66,11 @@ def _call_names(messages: list[Message]) -> dict[str, str]:
 def one_line(name: str, text: str) -> str:
     """A tool result reduced to what a later reader needs to know it happened: its first line
     (past the shell's echo of a here-document, `> …`), its result line, and the error it reports
-    when it says it failed; a later summary reads all three here."""
-    stripped = _HEREDOC_ECHO.sub("", text[:8192], count=1).lstrip() if text.startswith(">") else text.lstrip()
+    when it says it failed, all read from what the tool printed (a JSON result's output fields,
+    not its JSON); a later summary reads them here, and its exit status."""
+    status = exit_status(text)
+    body = tool_output(text) if len(text) <= 4_000_000 else text  # a JSON result is parsed whole
+    stripped = _HEREDOC_ECHO.sub("", body[:8192], count=1).lstrip() if body.startswith(">") else body.lstrip()
     first = stripped[: stripped.find("\n") if "\n" in stripped[:4096] else 4096].strip()
     if first in ("{", "["):  # pretty-printed JSON: its head on one line (`{"success": true, "job": ...`)
         first = " ".join(stripped[:400].split())
@@ -75,15 +78,16 @@ def one_line(name: str, text: str) -> str:
         first = first[:117] + "..."
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)  # no list of 50 MB of lines
     # the result line stays (`14 passed in 0.19s`, a commit line), and so does the error of a call
-    # that says it failed (its exit status, a rejected edit, a harness's error envelope)
-    status = exit_status(text)
-    result = outcome_line(text, status)
+    # that says it failed (its exit status, a failed run's verdict, a rejected edit, an error field)
+    result = outcome_line(body, status)
     said = f"; result: {result}" if result and result != first else ""
     failed_run = bool(result) and is_run_verdict(result) and not says_passed(result)  # `FAILED (errors=6)`
-    if status not in (0, None) or failed_run or EDIT_NOT_APPLIED.search(text[:4096]) or failed_field(text):
-        error = next((e for e in error_report(text)[0] if e not in (first, result)), "")
+    if status not in (0, None) or failed_run or EDIT_NOT_APPLIED.search(body[:4096]) or failed_field(text):
+        ends = body if len(body) <= 200_000 else body[:100_000] + "\n" + body[-100_000:]
+        error = next((e for e in error_report(ends)[0] if e not in (first, result)), "")
         said += f"; error: {error}" if error else ""
-    return f"{PRUNED_TAG} {name or 'tool'}, {lines} lines, {len(text):,} chars; first line: {first}{said}]"
+    exit_said = f", exit {status}" if status is not None else ""  # read back as the call's status
+    return f"{PRUNED_TAG} {name or 'tool'}, {lines} lines, {len(text):,} chars{exit_said}; first line: {first}{said}]"
 
 
 _HEREDOC_ECHO = re.compile(r"\A(?:>[^\n]*\r?\n)+")  # the shell's `> ` echo of a here-document's lines

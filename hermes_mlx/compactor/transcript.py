@@ -333,6 +333,8 @@ def observes(messages: list[Message], i: int) -> bool:
     kept as the user's words (its output had filled the user row and the summary's Goal)."""
     if not 0 < i < len(messages) or messages[i].get("role") != "user" or markers.is_marker(messages[i]):
         return False
+    if len(markers.originals(messages[i])) > 1:  # a merged row: a person's words may follow the output
+        return False
     before = messages[i - 1]
     if before.get("role") != "assistant":
         return False

@@ -29,8 +29,18 @@ from .extract import (
     whole_path,
 )
 from .harness import HUMAN_WORDS, HUMAN_WRAPPER
-from .ledger import Ledger, user_message
-from .outcomes import MADE, all_passed, is_placeholder, may_hide, outcome_of, placeholder_lines, pruned_lines
+from .ledger import Ledger, shown_command, user_message
+from .outcomes import (
+    MADE,
+    all_passed,
+    is_placeholder,
+    is_run_verdict,
+    may_hide,
+    outcome_of,
+    placeholder_lines,
+    pruned_lines,
+    says_passed,
+)
 from .questions import asked_and_chosen
 from .redact import redact
 from .text import Turn, clip, command_of
@@ -40,6 +50,7 @@ from .vocabulary import (
     ASKS_USER_TOOL,
     DELEGATE_TOOL,
     EDIT_NOT_APPLIED,
+    EDITOR_COMMAND,
     FILE_KEYS,
     FOUND_URLS_TOOL,
     NUMBERED_LINE,
@@ -159,6 +170,8 @@ def _read_result(led: Ledger, call, text: str) -> bool:
     if failed:  # {"success": false, "error": "Failed to read file: ..."} from any tool
         led.add_error(failed, cmd or tool_label(call))
     passed = False
+    edit_label = ""
+    family = outcome = ""
     if cmd:
         family, outcome = outcome_of(output, status)
         # a run whose result line says all passed failed nothing, whatever it logged, unless
@@ -174,13 +187,17 @@ def _read_result(led: Ledger, call, text: str) -> bool:
         led.add_command(cmd, status, outcome)
         shown = OPEN_FILE_SHOWN.search(output) if OPEN_FILE_EDIT.match(cmd) else None
         if shown and not EDIT_NOT_APPLIED.search(output):  # SWE-agent's `edit 12:14`: the file it has open
-            led.add_file(shown.group(1), "edited")  # and the edits of it turned down before are fixed
-            led.resolve_file(cmd, lambda e: bool(OPEN_FILE_EDIT.match(e.cmd)))
+            led.add_file(shown.group(1), "edited")  # and the edits of that file turned down before are fixed
+            edited = shown_command(f"edit {shown.group(1)}")
+            led.resolve_file(cmd, lambda e: e.cmd == edited)
+        elif shown:  # turned down: its errors are that file's
+            edit_label = f"edit {shown.group(1)}"
     # a file's contents are no errors (`raise ValueError(...)` in code read back): reading
     # tools and read-only commands report errors only in a short answer (EISDIR, not found)
     reads = call is not None and reads_contents(call.name, cmd, call.arguments)
     changes = call is not None and not cmd and tool_action(call.name, call.arguments) in ("edited", "created")
-    label = tool_label(call) if changes else cmd  # a failed edit names its file: a later write of it fixes it
+    # a failed edit names its file: a later write of it fixes it
+    label = edit_label or (tool_label(call) if changes else cmd)
     said = error_text(text, output)
     errors, omitted = error_report(said) if not reads or len(said) <= READ_ANSWER_CHARS else ([], 0)
     errors = [e for e in errors if not NUMBERED_LINE.match(e)] if reads else errors
@@ -190,13 +207,19 @@ def _read_result(led: Ledger, call, text: str) -> bool:
         errors = [e for e in errors if not _echoed(e, wrote)]
     piped = status == 0 and bool(re.search(r"(?<!\|)\|(?!\|)", cmd))  # `cmd | tail` reports tail's status
     went_wrong = status not in (0, None) or bool(errors) and (status is None or piped) and not passed
+    if went_wrong or cmd and status is None:
+        led.passed_unseen.discard(shown_command(cmd))
     if went_wrong:
         for line in errors:
             led.add_error(line, label)
         if omitted:
             led.add_error(f"… and {omitted} more error lines", label)
-    elif cmd and (status == 0 and not errors or passed or status is None and not errors and not may_hide(cmd)):
+    elif cmd and (
+        status == 0 and not errors or passed or status is None and _passed_unseen(cmd, text, output, outcome)
+    ):
         led.resolve(cmd, output)
+        if status is None and not passed:
+            led.passed_unseen.add(shown_command(cmd))
     elif changed:
         led.resolve_file(label)
     # paths and URLs in tool output: only where they name a problem or a change
@@ -219,8 +242,17 @@ def _read_result(led: Ledger, call, text: str) -> bool:
     if not document:
         led.add_list("urls", urls[:3])
     led.add_list("ids", find_ids(output, strict=True)[:3])
-    saved = changes and not failed and bool(CHANGE_DONE.search(said))  # a lint report after it is no failed write
-    return (went_wrong or bool(failed)) and not saved
+    # a call that failed did nothing to its file, when it says so: an error field or envelope, a
+    # status, a short answer that is an error (never lines of code or a lint report around a change)
+    # (OpenCode's `Error: Could not find oldString`), never an error-looking line of code or of a
+    # lint report in what a change shows back
+    first = next((ln for ln in said.splitlines() if ln.strip()), "")
+    said_first = is_error_line(first) and not NUMBERED_LINE.match(first) and len(said) <= READ_ANSWER_CHARS
+    said_first = said_first or bool(EDIT_NOT_APPLIED.search(output))
+    if not cmd:
+        saved = changes and bool(CHANGE_DONE.search(said))
+        return bool(failed) or status not in (0, None) or said_first and not saved
+    return (status not in (0, None) or said_first) and (read_only(cmd) or bool(EDITOR_COMMAND.match(cmd)))
 
 
 # a library named in prose by its brand (Next.js, Chart.js, Tesseract.js): no file of the work
@@ -272,6 +304,33 @@ def _echoed(error: str, wrote: str) -> bool:
     folded = " ".join(error.rstrip("…").split())
     quoted = " ".join(folded.rsplit("'", 1)[-1].split()) if "'" in folded else ""
     return folded in wrote or (len(quoted.split()) >= 3 and quoted in wrote)
+
+
+# a harness's notice that a command did not run to its end, or that its output was cut: backgrounded,
+# refused by the user, interrupted, timed out (Claude Code's shapes); no pass, whatever error it lacks
+_DID_NOT_RUN = re.compile(
+    r"Command running in background with ID|doesn't want to proceed|tool use was rejected|"
+    r"\[Request interrupted by user|\btimed out after\b|\boutput (?:was )?truncated\b|\bchars omitted\b",
+    re.I,
+)
+
+
+def _passed_unseen(cmd: str, text: str, output: str, outcome: str) -> bool:
+    """A run with no exit status and no error line passed, where a harness reports a status only
+    on a failure (Claude Code's `Exit code 1`): unless it printed nothing, its result line is a
+    failing verdict (`Tests: 1 failed`), a harness says it did not run to its end, the output is a
+    compactor's placeholder (its status is not kept), or a step may hide a failure (`may_hide`)."""
+    failing = bool(outcome) and (
+        is_run_verdict(outcome) and not says_passed(outcome, cmd) or outcome_of(outcome)[0] == "failure"
+    )
+    return (
+        bool(output.strip())
+        and not failing
+        and not _DID_NOT_RUN.search(text[:2000])
+        and not is_placeholder(text)
+        and not text.startswith("[duplicate tool output")
+        and not may_hide(cmd)
+    )
 
 
 def _failed_first(call, line: str) -> bool:

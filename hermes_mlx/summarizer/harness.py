@@ -30,17 +30,32 @@ CONTEXT_BLOCK = re.compile(
     r"runtime_information|repository_info)>.*?</\1>",
     re.S | re.I,
 )
-# a worked example a harness shows the agent in a user turn, with the line or lines that introduce it:
-# SWE-agent's "Here is a demonstration …" `--- DEMONSTRATION ---` … `--- END OF DEMONSTRATION ---`,
-# OpenHands' "Here's a running example …" `--- START OF EXAMPLE ---` … `--- END OF EXAMPLE ---`.
+# a worked example a harness shows the agent in a user turn, after the lines that introduce it:
+# SWE-agent's "Here is a demonstration …" then `--- DEMONSTRATION ---` … `--- END OF DEMONSTRATION ---`,
+# OpenHands' "Here's a running example …" then `--- START OF EXAMPLE ---` … `--- END OF EXAMPLE ---`.
 # Its task, files and folder are another session's (a demo on marshmallow had been the Goal of a
-# pydicom fix and filled Files with marshmallow's), so nothing in it is read
-EXAMPLE_BLOCK = re.compile(
-    r"(?:^[^\n]*\b(?:demonstration|example)\b[^\n]*\n(?:[^\n]*\n){0,3}?)?"
-    r"^-{3,}[ \t]*(?:START OF |BEGIN(?:NING)? OF )?(DEMONSTRATION|EXAMPLE)[ \t]*-{3,}[ \t]*$"
-    r".*?^-{3,}[ \t]*END OF \1[ \t]*-{3,}[ \t]*$\n?",
-    re.S | re.M | re.I,
+# pydicom fix and filled Files with marshmallow's), so nothing in it is read. A block with no such
+# introduction, or no end, is the user's own
+_EXAMPLE_INTRO = re.compile(
+    r"^[ \t]*(?:Here is a demonstration of how to correctly accomplish this task\.|Here's a running example of how to)"
+    r"[^\n]*\n(?:[^\n]*\n){0,3}?[ \t]*-{3,}[ \t]*(?:START OF )?(DEMONSTRATION|EXAMPLE)[ \t]*-{3,}[ \t]*$",
+    re.M | re.I,
 )
+_EXAMPLE_END = {
+    "DEMONSTRATION": re.compile(r"^[ \t]*-{3,}[ \t]*END OF DEMONSTRATION[ \t]*-{3,}[ \t]*$\n?", re.M | re.I),
+    "EXAMPLE": re.compile(r"^[ \t]*-{3,}[ \t]*END OF EXAMPLE[ \t]*-{3,}[ \t]*$\n?", re.M | re.I),
+}
+
+
+def without_examples(text: str) -> str:
+    """`text` less each worked example a harness introduced (_EXAMPLE_INTRO … its END line)."""
+    while (start := _EXAMPLE_INTRO.search(text)) and (
+        end := _EXAMPLE_END[start.group(1).upper()].search(text, start.end())
+    ):
+        text = text[: start.start()] + text[end.end() :]
+    return text
+
+
 # a custom slash command the user ran (Claude Code's `<command-message>gsd:debug</command-message>
 # <command-name>/gsd:debug</command-name><command-args>…</command-args>`): the user turn right after
 # it is the command's prompt file, expanded by the harness (`<objective> Debug issues using

@@ -37,7 +37,6 @@ COMMAND_CHARS = 140  # a command's first line is kept up to this
 FIXED_BY = " — fixed by "  # an error a later success cleared, then that command (Errors and Fixes)
 OUTCOME_SEP = " ⇒ "  # an earlier result, then the latest: `11 failures ⇒ 0 failures`
 MADE_RUNS = 4  # the results a command that makes something keeps, one per run, latest last
-RUNS_SHOWN = 3  # a command run this many times or more says how many: `(45 runs, exit 1 → 1 → 1)`
 WORKING_FOLDER = "Working folder:"  # Files' first line: the folder its relative paths are in
 MORE_ERRORS = re.compile(r"^… and (\d+) more error lines?$")  # how many error lines a result had beyond those kept
 
@@ -61,6 +60,7 @@ class Command:
     statuses: list = field(default_factory=list)  # int or None (unknown), oldest first, last 3 kept
     outcome: str = ""  # the latest run's result line, verbatim (outcomes.outcome_line)
     runs: int = 1  # how many times it ran: an agent stuck running one command 45 times shows it
+    # (`(45 runs, exit 1 → 1 → 1)`; two runs whose statuses are both known say it by them)
 
     def latest_outcome(self) -> str:
         """The latest run's result line (`outcome` keeps earlier ones before it: `A ⇒ B`)."""
@@ -69,7 +69,9 @@ class Command:
     def status_text(self) -> str:
         """`(exit 1) → result line`: what is known of the latest runs; never a bare `exit ?`."""
         known = [s for s in self.statuses if s is not None]
-        said = [f"{self.runs} runs"] if self.runs >= RUNS_SHOWN else []
+        said = (
+            [f"{self.runs} runs"] if self.runs > len(known) and self.runs >= 2 else []
+        )  # else the statuses count them
         said += ["exit " + " → ".join(str(s) for s in known)] if known else []
         parts = [f"({', '.join(said)})"] if said else []
         if self.outcome:
@@ -97,6 +99,9 @@ class Ledger:
     constraints: list = field(default_factory=list)
     asks: list = field(default_factory=list)  # the user's own messages, whitespace folded (batch spans)
     root: str = ""  # the working folder relative paths in `files` are relative to (stated once)
+    # commands whose latest run passed with no status (absorb._passed_unseen): work past an error
+    # (state._moot); this pass's runs only, as a summary read back shows no status for them
+    passed_unseen: set = field(default_factory=set)
 
     # ---- adding
 

@@ -13,7 +13,7 @@ from .faithful import directive_shaped
 from .findings import Finding, findings, in_session_order, is_announcement, near_duplicate, rank
 from .ledger import MORE_ERRORS
 from .narrative import add_progress
-from .outcomes import may_hide, says_passed
+from .outcomes import says_passed
 from .summary import Summary, code
 from .text import Turn, clip
 from .vocabulary import read_only
@@ -63,20 +63,14 @@ def _to_act_on(error) -> bool:
 
 def _moot(led, error) -> bool:
     """An error later work went past: a command that changes things succeeded after the one that
-    failed (the ledger keeps commands most recent last), or ran with no status and no error. It
-    stays under Errors, but is no longer the Open error a reader should act on."""
+    failed (the ledger keeps commands most recent last), or passed with no status (its output
+    non-empty, no error, no failing verdict: `Ledger.passed_unseen`). It stays under Errors, but is
+    no longer the Open error a reader should act on."""
     cmds = [c.cmd for c in led.commands]
     if error.cmd not in cmds:
         return False
     later = led.commands[cmds.index(error.cmd) + 1 :]
-    failing = {e.cmd for e in led.errors}  # a run with no status and no error of its own went through
-    return any((_succeeded(c) or _unreported(c) and c.cmd not in failing) and not read_only(c.cmd) for c in later)
-
-
-def _unreported(c) -> bool:
-    """No exit status known for its latest run (the export records none, or a harness reports one
-    only when a run fails: Claude Code's `Exit code 1`), and nothing in it that could fail unseen."""
-    return (not c.statuses or c.statuses[-1] is None) and not may_hide(c.cmd)
+    return any((_succeeded(c) or c.cmd in led.passed_unseen) and not read_only(c.cmd) for c in later)
 
 
 def _succeeded(c) -> bool:

@@ -306,7 +306,7 @@ def _parse_ledger(led: Ledger, kind: str, body: str) -> None:
                     statuses.append(int(part))
                 elif part == "?":
                     statuses.append(None)
-            runs = int(m.group(2)) if m.group(2) else 1
+            runs = max(int(m.group(2) or 1), len(statuses))  # `(exit 1 → 0)`: two runs
             led.commands.append(Command(_uncode(m.group(1)), statuses, (m.group(5) or "").strip(), runs))
         elif kind == ERRORS:
             m = re.fullmatch(r"after (``\s.+?\s``|`[^`]+`):", line)

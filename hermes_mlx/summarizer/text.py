@@ -13,7 +13,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from .harness import CONTEXT_BLOCK, EXAMPLE_BLOCK, HUMAN_WRAPPER, SLASH_INVOKED
+from .harness import CONTEXT_BLOCK, HUMAN_WRAPPER, SLASH_INVOKED, without_examples
 from .redact import redact
 from .text_actions import text_actions
 from .tool_results import json_result, output_parts
@@ -272,9 +272,9 @@ def without_context(text: str, role: str) -> tuple[str, str]:
     `<system-reminder>`), and a user turn's less the tags put around the user's own words
     (HUMAN_WRAPPER: Cline's `<task>`); then the blocks, of which only a stated folder is read.
     A workspace listing had filled Files with 30 paths no tool touched, and the Goal with it. A
-    worked example a harness shows in a user turn (EXAMPLE_BLOCK) is another session's: it goes."""
+    worked example a harness shows in a user turn (`without_examples`) is another session's: it goes."""
     if role == "user" and "---" in text:
-        text = EXAMPLE_BLOCK.sub("", text).strip()
+        text = without_examples(text).strip()
     if "<" not in text:
         return text, ""
     blocks = [m.group(0) for m in CONTEXT_BLOCK.finditer(text)]

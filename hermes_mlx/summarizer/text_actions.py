@@ -18,8 +18,10 @@ import re
 _FENCE = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)\n?```", re.S)
 _SHELL_FENCES = frozenset({"", "bash", "sh", "shell", "console", "zsh"})
 # what a harness sends back after running a text action, never what a person types: mini-swe-agent's
-# envelope, a ReAct loop's `Observation:`
-OBSERVATION = re.compile(r"\A\s*(?:<returncode>\s*-?\d+\s*</returncode>|observation:)", re.I)
+# envelope; a ReAct loop's `Observation:` only after a block labelled as shell (a person may answer a
+# reply that ends in an unlabelled block with "Observation: the page is still blank")
+OBSERVATION = re.compile(r"\A\s*<returncode>\s*-?\d+\s*</returncode>", re.I)
+_REACT_OBSERVATION = re.compile(r"\A\s*observation:", re.I)
 # SWE-agent's terminal prompt after what a command printed; its task message ends with it too, so it
 # says "output" only right after an action
 _PROMPT_AFTER = re.compile(r"\(Current directory: [^)\n]*\)[ \t]*\n[ \t]*bash-[\d.]*\$\s*\Z")
@@ -38,8 +40,16 @@ def answers_action(action: str, calls: bool, reply: str) -> bool:
     assistant turn before it (`action`, its text; `calls`, whether it called tools instead): an
     observation's shape right after a fenced command. The compactors fold it with the action: it
     is no user message to keep."""
-    shaped = bool(OBSERVATION.search(reply or "") or _PROMPT_AFTER.search((reply or "")[-2000:]))
-    return shaped and not calls and bool(fenced_command(action))
+    if calls or not fenced_command(action):
+        return False
+    if OBSERVATION.search(reply or "") or _PROMPT_AFTER.search((reply or "")[-2000:]):
+        return True
+    return bool(_REACT_OBSERVATION.search(reply or "")) and _last_fence_language(action) in _SHELL_FENCES - {""}
+
+
+def _last_fence_language(text: str) -> str:
+    blocks = list(_FENCE.finditer(text or ""))
+    return blocks[-1].group(1).lower() if blocks else ""
 
 
 def text_actions(turns: list) -> list[tuple[int, str]]:

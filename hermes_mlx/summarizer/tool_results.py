@@ -152,17 +152,17 @@ def exit_status(result: str) -> int | None:
 # a harness saying the call failed, around the tool's own words (Claude Code's
 # `<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>`);
 # a call cancelled because another in its batch failed tells nothing of its own
-_ERROR_ENVELOPE = re.compile(r"\A\s*<tool_use_error>\s*(.*?)\s*(?:</tool_use_error>\s*)?\Z", re.S)
+_ERROR_ENVELOPE = "<tool_use_error>"
 _NOT_ITS_OWN = re.compile(r"^Sibling tool call errored\b", re.I)
 
 
 def failed_field(result: str) -> str:
     """The error a tool result reports when it says it failed, first line: a JSON result's `error`
     when it says so (FAILED_FIELDS), or the words in a harness's error envelope (_ERROR_ENVELOPE)."""
-    wrapped = _ERROR_ENVELOPE.match(result or "")
-    if wrapped:
-        said = wrapped.group(1).strip()
-        first = said.splitlines()[0] if said else ""
+    stripped = (result or "").lstrip()
+    if stripped.startswith(_ERROR_ENVELOPE):
+        said = stripped[len(_ERROR_ENVELOPE) :].lstrip()
+        first = said.split("\n", 1)[0].removesuffix("</tool_use_error>").strip()
         return "" if not first or _NOT_ITS_OWN.match(first) else clip_line(first, 300)
     data = json_result(result)
     if not data or not isinstance(data.get("error"), str) or not data["error"].strip():

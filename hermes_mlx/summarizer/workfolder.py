@@ -71,9 +71,9 @@ def working_folder(turns: list[Turn], known: str = "") -> str:
     (a system or user turn's `Working directory: /x`, `<cwd>/x</cwd>`); the folder most used by
     `cd DIR &&` prefixes and `cwd`/`workdir` arguments, unless the files it works on lie
     elsewhere; the deepest folder that holds at least 60% of the absolute paths its file tools
-    were given (none in a temporary folder: `scratch`), taken up to the project's root. One path
-    alone tells it only when no folder is `known` (an earlier pass stated one) and it lies below a
-    home folder."""
+    were given (those in a temporary folder only when no other: `scratch`), taken up to the
+    project's root. One path alone tells it only when no folder is `known` (an earlier pass stated
+    one) and it lies below a home folder."""
     stated, ran, paths = "", Counter(), []
     for t in turns:
         said = f"{t.text or ''}\n{t.context}" if t.role in ("system", "user") else t.context  # a tool's: its blocks
@@ -89,10 +89,11 @@ def working_folder(turns: list[Turn], known: str = "") -> str:
                     ran[v.strip().rstrip("/\\")] += 1
             for key in FILE_KEYS:
                 v = call.arguments.get(key)
-                if isinstance(v, str) and rooted(v) and "\n" not in v and not scratch(v):
+                if isinstance(v, str) and rooted(v) and "\n" not in v:
                     paths.append(v)
     if stated:
         return stated.rstrip("/\\")
+    paths = [p for p in paths if not scratch(p)] or paths  # a harness's scratch output, beside the work
     posix = [_posix(p) for p in paths]
     best = _covering(posix)
     if not best and len(posix) == 1 and not known and not ran:
@@ -129,11 +130,12 @@ def _holds_source(folder: str, paths: list[str]) -> bool:
 
 def settle(known: str, found: str) -> str:
     """The working folder after a pass: the one an earlier pass stated stays unless this span
-    shows one outside it (a folder inside the project is no new root)."""
+    shows one outside it (a folder inside the project is no new root), and not for a temporary
+    folder (a span that only read a background task's output there)."""
     if not known or not found:
         return known or found
     inside = _posix(found).startswith(_posix(known).rstrip("/") + "/") or found == known
-    return known if inside else found
+    return known if inside or scratch(found + "/") and not scratch(known + "/") else found
 
 
 def relative(path: str, root: str) -> str:
@@ -151,8 +153,8 @@ def relative(path: str, root: str) -> str:
         folders = root.rstrip(sep).split(sep)
         for k in range(len(folders) - 1, 1, -1):  # the longest tail first, down to two folders
             tail = sep.join(folders[-k:]) + sep
-            if path.startswith(tail) and len(path) > len(tail):
-                return path[len(tail) :]
+            if folders[-k] not in SOURCE_DIRS and path.startswith(tail) and len(path) > len(tail):
+                return path[len(tail) :]  # (`src/pkg/a.py` under `~/src/pkg` is the src layout's own)
     return path
 
 
