@@ -243,9 +243,9 @@ def _read_result(led: Ledger, call, text: str) -> bool:
         led.add_list("urls", urls[:3])
     led.add_list("ids", find_ids(output, strict=True)[:3])
     # a call that failed did nothing to its file, when it says so: an error field or envelope, a
-    # status, a short answer that is an error (never lines of code or a lint report around a change)
-    # (OpenCode's `Error: Could not find oldString`), never an error-looking line of code or of a
-    # lint report in what a change shows back
+    # status, a short answer that leads with an error (OpenCode's `Error: Could not find
+    # oldString`), a rejected edit; never an error-looking line of code or of a lint report in what
+    # a change shows back, nor a test a chain runs after its edit
     first = next((ln for ln in said.splitlines() if ln.strip()), "")
     said_first = is_error_line(first) and not NUMBERED_LINE.match(first) and len(said) <= READ_ANSWER_CHARS
     said_first = said_first or bool(EDIT_NOT_APPLIED.search(output))
@@ -309,7 +309,7 @@ def _echoed(error: str, wrote: str) -> bool:
 # a harness's notice that a command did not run to its end, or that its output was cut: backgrounded,
 # refused by the user, interrupted, timed out (Claude Code's shapes); no pass, whatever error it lacks
 _DID_NOT_RUN = re.compile(
-    r"Command running in background with ID|doesn't want to proceed|tool use was rejected|"
+    r"Command running in background with ID|doesn['’]t want to proceed|tool use was rejected|"
     r"\[Request interrupted by user|\btimed out after\b|\boutput (?:was )?truncated\b|\bchars omitted\b",
     re.I,
 )
