@@ -153,9 +153,13 @@ def _read_result(led: Ledger, call, text: str) -> bool:
             _read_user_words(led, words)
     status = exit_status(text)
     output = strip_injections(tool_output(text))
-    if is_placeholder(text):  # output a compactor pruned: the lines it kept are all there is
-        output = placeholder_lines(text, lambda line: OPEN_FILE_SHOWN.match(line) or _failed_first(call, line))
     cmd = whole_head(call.text) if call is not None and _is_command(call) else ""
+    # a file's contents are no errors (`raise ValueError(...)` in code read back): reading
+    # tools and read-only commands report errors only in a short answer (EISDIR, not found)
+    reads = call is not None and reads_contents(call.name, cmd, call.arguments)
+    if is_placeholder(text):  # output a compactor pruned: the lines it kept are all there is; its
+        # first line when an editor shows its file, or when it says the call failed (not a read's line)
+        output = placeholder_lines(text, lambda line: OPEN_FILE_SHOWN.match(line) or is_error_line(line) and not reads)
     output = foreign_lines(output, call.text) if cmd else output
     slash = call is not None and bool(SLASH_COMMAND.match(call.text or ""))
     if call is not None and not cmd:
@@ -192,9 +196,6 @@ def _read_result(led: Ledger, call, text: str) -> bool:
             led.resolve_file(cmd, lambda e: e.cmd == edited)
         elif shown:  # turned down: its errors are that file's
             edit_label = f"edit {shown.group(1)}"
-    # a file's contents are no errors (`raise ValueError(...)` in code read back): reading
-    # tools and read-only commands report errors only in a short answer (EISDIR, not found)
-    reads = call is not None and reads_contents(call.name, cmd, call.arguments)
     changes = call is not None and not cmd and tool_action(call.name, call.arguments) in ("edited", "created")
     # a failed edit names its file: a later write of it fixes it
     label = edit_label or (tool_label(call) if changes else cmd)
@@ -207,7 +208,7 @@ def _read_result(led: Ledger, call, text: str) -> bool:
         errors = [e for e in errors if not _echoed(e, wrote)]
     piped = status == 0 and bool(re.search(r"(?<!\|)\|(?!\|)", cmd))  # `cmd | tail` reports tail's status
     went_wrong = status not in (0, None) or bool(errors) and (status is None or piped) and not passed
-    if went_wrong or cmd and status is None:
+    if cmd and (went_wrong or status is None):  # passed unseen only if the rule below says so now
         led.passed_unseen.discard(shown_command(cmd))
     if went_wrong:
         for line in errors:
@@ -246,9 +247,8 @@ def _read_result(led: Ledger, call, text: str) -> bool:
     # status, a short answer that leads with an error (OpenCode's `Error: Could not find
     # oldString`), a rejected edit; never an error-looking line of code or of a lint report in what
     # a change shows back, nor a test a chain runs after its edit
-    first = next((ln for ln in said.splitlines() if ln.strip()), "")
-    said_first = is_error_line(first) and not NUMBERED_LINE.match(first) and len(said) <= READ_ANSWER_CHARS
-    said_first = said_first or bool(EDIT_NOT_APPLIED.search(output))
+    first = next((ln for ln in said.splitlines() if ln.strip()), "") if len(said) <= READ_ANSWER_CHARS else ""
+    said_first = is_error_line(first) and not NUMBERED_LINE.match(first) or bool(EDIT_NOT_APPLIED.search(output))
     if not cmd:
         saved = changes and bool(CHANGE_DONE.search(said))
         return bool(failed) or status not in (0, None) or said_first and not saved
@@ -331,13 +331,6 @@ def _passed_unseen(cmd: str, text: str, output: str, outcome: str) -> bool:
         and not text.startswith("[duplicate tool output")
         and not may_hide(cmd)
     )
-
-
-def _failed_first(call, line: str) -> bool:
-    """A pruned output's first line that says the call failed (`Error: File 'x' already exists.`),
-    unless the call read a file: a file's first line is the file's."""
-    reading = call is not None and reads_contents(call.name, call.text if _is_command(call) else "", call.arguments)
-    return is_error_line(line) and not reading
 
 
 def _is_command(call) -> bool:

@@ -218,15 +218,10 @@ def _entries(s: Summary, count: Callable[[str], int], kept: str = "") -> list[_E
     for item in [x for x in s.state if x.startswith("Open error:")]:
         add("open_error_line", ENTRY_VALUE["error"] / 2, item, _remover(s.state, item))  # listed under Errors too
     runs = [(_run_words(c.cmd), c.latest_outcome()) for c in led.commands]
-    for c in led.commands:
-        if OUTCOME_SEP in c.outcome:  # `A ⇒ B`: B says where it stands, A how it got there
-            add(
-                "outcome_history",
-                ENTRY_VALUE["outcome_history"],
-                c.outcome.rsplit(OUTCOME_SEP, 1)[0],
-                _history_trimmer(led.commands, c),
-            )
     for i, c in enumerate(led.commands):
+        if OUTCOME_SEP in c.outcome:  # `A ⇒ B`: B says where it stands, A how it got there
+            history = c.outcome.rsplit(OUTCOME_SEP, 1)[0]
+            add("outcome_history", ENTRY_VALUE["outcome_history"], history, _history_trimmer(led.commands, c))
         kind = "command_outcome" if c.outcome else "command"
         said = (c.cmd, c.latest_outcome()) if c.outcome else (c.cmd,)  # what it ran, and what came of it
         value = ENTRY_VALUE[kind] * (SAID_LATER if _run_again(runs[i], runs[i + 1 :], c.outcome) else 1)

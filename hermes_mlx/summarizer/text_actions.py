@@ -27,12 +27,16 @@ _REACT_OBSERVATION = re.compile(r"\A\s*observation:", re.I)
 _PROMPT_AFTER = re.compile(r"\(Current directory: [^)\n]*\)[ \t]*\n[ \t]*bash-[\d.]*\$\s*\Z")
 
 
+def _last_fence(text: str) -> tuple[str, str]:
+    """The last fenced block of `text`: (its language, lower-cased, or "" unlabelled; its body)."""
+    blocks = list(_FENCE.finditer(text or ""))
+    return (blocks[-1].group(1).lower(), blocks[-1].group(2).strip()) if blocks else ("", "")
+
+
 def fenced_command(text: str) -> str:
     """The command of a text action: the last fenced block, when it is shell or unlabelled."""
-    blocks = list(_FENCE.finditer(text or ""))
-    if not blocks or blocks[-1].group(1).lower() not in _SHELL_FENCES:
-        return ""
-    return blocks[-1].group(2).strip()
+    language, body = _last_fence(text)
+    return body if language in _SHELL_FENCES else ""
 
 
 def answers_action(action: str, calls: bool, reply: str) -> bool:
@@ -40,16 +44,12 @@ def answers_action(action: str, calls: bool, reply: str) -> bool:
     assistant turn before it (`action`, its text; `calls`, whether it called tools instead): an
     observation's shape right after a fenced command. The compactors fold it with the action: it
     is no user message to keep."""
-    if calls or not fenced_command(action):
+    language, body = _last_fence(action)
+    if calls or not body or language not in _SHELL_FENCES:
         return False
     if OBSERVATION.search(reply or "") or _PROMPT_AFTER.search((reply or "")[-2000:]):
         return True
-    return bool(_REACT_OBSERVATION.search(reply or "")) and _last_fence_language(action) in _SHELL_FENCES - {""}
-
-
-def _last_fence_language(text: str) -> str:
-    blocks = list(_FENCE.finditer(text or ""))
-    return blocks[-1].group(1).lower() if blocks else ""
+    return bool(_REACT_OBSERVATION.search(reply or "")) and language != ""  # a block labelled as shell
 
 
 def text_actions(turns: list) -> list[tuple[int, str]]:
