@@ -20,7 +20,7 @@ from hermes_mlx.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.budget import hermes_tokens
 from hermes_mlx.summarizer.digest import human_words, plan_state, working_folder
 from hermes_mlx.summarizer.findings import findings, is_announcement
-from hermes_mlx.summarizer.outcomes import outcome_line
+from hermes_mlx.summarizer.outcomes import outcome_line, says_passed
 from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.text import normalize
 
@@ -70,6 +70,19 @@ def test_the_real_corpus_ships_with_facts_licences_and_references():
         ("src/a.ts(3,1): error TS2345: bad\nFound 1 error in src/a.ts:3", 2, "Found 1 error in src/a.ts:3"),
         ("bash: mix: command not found", 127, "bash: mix: command not found"),
         ("a lot of\nplain output\nthat says nothing", 0, ""),
+        # a run's counts one a line: node's test runner (Codex's `npm test`), a harness's summary
+        # block under its verdict (Cline's golden tests); the labels a reader needs, not `todo 0`
+        (
+            "✔ renders (0.1ms)\nℹ tests 9\nℹ suites 0\nℹ pass 9\nℹ fail 0\nℹ cancelled 0\nℹ todo 0\nℹ duration_ms 41.2",
+            None,
+            "ℹ tests 9; ℹ pass 9; ℹ fail 0",
+        ),
+        (
+            "[PASS] TestA\n====\n TEST SUMMARY\n====\n\nTotal:  41\nPassed: 41\nFailed: 0\n\n====\n  ALL TESTS PASSED!\n",
+            0,
+            "Total: 41; Passed: 41; Failed: 0; ALL TESTS PASSED!",
+        ),
+        ("Total: 41\n", 0, "Total: 41"),  # one count alone is a readout, not a run's
     ],
 )
 def test_commands_carry_their_outcome_line(output, status, line):
@@ -78,6 +91,12 @@ def test_commands_carry_their_outcome_line(output, status, line):
         assert "No module named pytest" in got
     else:
         assert got == line
+
+
+def test_a_block_of_counts_passes_only_when_it_failed_none():
+    assert says_passed(outcome_line("# tests 3\n# pass 3\n# fail 0\n"))
+    failing = outcome_line("# tests 3\n# pass  2\n# fail  1\n")
+    assert failing == "# tests 3; # pass 2; # fail 1" and not says_passed(failing)
 
 
 def test_announcements_are_never_findings():

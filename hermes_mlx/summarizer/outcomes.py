@@ -39,6 +39,7 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
             r"|^\s*(?:Passed|Failed)!\s+-\s+Failed:\s+\d+.*$|^\s*Total tests: \d+.*$"  # dotnet
             r"|^\s*\d+ (?:passing|failing|pending)\b.*$"  # mocha
             r"|^\s*All \d+ tests? pass(?:ed)?\b.*$"
+            r"|^\s*(?:[ℹ#]\s*)?(?:tests?|total|pass(?:ed|es)?)\s*:?[ \t]+\d[\d.,]*\s*;.*$"  # a block of counts (_count_block)
             r"|^\s*(?:[✓✔✗✘]\s*)?(?:SUCCESS|PASS(?:ED)?|FAIL(?:ED|URE)?|OK|DONE|RESULT)\b\s*[:!-].*$"  # a script's verdict
             r"|"
             + _VERDICT.pattern
@@ -169,9 +170,15 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     if not lines:
         return "", ""
     reports = [(family, p) for family, p in _RESULT_LINES if family != "failure"]
-    for line in reversed(lines):
+    for at in range(len(lines) - 1, -1, -1):
+        line = lines[at]
+        counts = _count_block(lines, at)
+        if counts and _COUNT_LINE.match(line):  # node --test's `ℹ pass 9` / `ℹ fail 0`, TAP's `# pass 9`
+            return "tests", counts
         for family, p in reports:
             if p.match(line):
+                if family == "tests" and counts and not re.search(r"\d", line):  # `ALL TESTS PASSED!` under its counts
+                    return family, clip(f"{counts}; {_fold(line)}", 2 * MAX_OUTCOME)
                 if family == "tests" and _VERDICT.match(line):  # a script checking several cases: each verdict tells
                     verdicts = list(dict.fromkeys(" ".join(ln.split()) for ln in lines if _VERDICT.match(ln)))
                     if 1 < len(verdicts) <= VERDICTS:
@@ -199,6 +206,36 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     if 0 < len(said) <= READOUT_LINES and status == 0 and _READOUT.match(said[0]):
         return "output", _fold(said[0])  # a status report leads with its readout; notes follow
     return "", ""
+
+
+# a test run's counts, one a line, as node's test runner, TAP and many a script print them (`ℹ tests 9`,
+# `ℹ pass 9`, `ℹ fail 0`, `# pass 9`, `Passed: 41`, `Failed: 0`): the block says what the run came to;
+# the labels a reader needs are kept (COUNT_KEPT), the zeros of the rest (`ℹ todo 0`) are left
+_COUNT_LINE = re.compile(
+    r"^\s*(?:[ℹ#]\s*)?(?P<label>tests?|total|suites|pass(?:ed|es)?|fail(?:ed|ures?|s)?|errors?|skipped|"
+    r"cancelled|todo|pending|duration(?:_ms)?)\s*:?[ \t]+\d[\d.,]*\s*(?:ms|s)?\s*$",
+    re.I,
+)
+_COUNT_KEPT = re.compile(r"tests?|total|pass|fail|error", re.I)
+_COUNT_GAP = 3  # lines at most between a verdict and the counts above it
+
+
+def _count_block(lines: list[str], at: int) -> str:
+    """The counts of a test run's block at or just above line `at` (its pass and its fail or total
+    count, at least), the kept labels' lines joined; "" when there is none."""
+    end = at
+    while end >= 0 and at - end <= _COUNT_GAP and not _COUNT_LINE.match(lines[end]):
+        end -= 1
+    start = end
+    while start > 0 and _COUNT_LINE.match(lines[start - 1]):
+        start -= 1
+    if end < 0 or not _COUNT_LINE.match(lines[end]):
+        return ""
+    kept = [" ".join(ln.split()) for ln in lines[start : end + 1] if _COUNT_KEPT.match(_COUNT_LINE.match(ln)["label"])]
+    labels = {_COUNT_LINE.match(ln)["label"].lower()[:4] for ln in kept}
+    if "pass" not in labels or not labels & {"fail", "tota", "test"}:
+        return ""
+    return clip("; ".join(kept), 2 * MAX_OUTCOME)
 
 
 # a line a tool or script marks done or not (`✓ Sync from main complete`, `✗ DateTime inside Tuple`):
