@@ -575,3 +575,26 @@ def test_an_error_line_ending_in_a_colon_carries_the_line_that_says_what():
     assert all("1140" not in e for e in error_report(code)[0])
     html = "** (ArgumentError) expected selector to return one element, but got none within:\n" + "<div>" * 100
     assert error_report(html)[0] == ["** (ArgumentError) expected selector to return one element, but got none within:"]
+
+
+def test_an_error_at_a_line_of_the_project_goes_before_one_in_a_library():
+    # unittest's loader wraps the import error it met (OpenDevin's Django run); Node's runtime
+    # frames and a package's are no place in the project either
+    unittest_run = (
+        "ERROR: forms_tests.tests.test_forms (unittest.loader._FailedTest)\n"
+        "Traceback (most recent call last):\n"
+        '  File "/env/lib/python3.9/unittest/loader.py", line 34, in testFailure\n    raise self._exception\n'
+        "ImportError: Failed to import test module: forms_tests.tests.test_forms\n"
+        "Traceback (most recent call last):\n"
+        '  File "/env/lib/python3.9/unittest/loader.py", line 436, in _find_test_path\n    __import__(name)\n'
+        '  File "/workspace/django/tests/forms_tests/tests/test_forms.py", line 26, in <module>\n'
+        "    from tests.forms_tests.tests import jinja2_tests\n"
+        "ModuleNotFoundError: No module named 'tests'\n"
+    )
+    assert error_lines(unittest_run)[0].startswith("ModuleNotFoundError: No module named 'tests' [at /workspace/")
+    node_run = (
+        "Error: read ECONNRESET\n    at TLSWrap.onStreamRead (node:internal/stream_base_commons:217:20)\n"
+        "TypeError: Cannot read properties of undefined (reading 'id')\n"
+        "    at handler (/app/src/routes/users.ts:42:17)\n"
+    )
+    assert error_lines(node_run)[0].startswith("TypeError: Cannot read properties of undefined")

@@ -78,6 +78,13 @@ _PY_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*[A-Za-z]\w*(?::\s|$)")  # `pkg.mod.
 _PY_FRAME = re.compile(r'^\s*File "([^"]{1,300})", line (\d+)(?:, in (\S{1,120}))?')
 _ARROW = re.compile(r"^\s*-->\s*(\S{1,300})")  # rustc, ruff
 _AT_FRAME = re.compile(r"^\s+at\s+(\S.{0,200})$")  # Node, Java
+# a place in a library's or the runtime's code, not the project's: an error raised there says less
+# than one at a line of the project (unittest's `ImportError: Failed to import test module` at
+# `lib/python3.9/unittest/loader.py:34` wraps `ModuleNotFoundError: …` at `tests/test_forms.py:26`)
+_LIBRARY = re.compile(
+    r"[/\\](?:site-packages|dist-packages|node_modules|lib/python\d[\d.]*|\.cargo[/\\]registry|go[/\\]pkg[/\\]mod)[/\\]"
+    r"|(?:^|[\s(])(?:<frozen |node:|internal/|java\.base/)"
+)
 _FILE_HEADER = re.compile(r"^(?:[A-Za-z]:\\|/|\.{0,2}/)?[\w.@\\/\-]{0,300}\.\w{1,10}$")  # eslint's per-file header
 
 
@@ -237,7 +244,8 @@ def scan_errors(text: str, limit: int = 6) -> tuple[list[str], int]:
         text_ = _fold(line + (" " + more if more else ""), 240) + (f" [at {_fold(loc, 160)}]" if loc else "")
         if text_ in found:
             continue
-        specific = bool(_CODE.search(raw) or _CODE.search(more)) + bool(loc or _LOCATION.search(line))
+        placed = bool(loc and not _LIBRARY.search(loc) or not loc and _LOCATION.search(line))
+        specific = bool(_CODE.search(raw) or _CODE.search(more)) + placed
         found[text_] = (specific, len(found))
     ranked = sorted(found, key=lambda k: (-found[k][0], found[k][1]))
     said = [k for k in ranked if not GENERIC_FAILURE.match(k)]
