@@ -156,6 +156,29 @@ def test_machine_written_user_turns_are_no_directives_and_no_goal():
     assert not any("task-notification" in c or "interrupted" in c for c in out.ledger.constraints + out.ledger.asks)
 
 
+def test_a_harness_turning_down_a_reply_is_no_user_and_quoting_the_user_is_no_progress():
+    # mini-swe-agent's and SWE-agent's format errors are the harness's; an agent quoting its issue
+    # back had listed the user's sentence twice (Constraints and Progress)
+    for notice in (
+        "Please always provide EXACTLY ONE action in triple backticks, found 3 actions.\n\n"
+        "Please format your action in triple backticks as shown in <response_example>.",
+        "Your output was not formatted correctly. You must always include one discussion and one command "
+        "as part of your response. Make sure you do not have multiple discussion/command tags.",
+    ):
+        assert human_words(notice) == ""
+    argued = "I would argue that `Quantity.__array_ufunc__()` should return `NotImplemented` in this instance."
+    s = MLXSummarizer(score=None, count_tokens=count, context_window=8192)
+    turns = [
+        {"role": "user", "content": f"Fix the ufunc fallback in astropy/units/quantity.py. {argued}"},
+        {"role": "assistant", "content": f"{argued}\n\nThe converter at line 670 raises `ValueError`."},
+        {"role": "user", "content": "Please always provide EXACTLY ONE action in triple backticks, found 3 actions."},
+        {"role": "assistant", "content": "I caught `ValueError` in the loop and the 3 reproductions now pass."},
+    ]
+    out = parse(s.update(None, turns).text)
+    assert not any("EXACTLY ONE" in x for x in out.ledger.constraints + out.ledger.asks + [out.goal])
+    assert not any(p in argued for p in out.progress) and any("line 670" in p for p in out.progress)
+
+
 def _bd(cid, command, output):
     return [
         {"role": "assistant", "content": "", "tool_calls": [call(cid, "terminal", command=command)]},

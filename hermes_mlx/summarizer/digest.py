@@ -24,7 +24,9 @@ _MACHINE_USER = re.compile(
     r"command-message|bash-input|bash-stdout|bash-stderr|user-prompt-submit-hook)\b"
     r"|\[Request interrupted by user|Command running in background with ID|Caveat: The messages below"
     r"|This session is being continued from a previous conversation|\[CONTEXT COMPACTION"
-    r"|<pr_description>)",
+    r"|<pr_description>"
+    # a harness turning down a reply it could not parse: mini-swe-agent's format error, SWE-agent's
+    r"|Please always provide EXACTLY ONE action\b|Your output was not formatted correctly\b)",
     re.I,
 )
 _HUMAN_PART = re.compile(r"<command-args>(.*?)</command-args>", re.S)
@@ -32,7 +34,7 @@ _HUMAN_PART = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 
 def machine_written(text: str) -> bool:
     """A user turn no human typed: a harness's envelope, a notification, an interruption note,
-    a compaction summary handed back. Its lines are no directives and it is no goal.
+    a compaction summary handed back, a harness's notice that it could not parse a reply. Its lines are no directives and it is no goal.
     (An SWE-bench task statement in `<pr_description>` is the goal, read by `task_text`.)"""
     return bool(_MACHINE_USER.match(text or "")) and not (text or "").lstrip().startswith("<pr_description>")
 

@@ -187,12 +187,22 @@ def verify_summary(text: str, ledger: Ledger, sources: str, *, budget_tokens: in
     return Check(not problems, problems)
 
 
+def unquote_user(s: Summary) -> None:
+    """Progress lines that only quote the user's words go: the Goal, constraints and messages keep
+    them whole (an SWE-bench agent restating its issue's "I would argue that …" had listed it twice,
+    its finding read in a pass before the issue's text left the head for the summary)."""
+    said = [x for x in (s.goal, *s.ledger.constraints, *s.ledger.asks) if x]
+    if said:
+        s.progress = [p for p in s.progress if not any(p in x for x in said)]
+
+
 def finished(
     s: Summary, sources: str, stats: dict, details: dict, budget_tokens: int | None = None, kept=None
 ) -> tuple[str, dict]:
     """A pass's summary as it is returned: fitted to the budget (Hermes's count; what the `kept`
     messages still show goes first), rendered, verified, repaired by code where it can be (the
     progress lines the verifier objects to drop); raises when it cannot be made good."""
+    unquote_user(s)
     if budget_tokens:
         dropped = fit_summary(s, budget_tokens, kept=lambda: source_text(normalize(kept)) if kept else "")
         if dropped:
