@@ -394,6 +394,22 @@ def test_a_harness_context_block_is_no_ones_words_and_lists_no_files():
     assert cline_files.ledger.files == {"src/app.py": "read", "src/models.py": "read"}
 
 
+def test_codexs_notice_of_an_interrupted_turn_is_not_the_users_words():
+    aborted = (
+        "<turn_aborted>\nThe user interrupted the previous turn on purpose. Any running unified exec processes may "
+        "still be running in the background.\n</turn_aborted>"
+    )
+    messages = [
+        {"role": "user", "content": "Write a booth guide for the arcade game."},
+        {"role": "assistant", "content": "I wrote BOOTH_GUIDE.md with the setup steps."},
+        {"role": "user", "content": aborted},
+        {"role": "user", "content": f"{aborted}\n\nkeep it short: the arcade screen goes to /play"},
+    ]
+    summary = MLXSummarizer(score=None, count_tokens=count, context_window=8192).update(None, messages).text
+    assert "interrupted the previous turn" not in summary and "turn_aborted" not in summary
+    assert "keep it short: the arcade screen goes to /play" in summary
+
+
 def test_a_checklist_tool_and_a_reply_inside_a_tool_output_are_read_as_the_plan_and_the_users_words():
     # Roo Code's update_todo_list takes a checklist as text, Cline's tools a `task_progress`; the
     # user's reply to a report comes back inside attempt_completion's output (<feedback>), an

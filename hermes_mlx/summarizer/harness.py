@@ -24,10 +24,12 @@ CWD_STATED = re.compile(
 # Roo Code's and Kilo Code's `<environment_details>` (open tabs, the time, the workspace's file
 # listing), Claude Code's `<system-reminder>`, Codex's `<environment_context>` and
 # `<user_instructions>`, Cursor's `<user_info>` and `<additional_data>`, OpenHands'
-# `<RUNTIME_INFORMATION>`. Only the folder it states is read (CWD_STATED).
+# `<RUNTIME_INFORMATION>`, and Codex's `<turn_aborted>` notice that the user interrupted a turn (its
+# "The user interrupted the previous turn on purpose. …" had led a user's message). Only the folder it
+# states is read (CWD_STATED).
 CONTEXT_BLOCK = re.compile(
     r"<(environment_details|system-reminder|environment_context|user_instructions|user_info|additional_data|"
-    r"runtime_information|repository_info)>.*?</\1>",
+    r"runtime_information|repository_info|turn_aborted)>.*?</\1>",
     re.S | re.I,
 )
 # a worked example a harness shows the agent in a user turn, after the lines that introduce it:
