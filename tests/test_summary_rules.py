@@ -1452,3 +1452,38 @@ def test_a_result_line_keeps_the_double_space_a_tool_prints_between_fields():
     push = "To github.com:u/r.git\n   724b73a..3c2c9fb  main -> main\n"
     assert outcome_line(push) == "724b73a..3c2c9fb  main -> main"
     assert outcome_line("===== 3 passed     in 0.10s =====\n") == "3 passed in 0.10s"
+
+
+def test_the_plan_put_to_the_user_is_the_current_state_with_its_verdict():
+    # Claude Code's ExitPlanMode and Cursor's create_plan: the plan the work after it carries out
+    claude_plan = (
+        "# Revert Overview Page\n\n## Context\n\nThe branch added a Bento layout; revert to the classic grid.\n\n"
+        "## Changes\n\n1. `app/page.tsx`: redirect"
+    )
+    claude = (("ExitPlanMode", {"plan": claude_plan}), "User has approved your plan. You can now start coding.")
+    turned_down = (
+        ("ExitPlanMode", {"plan": "# Delete the database\n\nDrop every table and start again."}),
+        "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+    )
+    cursor_args = {"name": "Extract officer lock", "overview": "Share the lock logic by composition.", "plan": "# X"}
+    cursor = [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "p1",
+                    "type": "function",
+                    "function": {"name": "create_plan", "arguments": json.dumps(cursor_args)},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "p1", "content": '{\n  "rejected": {}\n}'},
+    ]
+    summarizer = MLXSummarizer(count_tokens=lambda t: len(t) // 4, context_window=8192)
+    first = summarizer.update(None, _exchange_of(claude)).text
+    assert parse(first).state == [
+        "Plan (approved): Revert Overview Page — The branch added a Bento layout; revert to the classic grid."
+    ]
+    later = parse(summarizer.update(first, cursor + _exchange_of(turned_down)).text).state
+    assert later == ["Plan: Extract officer lock — Share the lock logic by composition."]

@@ -194,6 +194,47 @@ def plan_state(turns: list[Turn], *, max_items: int = 8, item_chars: int = 200) 
     return state
 
 
+# a tool that presents the agent's plan for the user to approve: Claude Code's ExitPlanMode
+# (`{"plan": "# Title\n\n## Context\n…"}`), Cursor's create_plan (`{"name", "overview", "plan", "todos"}`),
+# Cline's plan_mode_respond (`{"response": …}`); a todo list (Codex's update_plan) is the plan's items, not this
+PLAN_TOOL = re.compile(r"exit_?plan_?mode|create_?plan|propose_?plan|present_?plan|plan_?mode_?respond", re.I)
+_PLAN_APPROVED = re.compile(r"\b(?:approved|accepted)\b", re.I)
+_PLAN_REJECTED = re.compile(r"doesn['’]t want to proceed|\b(?:rejected|declined)\b(?!\W*\{\s*\})", re.I)
+PLAN_CHARS = 240
+
+
+def agreed_plan(turns: list[Turn]) -> str:
+    """The latest plan the agent put to the user in `turns`, as one line: "Plan (approved): <its
+    title> — <what it does>", the title its name or first heading, what it does its overview or
+    first paragraph; "" when there is none, or the user turned it down. The plan a user approved is
+    what the work after it carries out (its steps were nowhere in the summary)."""
+    results = {t.tool_call_id: t.text for t in turns if t.role == "tool" and t.tool_call_id}
+    line = ""
+    for t in turns:
+        for call in t.tool_calls:
+            if not PLAN_TOOL.search(call.name):
+                continue
+            said = _plan_line(call.arguments)
+            result = results.get(call.id, "")
+            if not said or _PLAN_REJECTED.search(result[:400]):
+                continue
+            line = ("Plan (approved): " if _PLAN_APPROVED.search(result[:400]) else "Plan: ") + said
+    return line
+
+
+def _plan_line(arguments: dict) -> str:
+    plan = arguments.get("plan") or arguments.get("response") or ""
+    plan = plan if isinstance(plan, str) else ""
+    heading = re.search(r"(?m)^#{1,3}\s+(?:Plan:\s*)?(\S.*?)\s*$", plan)
+    title = str(arguments.get("name") or (heading.group(1) if heading else "")).strip()
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", plan)]
+    body = str(arguments.get("overview") or "").strip() or next(
+        (p for p in paragraphs if p and not p.startswith(("#", "-", "*", "|", "```")) and not re.match(r"\d+\.", p)), ""
+    )
+    said = " — ".join(x for x in (title, " ".join(body.split())) if x)
+    return clip(said, PLAN_CHARS) if said else ""
+
+
 # a heading over the agent's own list of what is left, in English and the common CJK spellings
 # ("## Next steps", "**Remaining work:**", "## 下一步计划", "接下来：", "次のステップ")
 PLAN_HEADING = re.compile(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from .budget import with_room
-from .digest import plan_state, rank_ids
+from .digest import agreed_plan, plan_state, rank_ids
 from .faithful import directive_shaped
 from .findings import Finding, findings, in_session_order, is_announcement, near_duplicate, rank
 from .ledger import MORE_ERRORS
@@ -25,7 +25,9 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
     latest error still open, the plan's open items; files made relative and identifiers
     ranked (code's job in every pass, micro and batch)."""
     plan = plan_state(turns)
-    state = [x for x in s.state if not x.startswith(("In progress:", "Open error:"))]
+    agreed = agreed_plan(turns)  # a plan put to the user replaces the one before it
+    state = [x for x in s.state if not x.startswith(("In progress:", "Open error:") + (("Plan",) if agreed else ()))]
+    state += [agreed] if agreed else []
     current = plan.in_progress or next((x[len("In progress: ") :] for x in s.state if x.startswith("In progress:")), "")
     if current and current.split(":")[0] not in plan.closed:
         state.append(f"In progress: {current}")
