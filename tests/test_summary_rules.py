@@ -371,6 +371,10 @@ def test_musings_and_activities_are_no_findings():
     assert is_announcement("Reviewing module 3 of the payment service now")
     for s in ("The `retry` loop never resets its counter.", "flash-attn 构建失败，原因是缺少 CUDA Toolkit。"):
         assert not is_musing(s) and not is_announcement(s), s
+    # a fault a review finds, in plain words (Cursor's review of an auth package; its cleanups)
+    for s in ("Zod is an unused dependency.", "Seven redundant using directives also returned."):
+        assert not is_musing(s) and not is_announcement(s), s
+    assert is_announcement("Removing unused Razor injects.")  # an activity still, whatever it removes
 
 
 # A reasoning summary narrates what the model is doing (Cursor's GPT: "I'm currently focused on
