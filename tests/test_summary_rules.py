@@ -330,6 +330,15 @@ def test_user_typed_agent_commands_are_no_work_unless_they_report_an_outcome():
     assert fallback_notes(typed) == []
     ran = normalize(_exchange_of((("terminal", {"command": "make test"}), "ok\n")))
     assert fallback_notes(ran) == ["Ran terminal: `make test`"]
+    # a bare go-ahead is no progress line, and a call of many lines is shown on one
+    said_ok = normalize(
+        [*_exchange_of((("terminal", {"command": "make test"}), "ok\n")), {"role": "assistant", "content": "Ok."}]
+    )
+    assert fallback_notes(said_ok) == ["Ran terminal: `make test`"]
+    patch = normalize(
+        _exchange_of((("patch", {"path": "a.md", "patch": "<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE"}), ""))
+    )
+    assert fallback_notes(patch) == ["Ran patch: `patch(path=a.md, patch=<<<<<<< SEARCH x ======= y >>>>>>> REPLACE)`"]
 
 
 def test_each_run_of_a_command_that_makes_something_is_kept_and_other_commands_keep_two():
