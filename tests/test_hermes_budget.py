@@ -93,6 +93,21 @@ def test_a_commands_earlier_result_is_worth_its_measure_not_the_first_to_go():
     assert "11 failures" not in render(s) and "0 failures" in render(s)
 
 
+def test_each_commit_a_tool_made_is_worth_what_its_latest_is():
+    # an edit tool that commits on every edit (Aider's `Commit 8145bab …`): each run made its own
+    # commit, so the earlier ones are no rerun's history and stay while bare commands go
+    led = Ledger()
+    for sha, subject in (("8145bab", "remove auth check"), ("1f3ff0f", "add basic auth"), ("7611ef0", "bypass local")):
+        led.add_command("patch", None, f"Commit {sha} fix: {subject}")
+    for i in range(12):
+        led.add_file(f"nginx/conf.d/site_{i}.conf", "mentioned")
+    s = Summary(goal="Serve qBittorrent behind nginx", ledger=led)
+    dropped = fit_summary(s, hermes_tokens(render(s)) - 40)
+    text = render(s)
+    assert "Commit 8145bab" in text and "Commit 1f3ff0f" in text and "Commit 7611ef0" in text
+    assert dropped.get("mentioned_file", 0) >= 3 and "command_outcome" not in dropped
+
+
 def test_fit_leaves_a_small_summary_alone():
     s = Summary(goal="x", progress=["a"])
     assert fit_summary(s, 1000) == {} and render(s) == render(Summary(goal="x", progress=["a"]))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from .findings import Finding, features, near_duplicate, weigh
 from .ledger import OUTCOME_SEP
+from .outcomes import MADE, outcome_of
 from .summary import Summary, render, said_in_goal
 
 CHARS_PER_TOKEN = 4
@@ -110,7 +111,9 @@ ENTRY_VALUE = {
     "resolved_error": 0.34,
     # the results before a command's latest (`11 failures ⇒` before `0 failures`): 2 of 23 held a
     # fact, as "a count that dropped from one number to another" does. They had all gone before
-    # anything else did, and a resolved error in a full summary took the one that said 11 had failed
+    # anything else did, and a resolved error in a full summary took the one that said 11 had failed.
+    # A command that makes something (a commit each run: Aider's edits) has no such history: each
+    # earlier result is its own commit, worth what the latest is ("command_outcome")
     "outcome_history": 0.087,
     # A file another entry names again (a command, an error, a finding: `file_kind`) held a fact
     # five times as often as one only Files lists (0.18 against 0.035 for changed files; Cursor's
@@ -221,7 +224,9 @@ def _entries(s: Summary, count: Callable[[str], int], kept: str = "") -> list[_E
     for i, c in enumerate(led.commands):
         if OUTCOME_SEP in c.outcome:  # `A ⇒ B`: B says where it stands, A how it got there
             history = c.outcome.rsplit(OUTCOME_SEP, 1)[0]
-            add("outcome_history", ENTRY_VALUE["outcome_history"], history, _history_trimmer(led.commands, c))
+            made = outcome_of(c.latest_outcome())[0] in MADE  # each run made its own commit: no rerun
+            kind_h = "command_outcome" if made else "outcome_history"
+            add(kind_h, ENTRY_VALUE[kind_h], history, _history_trimmer(led.commands, c))
         kind = "command_outcome" if c.outcome else "command"
         said = (c.cmd, c.latest_outcome()) if c.outcome else (c.cmd,)  # what it ran, and what came of it
         value = ENTRY_VALUE[kind] * (SAID_LATER if _run_again(runs[i], runs[i + 1 :], c.outcome) else 1)
