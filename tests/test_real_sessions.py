@@ -83,6 +83,15 @@ def test_the_real_corpus_ships_with_facts_licences_and_references():
             "Total: 41; Passed: 41; Failed: 0; ALL TESTS PASSED!",
         ),
         ("Total: 41\n", 0, "Total: 41"),  # one count alone is a readout, not a run's
+        # a harness saying the run was stopped (OpenCode, Claude Code, Cursor): a push that did not happen
+        (
+            "(no output)\n\n<shell_metadata>\nUser aborted the command\n</shell_metadata>",
+            None,
+            "User aborted the command",
+        ),
+        ("[Request interrupted by user for tool use]", None, "[Request interrupted by user for tool use]"),
+        ("Cancelled", None, "Cancelled"),
+        ("The nightly job was cancelled by the user at 3pm\nDone\n", 0, ""),  # what a program said of a job
     ],
 )
 def test_commands_carry_their_outcome_line(output, status, line):

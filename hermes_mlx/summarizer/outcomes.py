@@ -102,6 +102,11 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
             # a timeout said, not a `timeout: 0,` option or an `httpx.Timeout` in code
             r"|^.*\b(?:timed out|(?-i:Timeout(?:Error|Exception))|timeout (?:after|exceeded|expired|reached|of \d)|"
             r"deadline exceeded)\b.*$"
+            # a harness saying the command was stopped before its end: OpenCode's `User aborted the command`,
+            # `Error: Tool execution aborted`, Claude Code's `[Request interrupted by user for tool use]`, Cursor's `Cancelled`
+            r"|^\s*(?:\[?Request interrupted by user\b|(?:the )?user (?:aborted|interrupted|cancell?ed)\b|"
+            r"(?:Error: )?Tool execution aborted\b|\w+ tool terminated (?:the )?command\b).*$"
+            r"|^\s*(?:Cancell?ed|Aborted|Interrupted)\.?\s*$"
             r"|^\s*(?:[A-Z]\w*\.)*[A-Z]\w*(?:Error|Exception)(?: \[\w+\])?(?::.*)?$"  # TypeError [ERR_X]: ...
             r"|^\s*\*\* \(\w+(?:\.\w+)*\).*$"  # Elixir raise
             r"|^.*\[ERROR\].*$|^\s*error(?: ?\[\w+\])?: .+$|^.*: error: .+$"
