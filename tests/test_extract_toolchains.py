@@ -598,3 +598,16 @@ def test_an_error_at_a_line_of_the_project_goes_before_one_in_a_library():
         "    at handler (/app/src/routes/users.ts:42:17)\n"
     )
     assert error_lines(node_run)[0].startswith("TypeError: Cannot read properties of undefined")
+
+
+def test_a_crash_inside_a_library_still_outranks_log_lines_with_no_place():
+    retries = "".join(f"ERROR: retrying connection to db (attempt {i})\n" for i in range(6))
+    crash = (
+        'Traceback (most recent call last):\n  File "/app/main.py", line 3, in <module>\n    f()\n'
+        '  File "/usr/lib64/python3.12/site-packages/simplejson/decoder.py", line 400, in decode\n'
+        "    raise JSONDecodeError\nsimplejson.errors.JSONDecodeError: Expecting value: line 1 column 1\n"
+    )
+    assert error_lines(retries + crash)[0].startswith("simplejson.errors.JSONDecodeError")
+    # a project's own `internal/` folder is the project's (Go's and many a repo's), not Node's runtime
+    project = "  --> internal/api/handler.py:3:1\nerror[E0308]: mismatched types\n"
+    assert error_lines(project) == ["error[E0308]: mismatched types"]

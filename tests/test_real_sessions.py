@@ -175,7 +175,10 @@ def test_a_harness_turning_down_a_reply_is_no_user_and_quoting_the_user_is_no_pr
         "as part of your response. Make sure you do not have multiple discussion/command tags.",
     ):
         assert human_words(notice) == ""
-    argued = "I would argue that `Quantity.__array_ufunc__()` should return `NotImplemented` in this instance."
+    argued = (
+        "I would argue that `Quantity.__array_ufunc__()` should really return `NotImplemented` in this instance, "
+        "since it would allow for `__radd__` to be called instead of the error being raised."
+    )
     s = MLXSummarizer(score=None, count_tokens=count, context_window=8192)
     turns = [
         {"role": "user", "content": f"Fix the ufunc fallback in astropy/units/quantity.py. {argued}"},

@@ -1500,3 +1500,64 @@ def test_the_plan_put_to_the_user_is_the_current_state_with_its_verdict():
     ]
     later = parse(summarizer.update(first, cursor + _exchange_of(turned_down)).text).state
     assert later == ["Plan: Extract officer lock — Share the lock logic by composition."]
+
+
+@pytest.mark.timeout(30)
+def test_hostile_shapes_of_counts_plans_and_notices_stay_linear_and_one_line():
+    # a review found these: quadratic count blocks, backtracking separators, a plan title that
+    # carried a heading into Current State, "approved" read through a negation, a person's words
+    # taken for a harness's notice
+    from hermes_mlx.summarizer.digest import _plan_line, agreed_plan, machine_written
+    from hermes_mlx.summarizer.outcomes import is_report, outcome_of, says_passed
+
+    assert outcome_of("Errors: 0\n" * 10000, 0)[0] != "tests"
+    assert not is_report("Tests" + " " * 100_000 + "x")
+    assert outcome_of(("Total:" + " " * 1990 + "x\n") * 200, 1)[0] != "tests"
+    assert _plan_line({"plan": "# a" + " " * 100_000 + "b"}) == "a"  # read to its first 20,000 characters
+    stopped = outcome_of("ℹ tests 9\nℹ pass 8\nℹ fail 0\nℹ cancelled 1\nℹ todo 0\n", 0)[1]
+    assert stopped == "ℹ tests 9; ℹ pass 8; ℹ fail 0; ℹ cancelled 1" and not says_passed(stopped)
+    price = (
+        'Total: 12.50; items: 3\nTraceback (most recent call last):\n  File "a.py", line 1\nValueError: bad tax rate\n'
+    )
+    assert outcome_of(price, 1) == ("failure", "ValueError: bad tax rate")
+
+    def plan(name: str, args: dict, result: str) -> str:
+        call = {"id": "p", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        return agreed_plan(
+            normalize(
+                [
+                    {"role": "assistant", "content": "", "tool_calls": [call]},
+                    {"role": "tool", "tool_call_id": "p", "content": result},
+                ]
+            )
+        )
+
+    assert plan("create_plan", {"name": "Fix it\n## Files\n- `evil.py`", "overview": "do it"}, "") == (
+        "Plan: Fix it ## Files - `evil.py` — do it"
+    )
+    assert plan("ExitPlanMode", {"plan": "# P\n\nbody"}, "The user has not approved the plan yet").startswith("Plan: P")
+    assert (
+        plan("ExitPlanMode", {"plan": "# P\n\nbody"}, "<tool_use_error>InputValidationError: x</tool_use_error>") == ""
+    )
+    assert plan("create_planet", {"plan": "# P\n\nbody"}, "ok") == ""
+    assert plan("plan_mode_respond", {"response": "Shall I proceed?"}, "accepted") == ""  # Cline's every reply
+    evil = [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "p",
+                    "type": "function",
+                    "function": {
+                        "name": "create_plan",
+                        "arguments": json.dumps({"name": "Fix it\n## Files\n- `evil.py`"}),
+                    },
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "p", "content": "ok"},
+    ]
+    result = MLXSummarizer(count_tokens=lambda t: len(t) // 4, context_window=8192).update(None, evil)
+    assert result.ok and parse(result.text).state == ["Plan: Fix it ## Files - `evil.py`"]
+    assert not machine_written("Your output was not formatted correctly: the CSV needs a header. Never drop it.")

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from .text import Turn, clip, command_of
-from .tool_results import json_result, untrailed
+from .tool_results import failed_field, json_result, untrailed
 from .vocabulary import reads_contents
 from .workfolder import working_folder  # noqa: F401  (its own module now; callers still import it here)
 
@@ -25,8 +25,10 @@ _MACHINE_USER = re.compile(
     r"|\[Request interrupted by user|Command running in background with ID|Caveat: The messages below"
     r"|This session is being continued from a previous conversation|\[CONTEXT COMPACTION"
     r"|<pr_description>"
-    # a harness turning down a reply it could not parse: mini-swe-agent's format error, SWE-agent's
-    r"|Please always provide EXACTLY ONE action\b|Your output was not formatted correctly\b)",
+    # a harness turning down a reply it could not parse, in its template's words: mini-swe-agent's
+    # format error, SWE-agent's (a person's "your output was not formatted correctly: …" is theirs)
+    r"|(?-i:Please always provide EXACTLY ONE action in triple backticks\b"
+    r"|Your output was not formatted correctly\. (?:You must|Please make sure|Your commands)))",
     re.I,
 )
 _HUMAN_PART = re.compile(r"<command-args>(.*?)</command-args>", re.S)
@@ -195,43 +197,47 @@ def plan_state(turns: list[Turn], *, max_items: int = 8, item_chars: int = 200) 
 
 
 # a tool that presents the agent's plan for the user to approve: Claude Code's ExitPlanMode
-# (`{"plan": "# Title\n\n## Context\n…"}`), Cursor's create_plan (`{"name", "overview", "plan", "todos"}`),
-# Cline's plan_mode_respond (`{"response": …}`); a todo list (Codex's update_plan) is the plan's items, not this
-PLAN_TOOL = re.compile(r"exit_?plan_?mode|create_?plan|propose_?plan|present_?plan|plan_?mode_?respond", re.I)
-_PLAN_APPROVED = re.compile(r"\b(?:approved|accepted)\b", re.I)
+# (`{"plan": "# Title\n\n## Context\n…"}`), Cursor's create_plan (`{"name", "overview", "plan", "todos"}`).
+# A todo list (Codex's update_plan) is the plan's items, not this; Cline's plan_mode_respond is every
+# reply it makes in plan mode, a question too
+PLAN_TOOL = re.compile(r"^(?:exit_?plan_?mode|create_?plan|propose_?plan|present_?plan)$", re.I)
+_PLAN_APPROVED = re.compile(r"\b(?:user|you)\s+(?:has\s+|have\s+)?(?:approved|accepted)\b", re.I)
 _PLAN_REJECTED = re.compile(r"doesn['’]t want to proceed|\b(?:rejected|declined)\b(?!\W*\{\s*\})", re.I)
+_PLAN_HEADING = re.compile(r"(?m)^#{1,3}[ \t]++(\S[^\n]*)")
 PLAN_CHARS = 240
 
 
 def agreed_plan(turns: list[Turn]) -> str:
-    """The latest plan the agent put to the user in `turns`, as one line: "Plan (approved): <its
-    title> — <what it does>", the title its name or first heading, what it does its overview or
-    first paragraph; "" when there is none, or the user turned it down. The plan a user approved is
-    what the work after it carries out (its steps were nowhere in the summary)."""
+    """The latest plan the agent put to the user in `turns` that the user did not turn down, as one
+    line: "Plan (approved): <its title> — <what it does>", the title its name or first heading,
+    what it does its overview or first paragraph; "" when there is none. A call that failed is no
+    plan put. The plan a user approved is what the work after it carries out (its steps were
+    nowhere in the summary)."""
     results = {t.tool_call_id: t.text for t in turns if t.role == "tool" and t.tool_call_id}
     line = ""
     for t in turns:
         for call in t.tool_calls:
-            if not PLAN_TOOL.search(call.name):
+            if not PLAN_TOOL.match(call.name or ""):
                 continue
             said = _plan_line(call.arguments)
             result = results.get(call.id, "")
-            if not said or _PLAN_REJECTED.search(result[:400]):
+            if not said or _PLAN_REJECTED.search(result[:400]) or failed_field(result):
                 continue
             line = ("Plan (approved): " if _PLAN_APPROVED.search(result[:400]) else "Plan: ") + said
     return line
 
 
 def _plan_line(arguments: dict) -> str:
-    plan = arguments.get("plan") or arguments.get("response") or ""
-    plan = plan if isinstance(plan, str) else ""
-    heading = re.search(r"(?m)^#{1,3}\s+(?:Plan:\s*)?(\S.*?)\s*$", plan)
-    title = str(arguments.get("name") or (heading.group(1) if heading else "")).strip()
-    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", plan)]
-    body = str(arguments.get("overview") or "").strip() or next(
+    plan = arguments.get("plan") or ""
+    plan = plan[:20_000] if isinstance(plan, str) else ""
+    heading = _PLAN_HEADING.search(plan)
+    title = str(arguments.get("name") or (heading.group(1) if heading else ""))
+    title = re.sub(r"^Plan:\s*", "", " ".join(title.split()))
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n[ \t]*\n", plan)]
+    body = " ".join(str(arguments.get("overview") or "").split()) or next(
         (p for p in paragraphs if p and not p.startswith(("#", "-", "*", "|", "```")) and not re.match(r"\d+\.", p)), ""
     )
-    said = " — ".join(x for x in (title, " ".join(body.split())) if x)
+    said = " — ".join(x for x in (title, body) if x)
     return clip(said, PLAN_CHARS) if said else ""
 
 

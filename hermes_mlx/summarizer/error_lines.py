@@ -82,8 +82,10 @@ _AT_FRAME = re.compile(r"^\s+at\s+(\S.{0,200})$")  # Node, Java
 # than one at a line of the project (unittest's `ImportError: Failed to import test module` at
 # `lib/python3.9/unittest/loader.py:34` wraps `ModuleNotFoundError: …` at `tests/test_forms.py:26`)
 _LIBRARY = re.compile(
-    r"[/\\](?:site-packages|dist-packages|node_modules|lib/python\d[\d.]*|\.cargo[/\\]registry|go[/\\]pkg[/\\]mod)[/\\]"
-    r"|(?:^|[\s(])(?:<frozen |node:|internal/|java\.base/)"
+    r"[/\\](?:site-packages|dist-packages|node_modules|lib(?:64)?[/\\]python\d[\d.]*|\.cargo[/\\]registry|"
+    r"go[/\\]pkg[/\\]mod)[/\\]|(?:^|[\s(])(?:<frozen |node:|java\.base/|"
+    r"internal/(?:modules|process|main|bootstrap|timers|streams|fs|util)/)",  # older Node's own frames
+    re.I,
 )
 _FILE_HEADER = re.compile(r"^(?:[A-Za-z]:\\|/|\.{0,2}/)?[\w.@\\/\-]{0,300}\.\w{1,10}$")  # eslint's per-file header
 
@@ -244,7 +246,9 @@ def scan_errors(text: str, limit: int = 6) -> tuple[list[str], int]:
         text_ = _fold(line + (" " + more if more else ""), 240) + (f" [at {_fold(loc, 160)}]" if loc else "")
         if text_ in found:
             continue
-        placed = bool(loc and not _LIBRARY.search(loc) or not loc and _LOCATION.search(line))
+        # placed at a line of the project (1), in a library or the runtime (0.5: below the project's,
+        # above an unplaced log line: a crash inside requests still outranks six "retrying" lines)
+        placed = 0.5 if loc and _LIBRARY.search(loc) else float(bool(loc or _LOCATION.search(line)))
         specific = bool(_CODE.search(raw) or _CODE.search(more)) + placed
         found[text_] = (specific, len(found))
     ranked = sorted(found, key=lambda k: (-found[k][0], found[k][1]))

@@ -39,7 +39,9 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
             r"|^\s*(?:Passed|Failed)!\s+-\s+Failed:\s+\d+.*$|^\s*Total tests: \d+.*$"  # dotnet
             r"|^\s*\d+ (?:passing|failing|pending)\b.*$"  # mocha
             r"|^\s*All \d+ tests? pass(?:ed)?\b.*$"
-            r"|^\s*(?:[ℹ#]\s*)?(?:tests?|total|pass(?:ed|es)?)\s*:?[ \t]+\d[\d.,]*\s*;.*$"  # a block of counts (_count_block)
+            # a block of counts joined (_count_blocks): a pass count and a fail, total or tests count in it
+            r"|^\s*+(?:[ℹ#][ \t]*+)?(?:tests?|total|pass(?:ed|es)?|fail(?:ed|ures?|s)?)(?=[ \t:])[ \t]*+:?[ \t]*+\d[\d.,]*+[ \t]*+;"
+            r"(?=.*\bpass)(?=.*\b(?:fail|total|tests?)\b).*$"
             r"|^\s*(?:[✓✔✗✘]\s*)?(?:SUCCESS|PASS(?:ED)?|FAIL(?:ED|URE)?|OK|DONE|RESULT)\b\s*[:!-].*$"  # a script's verdict
             r"|"
             + _VERDICT.pattern
@@ -175,9 +177,10 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     if not lines:
         return "", ""
     reports = [(family, p) for family, p in _RESULT_LINES if family != "failure"]
+    blocks = _count_blocks(lines)
     for at in range(len(lines) - 1, -1, -1):
         line = lines[at]
-        counts = _count_block(lines, at)
+        counts = blocks.get(at, "")
         if counts and _COUNT_LINE.match(line):  # node --test's `ℹ pass 9` / `ℹ fail 0`, TAP's `# pass 9`
             return "tests", counts
         for family, p in reports:
@@ -214,33 +217,46 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
 
 
 # a test run's counts, one a line, as node's test runner, TAP and many a script print them (`ℹ tests 9`,
-# `ℹ pass 9`, `ℹ fail 0`, `# pass 9`, `Passed: 41`, `Failed: 0`): the block says what the run came to;
-# the labels a reader needs are kept (COUNT_KEPT), the zeros of the rest (`ℹ todo 0`) are left
+# `ℹ pass 9`, `ℹ fail 0`, `# pass 9`, `Passed: 41`, `Failed: 0`): the block says what the run came to.
+# The labels a reader needs are kept (_COUNT_KEPT, the latest of each), and a cancelled or skipped
+# count that is not 0 (`ℹ cancelled 1`: a run stopped part-way passed nothing); `ℹ todo 0` and the
+# duration go
 _COUNT_LINE = re.compile(
-    r"^\s*(?:[ℹ#]\s*)?(?P<label>tests?|total|suites|pass(?:ed|es)?|fail(?:ed|ures?|s)?|errors?|skipped|"
-    r"cancelled|todo|pending|duration(?:_ms)?)\s*:?[ \t]+\d[\d.,]*\s*(?:ms|s)?\s*$",
+    r"^\s*(?:[ℹ#][ \t]*)?(?P<label>tests?|total|suites|pass(?:ed|es)?|fail(?:ed|ures?|s)?|errors?|skipped|"
+    r"cancell?ed|todo|pending|duration(?:_ms)?)(?=[ \t:])[ \t]*+:?[ \t]*+(?P<n>\d[\d.,]*+)[ \t]*+(?:ms|s)?[ \t]*+$",
     re.I,
 )
 _COUNT_KEPT = re.compile(r"tests?|total|pass|fail|error", re.I)
+_COUNT_SAID = re.compile(r"cancel|skip", re.I)  # kept unless 0
 _COUNT_GAP = 3  # lines at most between a verdict and the counts above it
 
 
-def _count_block(lines: list[str], at: int) -> str:
-    """The counts of a test run's block at or just above line `at` (its pass and its fail or total
-    count, at least), the kept labels' lines joined; "" when there is none."""
-    end = at
-    while end >= 0 and at - end <= _COUNT_GAP and not _COUNT_LINE.match(lines[end]):
-        end -= 1
-    start = end
-    while start > 0 and _COUNT_LINE.match(lines[start - 1]):
-        start -= 1
-    if end < 0 or not _COUNT_LINE.match(lines[end]):
-        return ""
-    kept = [" ".join(ln.split()) for ln in lines[start : end + 1] if _COUNT_KEPT.match(_COUNT_LINE.match(ln)["label"])]
-    labels = {_COUNT_LINE.match(ln)["label"].lower()[:4] for ln in kept}
-    if "pass" not in labels or not labels & {"fail", "tota", "test"}:
-        return ""
-    return clip("; ".join(kept), 2 * MAX_OUTCOME)
+def _count_blocks(lines: list[str]) -> dict[int, str]:
+    """Each line a block of a test run's counts stands for (its own lines, and the _COUNT_GAP lines
+    after its last), mapped to the block's kept lines joined (its pass and its fail or total count
+    at least); one pass over the lines, each matched once."""
+    matched = [_COUNT_LINE.match(ln) if len(ln) <= 200 else None for ln in lines]
+    out: dict[int, str] = {}
+    i = 0
+    while i < len(lines):
+        if not matched[i]:
+            i += 1
+            continue
+        start = i
+        while i < len(lines) and matched[i]:
+            i += 1
+        latest: dict[str, str] = {}
+        for m in matched[start:i]:
+            label = m["label"].lower()
+            key = "pass" if label.startswith("pass") else "fail" if label.startswith("fail") else label.rstrip("s")
+            if _COUNT_KEPT.match(label) or _COUNT_SAID.match(label) and m["n"].strip("0.,"):
+                latest.pop(key, None)
+                latest[key] = " ".join(m.group(0).split())
+        if "pass" in latest and latest.keys() & {"fail", "total", "test"}:
+            joined = clip("; ".join(latest.values()), 2 * MAX_OUTCOME)
+            for at in range(start, min(len(lines), i + _COUNT_GAP)):
+                out.setdefault(at, joined)
+    return out
 
 
 # a line a tool or script marks done or not (`✓ Sync from main complete`, `✗ DateTime inside Tuple`):
@@ -294,7 +310,7 @@ _PASS_WORD = re.compile(
 # a failure counted or said, not `0 failed` / `Failed: 0`
 _FAILED_SOME = re.compile(
     r"\b[1-9]\d*\s+(?:fail(?:ed|ures?|ing|s)?|errors?|problems?)\b"
-    r"|(?<!\b0 )\b(?:fail(?:ed|ures?|ing|s)?|errors?)\b(?!\s*[:=]?\s*0\b)",
+    r"|(?<!\b0 )\b(?:fail(?:ed|ures?|ing|s)?|errors?|cancell?ed)\b(?!\s*[:=]?\s*0\b)",
     re.I,
 )
 

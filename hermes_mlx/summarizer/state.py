@@ -26,7 +26,8 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
     ranked (code's job in every pass, micro and batch)."""
     plan = plan_state(turns)
     agreed = agreed_plan(turns)  # a plan put to the user replaces the one before it
-    state = [x for x in s.state if not x.startswith(("In progress:", "Open error:") + (("Plan",) if agreed else ()))]
+    plan_lines = ("Plan:", "Plan (approved):") if agreed else ()
+    state = [x for x in s.state if not x.startswith(("In progress:", "Open error:", *plan_lines))]
     state += [agreed] if agreed else []
     current = plan.in_progress or next((x[len("In progress: ") :] for x in s.state if x.startswith("In progress:")), "")
     if current and current.split(":")[0] not in plan.closed:

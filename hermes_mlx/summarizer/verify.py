@@ -187,13 +187,17 @@ def verify_summary(text: str, ledger: Ledger, sources: str, *, budget_tokens: in
     return Check(not problems, problems)
 
 
+QUOTED_WORDS = 12  # a Progress line at least this long that the user's words hold is a quote of them
+
+
 def unquote_user(s: Summary) -> None:
     """Progress lines that only quote the user's words go: the Goal, constraints and messages keep
     them whole (an SWE-bench agent restating its issue's "I would argue that …" had listed it twice,
-    its finding read in a pass before the issue's text left the head for the summary)."""
+    its finding read in a pass before the issue's text left the head for the summary). A short line
+    stays: "The DB pool is exhausted." may confirm one of the user's suspects."""
     said = [x for x in (s.goal, *s.ledger.constraints, *s.ledger.asks) if x]
     if said:
-        s.progress = [p for p in s.progress if not any(p in x for x in said)]
+        s.progress = [p for p in s.progress if len(p.split()) < QUOTED_WORDS or not any(p in x for x in said)]
 
 
 def finished(
