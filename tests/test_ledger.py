@@ -57,6 +57,8 @@ def test_paths_urls_ids_from_prose():
     assert find_urls(text) == ["https://docs.example.dev/v2/auth?x=1"]
     ids = find_ids(text)
     assert {"#482", "PROJ-17", "3f9a2c1d", "v1.2.3"} <= set(ids)
+    # a search hit's line range (Cursor's `| __init__.py | L480-2141 |`, GitHub's `#L10-20`) is no ticket
+    assert find_ids("| `__init__.py` | L480-2141 |\nsee a.py#L10-20 and AB2-9") == ["AB2-9"]
 
 
 def test_exit_status_forms():

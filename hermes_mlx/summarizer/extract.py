@@ -56,7 +56,9 @@ _PATH = re.compile(
 )
 URL = re.compile(r"\b(?:https?|ftp|wss?)://[^\s<>\"'`)\]}\\]+")  # a backslash ends it (`\n` of escaped JSON)
 _ISSUE = re.compile(r"(?<![\w&#/!])(?:[#!]\d{1,6}|(?:GH|PR|gh|pr)-\d{1,6})\b")
-_JIRA = re.compile(r"\b([A-Z][A-Z0-9]{1,9})-\d{1,6}\b")
+# a key of letters then digits: one letter and digits alone is a line range (Cursor's search hits
+# `L480-2141`, GitHub's `#L10-20`) or a model's name, not a project's key
+_JIRA = re.compile(r"\b(?![A-Z]\d+-)([A-Z][A-Z0-9]{1,9})-\d{1,6}\b")
 _JIRA_STOP = {
     "UTF",
     "SHA",
