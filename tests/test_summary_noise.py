@@ -275,6 +275,10 @@ def test_a_bare_name_folds_into_its_path_with_the_stronger_action():
     assert tidy_files(claude, "") == {"apps/spotter/lib/a.ex": "edited", "lib/b.ex": "read"}
     # one path spelled two ways is one file, listed without its `../` steps
     assert tidy_files({"a.ex": "edited", "../lib/a.ex": "read", "lib/a.ex": "read"}, "") == {"lib/a.ex": "edited"}
+    # or without the `@` a user mentions it with (Cursor's, Claude Code's `@src/Case.cs`); an npm
+    # scope's path named alone stays as it is
+    mentioned = {"@src/Domain/Case.cs": "mentioned", "src/Domain/Case.cs": "edited", "@babel/core/lib/x.js": "read"}
+    assert tidy_files(mentioned, "") == {"src/Domain/Case.cs": "edited", "@babel/core/lib/x.js": "read"}
     # a name two listed paths end in is neither: it goes, unless it says more than they do
     assert tidy_files({"a/x.py": "read", "b/x.py": "edited", "x.py": "read"}, "") == {
         "a/x.py": "read",

@@ -38,6 +38,8 @@ def path_shaped(p: str) -> bool:
 
 
 _DOT_STEPS = re.compile(r"^(?:\.\.?/)+")
+# a user's mention of a file (Cursor's and Claude Code's `@src/a.cs`): that file, when it is listed too
+_MENTIONED = re.compile(r"^@(?=[\w.\-]+/)")
 
 
 def _names_same_file(q: str, p: str, bare: dict[str, str]) -> bool:
@@ -77,10 +79,10 @@ def _each_file_once(out: dict) -> dict:
     """`out` (path -> action, oldest first) with each bare name or tail of a listed path folded
     into that path at the later place, with the stronger action: an edit tool given `refresh.ts`
     edited the `src\\refresh\\refresh.ts` another tool read, and the path had stayed "read" while
-    the edit went with the bare name. The same path spelled two ways (`../lib/a.ex`, `lib\\a.ex`)
-    is one; a name two paths end in (`x.py` for `a/x.py` and `b/x.py`) goes unless it says more
-    than they do (edited where they were read), and then stays as it is."""
-    bare = {p: _DOT_STEPS.sub("", p.replace("\\", "/")) for p in out}
+    the edit went with the bare name. The same path spelled two ways (`../lib/a.ex`, `lib\\a.ex`,
+    a user's `@lib/a.ex`) is one; a name two paths end in (`x.py` for `a/x.py` and `b/x.py`) goes
+    unless it says more than they do (edited where they were read), and then stays as it is."""
+    bare = {p: _DOT_STEPS.sub("", _MENTIONED.sub("", p.replace("\\", "/"))) for p in out}
     spelled: dict[str, str] = {}  # one spelling per path: the one without `../` steps, else the first
     for p in out:
         if bare[p] not in spelled or p.replace("\\", "/") == bare[p] != spelled[bare[p]].replace("\\", "/"):
