@@ -1171,6 +1171,13 @@ def test_comparing_and_probing_are_reads_and_printed_objects_are_no_errors_or_ti
     # Codex's `diff -qr A B; true` and `lsof ... || true`: reads with nothing to tell
     assert read_only('diff -qr "Single Agent Pattern" "single-agent-pattern"; true')
     assert read_only("lsof -nP -iTCP:3031 -sTCP:LISTEN || true") and not read_only("diff a b > out.patch")
+    # an anonymised export's `<USER>` is no redirect, and git's `--patch` flag is no `patch` program
+    from hermes_mlx.summarizer.vocabulary import shell_file_action
+
+    assert read_only("sed -n 1,80p /home/<USER>/.claude/skills/x/SKILL.md")
+    assert shell_file_action("sed -n 1,80p /home/<USER>/.claude/skills/x/SKILL.md") == "read"
+    assert shell_file_action("git show --stat --patch 5503a6e") == "" and read_only("git show --stat --patch 5503a6e")
+    assert shell_file_action("patch -p1 < fix.diff") == "edited"
     # a program logging an object with an `error` key or a `timeout` option is no failure
     assert not is_error_line("AgentA received response: { id: 't2', status: 'refused', error: 'unsupported_task' }")
     assert is_error_line("TypeError: {a} is not a function") and is_error_line("error: {x} not found")

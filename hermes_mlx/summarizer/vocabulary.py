@@ -179,14 +179,15 @@ READ_ONLY = re.compile(r"^(?!.*(?:&&.*&&|;|\|\||(?<![\d&])>\s*[\w./~$]))(?:cd \S
 # a step of a chain that reads: a reader, a program asked for its help or version, a no-op
 _READ_STEP = re.compile(r"^(?:(?:" + _READERS + r")\b|\S+(?: \S+)*? --?(?:help|version|h|V)$|(?:true|:|cd \S+)$)")
 _WRITES = re.compile(r"(?<![\d&])>\s*[\w./~$]|\btee\b|\s-(?:delete|exec)\b|\bsed -i\b")
-# what a shell-only agent's command does to the file its first line names: edits it, or reads it.
-# Unlike `_WRITES` (any write at all, so no read), an append (`>> log`) names no file it edits, and
-# only the readers that print a file count (not `ls`, `find`, `git log`)
+# what a shell-only agent's command does to the file its first line names: edits it (the `patch` program, not
+# git's `--patch`), or reads it. Unlike `_WRITES` (any write at all, so no read), an append (`>> log`) names no
+# file it edits, and only the readers that print a file count (not `ls`, `find`, `git log`)
 SHELL_EDIT = re.compile(
-    r"\bsed -i\b|(?<![<>&2])>\s*[\w./]|\btee\b|\bpatch\b|\bgit (?:checkout|apply|restore)\b|\b(?:mv|cp|touch)\s"
+    r"\bsed -i\b|(?<![<>&2])>\s*[\w./]|\btee\b|(?<![\w-])patch\b|\bgit (?:checkout|apply|restore)\b|\b(?:mv|cp|touch)\s"
 )
+_PLACEHOLDER = re.compile(r"<[A-Za-z_][\w-]{0,30}>")  # anonymised `/home/<USER>/x`: no redirect
 SHELL_READ = re.compile(
-    r"^(?:cd \S+ && )?(?:cat|head|tail|sed -n|nl|less|more|grep|rg|wc|view|open|search_file|str_replace_editor view)\b"
+    r"^(?:cd \S+ && )?(?:cat|head|tail|sed -n|nl|less|more|grep|rg|wc|(?:str_replace_editor )?view|open|search_file)\b"
 )
 # what a shell command does to the files its first line names, first match wins: SWE-agent's
 # `create x.py` and `str_replace_editor create|str_replace|insert /x`, a removal, then any edit or read
@@ -228,6 +229,7 @@ def patch_file_actions(text: str) -> list[tuple[str, str]]:
 
 def shell_file_action(head: str) -> str:
     """What a shell command's first line does to the files it names (SHELL_FILE_ACTIONS), or ""."""
+    head = _PLACEHOLDER.sub("_", head)
     return next((action for action, pattern in SHELL_FILE_ACTIONS if pattern.search(head)), "")
 
 
@@ -273,7 +275,7 @@ def read_only(cmd: str) -> bool:
     """A command that only reads: one reader (READ_ONLY), or a chain (`&&`, `||`, `;`) whose every
     step's first program reads (`which jb && jb --help`, `ls -la ~/.dotnet/tools || true`), with
     nothing written to a file. A script of several lines is not."""
-    cmd = (cmd or "").strip()
+    cmd = _PLACEHOLDER.sub("_", (cmd or "").strip())
     if not cmd or _WRITES.search(cmd):
         return False
     if READ_ONLY.match(cmd):
@@ -342,18 +344,16 @@ REPORT_KEYS = ("message", "result", "text", "final_answer", "answer", "summary")
 MEMORY_TOOL = re.compile(r"memor|remember|observations|save_?note|add_?note", re.I)
 MEMORY_KEYS = ("content", "knowledge_to_store", "memory", "text", "observations", "contents", "note", "fact")
 MEMORY_NOT_SAVED = re.compile(r"remove|delete|forget|search|read|get|list|view|query|recall|retriev", re.I)
-# a program pointing its reader to help, on the line of the link it prints (credo's `Please report
-# incorrect results: https://…`, pip's `It is recommended to use a virtual environment instead: https://…`,
-# pytest's `-- Docs: https://…`, Gradle's `Get more help at https://…`, a deprecation's `See https://…`):
-# its boilerplate, no URL of the work
+# a program pointing its reader to help, on the line of the link it prints (credo's `Please report incorrect
+# results: https://…`, pip's `It is recommended to use a virtual environment instead: https://…`, pytest's
+# `-- Docs: https://…`, Gradle's `Get more help at https://…`, `See https://…`): no URL of the work
 HELP_POINTER = re.compile(
     r"\b(?:docs?|documentation|(?:get )?more help|help at|learn more|more (?:info(?:rmation)?|details)|report|"
     r"troubleshoot\w*|deprecat\w*|recommended|read more|see)\b",
     re.I,
 )
 FOUND_URLS_TOOL = re.compile(r"search|web|browse|fetch|extract|crawl")
-# runners whose second word names what runs (`npm test`, `python -m pytest`): a broader run of the
-# same one covers a narrower one that failed
+# runners whose second word names what runs (`npm test`, `python -m pytest`): a broader run covers a narrower one
 RUNNERS = ("python", "python3", "uv", "npx", "npm", "yarn", "pnpm", "cargo", "go", "make", "poetry")
 # a read's output printed in full: longer than this, it is the file, not a short answer (EISDIR)
 READ_ANSWER_CHARS = 400
