@@ -106,6 +106,14 @@ def test_each_commit_a_tool_made_is_worth_what_its_latest_is():
     text = render(s)
     assert "Commit 8145bab" in text and "Commit 1f3ff0f" in text and "Commit 7611ef0" in text
     assert dropped.get("mentioned_file", 0) >= 3 and "command_outcome" not in dropped
+    # when they must go, the earlier commits go before the command that holds the latest
+    tight = Ledger()
+    for sha in ("8145bab", "1f3ff0f", "7611ef0"):
+        tight.add_command("patch", None, f"Commit {sha} fix: one step")
+    tight.add_command("pytest -q", 0, "3 passed in 0.1s")
+    s = Summary(goal="Serve qBittorrent behind nginx", ledger=tight)
+    assert fit_summary(s, hermes_tokens(render(s)) - 5) == {"outcome_history": 1}
+    assert "Commit 7611ef0" in render(s) and "Commit 8145bab" not in render(s)
 
 
 def test_fit_leaves_a_small_summary_alone():

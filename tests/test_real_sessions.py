@@ -92,6 +92,14 @@ def test_the_real_corpus_ships_with_facts_licences_and_references():
         ("[Request interrupted by user for tool use]", None, "[Request interrupted by user for tool use]"),
         ("Cancelled", None, "Cancelled"),
         ("The nightly job was cancelled by the user at 3pm\nDone\n", 0, ""),  # what a program said of a job
+        ("Starting worker\nCancelled\nShutting down cleanly\n", 0, ""),
+        ("User cancelled order #42\nProcessed 10 orders\n", 0, ""),
+        ("5 passed in 0.1s\nUser aborted the command\n", None, "User aborted the command"),  # its last word
+        (
+            "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+            None,
+            "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+        ),
     ],
 )
 def test_commands_carry_their_outcome_line(output, status, line):

@@ -279,6 +279,12 @@ def test_a_bare_name_folds_into_its_path_with_the_stronger_action():
     # scope's path named alone stays as it is
     mentioned = {"@src/Domain/Case.cs": "mentioned", "src/Domain/Case.cs": "edited", "@babel/core/lib/x.js": "read"}
     assert tidy_files(mentioned, "") == {"src/Domain/Case.cs": "edited", "@babel/core/lib/x.js": "read"}
+    scoped = {"node_modules/@scope/pkg/a.js": "read", "@scope/pkg/a.js": "mentioned", "src/types/node/i.ts": "read"}
+    assert tidy_files({**scoped, "@types/node/i.ts": "mentioned"}, "") == {
+        "node_modules/@scope/pkg/a.js": "read",
+        "src/types/node/i.ts": "read",
+        "@types/node/i.ts": "mentioned",
+    }
     # a name two listed paths end in is neither: it goes, unless it says more than they do
     assert tidy_files({"a/x.py": "read", "b/x.py": "edited", "x.py": "read"}, "") == {
         "a/x.py": "read",

@@ -338,7 +338,14 @@ def test_user_typed_agent_commands_are_no_work_unless_they_report_an_outcome():
     patch = normalize(
         _exchange_of((("patch", {"path": "a.md", "patch": "<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE"}), ""))
     )
-    assert fallback_notes(patch) == ["Ran patch: `patch(path=a.md, patch=<<<<<<< SEARCH x ======= y >>>>>>> REPLACE)`"]
+    assert fallback_notes(patch) == ["Ran patch: `patch(path=a.md, patch=<<<<<<< SEARCH (+4 more lines)`"]
+    said_done = normalize(
+        [
+            *_exchange_of((("terminal", {"command": "make test"}), "ok\n")),
+            {"role": "assistant", "content": "Tests pass."},
+        ]
+    )
+    assert fallback_notes(said_done) == ["Tests pass."]  # a short result is no go-ahead
 
 
 def test_each_run_of_a_command_that_makes_something_is_kept_and_other_commands_keep_two():
@@ -1175,6 +1182,8 @@ def test_comparing_and_probing_are_reads_and_printed_objects_are_no_errors_or_ti
     from hermes_mlx.summarizer.vocabulary import shell_file_action
 
     assert read_only("sed -n 1,80p /home/<USER>/.claude/skills/x/SKILL.md")
+    for write in ("cat <<EOF>out.txt", "cat <input>output.txt", "sort <data>out"):  # real redirects stay
+        assert shell_file_action(write) == "edited" and not read_only(write), write
     assert shell_file_action("sed -n 1,80p /home/<USER>/.claude/skills/x/SKILL.md") == "read"
     assert shell_file_action("git show --stat --patch 5503a6e") == "" and read_only("git show --stat --patch 5503a6e")
     assert shell_file_action("patch -p1 < fix.diff") == "edited"

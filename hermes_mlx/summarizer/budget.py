@@ -129,6 +129,7 @@ ENTRY_VALUE = {
     "url": 0.026,  # none of the corpora's facts is a URL: an identifier's share (it names a resource)
     "other_section": 0.1,
 }
+MADE_HISTORY = 0.9  # a made thing's earlier results (commits), against its latest's worth
 # the weights were fitted with positives balanced against the 1 in 22 findings that hold a fact:
 # this shifts their log-odds back to a share comparable with ENTRY_VALUE's
 FINDING_PRIOR_LOGIT = math.log(21)
@@ -222,15 +223,25 @@ def _entries(s: Summary, count: Callable[[str], int], kept: str = "") -> list[_E
         add("open_error_line", ENTRY_VALUE["error"] / 2, item, _remover(s.state, item))  # listed under Errors too
     runs = [(_run_words(c.cmd), c.latest_outcome()) for c in led.commands]
     for i, c in enumerate(led.commands):
+        shown = f"{c.cmd} {c.status_text()}"
         if OUTCOME_SEP in c.outcome:  # `A ⇒ B`: B says where it stands, A how it got there
             history = c.outcome.rsplit(OUTCOME_SEP, 1)[0]
-            made = outcome_of(c.latest_outcome())[0] in MADE  # each run made its own commit: no rerun
-            kind_h = "command_outcome" if made else "outcome_history"
-            add(kind_h, ENTRY_VALUE[kind_h], history, _history_trimmer(led.commands, c))
+            if outcome_of(c.latest_outcome())[0] in MADE:  # each run made its own commit: no rerun's
+                # history, worth nearly what the latest is, and it goes before the command that holds
+                # the latest (priced without it); a rerun's history goes by its own measured worth
+                add(
+                    "outcome_history",
+                    MADE_HISTORY * ENTRY_VALUE["command_outcome"],
+                    history,
+                    _history_trimmer(led.commands, c),
+                )
+                shown = shown.replace(history + OUTCOME_SEP, "", 1)
+            else:
+                add("outcome_history", ENTRY_VALUE["outcome_history"], history, _history_trimmer(led.commands, c))
         kind = "command_outcome" if c.outcome else "command"
         said = (c.cmd, c.latest_outcome()) if c.outcome else (c.cmd,)  # what it ran, and what came of it
         value = ENTRY_VALUE[kind] * (SAID_LATER if _run_again(runs[i], runs[i + 1 :], c.outcome) else 1)
-        add(kind, value, f"{c.cmd} {c.status_text()}", _remover(led.commands, c), said=said)
+        add(kind, value, shown, _remover(led.commands, c), said=said)
     named = named_text(s)
     for path, action in list(led.files.items()):
         kind = file_kind(path, action, named)

@@ -128,6 +128,12 @@ def directive_shaped(text: str) -> bool:
     return bool(_DIRECTIVE.search(text or ""))
 
 
+def is_go_ahead(text: str) -> bool:
+    """A greeting or go-ahead in so many words ("ok", "Go on.", "thanks"); a short result ("Tests
+    pass.", "Committed a1b2c3d.") is none."""
+    return bool(_ACK.match(" ".join((text or "").split())))
+
+
 def is_ack(text: str) -> bool:
     """A greeting or go-ahead ("ok", "Go on.", "thanks"): never a goal."""
     folded = " ".join((text or "").split())

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 
-from .faithful import directive_shaped, goal_of, is_ack, reports_user
+from .faithful import directive_shaped, goal_of, is_go_ahead, reports_user
 from .findings import near_duplicate
 from .summary import Summary
 from .text import Turn, concluding_sentence
+from .tidy import one_line
 from .verify import instruction_like, main_script
 from .vocabulary import SLASH_COMMAND, USER_SENTENCE_END
 
@@ -22,16 +23,16 @@ RAN_LINE = re.compile(r"^Ran [\w.-]+: `([^`]*)`")
 
 def fallback_notes(turns: list[Turn]) -> list[str]:
     """Code-written narrative: the assistant's concluding sentence (never one that reports the
-    user or reads as an instruction: the gate's rules; never a go-ahead of under four words, a bare
-    "Ok." had been a whole Progress line), else the last command."""
+    user or reads as an instruction: the gate's rules; never a bare go-ahead, "Ok." had been a whole
+    Progress line), else the last command, as Commands shows one of many lines."""
     sentence = concluding_sentence(turns)
-    said = bool(sentence) and not is_ack(sentence)
+    said = bool(sentence) and not is_go_ahead(sentence)
     if said and not reports_user(sentence) and not instruction_like(sentence):
         return [sentence]
     # a command the user typed to the agent itself (aider's `/undo`) is no work of the agent's
     calls = [c for t in turns for c in t.tool_calls if not SLASH_COMMAND.match(c.text or "")]
     if calls:
-        shown = " ".join(calls[-1].text.split())[:150]  # on one line: a patch's call text runs to many
+        shown = one_line(calls[-1].text)[:150]  # on one line: a patch's call text runs to many
         ran = f"Ran {calls[-1].name}" + (f": `{shown}`" if shown and "`" not in shown else "")
         return [ran + (f" (+{len(calls) - 1} more tool calls)" if len(calls) > 1 else "")]
     return []

@@ -104,11 +104,6 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
             # a timeout said, not a `timeout: 0,` option or an `httpx.Timeout` in code
             r"|^.*\b(?:timed out|(?-i:Timeout(?:Error|Exception))|timeout (?:after|exceeded|expired|reached|of \d)|"
             r"deadline exceeded)\b.*$"
-            # a harness saying the command was stopped before its end: OpenCode's `User aborted the command`,
-            # `Error: Tool execution aborted`, Claude Code's `[Request interrupted by user for tool use]`, Cursor's `Cancelled`
-            r"|^\s*(?:\[?Request interrupted by user\b|(?:the )?user (?:aborted|interrupted|cancell?ed)\b|"
-            r"(?:Error: )?Tool execution aborted\b|\w+ tool terminated (?:the )?command\b).*$"
-            r"|^\s*(?:Cancell?ed|Aborted|Interrupted)\.?\s*$"
             r"|^\s*(?:[A-Z]\w*\.)*[A-Z]\w*(?:Error|Exception)(?: \[\w+\])?(?::.*)?$"  # TypeError [ERR_X]: ...
             r"|^\s*\*\* \(\w+(?:\.\w+)*\).*$"  # Elixir raise
             r"|^.*\[ERROR\].*$|^\s*error(?: ?\[\w+\])?: .+$|^.*: error: .+$"
@@ -153,6 +148,18 @@ def pruned_lines(text: str) -> int | None:
     return int(said.group(1)) if said else None
 
 
+# a harness saying it stopped the command before its end, among the output's last lines: OpenCode's `User
+# aborted the command` and `Error: Tool execution aborted`, Claude Code's `[Request interrupted by user
+# for tool use]` and its rejection, a shell tool's timeout; Cursor's `Cancelled` when it is all there is
+_STOPPED = re.compile(
+    r"^\s*(?:\[?Request interrupted by user\b|(?:the )?user (?:aborted|interrupted|cancell?ed) (?:the|this) "
+    r"(?:command|tool|request|operation|process)\b|The user doesn['’]t want to proceed with this tool use\b|"
+    r"(?:Error: )?Tool execution aborted\b|\w+ tool terminated (?:the )?command\b)",
+    re.I,
+)
+_STOPPED_ALONE = re.compile(r"^\s*(?:Cancell?ed|Aborted|Interrupted)\.?\s*$", re.I)
+
+
 def outcome_line(output: str, status: int | None = None) -> str:
     """`outcome_of`'s line alone."""
     return outcome_of(output, status)[1]
@@ -176,6 +183,9 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     lines = [ln for ln in text.splitlines() if ln.strip() and len(ln) <= 2000]
     if not lines:
         return "", ""
+    stopped = next((ln for ln in lines[-3:] if _STOPPED.match(ln)), "")  # a harness's metadata block may close it
+    if stopped or len(lines) == 1 and _STOPPED_ALONE.match(lines[0]):
+        return "failure", _fold(stopped or lines[0])  # the harness's last word: the run did not reach its end
     reports = [(family, p) for family, p in _RESULT_LINES if family != "failure"]
     blocks = _count_blocks(lines)
     for at in range(len(lines) - 1, -1, -1):

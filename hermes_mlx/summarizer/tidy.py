@@ -82,7 +82,11 @@ def _each_file_once(out: dict) -> dict:
     the edit went with the bare name. The same path spelled two ways (`../lib/a.ex`, `lib\\a.ex`,
     a user's `@lib/a.ex`) is one; a name two paths end in (`x.py` for `a/x.py` and `b/x.py`) goes
     unless it says more than they do (edited where they were read), and then stays as it is."""
-    bare = {p: _DOT_STEPS.sub("", _MENTIONED.sub("", p.replace("\\", "/"))) for p in out}
+    bare = {p: _DOT_STEPS.sub("", p.replace("\\", "/")) for p in out}
+    listed = set(bare.values())
+    for p in out:  # a mention of a path listed as it is: that path (not an npm scope's own path)
+        if _MENTIONED.match(bare[p]) and bare[p][1:] in listed:
+            bare[p] = bare[p][1:]
     spelled: dict[str, str] = {}  # one spelling per path: the one without `../` steps, else the first
     for p in out:
         if bare[p] not in spelled or p.replace("\\", "/") == bare[p] != spelled[bare[p]].replace("\\", "/"):

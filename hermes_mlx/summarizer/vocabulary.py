@@ -185,7 +185,7 @@ _WRITES = re.compile(r"(?<![\d&])>\s*[\w./~$]|\btee\b|\s-(?:delete|exec)\b|\bsed
 SHELL_EDIT = re.compile(
     r"\bsed -i\b|(?<![<>&2])>\s*[\w./]|\btee\b|(?<![\w-])patch\b|\bgit (?:checkout|apply|restore)\b|\b(?:mv|cp|touch)\s"
 )
-_PLACEHOLDER = re.compile(r"<[A-Za-z_][\w-]{0,30}>")  # anonymised `/home/<USER>/x`: no redirect
+_PLACEHOLDER = re.compile(r"(?<=/)<[A-Z][A-Z0-9_]{0,30}>(?=/|$|\s)")  # anonymised `/home/<USER>/x`: no redirect
 SHELL_READ = re.compile(
     r"^(?:cd \S+ && )?(?:cat|head|tail|sed -n|nl|less|more|grep|rg|wc|(?:str_replace_editor )?view|open|search_file)\b"
 )
