@@ -93,6 +93,9 @@ def test_the_real_corpus_ships_with_facts_licences_and_references():
         ("Cancelled", None, "Cancelled"),
         ("The nightly job was cancelled by the user at 3pm\nDone\n", 0, ""),  # what a program said of a job
         ("Starting worker\nCancelled\nShutting down cleanly\n", 0, ""),
+        # the shell's own complaint about the command line is a failure (zsh, macOS's shell, under Codex)
+        ('zsh:1: unmatched "\n', None, 'zsh:1: unmatched "'),
+        ('/bin/sh: 3: Syntax error: "(" unexpected\n', 0, '/bin/sh: 3: Syntax error: "(" unexpected'),
         ("User cancelled order #42\nProcessed 10 orders\n", 0, ""),
         ("5 passed in 0.1s\nUser aborted the command\n", None, "User aborted the command"),  # its last word
         (

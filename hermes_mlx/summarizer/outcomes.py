@@ -101,6 +101,8 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
         "failure",
         re.compile(
             r"^.*(?:command not found|No such file or directory|No module named \S+|Permission denied).*$"
+            # the shell's own complaint about the command line: zsh's `zsh:1: unmatched "`, bash's `bash: line 1: …`
+            r"|^(?:-?(?:/(?:usr/)?bin/)?(?:ba|z|da|k)?sh):[ \t]?(?:line )?\d+: \S.*$"
             # a timeout said, not a `timeout: 0,` option or an `httpx.Timeout` in code
             r"|^.*\b(?:timed out|(?-i:Timeout(?:Error|Exception))|timeout (?:after|exceeded|expired|reached|of \d)|"
             r"deadline exceeded)\b.*$"
