@@ -226,18 +226,13 @@ def _entries(s: Summary, count: Callable[[str], int], kept: str = "") -> list[_E
         shown = f"{c.cmd} {c.status_text()}"
         if OUTCOME_SEP in c.outcome:  # `A ⇒ B`: B says where it stands, A how it got there
             history = c.outcome.rsplit(OUTCOME_SEP, 1)[0]
+            worth = ENTRY_VALUE["outcome_history"]  # a rerun's history goes by its own measured worth
             if outcome_of(c.latest_outcome())[0] in MADE:  # each run made its own commit: no rerun's
                 # history, worth nearly what the latest is, and it goes before the command that holds
-                # the latest (priced without it); a rerun's history goes by its own measured worth
-                add(
-                    "outcome_history",
-                    MADE_HISTORY * ENTRY_VALUE["command_outcome"],
-                    history,
-                    _history_trimmer(led.commands, c),
-                )
+                # the latest (priced without it)
+                worth = MADE_HISTORY * ENTRY_VALUE["command_outcome"]
                 shown = shown.replace(history + OUTCOME_SEP, "", 1)
-            else:
-                add("outcome_history", ENTRY_VALUE["outcome_history"], history, _history_trimmer(led.commands, c))
+            add("outcome_history", worth, history, _history_trimmer(led.commands, c))
         kind = "command_outcome" if c.outcome else "command"
         said = (c.cmd, c.latest_outcome()) if c.outcome else (c.cmd,)  # what it ran, and what came of it
         value = ENTRY_VALUE[kind] * (SAID_LATER if _run_again(runs[i], runs[i + 1 :], c.outcome) else 1)

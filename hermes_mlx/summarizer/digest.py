@@ -36,7 +36,8 @@ _HUMAN_PART = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 
 def machine_written(text: str) -> bool:
     """A user turn no human typed: a harness's envelope, a notification, an interruption note,
-    a compaction summary handed back, a harness's notice that it could not parse a reply. Its lines are no directives and it is no goal.
+    a compaction summary handed back, a harness's notice that it could not parse a reply. Its lines
+    are no directives and it is no goal.
     (An SWE-bench task statement in `<pr_description>` is the goal, read by `task_text`.)"""
     return bool(_MACHINE_USER.match(text or "")) and not (text or "").lstrip().startswith("<pr_description>")
 
@@ -203,7 +204,7 @@ def plan_state(turns: list[Turn], *, max_items: int = 8, item_chars: int = 200) 
 PLAN_TOOL = re.compile(r"^(?:exit_?plan_?mode|create_?plan|propose_?plan|present_?plan)$", re.I)
 _PLAN_APPROVED = re.compile(r"\b(?:user|you)\s+(?:has\s+|have\s+)?(?:approved|accepted)\b", re.I)
 _PLAN_REJECTED = re.compile(r"doesn['’]t want to proceed|\b(?:rejected|declined)\b(?!\W*\{\s*\})", re.I)
-_PLAN_HEADING = re.compile(r"(?m)^#{1,3}[ \t]++(\S[^\n]*)")
+_PLAN_TITLE = re.compile(r"(?m)^#{1,3}[ \t]++(\S[^\n]*)")
 PLAN_CHARS = 240
 
 
@@ -230,7 +231,7 @@ def agreed_plan(turns: list[Turn]) -> str:
 def _plan_line(arguments: dict) -> str:
     plan = arguments.get("plan") or ""
     plan = plan[:20_000] if isinstance(plan, str) else ""
-    heading = _PLAN_HEADING.search(plan)
+    heading = _PLAN_TITLE.search(plan)
     title = str(arguments.get("name") or (heading.group(1) if heading else ""))
     title = re.sub(r"^Plan:\s*", "", " ".join(title.split()))
     paragraphs = [" ".join(p.split()) for p in re.split(r"\n[ \t]*\n", plan)]

@@ -135,9 +135,9 @@ def is_go_ahead(text: str) -> bool:
 
 
 def is_ack(text: str) -> bool:
-    """A greeting or go-ahead ("ok", "Go on.", "thanks"): never a goal."""
+    """A greeting or go-ahead ("ok", "Go on.", "thanks"), or under three words: never a goal."""
     folded = " ".join((text or "").split())
-    return not folded or bool(_ACK.match(folded)) or len(re.findall(r"\w+", folded)) < 3
+    return not folded or is_go_ahead(folded) or len(re.findall(r"\w+", folded)) < 3
 
 
 def _is_name(token: str) -> bool:
