@@ -314,6 +314,59 @@ def test_a_slash_commands_expanded_prompt_is_no_words_of_the_user():
     assert "AskUserQuestion" not in text and "objective" not in text and "Never skip" not in text
 
 
+def test_a_terminal_harness_s_answered_questions_say_what_was_read_and_run():
+    # Aider's log holds its yes/no questions with the user's answer, in its output and, split at
+    # what the user typed, in user turns: "Add file to the chat?" after a path adds that file
+    # ("(A)ll": the next one too), "Run shell command?" runs the `Running …` lines after it. Two
+    # sources: a C#/TypeScript repo with a local Qwen, an nginx server with Gemini 2.5 Pro
+    prompt = "(Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]:"
+    added = f"frontend/electron/Orchestrator.ts\nAdd file to the chat? {prompt} a\nfrontend/src/jobs/mutations.ts"
+    ran = (
+        "Applied edit to nginx/conf.d/qbittorrent.conf\nCommit 8145bab chore: Remove auth check\n"
+        "sudo systemctl reload nginx\nRun shell command? (Y)es/(N)o/(S)kip all/(D)on't ask again [Yes]: y\n"
+        "Running sudo systemctl reload nginx\nAdd command output to the chat? (Y)es/(N)o [Yes]: y\n"
+        "Added 2 lines of output to the chat.\nsudo docker restart qbittorrent\n"
+        "Run shell command? (Y)es/(N)o/(S)kip all/(D)on't ask again [Yes]: n"
+    )
+    turns = [
+        {"role": "user", "content": "find why the same text is inserted twice"},
+        *_exchange_of((("aider_output", {}), added), (("aider_output", {}), ran)),
+        {
+            "role": "user",
+            "content": f"Add file to the chat? {prompt} all\n\nAdd file to the chat? {prompt} a\nsrc/Settings.ts",
+        },
+        {"role": "assistant", "content": "The bug is in `handleRelease`: it reuses the last session id."},
+        {
+            "role": "user",
+            "content": "nginx/auth/.htpasswd\nAdd file to the chat? (Y)es/(N)o/(D)on't ask again [Yes]: n",
+        },
+    ]
+    text = MLXSummarizer(score=None, context_window=8192).update(None, turns).text
+    led = parse(text).ledger
+    reads = {p for p, a in led.files.items() if a == "read"}
+    assert reads == {"frontend/electron/Orchestrator.ts", "frontend/src/jobs/mutations.ts", "src/Settings.ts"}
+    assert "sudo systemctl reload nginx" in [c.cmd for c in led.commands]
+    assert "sudo docker restart qbittorrent" not in [c.cmd for c in led.commands]  # answered no
+    # the user's "all" is no request, nor the Goal
+    assert parse(text).goal == "find why the same text is inserted twice"
+    assert "Add file" not in text
+
+
+@pytest.mark.timeout(20)
+def test_answered_questions_are_read_in_linear_time_and_only_of_paths():
+    from hermes_mlx.summarizer.harness import confirmed
+
+    hostile = "x? (Y)es/(N)o " * 40_000 + "\n" + "? " * 100_000
+    assert confirmed(hostile) == []
+    assert not MLXSummarizer(score=None, context_window=8192).update(None, [{"role": "user", "content": hostile}]).error
+    made = (
+        "-> a diagram line\nCreate new file? (Y)es/(N)o [Yes]: y\ndocs/topology.md\nCreate new file? (Y)es/(N)o [Yes]:"
+    )
+    assert confirmed(made) == [("created", "-> a diagram line"), ("created", "docs/topology.md")]
+    led = _ledger((("aider_output", {}), made))
+    assert led.files == {"docs/topology.md": "created"}  # a line that is no path is no file
+
+
 def test_user_typed_agent_commands_are_no_work_unless_they_report_an_outcome():
     led = _ledger(
         (("aider_command", {"command": "/add aider/website/_data/blame.yml"}), "Added blame.yml to the chat"),

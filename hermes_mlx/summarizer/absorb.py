@@ -28,7 +28,7 @@ from .extract import (
     whole_head,
     whole_path,
 )
-from .harness import HUMAN_WORDS, HUMAN_WRAPPER
+from .harness import HUMAN_WORDS, HUMAN_WRAPPER, confirmed
 from .ledger import Ledger, shown_command, user_message
 from .outcomes import (
     MADE,
@@ -151,6 +151,7 @@ def _read_result(led: Ledger, call, text: str) -> bool:
     if call is not None and REPORT_TOOL.search(call.name):  # the user's reply to the agent's report
         for _, words in HUMAN_WORDS.findall(text):
             _read_user_words(led, words)
+    _read_confirmed(led, text)
     status = exit_status(text)
     output = strip_injections(tool_output(text))
     cmd = whole_head(call.text) if call is not None and _is_command(call) else ""
@@ -277,8 +278,20 @@ def _read_text(led: Ledger, t: Turn) -> None:
                 led.add_command(m.group(1).strip(), None)
     if t.role == "user":  # directives only from what a human typed, never an envelope
         _read_user_words(led, human_words(text), machine_written(text))
+        _read_confirmed(led, text)
     if t.role == "assistant":
         led.add_list("ids", code_names(text, exclude=set(led.files) | {c.cmd for c in led.commands}))
+
+
+def _read_confirmed(led: Ledger, text: str) -> None:
+    """What a harness's questions the user answered yes confirmed (aider's "Add file to the chat?",
+    "Run shell command?"): the files added to the chat are read, a new file created, the commands
+    run (their output is the harness's to show; none is in its log)."""
+    for action, subject in confirmed(text):
+        if action == "command":
+            led.add_command(subject, None)
+        elif path_shaped(subject):
+            led.add_file(subject, action)
 
 
 def _read_user_words(led: Ledger, words: str, machine: bool = False) -> None:

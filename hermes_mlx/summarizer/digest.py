@@ -12,6 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from .harness import ANSWERED_PROMPT, PROMPT_CHARS
 from .text import Turn, clip, command_of
 from .tool_results import failed_field, json_result, untrailed
 from .vocabulary import reads_contents
@@ -36,10 +37,19 @@ _HUMAN_PART = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 
 def machine_written(text: str) -> bool:
     """A user turn no human typed: a harness's envelope, a notification, an interruption note,
-    a compaction summary handed back, a harness's notice that it could not parse a reply. Its lines
+    a compaction summary handed back, a harness's notice that it could not parse a reply, a terminal
+    harness's question the user answered (aider's "Add file to the chat? … [Yes]: all"). Its lines
     are no directives and it is no goal.
     (An SWE-bench task statement in `<pr_description>` is the goal, read by `task_text`.)"""
-    return bool(_MACHINE_USER.match(text or "")) and not (text or "").lstrip().startswith("<pr_description>")
+    text = (text or "").lstrip()
+    return bool(_MACHINE_USER.match(text) or _answers_only(text)) and not text.startswith("<pr_description>")
+
+
+def _answers_only(text: str) -> bool:
+    """Only a terminal harness's questions the user answered, and the paths it asked them of."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    asked = [len(ln) <= PROMPT_CHARS and bool(ANSWERED_PROMPT.match(ln)) for ln in lines]
+    return any(asked) and all(a or len(ln.split()) == 1 for a, ln in zip(asked, lines))
 
 
 def human_words(text: str) -> str:

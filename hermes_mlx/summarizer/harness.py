@@ -84,3 +84,45 @@ TEMP_DIR = re.compile(
 SOURCE_DIRS = frozenset(
     "src lib test tests spec app assets config priv docs scripts cmd pkg internal support fixtures".split()
 )
+
+# a terminal harness's question the user answered, on one line: aider's `Add file to the chat?
+# (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: a`, `Run shell command? … [Yes]: y`. Aider's
+# chat logs hold them in its output and, split at what the user typed, in user turns: a turn that
+# starts with one is the harness's, its "all" no request of the user's
+ANSWERED_PROMPT = re.compile(
+    r"^[ \t]*(?P<ask>[^\n]*?\?)[ \t]+\(Y\)es/\(N\)o\b[^\n]*?\[(?P<default>Yes|No)\]:[ \t]*(?P<answer>[^\n]*?)[ \t]*$",
+    re.M,
+)
+# what a question answered yes confirms, rules as data: the path on the line before it added to the
+# chat (a file the agent reads) or created; the commands on the `Running …` lines after it run
+_CONFIRMS = (
+    (re.compile(r"^Add (?:file|URL) to the chat\?$"), "read"),
+    (re.compile(r"^Create new file\?$"), "created"),
+    (re.compile(r"^Run shell commands?\?$"), "command"),
+)
+_RUNNING = re.compile(r"^Running (\S.*)$")
+PROMPT_CHARS = 300  # a question's line is short: a longer line is never read as one (linear on any text)
+_ALL = frozenset({"a", "all"})  # "(A)ll": the files after this one too, asked or not
+
+
+def confirmed(text: str) -> list[tuple[str, str]]:
+    """(action, subject) for each thing `text`'s answered questions confirmed (_CONFIRMS): ("read",
+    path), ("created", path), ("command", cmd). A "no", "skip" or "don't ask" confirms nothing."""
+    lines = text.splitlines()
+    out: list[tuple[str, str]] = []
+    for i, line in enumerate(lines):
+        m = ANSWERED_PROMPT.match(line) if len(line) <= PROMPT_CHARS else None
+        answer = (m.group("answer") or m.group("default")).lower() if m else ""
+        action = next((a for ask, a in _CONFIRMS if m and ask.match(m.group("ask").strip())), "")
+        if not action or answer not in ("y", "yes", *_ALL):
+            continue
+        if action == "command":
+            for after in lines[i + 1 :]:
+                if not (run := _RUNNING.match(after.strip())):
+                    break
+                out.append((action, run.group(1).strip()))
+            continue
+        near = [lines[i - 1]] if i else []
+        near += [lines[i + 1]] if answer in _ALL and i + 1 < len(lines) else []
+        out += [(action, p.strip()) for p in near if p.strip() and "(Y)es/(N)o" not in p]
+    return out
