@@ -742,6 +742,28 @@ def test_short_findings_leave_room_for_more_in_micro_as_in_batch():
     assert [f.turn for f in best_that_fit([Finding("y" * 200, 1, 2.0), short[0]], 1, 140)] == [1]
 
 
+def test_a_short_micro_exchange_spends_the_room_its_rolling_summary_has():
+    # a two-call exchange picks one line; its other findings join while the rolling summary has
+    # room under its budget (Codex's planetfall guide, Cursor's blender playblast: the reasons of an
+    # exchange of three turns had gone for want of a fourth), and none joins once it is full
+    said = (
+        "The guide can live cleanly as a Markdown handoff in the repo, since the booth has no wiki. "
+        "The API test needs the URL quoted in zsh because of the `?limit=20` query string. "
+        "FFmpeg needs `-start_number 42` because the frames start at 42. "
+        "The refresh runs every 15 s (`REFRESH_INTERVAL_MS = 15000`)."
+    )
+    exchange = [
+        {"role": "user", "content": "write the booth guide"},
+        *_exchange_of((("terminal", {"command": "ls docs"}), "guide.md\n")),
+        {"role": "assistant", "content": said},
+    ]
+    roomy = parse(MLXSummarizer(score=None, context_window=8192).merge(None, exchange, budget_tokens=2000).text)
+    assert len(roomy.progress) == 2, roomy.progress  # two lines of at most FINDING_CHARS
+    assert all(x in " ".join(roomy.progress) for x in ("Markdown handoff", "`?limit=20`", "`-start_number 42`"))
+    tight = MLXSummarizer(score=None, context_window=8192).merge(None, exchange, budget_tokens=90)
+    assert len(parse(tight.text).progress) == 1
+
+
 def test_a_messages_later_findings_come_after_another_messages_best():
     # zero-auth's review: one message of 25 findings would fill a pass's picks; the verdict two
     # messages on ranks above its fourth (findings.LATER_IN_TURN)

@@ -149,14 +149,13 @@ def add_exchange_findings(
 ) -> None:
     """A micro exchange's findings past the lines it picked (`notes`, in `s.progress` already): a
     real agent's exchange can run to dozens of tool calls and one sentence cannot carry it, so its
-    best findings join, one finding's room per TURNS_PER_EXTRA assistant turns (a short exchange:
-    none; short ones leave room for more). One too long for EXTRA_MAX (a code review's 24 assistant
-    turns of findings) spends the room the rolling summary has left on its next best (`spend_room`)."""
+    best findings join, one finding's room per TURNS_PER_EXTRA assistant turns (short ones leave
+    room for more), at most EXTRA_MAX. Then any exchange, short or long, spends the room the rolling
+    summary has left under its budget on its next best (`spend_room`): a three-turn exchange's
+    reasons had gone while the summary stood at a third of its budget (28 outside sessions: +8 facts
+    at stake; the corpora +1). The budget's fit drops what is worth least when later ones need room."""
     extra = min(EXTRA_MAX, sum(t.role == "assistant" for t in turns) // TURNS_PER_EXTRA)
-    if not extra:
-        return
     ranked = fresh_findings(s, turns, exclude=notes)
-    more = best_that_fit(ranked, extra, room_per_pick)
+    more = best_that_fit(ranked, extra, room_per_pick) if extra else []
     add_progress(s, [f.text for f in in_session_order(more)])
-    if extra == EXTRA_MAX:
-        spend_room(s, more, [f for f in ranked if f not in more], budget_tokens)
+    spend_room(s, more, [f for f in ranked if f not in more], budget_tokens)
