@@ -432,6 +432,17 @@ def test_sentences_split_outside_code_spans_and_at_cjk_full_stops():
         "Я нашел файл `2.3.3.txt`, но не вижу файла `2.3.2`."
     ]
     assert split_sentences("Η δοκιμή απέτυχε. Ο λόγος: λείπει το `x`.")[1].startswith("Ο λόγος")
+    # nor inside an aside in parentheses that closes on the line (mini-swe-agent's Gemini 3 Pro:
+    # "(and possibly `TypeError`?" had been a sentence, and what followed a fragment), while a
+    # parenthesis that never closes, or closes a long way on, splits as before
+    said = (
+        "I'll catch `ValueError` (and possibly `TypeError`? The PR only names `ValueError`) in `to_value`. Then test."
+    )
+    assert split_sentences(said) == [said[: said.index(" Then")], "Then test."]
+    assert split_sentences("Two steps (see the plan. It was agreed) remain. Done.")[0].endswith("remain.")
+    assert split_sentences("1) The cache is stale. It expires at 5.") == ["1) The cache is stale.", "It expires at 5."]
+    far = "The run (which " + "Ran long. " * 30 + "end) stopped."
+    assert len(split_sentences(far)) > 1
 
 
 def test_musings_and_activities_are_no_findings():

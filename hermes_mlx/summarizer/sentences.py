@@ -18,9 +18,11 @@ CODE_SPAN = re.compile(r"`[^`\n]*`")
 
 
 def split_sentences(line: str) -> list[str]:
-    """A paragraph line's sentences; never split inside a code span (`a... b`), and CJK full
-    stops end a sentence without a space after them."""
+    """A paragraph line's sentences; never split inside a code span (`a... b`) nor an aside in
+    parentheses that closes on the line ("catch `ValueError` (and possibly `TypeError`? The PR only
+    mentions `ValueError`) during …"), and CJK full stops end a sentence without a space after them."""
     spans = [m.span() for m in CODE_SPAN.finditer(line)]
+    spans += _asides(line, spans)
     cuts, start = [], 0
     for m in _BREAK.finditer(line):
         if any(a < m.start() < b for a, b in spans):
@@ -29,6 +31,24 @@ def split_sentences(line: str) -> list[str]:
         start = m.end()
     cuts.append(line[start:])
     return [" ".join(c.split()) for c in cuts if c.strip()]
+
+
+ASIDE_CHARS = 200  # an aside longer than this is no aside: a stray "(" never joins a paragraph's sentences
+
+
+def _asides(line: str, code: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans of `line`'s outermost parentheses that close on it within ASIDE_CHARS, outside code spans."""
+    out, opened, skip = [], [], {i for a, b in code for i in range(a, b)}
+    for i, ch in enumerate(line):
+        if i in skip or ch not in "()":
+            continue
+        if ch == "(":
+            opened.append(i)
+        elif opened:
+            a = opened.pop()
+            if not opened and i - a <= ASIDE_CHARS:
+                out.append((a, i))
+    return out
 
 
 def paragraphs(text: str) -> list[list[str]]:
