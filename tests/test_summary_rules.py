@@ -17,7 +17,7 @@ from hermes_mlx.summarizer.findings import (
 )
 from hermes_mlx.summarizer.ledger import OUTCOME_SEP, Ledger
 from hermes_mlx.summarizer.narrative import fallback_notes
-from hermes_mlx.summarizer.outcomes import is_report, outcome_line
+from hermes_mlx.summarizer.outcomes import is_report, outcome_line, says_passed
 from hermes_mlx.summarizer.summary import Summary, parse, render
 from hermes_mlx.summarizer.text import normalize, to_text
 from hermes_mlx.summarizer.tool_results import tool_output
@@ -230,6 +230,11 @@ def test_outcomes_by_shape_in_tool_output_and_in_the_agent_report():
     # stood as a test result over the error the same output printed
     assert outcome_line("Ran 5 tests in 0.1s\n\nOK", 0) == "OK"
     assert outcome_line("ok\nPrevious workspace doesn't exist", 0) != "ok"
+    # a checker's count of warnings is its result as its count of errors is (Biome's `bun run lint`
+    # in a Claude Code session: "Found 10 warnings." had left the command with no result), never a pass
+    biome = "  i To fix this, wrap it in useCallback().\n\nChecked 911 files in 286ms. No fixes applied.\nFound 10 warnings."
+    assert outcome_line(biome, 0) == "Found 10 warnings." and not says_passed("Found 10 warnings.", "bun run lint")
+    assert outcome_line("Found 1 error.\nFound 2 warnings.", 1) == "Found 1 error. Found 2 warnings."
 
 
 def test_a_count_that_moved_and_a_runs_verdict_in_prose_are_outcomes_even_as_a_lead_in():

@@ -54,7 +54,7 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
         "build",
         re.compile(
             r"^\s*(?:\[INFO\] )?BUILD (?:SUCCESS(?:FUL)?|FAIL(?:URE|ED))\b.*$"  # maven, gradle
-            r"|^\s*Found \d+ errors?\b.*$|^\s*Success: no issues found.*$"  # tsc, mypy, ruff
+            r"|^\s*Found \d+ (?:errors?|warnings?)\b.*$|^\s*Success: no issues found.*$"  # tsc, mypy, ruff, biome
             r"|^\s*All checks passed!?\s*$"  # ruff
             r"|^\s*\d+ issues?\.?\s*$"  # golangci-lint
             r"|^\s*✖ \d+ problems?\b.*$"  # eslint
@@ -162,6 +162,11 @@ _STOPPED = re.compile(
 _STOPPED_ALONE = re.compile(r"^\s*(?:Cancell?ed|Aborted|Interrupted)\.?\s*$", re.I)
 
 
+# a checker's count of warnings after its count of errors (Biome: `Found 1 error.` / `Found 2 warnings.`)
+_WARNINGS = re.compile(r"^\s*Found \d+ warnings?\b")
+_ERRORS = re.compile(r"^\s*Found \d+ errors?\b")
+
+
 def outcome_line(output: str, status: int | None = None) -> str:
     """`outcome_of`'s line alone."""
     return outcome_of(output, status)[1]
@@ -203,6 +208,8 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                     verdicts = list(dict.fromkeys(" ".join(ln.split()) for ln in lines if _VERDICT.match(ln)))
                     if 1 < len(verdicts) <= VERDICTS:
                         return family, clip("; ".join(verdicts), 2 * MAX_OUTCOME)
+                if _WARNINGS.match(line) and at and _ERRORS.match(lines[at - 1]):  # Biome's errors, then its warnings
+                    return family, _fold(f"{lines[at - 1].strip()} {line.strip()}")
                 if family == "commit":  # `Removed: <hash> <subject>` then `Now at: <hash> ...`: both tell
                     both = [ln for ln in lines if p.match(ln)][:2]
                     return family, clip("; ".join(" ".join(ln.split()) for ln in both), 2 * MAX_OUTCOME)
