@@ -460,6 +460,32 @@ def test_musings_and_activities_are_no_findings():
     for s in ("Zod is an unused dependency.", "Seven redundant using directives also returned."):
         assert not is_musing(s) and not is_announcement(s), s
     assert is_announcement("Removing unused Razor injects.")  # an activity still, whatever it removes
+    # an activity's title before what it found is no activity (Cursor on a Blender add-on; a
+    # mini-swe-agent run on sqlfluff), unless it says what comes next
+    for s in (
+        "Fixing an inconsistency: Methods 1 and 3 (lines 141 and 166) assign `strips` directly without validation.",
+        "Looking at the output: `my_id` has 5 spaces.",
+    ):
+        assert not is_announcement(s), s
+    assert is_announcement("Building UI components next: TrendCard, PredictionModal and Avatar3D.")
+    assert is_announcement("Adding the same validation to Methods 1 and 3:")
+    # a lead-in that gives a cause naming code or a number is a finding (Cline's "The
+    # handle_video_search function signature … requires 5 parameters:", Codex's "`npm test` fails
+    # because `jsdom` is missing 2 exports:"); one that only introduces what follows announces
+    for s in (
+        "The handle_video_search function signature in video_search_agent.py requires 5 parameters:",
+        "`npm test` fails because `jsdom` is missing 2 exports:",
+        # as a finding's line joins it after the sentence before it
+        "Now I see the issue with the video search. The handle_video_search signature requires 5 parameters:",
+    ):
+        assert not is_announcement(s), s
+    for s in (
+        "Let me fix the 3 failing tests:",
+        "Here is the diff for `app.py`:",
+        "Actually, look at this line in `handleRelease`:",  # aider's Qwen, a dozen times over
+        "Actually, I notice that in `main.ts`, there's:",
+    ):
+        assert is_announcement(s), s
 
 
 # A reasoning summary narrates what the model is doing (Cursor's GPT: "I'm currently focused on

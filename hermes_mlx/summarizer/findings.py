@@ -80,9 +80,22 @@ def in_session_order(found: list[Finding]) -> list[Finding]:
 _BOLD_LEAD = re.compile(r"^\s*\*\*[^*\n]{2,80}(?::\*\*|\*\*\s*[—–:-])\s*(?=\S)")  # a title, not a bold subject
 
 
+# an activity's title before what it found (Cursor's "Fixing an inconsistency: Methods 1 and 3 assign
+# `strips` without validation, while Methods 2 and 4 validate.", "Looking at the output: `my_id` has 5
+# spaces."): the text after it says whether the line announces; a title saying what comes next
+# ("Building UI components next: …") announces
+_ACTIVITY_LEAD = re.compile(r"^[A-Z][a-z]+ing\b(?![^:\n]*\b(?:next|now)\b)[^:.!?\n]{0,60}:\s+(?=\S)")
+
+
+# a lead-in that points at what follows ("Actually, look at this line in `main.ts`:", "I notice that in
+# `main.ts`, there's:", "Checking the main `__init__.py` file …:"): what follows is the finding, if any
+_POINTS_AT = re.compile(r"\b(?:look(?:ing)?|notic(?:e|ing)|see|seeing|check(?:ing)?|here(?:['’]s| is| are))\b", re.I)
+
+
 def is_announcement(sentence: str) -> bool:
     """A sentence that says what the agent will do next: never a result."""
     s = _BOLD_LEAD.sub("", sentence, count=1).strip(" -*>\t#")
+    s = _ACTIVITY_LEAD.sub("", s, count=1)
     s = re.sub(
         r"^(?:(?:ok(?:ay)?|great|good|perfect|alright|excellent|yes|right|hmm)\b\s*[,!.:\-—–]+\s*)+", "", s, flags=re.I
     )
@@ -99,8 +112,11 @@ def is_announcement(sentence: str) -> bool:
         return True  # "If you want, I can also change the schedule from `07:00 UTC` …"
     if ASIDE.match(s) and not DECISION_CUE.search(s) and not _specific_result(s):
         return True  # "Actually, looking again, ...", "This should fix ...", "If you want, ..."
-    if s.endswith((":", "：")) and is_report(s):
-        return False  # a lead-in that reports a result ("`vercel.json` — down from 12 crons to **2**:")
+    if s.endswith((":", "：")) and (
+        is_report(s) or _specific_result(s) and not _POINTS_AT.search(split_sentences(s)[-1])
+    ):
+        return False  # a lead-in that reports a result ("`vercel.json` — down from 12 crons to **2**:") or
+        # a cause that names code or a number ("The `handle_video_search` signature requires 5 parameters:")
     if s.endswith((":", "：", "...", "…")) and len(said := split_sentences(s)) > 1 and changes_course(said[-1]):
         return False  # a finding and the change it led to ("... Let's modify the FixedWidth writer:")
     return s.endswith((":", "?", "...", "…", "：", "？"))
