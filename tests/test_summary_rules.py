@@ -479,6 +479,14 @@ def test_musings_and_activities_are_no_findings():
         "Now I see the issue with the video search. The handle_video_search signature requires 5 parameters:",
     ):
         assert not is_announcement(s), s
+    # a step said with its reason is a decision (Claude Code, Cursor), a read with its reason (Cline's) is not
+    for s in (
+        "I'll commit all the changes together since you asked to commit everything for a PR.",
+        "I will scaffold the Next.js application manually rather than using create-next-app, since the current"
+        " directory is not empty.",
+    ):
+        assert not is_announcement(s), s
+    assert is_announcement("Let me first look at videos.py since it's currently open.")
     for s in (
         "Let me fix the 3 failing tests:",
         "Here is the diff for `app.py`:",

@@ -92,6 +92,16 @@ _ACTIVITY_LEAD = re.compile(r"^[A-Z][a-z]+ing\b(?![^:\n]*\b(?:next|now)\b)[^:.!?
 _POINTS_AT = re.compile(r"\b(?:look(?:ing)?|notic(?:e|ing)|see|seeing|check(?:ing)?|here(?:['’]s| is| are))\b", re.I)
 
 
+# a step said with the reason it is taken (Claude Code's "I'll commit all the changes together since you
+# asked to commit everything for a PR.", Cursor's "I will scaffold the Next.js application manually
+# rather than using create-next-app, since the current directory is not empty."): a decision; a read
+# with its reason ("Let me first look at videos.py since it's currently open.") is still what comes next
+_STEP_WITH_REASON = re.compile(
+    r"^(?!.*\b(?:look|check|read|view|see|examine|explore|inspect|search|find|open|try)\b).*?(?:\b(?:because|since)\b|因为|由于)",
+    re.I,
+)
+
+
 def is_announcement(sentence: str) -> bool:
     """A sentence that says what the agent will do next: never a result."""
     s = _BOLD_LEAD.sub("", sentence, count=1).strip(" -*>\t#")
@@ -104,7 +114,7 @@ def is_announcement(sentence: str) -> bool:
     chose = bool(CHOICE_MADE.search(CODE_SPAN.sub("", s))) and not s.endswith((":", "?", "：", "？"))
     if IMPERATIVE.match(s) and not chose:
         return True  # "Now update `session_live.ex` — pass ...": an order to itself
-    if ANNOUNCE.match(s) and not chose:
+    if ANNOUNCE.match(s) and not chose and not _STEP_WITH_REASON.search(s):
         return True  # "Let me check the API." (not "I have enough to recommend `launchctl`.")
     if NARRATION.match(s) and not DECISION_CUE.search(s):
         return True  # "I'm currently focused on the `course_log.md` file.", "My next step is ..."
