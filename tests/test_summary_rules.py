@@ -450,6 +450,28 @@ def test_sentences_split_outside_code_spans_and_at_cjk_full_stops():
     assert len(split_sentences(far)) > 1
 
 
+def test_a_sentence_too_long_for_a_line_keeps_what_its_lead_in_introduces():
+    # Codex's "The most concrete fixes are now scoped: use …, add …, and strengthen …" (270
+    # characters) and Cursor's "I found **4 domain aggregates** (…) that share … methods: `Claim`, …"
+    # had gone whole for their length; what follows the colon is the finding
+    codex = (
+        "The most concrete fixes are now scoped: use class `glyph` in the character creation slide, add a plain "
+        "`millstone_grind` alias alongside the namespaced action ID, and strengthen the mill test to use real "
+        "catalog-created corn/cornmeal instead of a hand-built corn entity."
+    )
+    cursor = (
+        "I found **4 domain aggregates** (`BirthDeclarationCase`, `ChangeOfAddressCase`, `RegistrationCase`, "
+        "`DocumentRequestCase`) that share not only the three properties but also almost identical methods: "
+        "`Claim`, `ReleaseLock`, `EnsureEditableBy`, `IsLockedTo`, `IsLockedToAnother`."
+    )
+    for said, kept in ((codex, "add a plain `millstone_grind` alias"), (cursor, "`Claim`, `ReleaseLock`")):
+        found = [t for t, _, _ in candidates(normalize([{"role": "assistant", "content": said}]))]
+        assert any(kept in t and not t.startswith(("The most", "I found")) for t in found), found
+    # a colon inside a code span is no lead-in's end
+    spans = "`a: 1` " * 40 + "is what the config said, and the loader rejects it because of the duplicate key."
+    assert all(not t.startswith("1`") for t, _, _ in candidates(normalize([{"role": "assistant", "content": spans}])))
+
+
 def test_musings_and_activities_are_no_findings():
     for s in ("My thinking has shifted again.", "This is a substantial task.", "Good, the linter auto-formatted."):
         assert is_musing(s), s

@@ -245,6 +245,7 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
                 pieces = _pieces(run)
                 for m, text in enumerate(pieces):
                     text = re.sub(r"^(?:[-*•]|\d+[.)]|\(?[a-z]\))\s+", "", text).strip()
+                    text = _after_lead(text) if len(text) > FINDING_MAX else text
                     if words(text) < 4 or len(text) > FINDING_MAX or text in seen or is_musing(text):
                         continue
                     if CONTINUATION.match(text):  # "the **same return values**": a list's item, not a sentence
@@ -259,6 +260,15 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
                     )
                     out.append((text, i, feats))
     return out
+
+
+def _after_lead(text: str) -> str:
+    """A sentence too long for a line, less its lead-in up to its first colon outside code ("The most
+    concrete fixes are now scoped: use class `glyph` …, add a plain `millstone_grind` alias …"): what
+    the lead-in introduces is the finding."""
+    plain = CODE_SPAN.sub(lambda m: "x" * len(m.group(0)), text)
+    at = plain.find(": ")
+    return text[at + 2 :].strip() if 0 < at < len(text) - 2 else text
 
 
 def memory_notes(turn: Turn) -> list[str]:
