@@ -235,6 +235,8 @@ def test_outcomes_by_shape_in_tool_output_and_in_the_agent_report():
     biome = "  i To fix this, wrap it in useCallback().\n\nChecked 911 files in 286ms. No fixes applied.\nFound 10 warnings."
     assert outcome_line(biome, 0) == "Found 10 warnings." and not says_passed("Found 10 warnings.", "bun run lint")
     assert outcome_line("Found 1 error.\nFound 2 warnings.", 1) == "Found 1 error. Found 2 warnings."
+    tsc_then_biome = "src/a.ts(3,1): error TS2304\nFound 3 errors in 2 files.\n\nChecked 9 files\nFound 10 warnings."
+    assert outcome_line(tsc_then_biome, 1) == "Found 3 errors in 2 files."  # the earlier checker's errors tell
 
 
 def test_a_count_that_moved_and_a_runs_verdict_in_prose_are_outcomes_even_as_a_lead_in():
@@ -372,6 +374,37 @@ def test_answered_questions_are_read_in_linear_time_and_only_of_paths():
     assert led.files == {"docs/topology.md": "created"}  # a line that is no path is no file
 
 
+def test_answered_questions_confirm_only_what_the_harness_asked_of():
+    # a review's cases: a user's own word after a question is theirs; a command's own output that
+    # starts "Running" is no command; an (A)ll answer does not take a path whose own question was
+    # declined; aider's log quoted in a user's request, a URL added to the chat, confirm nothing
+    from hermes_mlx.summarizer.digest import machine_written
+    from hermes_mlx.summarizer.harness import confirmed
+
+    ask = "(Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]:"
+    assert not machine_written(f"src/app.py\nAdd file to the chat? {ask} y\nrefactor")
+    assert machine_written(f"Add file to the chat? {ask} a\nsrc/Settings.ts")
+    ran = "make test\nRun shell command? (Y)es/(N)o [Yes]: y\nRunning make test\nRunning tests via Spring preloader"
+    assert confirmed(ran) == [("command", "make test")]
+    declined = f"a.ts\nAdd file to the chat? {ask} a\nb.ts\nCreate new file? (Y)es/(N)o [Yes]: n"
+    assert confirmed(declined) == [("read", "a.ts")]
+    assert confirmed("https://x.io/a.html\nAdd URL to the chat? (Y)es/(N)o [Yes]: y") == []
+    quoted = f"why did aider do this?\n\nbuild/\nAdd file to the chat? {ask} y\nRun shell command? {ask} y\nRunning rm -rf build/"
+    led = Ledger()
+    absorb(led, normalize([{"role": "user", "content": quoted}]))
+    assert not led.commands and led.files.get("build/") != "read"
+
+
+@pytest.mark.timeout(30)
+def test_asides_and_answered_questions_stay_linear_on_long_text():
+    line = "Call f(x). " * 12_000
+    assert len(split_sentences(line)) == 12_000
+    from hermes_mlx.summarizer.harness import confirmed
+
+    many = "make\nRun shell command? (Y)es/(N)o [Yes]: y\nRunning make\n" * 30_000
+    assert len(confirmed(many)) == 30_000
+
+
 def test_user_typed_agent_commands_are_no_work_unless_they_report_an_outcome():
     led = _ledger(
         (("aider_command", {"command": "/add aider/website/_data/blame.yml"}), "Added blame.yml to the chat"),
@@ -446,6 +479,8 @@ def test_sentences_split_outside_code_spans_and_at_cjk_full_stops():
     assert split_sentences(said) == [said[: said.index(" Then")], "Then test."]
     assert split_sentences("Two steps (see the plan. It was agreed) remain. Done.")[0].endswith("remain.")
     assert split_sentences("1) The cache is stale. It expires at 5.") == ["1) The cache is stale.", "It expires at 5."]
+    sad = "The deploy failed again :( The log shows `ECONNRESET`. After the retry it passed :) Done."
+    assert split_sentences(sad)[0].endswith("`ECONNRESET`.")  # an emoticon opens and closes nothing
     far = "The run (which " + "Ran long. " * 30 + "end) stopped."
     assert len(split_sentences(far)) > 1
 
@@ -508,7 +543,14 @@ def test_musings_and_activities_are_no_findings():
         " directory is not empty.",
     ):
         assert not is_announcement(s), s
-    assert is_announcement("Let me first look at videos.py since it's currently open.")
+    for s in (
+        "Let me first look at videos.py since it's currently open.",
+        "Let me start by checking the config because the timeout comes from there.",
+        "Let me grep the logs since the error may be logged there.",
+        "Let me wait 30 seconds because the deploy takes a while.",
+    ):
+        assert is_announcement(s), s
+    assert is_announcement("Adding tests: `test_parse`, `test_dump` and `test_roundtrip`.")  # a list, no finding
     for s in (
         "Let me fix the 3 failing tests:",
         "Here is the diff for `app.py`:",

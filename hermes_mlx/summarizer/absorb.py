@@ -151,13 +151,14 @@ def _read_result(led: Ledger, call, text: str) -> bool:
     if call is not None and REPORT_TOOL.search(call.name):  # the user's reply to the agent's report
         for _, words in HUMAN_WORDS.findall(text):
             _read_user_words(led, words)
-    _read_confirmed(led, text)
     status = exit_status(text)
     output = strip_injections(tool_output(text))
     cmd = whole_head(call.text) if call is not None and _is_command(call) else ""
     # a file's contents are no errors (`raise ValueError(...)` in code read back): reading
     # tools and read-only commands report errors only in a short answer (EISDIR, not found)
     reads = call is not None and reads_contents(call.name, cmd, call.arguments)
+    if not reads:  # a harness's log the agent read back (`cat aider.log`) confirmed nothing now
+        _read_confirmed(led, text)
     if is_placeholder(text):  # output a compactor pruned: the lines it kept are all there is; its
         # first line when an editor shows its file, or when it says the call failed (not a read's line)
         output = placeholder_lines(text, lambda line: OPEN_FILE_SHOWN.match(line) or is_error_line(line) and not reads)
@@ -278,7 +279,8 @@ def _read_text(led: Ledger, t: Turn) -> None:
                 led.add_command(m.group(1).strip(), None)
     if t.role == "user":  # directives only from what a human typed, never an envelope
         _read_user_words(led, human_words(text), machine_written(text))
-        _read_confirmed(led, text)
+        if machine_written(text):  # a user quoting aider's log in a request of theirs confirmed nothing
+            _read_confirmed(led, text)
     if t.role == "assistant":
         led.add_list("ids", code_names(text, exclude=set(led.files) | {c.cmd for c in led.commands}))
 

@@ -323,7 +323,7 @@ def with_room(
         budget_tokens - count(render(s)) - (0 if s.progress else count("## Progress\n\n"))
     )  # a first line adds its heading
     out: list[Finding] = []
-    for f in ranked:
+    for f in ranked if left > 3 else ():  # no room: no finding is counted
         cost = count(f.text) + 3  # "- " and the newline
         if cost <= left and not any(near_duplicate(f.text, p) for p in [*s.progress, *(o.text for o in out)]):
             out.append(f)

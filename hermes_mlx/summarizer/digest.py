@@ -46,10 +46,14 @@ def machine_written(text: str) -> bool:
 
 
 def _answers_only(text: str) -> bool:
-    """Only a terminal harness's questions the user answered, and the paths it asked them of."""
+    """Only a terminal harness's questions the user answered, and the paths it asked them of (a word
+    with a folder or an extension: a user's "refactor" or "stop" after a question is theirs)."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     asked = [len(ln) <= PROMPT_CHARS and bool(ANSWERED_PROMPT.match(ln)) for ln in lines]
-    return any(asked) and all(a or len(ln.split()) == 1 for a, ln in zip(asked, lines))
+    return any(asked) and all(a or _PATH_WORD.fullmatch(ln) for a, ln in zip(asked, lines))
+
+
+_PATH_WORD = re.compile(r"\S*[/\\]\S*|\S+\.[A-Za-z]\w{0,9}")
 
 
 def human_words(text: str) -> str:

@@ -97,15 +97,24 @@ _POINTS_AT = re.compile(r"\b(?:look(?:ing)?|notic(?:e|ing)|see|seeing|check(?:in
 # rather than using create-next-app, since the current directory is not empty."): a decision; a read
 # with its reason ("Let me first look at videos.py since it's currently open.") is still what comes next
 _STEP_WITH_REASON = re.compile(
-    r"^(?!.*\b(?:look|check|read|view|see|examine|explore|inspect|search|find|open|try)\b).*?(?:\b(?:because|since)\b|因为|由于)",
+    r"^(?!.*\b(?:look|check|read|view|see|examin|explor|inspect|search|find|open|tr(?:y|ie)|grep|list|investigat|dig|"
+    r"wait|re-?run|run|verif|review|debug)\w*).*?(?:\b(?:because|since)\b|因为|由于)",
     re.I,
+)
+
+
+# a list of names and nothing said of them: "`test_parse`, `test_dump` and `test_roundtrip`."
+_NAMES_ONLY = re.compile(
+    r"(?:`[^`\n]*`|[\w./-]+)(?:(?:\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or|&)\s+)(?:`[^`\n]*`|[\w./-]+))*\s*[.!]?\s*"
 )
 
 
 def is_announcement(sentence: str) -> bool:
     """A sentence that says what the agent will do next: never a result."""
     s = _BOLD_LEAD.sub("", sentence, count=1).strip(" -*>\t#")
-    s = _ACTIVITY_LEAD.sub("", s, count=1)
+    lead = _ACTIVITY_LEAD.match(s)
+    if lead and not _NAMES_ONLY.fullmatch(s[lead.end() : lead.end() + 400]):  # "Adding tests: `a`, `b`." announces
+        s = s[lead.end() :]
     s = re.sub(
         r"^(?:(?:ok(?:ay)?|great|good|perfect|alright|excellent|yes|right|hmm)\b\s*[,!.:\-—–]+\s*)+", "", s, flags=re.I
     )

@@ -94,9 +94,10 @@ ANSWERED_PROMPT = re.compile(
     re.M,
 )
 # what a question answered yes confirms, rules as data: the path on the line before it added to the
-# chat (a file the agent reads) or created; the commands on the `Running …` lines after it run
+# chat (a file the agent reads) or created; the commands on the `Running …` lines after it run, each
+# one the harness showed before asking (what a command then printed may start "Running" too)
 _CONFIRMS = (
-    (re.compile(r"^Add (?:file|URL) to the chat\?$"), "read"),
+    (re.compile(r"^Add file to the chat\?$"), "read"),
     (re.compile(r"^Create new file\?$"), "created"),
     (re.compile(r"^Run shell commands?\?$"), "command"),
 )
@@ -109,20 +110,26 @@ def confirmed(text: str) -> list[tuple[str, str]]:
     """(action, subject) for each thing `text`'s answered questions confirmed (_CONFIRMS): ("read",
     path), ("created", path), ("command", cmd). A "no", "skip" or "don't ask" confirms nothing."""
     lines = text.splitlines()
+    asked = [ANSWERED_PROMPT.match(ln) if len(ln) <= PROMPT_CHARS else None for ln in lines]
     out: list[tuple[str, str]] = []
-    for i, line in enumerate(lines):
-        m = ANSWERED_PROMPT.match(line) if len(line) <= PROMPT_CHARS else None
-        answer = (m.group("answer") or m.group("default")).lower() if m else ""
-        action = next((a for ask, a in _CONFIRMS if m and ask.match(m.group("ask").strip())), "")
+    shown_from = 0  # where the lines the harness showed before this question start
+    for i, m in enumerate(asked):
+        if m is None:
+            continue
+        answer = (m.group("answer") or m.group("default")).lower()
+        action = next((a for ask, a in _CONFIRMS if ask.match(m.group("ask").strip())), "")
+        shown, shown_from = {ln.strip() for ln in lines[shown_from:i]}, i + 1
         if not action or answer not in ("y", "yes", *_ALL):
             continue
         if action == "command":
-            for after in lines[i + 1 :]:
-                if not (run := _RUNNING.match(after.strip())):
-                    break
+            j = i + 1
+            while j < len(lines) and (run := _RUNNING.match(lines[j].strip())) and run.group(1).strip() in shown:
                 out.append((action, run.group(1).strip()))
+                j += 1
             continue
-        near = [lines[i - 1]] if i else []
-        near += [lines[i + 1]] if answer in _ALL and i + 1 < len(lines) else []
-        out += [(action, p.strip()) for p in near if p.strip() and "(Y)es/(N)o" not in p]
+        near = [lines[i - 1]] if i and asked[i - 1] is None else []
+        # "(A)ll": the path after it too, unless a question of its own follows it (that answer tells)
+        if answer in _ALL and i + 1 < len(lines) and asked[i + 1] is None and (i + 2 >= len(lines) or not asked[i + 2]):
+            near.append(lines[i + 1])
+        out += [(action, p.strip()) for p in near if p.strip()]
     return out

@@ -195,6 +195,7 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
         return "failure", _fold(stopped or lines[0])  # the harness's last word: the run did not reach its end
     reports = [(family, p) for family, p in _RESULT_LINES if family != "failure"]
     blocks = _count_blocks(lines)
+    errors_at = next((k for k, ln in enumerate(lines) if _ERRORS.match(ln)), len(lines))  # a checker's error count
     for at in range(len(lines) - 1, -1, -1):
         line = lines[at]
         counts = blocks.get(at, "")
@@ -210,6 +211,9 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                         return family, clip("; ".join(verdicts), 2 * MAX_OUTCOME)
                 if _WARNINGS.match(line) and at and _ERRORS.match(lines[at - 1]):  # Biome's errors, then its warnings
                     return family, _fold(f"{lines[at - 1].strip()} {line.strip()}")
+                if _WARNINGS.match(line) and errors_at < at:
+                    break  # `tsc; biome lint`: the errors an earlier checker counted are the result, not these
+
                 if family == "commit":  # `Removed: <hash> <subject>` then `Now at: <hash> ...`: both tell
                     both = [ln for ln in lines if p.match(ln)][:2]
                     return family, clip("; ".join(" ".join(ln.split()) for ln in both), 2 * MAX_OUTCOME)

@@ -23,9 +23,12 @@ def split_sentences(line: str) -> list[str]:
     mentions `ValueError`) during …"), and CJK full stops end a sentence without a space after them."""
     spans = [m.span() for m in CODE_SPAN.finditer(line)]
     spans += _asides(line, spans)
+    inside = bytearray(len(line) + 1)  # 1 where a break would fall inside a span (linear, not breaks x spans)
+    for a, b in spans:
+        inside[a + 1 : b] = b"\x01" * max(0, b - a - 1)
     cuts, start = [], 0
     for m in _BREAK.finditer(line):
-        if any(a < m.start() < b for a, b in spans):
+        if inside[m.start()]:
             continue
         cuts.append(line[start : m.start()])
         start = m.end()
@@ -38,16 +41,21 @@ ASIDE_CHARS = 200  # an aside longer than this is no aside: a stray "(" never jo
 
 def _asides(line: str, code: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The spans of `line`'s outermost parentheses that close on it within ASIDE_CHARS, outside code spans."""
-    out, opened, skip = [], [], {i for a, b in code for i in range(a, b)}
-    for i, ch in enumerate(line):
-        if i in skip or ch not in "()":
+    out, opened, ends, i = [], [], dict(code), 0  # a code span's start -> its end: jumped over
+    while i < len(line):
+        if i in ends:
+            i = ends[i]
             continue
-        if ch == "(":
+        ch = line[i]
+        if i and line[i - 1] in ":;":  # an emoticon, `:(` or `;)`, opens and closes nothing
+            pass
+        elif ch == "(":
             opened.append(i)
-        elif opened:
+        elif ch == ")" and opened:
             a = opened.pop()
             if not opened and i - a <= ASIDE_CHARS:
                 out.append((a, i))
+        i += 1
     return out
 
 

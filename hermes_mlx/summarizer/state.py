@@ -145,7 +145,12 @@ EXTRA_MAX, TURNS_PER_EXTRA = 10, 4
 
 
 def add_exchange_findings(
-    s: Summary, turns: list[Turn], notes: list[str], room_per_pick: int, budget_tokens: int | None = None
+    s: Summary,
+    turns: list[Turn],
+    notes: list[str],
+    room_per_pick: int,
+    budget_tokens: int | None = None,
+    found: list[Finding] | None = None,
 ) -> None:
     """A micro exchange's findings past the lines it picked (`notes`, in `s.progress` already): a
     real agent's exchange can run to dozens of tool calls and one sentence cannot carry it, so its
@@ -153,9 +158,19 @@ def add_exchange_findings(
     room for more), at most EXTRA_MAX. Then any exchange, short or long, spends the room the rolling
     summary has left under its budget on its next best (`spend_room`): a three-turn exchange's
     reasons had gone while the summary stood at a third of its budget (28 outside sessions: +8 facts
-    at stake; the corpora +1). The budget's fit drops what is worth least when later ones need room."""
+    at stake; the corpora +1). The budget's fit drops what is worth least when later ones need room.
+    `found`: the exchange's `fresh_findings` as the pick ranked them (not ranked twice). The
+    exchange's lines, `notes` too, end in the session's order."""
     extra = min(EXTRA_MAX, sum(t.role == "assistant" for t in turns) // TURNS_PER_EXTRA)
-    ranked = fresh_findings(s, turns, exclude=notes)
+    if found is None:
+        ranked = fresh_findings(s, turns, exclude=notes)
+    else:
+        ranked = [f for f in found if f.text not in s.progress and not any(near_duplicate(f.text, e) for e in notes)]
     more = best_that_fit(ranked, extra, room_per_pick) if extra else []
     add_progress(s, [f.text for f in in_session_order(more)])
-    spend_room(s, more, [f for f in ranked if f not in more], budget_tokens)
+    added = spend_room(s, more, [f for f in ranked if f not in more], budget_tokens)
+    place = {f.text: (f.turn, f.order) for f in found or ranked}
+    block = [p for p in s.progress if p in set(notes) | set(added)]
+    if len(block) > 1:  # a picked conclusion after the finding that led to it, as the exchange said them
+        later = sorted(block, key=lambda p: place.get(p, (len(turns), 0)))
+        s.progress = [p for p in s.progress if p not in block] + later

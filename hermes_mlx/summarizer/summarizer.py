@@ -277,9 +277,11 @@ class MLXSummarizer:
             [turns], self._budget(tpl), self.count_tokens, tool_head=self.tool_head, tool_tail=self.tool_tail
         )
         notes: list[str] = []
+        found = None
         if self.ranking == "code":  # the findings ranker picks as many as the model would, gated alike
             stats["chunks"] += min(len(chunks), MODEL_CHUNKS)
-            best = fresh_findings(prev, turns)[: min(len(chunks), MODEL_CHUNKS) * tpl.pick]
+            found = fresh_findings(prev, turns)
+            best = found[: min(len(chunks), MODEL_CHUNKS) * tpl.pick]
             picked = gated([f.text for f in in_session_order(best)], source, turns, stats)
             notes = [n for n in picked if n not in prev.progress]
         # the assistant's statements, never its announcements ("Now let me check the API.")
@@ -307,7 +309,7 @@ class MLXSummarizer:
         fold_state(prev, turns, source, caps=False)
         set_goal(prev, turns)
         add_progress(prev, notes)
-        add_exchange_findings(prev, turns, notes, FINDING_ROOM, budget_tokens)
+        add_exchange_findings(prev, turns, notes, FINDING_ROOM, budget_tokens, found)
         return finished(prev, sources, stats, details, budget_tokens, kept)
 
     def _update(self, stats: dict, summary, turns, focus=None, budget_tokens=None, user_notes=None, kept=None):
