@@ -517,6 +517,10 @@ def test_musings_and_activities_are_no_findings():
     for s in ("Zod is an unused dependency.", "Seven redundant using directives also returned."):
         assert not is_musing(s) and not is_announcement(s), s
     assert is_announcement("Removing unused Razor injects.")  # an activity still, whatever it removes
+    # what a thing needs is a cause as what it requires is (OpenCode on two models: "Backend needs a
+    # restart to pick up the new code.", "The user needs to reload Hyprland.")
+    for s in ("Backend needs a restart to pick up the new code.", "The user needs to reload Hyprland."):
+        assert not is_musing(s), s
     # an activity's title before what it found is no activity (Cursor on a Blender add-on; a
     # mini-swe-agent run on sqlfluff), unless it says what comes next
     for s in (

@@ -89,7 +89,7 @@ IMPERATIVE = re.compile(
 # words of cause and result: what makes a sentence a finding
 SIGNAL = re.compile(
     r"\b(?:because|since|so|which|but|however|instead|actually|turns out|the (?:issue|problem|bug|cause|fix|error|reason)|"
-    r"root cause|means|expects?|requires?|doesn['’]?t|does not|isn['’]?t|is not|aren['’]?t|not|no longer|only|must|"
+    r"root cause|means|expects?|requires?|needs|doesn['’]?t|does not|isn['’]?t|is not|aren['’]?t|not|no longer|only|must|"
     r"should|breaks?|broke|fails?|failed|failing|passes|passed|pass|works|worked|fixed|missing|wrong|"
     r"cannot|can['’]?t|couldn['’]?t|unable|won['’]?t|wasn['’]?t|weren['’]?t|didn['’]?t|never|"
     r"returns?|raises?|crash(?:es)?|conflict|ignored|blocked|false positive|succeeded|success(?:ful)?|"
