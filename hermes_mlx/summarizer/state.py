@@ -165,12 +165,14 @@ def add_exchange_findings(
     if found is None:
         ranked = fresh_findings(s, turns, exclude=notes)
     else:
-        ranked = [f for f in found if f.text not in s.progress and not any(near_duplicate(f.text, e) for e in notes)]
+        listed = set(s.progress)
+        ranked = [f for f in found if f.text not in listed and not any(near_duplicate(f.text, e) for e in notes)]
     more = best_that_fit(ranked, extra, room_per_pick) if extra else []
     add_progress(s, [f.text for f in in_session_order(more)])
     added = spend_room(s, more, [f for f in ranked if f not in more], budget_tokens)
     place = {f.text: (f.turn, f.order) for f in found or ranked}
-    block = [p for p in s.progress if p in set(notes) | set(added)]
+    this_exchange = set(notes) | set(added)
+    block = [p for p in s.progress if p in this_exchange]
     if len(block) > 1:  # a picked conclusion after the finding that led to it, as the exchange said them
         later = sorted(block, key=lambda p: place.get(p, (len(turns), 0)))
         s.progress = [p for p in s.progress if p not in block] + later
