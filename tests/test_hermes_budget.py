@@ -114,6 +114,14 @@ def test_each_commit_a_tool_made_is_worth_what_its_latest_is():
     s = Summary(goal="Serve qBittorrent behind nginx", ledger=tight)
     assert fit_summary(s, hermes_tokens(render(s)) - 5) == {"outcome_history": 1}
     assert "Commit 7611ef0" in render(s) and "Commit 8145bab" not in render(s)
+    assert "Commit 1f3ff0f" in render(s)  # one earlier result at a time, the oldest first
+    # a dozen `/undo`s each undid its own commit (Aider's chart session: the fifth one back had gone
+    # when four were kept): all are listed while the budget has room
+    undone = Ledger()
+    for i in range(12):
+        undone.add_command("/undo", None, f"Removed: {i:07x} feat: step {i}; Now at: {i + 1:07x} base")
+    shown = render(Summary(goal="Chart the blame", ledger=undone))
+    assert all(f"Removed: {i:07x} feat: step {i}" in shown for i in range(12))
 
 
 def test_fit_leaves_a_small_summary_alone():

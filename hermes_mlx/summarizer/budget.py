@@ -232,7 +232,9 @@ def _entries(s: Summary, count: Callable[[str], int], kept: str = "") -> list[_E
                 # the latest (priced without it)
                 worth = MADE_HISTORY * ENTRY_VALUE["command_outcome"]
                 shown = shown.replace(history + OUTCOME_SEP, "", 1)
-            add("outcome_history", worth, history, _history_trimmer(led.commands, c))
+            parts = history.split(OUTCOME_SEP)  # each earlier result its own entry, oldest first, the
+            for part in parts:  # history's worth shared among them: one at a time goes, never all at once
+                add("outcome_history", worth / len(parts), part + OUTCOME_SEP, _history_trimmer(led.commands, c, part))
         kind = "command_outcome" if c.outcome else "command"
         said = (c.cmd, c.latest_outcome()) if c.outcome else (c.cmd,)  # what it ran, and what came of it
         value = ENTRY_VALUE[kind] * (SAID_LATER if _run_again(runs[i], runs[i + 1 :], c.outcome) else 1)
@@ -295,11 +297,15 @@ def _trim_extra_titled(s: Summary, title: str) -> bool:
     return False
 
 
-def _history_trimmer(commands: list, command) -> Callable[[], bool]:
+def _history_trimmer(commands: list, command, part: str) -> Callable[[], bool]:
+    """Drops one earlier result (`part`) from a command's `A ⇒ B ⇒ C`, never its latest."""
+
     def drop() -> bool:
-        if command not in commands or OUTCOME_SEP not in command.outcome:
+        parts = command.outcome.split(OUTCOME_SEP)
+        if command not in commands or part not in parts[:-1]:
             return False
-        command.outcome = command.latest_outcome()
+        del parts[parts.index(part)]
+        command.outcome = OUTCOME_SEP.join(parts)
         return True
 
     return drop

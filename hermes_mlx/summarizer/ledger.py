@@ -36,7 +36,7 @@ _NOISE_PATH = (
 COMMAND_CHARS = 140  # a command's first line is kept up to this
 FIXED_BY = " — fixed by "  # an error a later success cleared, then that command (Errors and Fixes)
 OUTCOME_SEP = " ⇒ "  # an earlier result, then the latest: `11 failures ⇒ 0 failures`
-MADE_RUNS = 4  # the results a command that makes something keeps, one per run, latest last
+MADE_RUNS = 12  # the results a command that makes something keeps, one per run, latest last
 WORKING_FOLDER = "Working folder:"  # Files' first line: the folder its relative paths are in
 MORE_ERRORS = re.compile(r"^… and (\d+) more error lines?$")  # how many error lines a result had beyond those kept
 
