@@ -278,8 +278,9 @@ def _read_text(led: Ledger, t: Turn) -> None:
             if m:
                 led.add_command(m.group(1).strip(), None)
     if t.role == "user":  # directives only from what a human typed, never an envelope
-        _read_user_words(led, human_words(text), machine_written(text))
-        if machine_written(text):  # a user quoting aider's log in a request of theirs confirmed nothing
+        machine = machine_written(text)
+        _read_user_words(led, human_words(text), machine)
+        if machine:  # a user quoting aider's log in a request of theirs confirmed nothing
             _read_confirmed(led, text)
     if t.role == "assistant":
         led.add_list("ids", code_names(text, exclude=set(led.files) | {c.cmd for c in led.commands}))

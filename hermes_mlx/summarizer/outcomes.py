@@ -23,6 +23,10 @@ _VERDICT = re.compile(r"^\s*[✓✔✗✘❌✅]\s*\w[^:\n]{0,40}:\s*\S.*$")  # 
 VERDICTS = 3
 
 # (family, pattern) in priority order: a test summary says more than a compile line above it
+# a checker's count of its errors and of its warnings (tsc, mypy, ruff: `Found 3 errors.`; Biome: `Found 1
+# error.` then `Found 2 warnings.`): each a result line of the build family
+_ERRORS = re.compile(r"^\s*Found \d+ errors?\b")
+_WARNINGS = re.compile(r"^\s*Found \d+ warnings?\b")
 _RESULT_LINES: list[tuple[str, re.Pattern]] = [
     (
         "tests",
@@ -54,7 +58,7 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
         "build",
         re.compile(
             r"^\s*(?:\[INFO\] )?BUILD (?:SUCCESS(?:FUL)?|FAIL(?:URE|ED))\b.*$"  # maven, gradle
-            r"|^\s*Found \d+ (?:errors?|warnings?)\b.*$|^\s*Success: no issues found.*$"  # tsc, mypy, ruff, biome
+            rf"|{_ERRORS.pattern}.*$|{_WARNINGS.pattern}.*$|^\s*Success: no issues found.*$"  # tsc, mypy, ruff, biome
             r"|^\s*All checks passed!?\s*$"  # ruff
             r"|^\s*\d+ issues?\.?\s*$"  # golangci-lint
             r"|^\s*✖ \d+ problems?\b.*$"  # eslint
@@ -162,11 +166,6 @@ _STOPPED = re.compile(
 _STOPPED_ALONE = re.compile(r"^\s*(?:Cancell?ed|Aborted|Interrupted)\.?\s*$", re.I)
 
 
-# a checker's count of warnings after its count of errors (Biome: `Found 1 error.` / `Found 2 warnings.`)
-_WARNINGS = re.compile(r"^\s*Found \d+ warnings?\b")
-_ERRORS = re.compile(r"^\s*Found \d+ errors?\b")
-
-
 def outcome_line(output: str, status: int | None = None) -> str:
     """`outcome_of`'s line alone."""
     return outcome_of(output, status)[1]
@@ -195,7 +194,7 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
         return "failure", _fold(stopped or lines[0])  # the harness's last word: the run did not reach its end
     reports = [(family, p) for family, p in _RESULT_LINES if family != "failure"]
     blocks = _count_blocks(lines)
-    errors_at = next((k for k, ln in enumerate(lines) if _ERRORS.match(ln)), len(lines))  # a checker's error count
+    errors_at = None  # where a checker first counted errors: read only when a count of warnings is met
     for at in range(len(lines) - 1, -1, -1):
         line = lines[at]
         counts = blocks.get(at, "")
@@ -209,11 +208,13 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                     verdicts = list(dict.fromkeys(" ".join(ln.split()) for ln in lines if _VERDICT.match(ln)))
                     if 1 < len(verdicts) <= VERDICTS:
                         return family, clip("; ".join(verdicts), 2 * MAX_OUTCOME)
-                if _WARNINGS.match(line) and at and _ERRORS.match(lines[at - 1]):  # Biome's errors, then its warnings
-                    return family, _fold(f"{lines[at - 1].strip()} {line.strip()}")
-                if _WARNINGS.match(line) and errors_at < at:
-                    break  # `tsc; biome lint`: the errors an earlier checker counted are the result, not these
-
+                if _WARNINGS.match(line):
+                    if at and _ERRORS.match(lines[at - 1]):  # Biome's errors, then its warnings
+                        return family, _fold(f"{lines[at - 1].strip()} {line.strip()}")
+                    if errors_at is None:
+                        errors_at = next((k for k, ln in enumerate(lines) if _ERRORS.match(ln)), len(lines))
+                    if errors_at < at:
+                        break  # `tsc; biome lint`: the errors an earlier checker counted are the result, not these
                 if family == "commit":  # `Removed: <hash> <subject>` then `Now at: <hash> ...`: both tell
                     both = [ln for ln in lines if p.match(ln)][:2]
                     return family, clip("; ".join(" ".join(ln.split()) for ln in both), 2 * MAX_OUTCOME)

@@ -102,14 +102,14 @@ def fresh_findings(s: Summary, turns: list[Turn], exclude: list[str] | tuple = (
     """The span's findings, best first: never an announcement, nor an order restated (the
     user's own are in the constraints), nor one the summary already has, nor one saying what an
     `exclude` line says (the gate trims "Found it." off a pick: the untrimmed finding is no other)."""
-    return [
-        f
-        for f in rank(findings(turns))
-        if f.text not in s.progress
-        and not any(near_duplicate(f.text, e) for e in exclude)
-        and not is_announcement(f.text)
-        and not directive_shaped(f.text)
-    ]
+    said = [f for f in rank(findings(turns)) if not is_announcement(f.text) and not directive_shaped(f.text)]
+    return unsaid(s, said, exclude)
+
+
+def unsaid(s: Summary, ranked: list[Finding], exclude: list[str] | tuple = ()) -> list[Finding]:
+    """Of `ranked`, those the summary's Progress does not list and no `exclude` line says."""
+    listed = set(s.progress)
+    return [f for f in ranked if f.text not in listed and not any(near_duplicate(f.text, e) for e in exclude)]
 
 
 def best_that_fit(ranked: list[Finding], keep: int, room_per_pick: int) -> list[Finding]:
@@ -162,11 +162,7 @@ def add_exchange_findings(
     `found`: the exchange's `fresh_findings` as the pick ranked them (not ranked twice). The
     exchange's lines, `notes` too, end in the session's order."""
     extra = min(EXTRA_MAX, sum(t.role == "assistant" for t in turns) // TURNS_PER_EXTRA)
-    if found is None:
-        ranked = fresh_findings(s, turns, exclude=notes)
-    else:
-        listed = set(s.progress)
-        ranked = [f for f in found if f.text not in listed and not any(near_duplicate(f.text, e) for e in notes)]
+    ranked = fresh_findings(s, turns, exclude=notes) if found is None else unsaid(s, found, notes)
     more = best_that_fit(ranked, extra, room_per_pick) if extra else []
     add_progress(s, [f.text for f in in_session_order(more)])
     added = spend_room(s, more, [f for f in ranked if f not in more], budget_tokens)
