@@ -84,6 +84,21 @@ SAMPLES = {
         "BUILD FAILED in 3s\n",
         ["* What went wrong: Execution failed for task ':app:compileJava'. > Compilation failed; see the compiler"],
     ),
+    # Kotlin's compiler, through Gradle: K2's `e: file:///…:l:c message` (Claude Code's and Gemini CLI's
+    # Android sessions), K1's `e: /…: (l, c): message`; the specific lines, not Gradle's wrapper
+    "kotlin": (
+        "> Task :app:compileDebugKotlin FAILED\n"
+        "e: file:///work/app/src/main/java/a/WeeklyWidgetProvider.kt:207:21 Conflicting declarations: val s: Float, val s: Float\n"
+        "e: /work/app/src/main/java/a/Main.kt: (12, 5): Unresolved reference: foo\n"
+        "w: file:///work/app/src/main/java/a/Main.kt:3:1 Parameter 'x' is never used\n\n"
+        "FAILURE: Build failed with an exception.\n\n* What went wrong:\n"
+        "Execution failed for task ':app:compileDebugKotlin'.\n> Compilation error. See log for more details\n\n"
+        "BUILD FAILED in 1s\n",
+        [
+            "e: file:///work/app/src/main/java/a/WeeklyWidgetProvider.kt:207:21 Conflicting declarations",
+            "e: /work/app/src/main/java/a/Main.kt: (12, 5): Unresolved reference: foo",
+        ],
+    ),
     "eslint": (
         "\n/work/web/src/app.js\n"
         "  12:5  error  'x' is defined but never used  no-unused-vars\n"

@@ -3,12 +3,12 @@
 One general rule does most of the work: a line that labels itself an error or failure
 (`error:`, `error[E0308]:`, `error TS2345`, `ValueError:`, `FAILED ...`, `[ERROR]`). A few shapes
 carry no such label and are listed on their own (ruff's `file:l:c: F401`, Go's `main.go:12:2:
-undefined: foo`, `--- FAIL:`, `panic:`, jest's `●`, cargo's `... FAILED`, curl's `curl: (7)`, HTTP
-statuses, the shell's `command not found`). Reports spread over several lines (a rustc `-->` line,
-a Python traceback's innermost frame, a Node or Java `at` frame, an eslint file header, Gradle's
-`* What went wrong:`) carry their location into the one line kept. A result with many errors keeps
-the most specific few (a code and a location first) and says how many it left out, so one noisy
-build cannot flood the ledger.
+undefined: foo`, Kotlin's `e: file:///a/B.kt:3:5 …`, `--- FAIL:`, `panic:`, jest's `●`, cargo's
+`... FAILED`, curl's `curl: (7)`, HTTP statuses, the shell's `command not found`). Reports spread
+over several lines (a rustc `-->` line, a Python traceback's innermost frame, a Node or Java `at`
+frame, an eslint file header, Gradle's `* What went wrong:`) carry their location into the one
+line kept. A result with many errors keeps the most specific few (a code and a location first)
+and says how many it left out, so one noisy build cannot flood the ledger.
 
 Everything here works on text already freed of cut markers (see `extract.uncut`), one line at a
 time, each line clipped before any regex runs: a 200,000-character minified line costs no more
@@ -42,6 +42,7 @@ ERROR_LINE = re.compile(
     r"|^test \S+ \.\.\. FAILED|\bpanicked at\b"  # cargo test, rust panics
     r"|^Exception in thread\b"  # java
     r"|^\* What went wrong:"  # Gradle
+    r"|^e: (?:file://)?\S{1,300}?\.kts?(?::\d+:\d+|: \(\d+, \d+\):)\s"  # Kotlin: e: file:///a/B.kt:207:21 Conflicting …
     r"|^curl: \(\d+\)"
     r"|\bHTTP(?:/[\d.]+)?\s+[45]\d\d\b|\bstatus(?: code)?[:= ]+[45]\d\d\b|\b[45]\d\d (?:Client|Server) Error\b"
     r"|^\s*E[A-Z]{2,9}: [a-z]"  # Node / libuv errno: EISDIR: illegal operation on a directory
