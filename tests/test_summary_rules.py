@@ -17,7 +17,7 @@ from hermes_mlx.summarizer.findings import (
 )
 from hermes_mlx.summarizer.ledger import OUTCOME_SEP, Ledger
 from hermes_mlx.summarizer.narrative import fallback_notes
-from hermes_mlx.summarizer.outcomes import is_report, outcome_line, says_passed
+from hermes_mlx.summarizer.outcomes import is_report, outcome_line, outcome_of, says_passed
 from hermes_mlx.summarizer.summary import Summary, parse, render
 from hermes_mlx.summarizer.text import normalize, to_text
 from hermes_mlx.summarizer.tool_results import tool_output
@@ -1060,6 +1060,21 @@ def test_a_commit_reported_by_any_tool_is_an_outcome_and_an_undo_keeps_both_line
     ]
     undo = "Removed: 504cc96 feat: Switch to a bar graph\nNow at:  a5dde70 Updated blame\n"
     assert outcome_line(undo, 0) == "Removed: 504cc96 feat: Switch to a bar graph; Now at: a5dde70 Updated blame"
+
+
+def test_what_a_build_installed_is_its_result_beside_the_verdict():
+    # Gradle's installDebug onto a phone (Claude Code's and Gemini CLI's Android sessions): the install
+    # is the news, the closing BUILD SUCCESSFUL only says the build ran; a failed build's verdict stands
+    out = "> Task :app:installDebug\nInstalling APK 'app-debug.apk' on 'SM-F936U1 - 16'\nInstalled on 1 device.\n\n"
+    assert outcome_of(out + "BUILD SUCCESSFUL in 4s\n", 0) == (
+        "created",
+        "Installed on 1 device.; BUILD SUCCESSFUL in 4s",
+    )
+    assert outcome_line(out + "BUILD FAILED in 4s\n", 1) == "BUILD FAILED in 4s"
+    assert outcome_of("BUILD SUCCESSFUL in 1s\n39 actionable tasks: 5 executed\n", 0) == (
+        "build",
+        "BUILD SUCCESSFUL in 1s",
+    )
 
 
 # mini-swe-agent's check script prints a verdict per case, Gemini CLI's push script one per step:

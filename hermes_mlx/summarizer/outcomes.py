@@ -93,7 +93,8 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
         re.compile(
             r"^.*\b(?:Created|Opened|Merged) (?:pull request|PR|merge request|repository|release|tag)\b.*$"
             r"|^\s*https://\S+/(?:pull|merge_requests)/\d+\s*$"
-            r"|^.*\b(?:Deployed|Published|Released) (?:to|at|as|v?\d)\S*.*$",
+            r"|^.*\b(?:Deployed|Published|Released) (?:to|at|as|v?\d)\S*.*$"
+            r"|^\s*Installed on \d+ devices?\.?\s*$",  # Gradle's installDebug onto a phone
             re.I,
         ),
     ),
@@ -166,6 +167,9 @@ _STOPPED = re.compile(
 _STOPPED_ALONE = re.compile(r"^\s*(?:Cancell?ed|Aborted|Interrupted)\.?\s*$", re.I)
 
 
+_MADE_LINE = dict(_RESULT_LINES)["created"]  # a build's run that installed or deployed what it built
+
+
 def outcome_line(output: str, status: int | None = None) -> str:
     """`outcome_of`'s line alone."""
     return outcome_of(output, status)[1]
@@ -175,8 +179,9 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     """The line of `output` that states the command's result, verbatim; "" when none does.
 
     The last test, build, git or tracker report wins (a chained `test && commit` ends on the
-    commit); failing that, for a failed or unknown status, the last line naming a failure, and
-    for a failed one, its first line of output (where a tool says what went wrong). A short
+    commit), and a build that passed says what it installed or deployed before its verdict;
+    failing that, for a failed or unknown status, the last line naming a failure, and for a
+    failed one, its first line of output (where a tool says what went wrong). A short
     output of one line is its own result, and so is a script's readout of a few `label: value`
     lines (READOUT_LINES), or its first line when notes follow it in a run that succeeded.
     Returns (family, line); ("", "") when none does."""
@@ -215,6 +220,10 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                         errors_at = next((k for k, ln in enumerate(lines) if _ERRORS.match(ln)), len(lines))
                     if errors_at < at:
                         break  # `tsc; biome lint`: the errors an earlier checker counted are the result, not these
+                if family == "build" and says_passed(line):  # Gradle's `installDebug`: what it made or shipped
+                    made = next((ln for ln in lines[:at] if _MADE_LINE.match(ln)), "")  # before its closing verdict
+                    if made:
+                        return "created", clip(f"{_fold(made)}; {_fold(line)}", 2 * MAX_OUTCOME)
                 if family == "commit":  # `Removed: <hash> <subject>` then `Now at: <hash> ...`: both tell
                     both = [ln for ln in lines if p.match(ln)][:2]
                     return family, clip("; ".join(" ".join(ln.split()) for ln in both), 2 * MAX_OUTCOME)
