@@ -69,8 +69,8 @@ def paragraphs(text: str) -> list[list[str]]:
     out: list[list[str]] = []
     results: list[str] = []  # consecutive list items in the shape of a result
     open_line = False  # the line before was text, in out[-1]
-    for line in body.splitlines():
-        line = re.sub(r"^(?:>\s*)+", "", line.strip())  # a quoted line is still a line; a heading is not
+    lines = [re.sub(r"^(?:>\s*)+", "", line.strip()) for line in body.splitlines()]  # a quoted line is a line
+    for line in _with_short_lists_joined(lines):
         item = _LIST_ITEM.match(line)
         result = line[item.end() :] if item and is_report(line[item.end() :]) else ""
         if results and (not result or len("; ".join([*results, result])) > FINDING_CHARS):
@@ -93,6 +93,38 @@ def paragraphs(text: str) -> list[list[str]]:
 
 
 _LIST_ITEM = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
+_LEAD_IN = re.compile(r"[^:：]{8,}[:：]$")  # "Add three standard Elixir quality tools as dev dependencies:"
+SHORT_ITEM = 100  # characters of a list item that may join its lead-in
+
+
+def _with_short_lists_joined(lines: list[str]) -> list[str]:
+    """`lines`, each short list under a lead-in that ends with a colon joined to it as one line:
+    "Add three tools: **Credo** for style; **Dialyxir** for types; **mix_audit** for advisories".
+    Alone, an item ("**mix_audit** for dependency vulnerability scanning") is half a sentence. A list
+    too long for one finding, or of results (joined on their own), stays a line an item."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line, j = lines[i], i + 1
+        while j < len(lines) and _LIST_ITEM.match(lines[j]):
+            j += 1
+        items = [lines[k][_LIST_ITEM.match(lines[k]).end() :].rstrip(".;") for k in range(i + 1, j)]
+        joined = f"{line} {'; '.join(items)}"
+        if (
+            len(items) > 1
+            and _LEAD_IN.search(line)
+            and not _LIST_ITEM.match(line)
+            and all(0 < len(x) <= SHORT_ITEM and not is_report(x) for x in items)
+            and len(joined) <= FINDING_CHARS
+        ):
+            out.append(joined)
+            i = j
+        else:
+            out.append(line)
+            i += 1
+    return out
+
+
 # a line that ends mid-clause ("…a different channel than `1499…`, or"): its sentence goes on below
 _DANGLING = re.compile(r"(?:,|\b(?:or|and|but|than|to|of|with))\s*$", re.I)
 _ENDED = re.compile(r"[.!?:;。！？：]\W*$")
