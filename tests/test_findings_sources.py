@@ -1,16 +1,26 @@
-"""Where a finding comes from, and what is no finding: a short list read with its lead-in.
+"""Where a finding comes from, and what is no finding: a short list read with its lead-in, a plan the
+agent shows as it writes it to a file, and the notes a todo tool keeps on the steps it marks done.
 
 Each shape is one that real sessions of two agents or sessions show (named per test); the checks go
 through `findings.candidates` and through a whole batch pass of the summarizer, as a user's runs do.
 """
 
+import json
+
+from hermes_mlx.summarizer import MLXSummarizer
+from hermes_mlx.summarizer.digest import done_notes
 from hermes_mlx.summarizer.findings import candidates
 from hermes_mlx.summarizer.sentences import paragraphs
+from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.text import normalize
 
 
 def _texts(messages: list[dict]) -> list[str]:
     return [c[0] for c in candidates(normalize(messages))]
+
+
+def _call(name: str, args: dict, cid: str = "call_1") -> dict:
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
 
 
 # ------------------------------------------------------------------ a short list under its lead-in
@@ -45,3 +55,77 @@ def test_a_long_list_a_list_of_results_and_a_list_under_a_heading_stay_a_line_an
     assert ["63KB (64,573 bytes): WORKS; 64KB (65,594 bytes): FAILS"] in paragraphs(results)
     heading = "## Acceptance tests\n- GIVEN tools installed WHEN `mix quality` runs THEN all execute\n- GIVEN x\n"
     assert ["- GIVEN tools installed WHEN `mix quality` runs THEN all execute"] in paragraphs(heading)
+
+
+# ------------------------------------------------------------------ a plan shown as it is written
+
+
+PLAN = (
+    "Spotter has no automated code quality checks. No static analysis, type checking, or dependency scanning.\n"
+    "Install via `mix igniter.install`, generate Credo config, and add a unified `mix quality` alias.\n"
+    "Dialyzer PLT building is slow on first run (2+ minutes) — just document, don't optimize.\n"
+)
+
+
+def test_what_a_turn_writes_into_a_file_is_that_files_text_not_its_findings():
+    # Claude Code shows the plan for approval and writes it to plan.md in the same turn (Cursor's
+    # course notes likewise): its lines are plan.md's text, which Files names, not 27 progress lines
+    said = "Let me write the plan for your approval.\n\n" + PLAN
+    write = _call("write_file", {"path": "/home/u/spotter/plan.md", "content": "# Plan\n\n" + PLAN})
+    messages = [
+        {"role": "user", "content": "Draft a plan to add credo, dialyzer and mix_audit to the project."},
+        {"role": "assistant", "content": said, "tool_calls": [write]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "File created successfully at: plan.md"},
+    ]
+    assert _texts(messages) == []
+    s = parse(MLXSummarizer(score=None, context_window=8192).update(None, messages).text)
+    assert s.progress == [] and s.ledger.files == {"plan.md": "created"}  # relative to the folder found
+    # the same words with no file written, or written by a tool that keeps no file (a memory, a
+    # message sent to the user), are the turn's own findings
+    alone = _texts(messages[:1] + [{"role": "assistant", "content": said}])
+    assert len(alone) >= 2
+    memory = _call("memory", {"action": "add", "target": "memory", "content": PLAN})
+    assert set(alone) <= set(_texts([{"role": "assistant", "content": said, "tool_calls": [memory]}]))
+
+
+# ------------------------------------------------------------------ a todo tool's notes on done steps
+
+
+COPILOT_TODOS = (
+    "**Completed: *Implement the fix* (4/5)**\n\n"
+    "- [x] Analyze semver.clean() handling\n"
+    "  > Identified: semver.clean('V2.17.3') returns null, causing version comparison to fail with early return\n"
+    "- [x] Validate the fix\n"
+    "  > Verified: Lint passes (all 115 files), Build succeeds, V2.17.3 > 2.17.2 now true\n"
+    "- [ ] Test the release\n"
+    "  > Release V2.17.4 and check that the app offers the update\n"
+)
+
+
+def test_a_todo_tools_notes_on_done_steps_are_the_agents_findings():
+    # VS Code Copilot's manage_todo_list keeps a `> ` note under each item (two sessions: its notes
+    # on done steps held "ROOT CAUSE FOUND: …" and the checks it ran); OpenHands' task_tracker keeps
+    # `notes` on an item. An open step's note is what is still to do: the plan, no finding.
+    assert done_notes({"todos": COPILOT_TODOS}) == [
+        "Identified: semver.clean('V2.17.3') returns null, causing version comparison to fail with early return",
+        "Verified: Lint passes (all 115 files), Build succeeds, V2.17.3 > 2.17.2 now true",
+    ]
+    tracker = {
+        "command": "plan",
+        "task_list": [
+            {"id": "1", "title": "Reproduce", "status": "done", "notes": "Fails only when the cache is warm"},
+            {"id": "2", "title": "Fix", "status": "todo", "notes": "Clear the cache on reload"},
+        ],
+    }
+    assert done_notes(tracker) == ["Fails only when the cache is warm"]
+    assert done_notes({"todos": "- [x] Done it\n- [ ] Next"}) == [] and done_notes({"todos": 3}) == []
+
+    messages = [
+        {"role": "user", "content": "The app never offers the V2.17.3 release. Please find out why and fix it."},
+        {"role": "assistant", "content": "", "tool_calls": [_call("manage_todo_list", {"todos": COPILOT_TODOS})]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "Successfully wrote todo list"},
+    ]
+    s = parse(MLXSummarizer(score=None, context_window=8192).update(None, messages).text)
+    said = "\n".join(s.progress)
+    assert "semver.clean('V2.17.3') returns null" in said and "Lint passes (all 115 files)" in said
+    assert "Release V2.17.4" not in said

@@ -116,6 +116,29 @@ def _todo_items(arguments: dict) -> list[tuple[str, str]]:
     return [_todo_item(item, "pending") for item in todos if isinstance(item, dict)] if isinstance(todos, list) else []
 
 
+# a checklist item's note, on the line under it: VS Code Copilot's `manage_todo_list` (its export's
+# "- [x] Identify version mismatch\n  > Version mismatch found: package.json shows 1.17.1 …")
+_CHECKLIST_NOTE = re.compile(r"^\s*(?:[-*]\s+)?\[([ xX✓✔~/⚡-])\][^\n]*\n[ \t]+>[ \t]*(\S[^\n]*)", re.M)
+_NOTE_KEYS = ("notes", "note", "result", "outcome")  # OpenHands' task_tracker keeps `notes` on an item
+
+
+def done_notes(arguments: dict) -> list[str]:
+    """What a todo tool's call notes under the items it marks done: the agent's own record of what
+    each step found or did ("Identified: semver.clean('V2.17.3') returns null", "ROOT CAUSE FOUND:
+    …"). An open item's note says what is to be done: the plan, not a finding."""
+    todos = arguments.get("todos") or arguments.get("task_list") or arguments.get("items")
+    if isinstance(todos, str) and not todos.lstrip().startswith("["):
+        return [m.group(2).strip() for m in _CHECKLIST_NOTE.finditer(todos) if _CHECK_STATUS[m.group(1)] == "completed"]
+    if isinstance(todos, str):
+        try:
+            todos = json.loads(todos)
+        except (ValueError, RecursionError):
+            return []
+    items = [x for x in todos if isinstance(x, dict)] if isinstance(todos, list) else []
+    notes = [next((x[k] for k in _NOTE_KEYS if isinstance(x.get(k), str) and x[k].strip()), "") for x in items]
+    return [n.strip() for x, n in zip(items, notes) if n and str(x.get("status", "")).lower() in _DONE]
+
+
 def _todo_item(item: dict, default_status: str = "") -> tuple[str, str]:
     """(status, content) of one todo item, its text on one line, under any of the names tools use."""
     text = item.get("content") or item.get("title") or item.get("task") or item.get("step") or ""

@@ -19,6 +19,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from .digest import done_notes
 from .outcomes import is_report
 from .sentences import CJK_STOPS, CODE_SPAN, FINDING_CHARS, FINDING_MAX, paragraphs, split_sentences, words
 from .text import Turn
@@ -37,6 +38,8 @@ from .vocabulary import (
     OFFER,
     SIGNAL,
     SPECIFIC,
+    is_file_key,
+    tool_action,
 )
 
 # A finding's score is the sum of its features times these weights (a logistic model's
@@ -228,7 +231,7 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
     reports = report_turns(turns)
     n = max(1, len(turns) - 1)
     for i, t in enumerate(turns):
-        notes = [x for note in memory_notes(t) for x in _pieces(split_sentences(note))] if t.role == "assistant" else []
+        notes = [x for note in agent_notes(t) for x in _pieces(split_sentences(note))] if t.role == "assistant" else []
         for text in [x for x in dict.fromkeys(notes) if words(x) >= 4 and x not in seen]:
             seen.add(text)
             feats = features(text, reaction=False, before_action=False, report=False, recency=i / n, noted=True)
@@ -236,6 +239,7 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
         if t.role != "assistant" or not t.text.strip():
             continue
         reaction = i > 0 and turns[i - 1].role == "tool"
+        written = written_text(t)
         for k, sentences in enumerate(paragraphs(t.text)):
             run: list[str] = []
             runs: list[tuple[list[str], bool]] = []
@@ -259,6 +263,8 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
                         continue
                     if CONTINUATION.match(text):  # "the **same return values**": a list's item, not a sentence
                         continue
+                    if written and text.rstrip(".") in written:  # the file's text, said as it is written
+                        continue
                     seen.add(text)
                     feats = features(
                         text,
@@ -271,6 +277,22 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
     return out
 
 
+WRITTEN_CHARS = 200  # an argument this long that a call writes to a file is the file's text
+
+
+def written_text(turn: Turn) -> str:
+    """What `turn`'s own calls write into files (a plan the agent shows and saves as `plan.md`): its
+    lines are that file's text, which Files names (`plan.md` (created)), not findings of the turn.
+    A memory note or a message sent is no file."""
+    return "\n".join(
+        v
+        for c in turn.tool_calls
+        if tool_action(c.name, c.arguments) in ("created", "edited") and any(is_file_key(k) for k in c.arguments)
+        for v in c.arguments.values()
+        if isinstance(v, str) and len(v) >= WRITTEN_CHARS
+    )
+
+
 def _after_lead(text: str) -> str:
     """A sentence too long for a line, less its lead-in up to its first colon outside code ("The most
     concrete fixes are now scoped: use class `glyph` …, add a plain `millstone_grind` alias …"): what
@@ -278,6 +300,12 @@ def _after_lead(text: str) -> str:
     plain = CODE_SPAN.sub(lambda m: "x" * len(m.group(0)), text)
     at = plain.find(": ")
     return text[at + 2 :].strip() if 0 < at < len(text) - 2 else text
+
+
+def agent_notes(turn: Turn) -> list[str]:
+    """What the agent wrote down in `turn`'s tool calls as its own record: memory notes
+    (`memory_notes`) and the notes a todo tool keeps on the steps it marks done (`digest.done_notes`)."""
+    return memory_notes(turn) + [n for call in turn.tool_calls for n in done_notes(call.arguments)]
 
 
 def memory_notes(turn: Turn) -> list[str]:
