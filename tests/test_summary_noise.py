@@ -69,6 +69,10 @@ def test_windows_paths_find_their_folder_and_are_made_relative_in_their_own_spel
     assert list(tidy_files({"c:\\auth-package\\src\\index.ts": "read"}, "c:\\auth-package")) == ["src\\index.ts"]
     copilot = [("read_file", {"path": f"/c:/Users/dn/GitHub/Houdoku/{p}"}, "x") for p in ("src/a.tsx", "src/b/c.ts")]
     assert _folder(*copilot) == "/c:/Users/dn/GitHub/Houdoku"
+    # Copilot on Windows runs `cd "c:\..." && pnpm lint` beside file tools given `/c:/...` paths: the
+    # folder is spelled as the files are, so they are made relative to it (they had stayed whole)
+    cd = ("run_in_terminal", {"command": 'cd "c:\\Users\\dn\\GitHub\\Houdoku" && pnpm lint'}, "ok")
+    assert _folder(cd, cd, *copilot) == "/c:/Users/dn/GitHub/Houdoku"
 
 
 def test_files_state_the_working_folder_once_and_later_passes_keep_it():
@@ -86,6 +90,14 @@ def test_files_state_the_working_folder_once_and_later_passes_keep_it():
     led = parse(s.update(second, _exchange(*other)).text).ledger
     assert led.root == "/home/marco/projects/web"
     assert {f"{root}/mix.exs", f"{root}/plan.md", "lib/a.ex", "test/a_test.exs"} <= set(led.files)
+
+
+def test_a_bare_name_only_mentioned_is_not_placed_in_a_folder_when_the_folder_moves():
+    # Copilot's prose names `updater.ts`; a later pass finds the project's root above the folder an
+    # earlier pass used: the name is no file in that earlier folder (it became `apps/desktop/updater.ts`)
+    led = Ledger(files={"updater.ts": "mentioned", "package.json": "read"}, root="/c:/u/Houdoku/apps/desktop")
+    led.tidy("/c:/u/Houdoku")
+    assert set(led.files) == {"updater.ts", "apps/desktop/package.json"}
 
 
 def test_no_working_folder_line_when_every_path_is_whole():

@@ -234,9 +234,11 @@ class Ledger:
     def tidy(self, root: str = "", keep_commands: int | None = 24, keep_files: int | None = 30) -> None:
         """What a reader can use (tidy.py): files relative to the working folder `root` and once
         each, commands that tell something. Paths an earlier pass made relative to another
-        folder are that folder's: they are made whole again before the new one is applied."""
+        folder are that folder's: they are made whole again before the new one is applied, but for
+        a bare name only mentioned (`updater.ts` in prose), which says nothing of where it lies."""
         if root and self.root and root != self.root:
-            self.files = {absolute(p, self.root): a for p, a in self.files.items()}
+            bare = {p: a == "mentioned" and "/" not in p.replace("\\", "/") for p, a in self.files.items()}
+            self.files = {p if bare[p] else absolute(p, self.root): a for p, a in self.files.items()}
         self.root = root or self.root
         self.files, self.commands = (
             tidy_files(self.files, self.root, keep_files),

@@ -102,8 +102,8 @@ def working_folder(turns: list[Turn], known: str = "") -> str:
     if ran:  # `cd DIR &&`, unless the files it works on lie elsewhere
         folder, n = ran.most_common(1)[0]
         covered = sum(p.startswith(_posix(folder) + "/") for p in posix)
-        if n >= 2 and covered >= 0.6 * len(posix) or not best:
-            return folder
+        if n >= 2 and covered >= 0.6 * len(posix) or not best:  # spelled as the file tools spell paths:
+            return _native(_posix(folder), paths[0]) if paths else folder  # `cd "c:\a"` beside `/c:/a/b.ts`
     return _native(best, paths[0]) if best else ""
 
 
