@@ -88,6 +88,19 @@ def test_what_a_turn_writes_into_a_file_is_that_files_text_not_its_findings():
     assert set(alone) <= set(_texts([{"role": "assistant", "content": said, "tool_calls": [memory]}]))
 
 
+def test_a_file_written_in_another_turn_as_a_diff_is_still_the_files_text():
+    # Cursor's course session writes each lecture's notes to a file (its export shows the edit as a
+    # diff of `+ ` lines) and tells the same sentences in the chat a turn later: 31 such lines, no fact
+    notes = "+ # Раздел 2.3 — Prompting\n+ \n+ " + PLAN.replace("\n", "\n+ ")
+    edit = _call("edit_file", {"target_file": "notes/2.3.md", "code_edit": "```diff\n" + notes + "\n```"})
+    messages = [
+        {"role": "assistant", "content": "", "tool_calls": [edit]},
+        {"role": "tool", "tool_call_id": "call_1", "content": ""},
+        {"role": "assistant", "content": "Итак, коротко:\n\n" + PLAN},
+    ]
+    assert _texts(messages) == []
+
+
 # ------------------------------------------------------------------ a todo tool's notes on done steps
 
 

@@ -229,6 +229,7 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
     out: list[tuple[str, int, dict[str, float]]] = []
     seen: set[str] = set()
     reports = report_turns(turns)
+    written = written_text(turns)
     n = max(1, len(turns) - 1)
     for i, t in enumerate(turns):
         notes = [x for note in agent_notes(t) for x in _pieces(split_sentences(note))] if t.role == "assistant" else []
@@ -239,7 +240,6 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
         if t.role != "assistant" or not t.text.strip():
             continue
         reaction = i > 0 and turns[i - 1].role == "tool"
-        written = written_text(t)
         for k, sentences in enumerate(paragraphs(t.text)):
             run: list[str] = []
             runs: list[tuple[list[str], bool]] = []
@@ -257,13 +257,13 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
             for j, (run, before_action) in enumerate(runs):
                 pieces = _pieces(run)
                 for m, text in enumerate(pieces):
-                    text = re.sub(r"^(?:[-*•]|\d+[.)]|\(?[a-z]\))\s+", "", text).strip()
+                    text = _ITEM_MARK.sub("", text).strip()
                     text = _after_lead(text) if len(text) > FINDING_MAX else text
                     if words(text) < 4 or len(text) > FINDING_MAX or text in seen or is_musing(text):
                         continue
                     if CONTINUATION.match(text):  # "the **same return values**": a list's item, not a sentence
                         continue
-                    if written and text.rstrip(".") in written:  # the file's text, said as it is written
+                    if written and all(_bare(x) in written for x in split_sentences(text)):  # a file's text
                         continue
                     seen.add(text)
                     feats = features(
@@ -278,19 +278,29 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
 
 
 WRITTEN_CHARS = 200  # an argument this long that a call writes to a file is the file's text
+WRITTEN_READ = 400_000  # characters of it read, the latest writes first: what a message repeats is near
+_ITEM_MARK = re.compile(r"^(?:[-*•]|\d+[.)]|\(?[a-z]\))\s+")
 
 
-def written_text(turn: Turn) -> str:
-    """What `turn`'s own calls write into files (a plan the agent shows and saves as `plan.md`): its
-    lines are that file's text, which Files names (`plan.md` (created)), not findings of the turn.
-    A memory note or a message sent is no file."""
-    return "\n".join(
-        v
-        for c in turn.tool_calls
-        if tool_action(c.name, c.arguments) in ("created", "edited") and any(is_file_key(k) for k in c.arguments)
-        for v in c.arguments.values()
-        if isinstance(v, str) and len(v) >= WRITTEN_CHARS
-    )
+def _bare(sentence: str) -> str:
+    return _ITEM_MARK.sub("", sentence.strip()).rstrip(".")
+
+
+def written_text(turns: list[Turn]) -> str:
+    """What the span's calls write into files (a plan shown for approval as it is saved as `plan.md`,
+    a lecture's notes written to a file as a diff and told in the chat): a sentence a message says
+    again is that file's text, which Files names (`plan.md` (created)), not a finding. A memory
+    note or a message sent is no file."""
+    out, left = [], WRITTEN_READ
+    for t in reversed(turns):
+        for c in t.tool_calls:
+            if tool_action(c.name, c.arguments) not in ("created", "edited") or not any(map(is_file_key, c.arguments)):
+                continue
+            for v in c.arguments.values():
+                if isinstance(v, str) and len(v) >= WRITTEN_CHARS and left > 0:
+                    out.append(v[:left])
+                    left -= len(out[-1])
+    return "\n".join(out)
 
 
 def _after_lead(text: str) -> str:
