@@ -64,6 +64,8 @@ PLAN = (
     "Spotter has no automated code quality checks. No static analysis, type checking, or dependency scanning.\n"
     "Install via `mix igniter.install`, generate Credo config, and add a unified `mix quality` alias.\n"
     "Dialyzer PLT building is slow on first run (2+ minutes) — just document, don't optimize.\n"
+    "Credo may report style issues in existing code — don't fix them in this task.\n"
+    "If igniter can't install, fall back to a manual dep entry in `mix.exs`.\n"
 )
 
 
@@ -79,7 +81,7 @@ def test_what_a_turn_writes_into_a_file_is_that_files_text_not_its_findings():
     ]
     assert _texts(messages) == []
     s = parse(MLXSummarizer(score=None, context_window=8192).update(None, messages).text)
-    assert s.progress == [] and s.ledger.files == {"plan.md": "created"}  # relative to the folder found
+    assert s.progress == [] and s.ledger.files["plan.md"] == "created"  # relative to the folder found
     # the same words with no file written, or written by a tool that keeps no file (a memory, a
     # message sent to the user), are the turn's own findings
     alone = _texts(messages[:1] + [{"role": "assistant", "content": said}])
@@ -99,6 +101,28 @@ def test_a_file_written_in_another_turn_as_a_diff_is_still_the_files_text():
         {"role": "assistant", "content": "Итак, коротко:\n\n" + PLAN},
     ]
     assert _texts(messages) == []
+
+
+def test_a_finding_the_agent_also_wrote_down_stays_a_finding():
+    # a root cause written to INVESTIGATION.md and told to the user is what a reader needs: only a
+    # message that repeats much of a file (WRITTEN_ECHO sentences) is that file's text; what an edit
+    # replaces was never written
+    cause = "The crash happens because `session.user` is None when the token refresh races the logout handler."
+    doc = "# Investigation notes\n\n## Root cause\n\n" + cause + "\n\nWe reproduced it 3 times with 50 clients.\n"
+    messages = [
+        {"role": "user", "content": "Why does the app crash on logout?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [_call("Write", {"file_path": "/u/app/NOTES.md", "content": doc})],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "File created successfully"},
+        {"role": "assistant", "content": "Found it.\n\n" + cause + "\n\nI documented it in NOTES.md."},
+    ]
+    s = parse(MLXSummarizer(score=None, context_window=8192).update(None, messages).text)
+    assert cause in s.progress
+    edit = _call("Edit", {"file_path": "/u/app/plan.md", "old_string": "# Plan\n\n" + PLAN, "new_string": "# Plan"})
+    assert len(_texts([{"role": "assistant", "content": PLAN, "tool_calls": [edit]}])) >= 4
 
 
 # ------------------------------------------------------------------ a todo tool's notes on done steps

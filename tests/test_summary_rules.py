@@ -1064,12 +1064,16 @@ def test_a_commit_reported_by_any_tool_is_an_outcome_and_an_undo_keeps_both_line
 
 def test_what_a_build_installed_is_its_result_beside_the_verdict():
     # Gradle's installDebug onto a phone (Claude Code's and Gemini CLI's Android sessions): the install
-    # is the news, the closing BUILD SUCCESSFUL only says the build ran; a failed build's verdict stands
+    # is the news beside the closing BUILD SUCCESSFUL, which alone says only that the build ran; a
+    # failed build's verdict stands alone
     out = "> Task :app:installDebug\nInstalling APK 'app-debug.apk' on 'SM-F936U1 - 16'\nInstalled on 1 device.\n\n"
-    assert outcome_of(out + "BUILD SUCCESSFUL in 4s\n", 0) == (
-        "created",
-        "Installed on 1 device.; BUILD SUCCESSFUL in 4s",
-    )
+    passed = outcome_of(out + "BUILD SUCCESSFUL in 4s\n", 0)
+    assert passed == ("build", "BUILD SUCCESSFUL in 4s; Installed on 1 device.") and says_passed(passed[1])
+    # read back from a summary, the line is still a passing build's; a PR a log names long before the
+    # verdict is not what the build shipped
+    assert outcome_of(passed[1]) == passed
+    log = "a1b2c3d Merged PR 4512: fix login\n" + "> Task :app:assembleDebug\n" * 30 + "BUILD SUCCESSFUL in 9s\n"
+    assert outcome_line(log, 0) == "BUILD SUCCESSFUL in 9s"
     assert outcome_line(out + "BUILD FAILED in 4s\n", 1) == "BUILD FAILED in 4s"
     assert outcome_of("BUILD SUCCESSFUL in 1s\n39 actionable tasks: 5 executed\n", 0) == (
         "build",

@@ -96,7 +96,7 @@ _LISTED_TODOS = ("todos", "finalTodos")
 
 # a checklist line (Roo Code's `update_todo_list` takes "[x] done\n[-] doing\n[ ] next", Cline's
 # `task_progress` "- [x] done"): its mark, then the item
-_CHECKLIST_ITEM = re.compile(r"^\s*(?:[-*]\s+)?\[([ xX✓✔~/⚡-])\]\s+(\S.*?)\s*$", re.M)
+_CHECKLIST_ITEM = re.compile(r"^[ \t]*(?:[-*][ \t]+)?\[([ xX✓✔~/⚡-])\][ \t]+(\S.*?)[ \t]*$", re.M)
 _CHECK_STATUS = (
     dict.fromkeys(" ", "pending") | dict.fromkeys("xX✓✔", "completed") | dict.fromkeys("-~/⚡", "in_progress")
 )
@@ -118,25 +118,27 @@ def _todo_items(arguments: dict) -> list[tuple[str, str]]:
 
 # a checklist item's note, on the line under it: VS Code Copilot's `manage_todo_list` (its export's
 # "- [x] Identify version mismatch\n  > Version mismatch found: package.json shows 1.17.1 …")
-_CHECKLIST_NOTE = re.compile(r"^\s*(?:[-*]\s+)?\[([ xX✓✔~/⚡-])\][^\n]*\n[ \t]+>[ \t]*(\S[^\n]*)", re.M)
+_CHECKLIST_NOTE = re.compile(r"^[ \t]*(?:[-*][ \t]+)?\[([ xX✓✔~/⚡-])\][^\n]*\n[ \t]+>[ \t]*(\S[^\n]*)", re.M)
 _NOTE_KEYS = ("notes", "note", "result", "outcome")  # OpenHands' task_tracker keeps `notes` on an item
 
 
 def done_notes(arguments: dict) -> list[str]:
-    """What a todo tool's call notes under the items it marks done: the agent's own record of what
-    each step found or did ("Identified: semver.clean('V2.17.3') returns null", "ROOT CAUSE FOUND:
-    …"). An open item's note says what is to be done: the plan, not a finding."""
+    """What a todo tool's call notes under the items it marks completed: the agent's own record of
+    what each step found or did ("Identified: semver.clean('V2.17.3') returns null", "ROOT CAUSE
+    FOUND: …"). An open item's note says what is to be done (the plan), a cancelled one's why it
+    was dropped: no finding."""
     todos = arguments.get("todos") or arguments.get("task_list") or arguments.get("items")
-    if isinstance(todos, str) and not todos.lstrip().startswith("["):
-        return [m.group(2).strip() for m in _CHECKLIST_NOTE.finditer(todos) if _CHECK_STATUS[m.group(1)] == "completed"]
+    todos = todos or arguments.get("task_progress")  # Cline's checklist
     if isinstance(todos, str):
         try:
-            todos = json.loads(todos)
+            todos = json.loads(todos) if todos.lstrip().startswith(("[{", "[]")) else todos
         except (ValueError, RecursionError):
             return []
+    if isinstance(todos, str):  # a checklist given as text (Copilot's, Roo Code's `[x] done`)
+        return [m.group(2).strip() for m in _CHECKLIST_NOTE.finditer(todos) if _CHECK_STATUS[m.group(1)] == "completed"]
     items = [x for x in todos if isinstance(x, dict)] if isinstance(todos, list) else []
     notes = [next((x[k] for k in _NOTE_KEYS if isinstance(x.get(k), str) and x[k].strip()), "") for x in items]
-    return [n.strip() for x, n in zip(items, notes) if n and str(x.get("status", "")).lower() in _DONE]
+    return [n.strip() for x, n in zip(items, notes) if n and str(x.get("status", "")).lower() in ("completed", "done")]
 
 
 def _todo_item(item: dict, default_status: str = "") -> tuple[str, str]:

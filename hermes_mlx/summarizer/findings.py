@@ -29,6 +29,7 @@ from .vocabulary import (
     CHANGE_INTENT,
     CHOICE_MADE,
     DECISION_CUE,
+    EDIT_OLD_KEYS,
     IMPERATIVE,
     MEMORY_KEYS,
     MEMORY_NOT_SAVED,
@@ -224,8 +225,9 @@ def weigh(feats: dict[str, float], weights: dict[str, float] = FEATURE_WEIGHTS) 
 def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
     """(text, turn, features) of every finding in `turns`: assistant statements that are not
     announcements or musings, as runs of adjacent sentences (a finding and its reason stay one
-    line), and what the agent saved to its memory (`memory_notes`). The fitting script reads
-    these; `findings` scores them."""
+    line), and what the agent wrote down as its own record (`agent_notes`: memory notes, a todo
+    tool's notes on done steps); never a message's bulk repeat of what the span wrote into files
+    (`written_text`). The fitting script reads these; `findings` scores them."""
     out: list[tuple[str, int, dict[str, float]]] = []
     seen: set[str] = set()
     reports = report_turns(turns)
@@ -240,6 +242,7 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
         if t.role != "assistant" or not t.text.strip():
             continue
         reaction = i > 0 and turns[i - 1].role == "tool"
+        start = len(out)  # this turn's findings from here
         for k, sentences in enumerate(paragraphs(t.text)):
             run: list[str] = []
             runs: list[tuple[list[str], bool]] = []
@@ -263,8 +266,6 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
                         continue
                     if CONTINUATION.match(text):  # "the **same return values**": a list's item, not a sentence
                         continue
-                    if written and all(_bare(x) in written for x in split_sentences(text)):  # a file's text
-                        continue
                     seen.add(text)
                     feats = features(
                         text,
@@ -274,11 +275,19 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
                         recency=i / n,
                     )
                     out.append((text, i, feats))
+        if written:  # a message that says again, in bulk, what the span wrote into files: their text
+            echoed = [k for k in range(start, len(out)) if all(_bare(x) in written for x in split_sentences(out[k][0]))]
+            if len(echoed) >= WRITTEN_ECHO:
+                out[start:] = [c for k, c in enumerate(out[start:], start) if k not in set(echoed)]
     return out
 
 
 WRITTEN_CHARS = 200  # an argument this long that a call writes to a file is the file's text
 WRITTEN_READ = 400_000  # characters of it read, the latest writes first: what a message repeats is near
+# sentences of one message a file written holds before the message counts as that file's text said
+# again (a plan shown as it is saved: 27; a lecture told from its notes: 5 to 9); fewer are a
+# finding the agent also wrote down (a root cause in INVESTIGATION.md), which stays a finding
+WRITTEN_ECHO = 4
 _ITEM_MARK = re.compile(r"^(?:[-*•]|\d+[.)]|\(?[a-z]\))\s+")
 
 
@@ -287,17 +296,18 @@ def _bare(sentence: str) -> str:
 
 
 def written_text(turns: list[Turn]) -> str:
-    """What the span's calls write into files (a plan shown for approval as it is saved as `plan.md`,
-    a lecture's notes written to a file as a diff and told in the chat): a sentence a message says
-    again is that file's text, which Files names (`plan.md` (created)), not a finding. A memory
+    """What the span's calls write into files (a plan shown for approval as it is saved as
+    `plan.md`, a lecture's notes written to a file as a diff and told in the chat), not what an
+    edit replaces: a message that says much of it again (WRITTEN_ECHO sentences) repeats that
+    file's text, which Files names (`plan.md` (created)), rather than finding anything. A memory
     note or a message sent is no file."""
     out, left = [], WRITTEN_READ
     for t in reversed(turns):
         for c in t.tool_calls:
             if tool_action(c.name, c.arguments) not in ("created", "edited") or not any(map(is_file_key, c.arguments)):
                 continue
-            for v in c.arguments.values():
-                if isinstance(v, str) and len(v) >= WRITTEN_CHARS and left > 0:
+            for k, v in c.arguments.items():
+                if isinstance(v, str) and len(v) >= WRITTEN_CHARS and k not in EDIT_OLD_KEYS and left > 0:
                     out.append(v[:left])
                     left -= len(out[-1])
     return "\n".join(out)

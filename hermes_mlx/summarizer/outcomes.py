@@ -167,7 +167,10 @@ _STOPPED = re.compile(
 _STOPPED_ALONE = re.compile(r"^\s*(?:Cancell?ed|Aborted|Interrupted)\.?\s*$", re.I)
 
 
-_MADE_LINE = dict(_RESULT_LINES)["created"]  # a build's run that installed or deployed what it built
+# what a build's run installed or shipped, printed shortly before its closing verdict (Gradle's
+# `installDebug`: "Installed on 1 device.", then its deprecation notes, then BUILD SUCCESSFUL)
+_SHIPPED_LINE = re.compile(r"^\s*Installed on \d+ devices?\.?\s*$|^.*\b(?:Deployed|Published) (?:to|at)\b.*$", re.I)
+SHIPPED_WITHIN = 20  # lines before the verdict
 
 
 def outcome_line(output: str, status: int | None = None) -> str:
@@ -179,7 +182,7 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     """The line of `output` that states the command's result, verbatim; "" when none does.
 
     The last test, build, git or tracker report wins (a chained `test && commit` ends on the
-    commit), and a build that passed says what it installed or deployed before its verdict;
+    commit), and a build that passed says what it installed or deployed just before its verdict;
     failing that, for a failed or unknown status, the last line naming a failure, and for a
     failed one, its first line of output (where a tool says what went wrong). A short
     output of one line is its own result, and so is a script's readout of a few `label: value`
@@ -220,10 +223,10 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                         errors_at = next((k for k, ln in enumerate(lines) if _ERRORS.match(ln)), len(lines))
                     if errors_at < at:
                         break  # `tsc; biome lint`: the errors an earlier checker counted are the result, not these
-                if family == "build" and says_passed(line):  # Gradle's `installDebug`: what it made or shipped
-                    made = next((ln for ln in lines[:at] if _MADE_LINE.match(ln)), "")  # before its closing verdict
-                    if made:
-                        return "created", clip(f"{_fold(made)}; {_fold(line)}", 2 * MAX_OUTCOME)
+                if family == "build" and says_passed(line):  # Gradle's `installDebug`: what it installed
+                    shipped = [ln for ln in lines[max(0, at - SHIPPED_WITHIN) : at] if _SHIPPED_LINE.match(ln)]
+                    if shipped:  # the verdict first: read back, the line is still a passing build's
+                        return family, clip(f"{_fold(line)}; {_fold(shipped[-1])}", 2 * MAX_OUTCOME)
                 if family == "commit":  # `Removed: <hash> <subject>` then `Now at: <hash> ...`: both tell
                     both = [ln for ln in lines if p.match(ln)][:2]
                     return family, clip("; ".join(" ".join(ln.split()) for ln in both), 2 * MAX_OUTCOME)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from .outcomes import is_report
-from .vocabulary import DECISION_CUE, SIGNAL
+from .vocabulary import ANNOUNCE, DECISION_CUE, IMPERATIVE, NARRATION, SIGNAL
 
 FINDING_CHARS = 220
 FINDING_MAX = FINDING_CHARS + 40  # the longest finding kept: a long sentence, or a finding and the change it led to
@@ -64,7 +64,8 @@ def paragraphs(text: str) -> list[list[str]]:
     A list of results is one line ("- 63KB (64,573 bytes): WORKS" then "- 64KB (65,594 bytes):
     FAILS"): each item alone is half a verdict, and the boundary is in the pair. A line that ends
     mid-clause goes on in the next (`_goes_on`): "1) you're checking another channel, or" then "2)
-    scheduler tick delay." is one line, as is a list item and the lowercase line wrapped after it."""
+    scheduler tick delay." is one line, as is a list item and the lowercase line wrapped after it,
+    and a short list under a lead-in that ends with a colon (`_with_short_lists_joined`)."""
     body = re.sub(r"```.*?(?:```|$)", "\n", text, flags=re.DOTALL)
     out: list[list[str]] = []
     results: list[str] = []  # consecutive list items in the shape of a result
@@ -93,35 +94,42 @@ def paragraphs(text: str) -> list[list[str]]:
 
 
 _LIST_ITEM = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
-_LEAD_IN = re.compile(r"[^:：]{8,}[:：]$")  # "Add three standard Elixir quality tools as dev dependencies:"
 SHORT_ITEM = 100  # characters of a list item that may join its lead-in
 
 
+def _lead_in(line: str) -> bool:
+    """A line that introduces a list after a colon and says something itself: not a heading, an
+    item, or the agent saying what it will do ("Let me summarize what I found:" leaves its items
+    to stand as findings of their own)."""
+    if not line.endswith((":", "：")) or len(line) < 10 or line.startswith(("#", "|", "<", "**")):
+        return False
+    return not (_LIST_ITEM.match(line) or ANNOUNCE.match(line) or IMPERATIVE.match(line) or NARRATION.match(line))
+
+
 def _with_short_lists_joined(lines: list[str]) -> list[str]:
-    """`lines`, each short list under a lead-in that ends with a colon joined to it as one line:
-    "Add three tools: **Credo** for style; **Dialyxir** for types; **mix_audit** for advisories".
-    Alone, an item ("**mix_audit** for dependency vulnerability scanning") is half a sentence. A list
-    too long for one finding, or of results (joined on their own), stays a line an item."""
+    """`lines`, each short list under a lead-in (`_lead_in`) joined to it as one line: "Add three
+    tools: **Credo** for style; **Dialyxir** for types; **mix_audit** for advisories". Alone, an
+    item ("**mix_audit** for dependency vulnerability scanning") is half a sentence. A list too long
+    for one finding, or of results (joined on their own), stays a line an item. Each line is looked
+    at once: a list is read only under a lead-in, and no further than one finding's length."""
     out: list[str] = []
     i = 0
     while i < len(lines):
-        line, j = lines[i], i + 1
-        while j < len(lines) and _LIST_ITEM.match(lines[j]):
-            j += 1
-        items = [lines[k][_LIST_ITEM.match(lines[k]).end() :].rstrip(".;") for k in range(i + 1, j)]
-        joined = f"{line} {'; '.join(items)}"
-        if (
-            len(items) > 1
-            and _LEAD_IN.search(line)
-            and not _LIST_ITEM.match(line)
-            and all(0 < len(x) <= SHORT_ITEM and not is_report(x) for x in items)
-            and len(joined) <= FINDING_CHARS
-        ):
-            out.append(joined)
-            i = j
-        else:
-            out.append(line)
-            i += 1
+        line = lines[i]
+        if _lead_in(line):
+            items, j, size = [], i + 1, len(line) - 1
+            while j < len(lines) and size <= FINDING_CHARS and (m := _LIST_ITEM.match(lines[j])):
+                items.append(lines[j][m.end() :].rstrip(".;"))
+                size += len(items[-1]) + 2  # "; " before it (the first: " ")
+                j += 1
+            whole = j == len(lines) or not _LIST_ITEM.match(lines[j])  # the list ends here
+            short = all(0 < len(x) <= SHORT_ITEM and not is_report(x) for x in items)
+            if whole and len(items) > 1 and size <= FINDING_CHARS and short:
+                out.append(f"{line} {'; '.join(items)}")
+                i = j
+                continue
+        out.append(line)
+        i += 1
     return out
 
 

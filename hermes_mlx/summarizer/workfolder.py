@@ -102,9 +102,20 @@ def working_folder(turns: list[Turn], known: str = "") -> str:
     if ran:  # `cd DIR &&`, unless the files it works on lie elsewhere
         folder, n = ran.most_common(1)[0]
         covered = sum(p.startswith(_posix(folder) + "/") for p in posix)
-        if n >= 2 and covered >= 0.6 * len(posix) or not best:  # spelled as the file tools spell paths:
-            return _native(_posix(folder), paths[0]) if paths else folder  # `cd "c:\a"` beside `/c:/a/b.ts`
+        if n >= 2 and covered >= 0.6 * len(posix) or not best:
+            return _as_paths_spell(folder, paths)
     return _native(best, paths[0]) if best else ""
+
+
+def _as_paths_spell(folder: str, paths: list[str]) -> str:
+    """A drive folder a shell `cd` named (`c:\\a`) in VS Code's spelling when the file tools give
+    paths so (`/c:/a/b.ts`: Copilot on Windows), so they are made relative to it; any other folder
+    as it was named."""
+    posix = _posix(folder)
+    vscode = [p for p in paths if p.startswith("/") and _DRIVE.match(p[1:])]
+    if _DRIVE.match(folder) and vscode and any(p.lower().startswith(posix.lower() + "/") for p in vscode):
+        return posix
+    return folder
 
 
 def _covering(paths: list[str]) -> str:
