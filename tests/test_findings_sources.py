@@ -7,6 +7,8 @@ through `findings.candidates` and through a whole batch pass of the summarizer, 
 
 import json
 
+import pytest
+
 from hermes_mlx.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.digest import done_notes
 from hermes_mlx.summarizer.findings import candidates
@@ -55,6 +57,21 @@ def test_a_long_list_a_list_of_results_and_a_list_under_a_heading_stay_a_line_an
     assert ["63KB (64,573 bytes): WORKS; 64KB (65,594 bytes): FAILS"] in paragraphs(results)
     heading = "## Acceptance tests\n- GIVEN tools installed WHEN `mix quality` runs THEN all execute\n- GIVEN x\n"
     assert ["- GIVEN tools installed WHEN `mix quality` runs THEN all execute"] in paragraphs(heading)
+
+
+@pytest.mark.parametrize("lead", ["Let me summarize what I found:", "### Root cause:", "I'll fix these two issues:"])
+def test_a_lead_in_that_announces_or_heads_leaves_its_items_as_findings(lead):
+    items = "- The token expires after 5 minutes on staging\n- Refresh is never called when the API answers 401\n"
+    found = _texts([{"role": "user", "content": "why?"}, {"role": "assistant", "content": f"{lead}\n{items}"}])
+    assert found == ["The token expires after 5 minutes on staging", "Refresh is never called when the API answers 401"]
+
+
+@pytest.mark.timeout(20)
+def test_long_lists_and_long_lines_are_read_in_linear_time():
+    many = "\n".join(f"- src/module_{i}/file_{i}.py" for i in range(20_000))
+    long_line = "x" * 200_000 + "\n- a\n- b\n" + "y" * 200_000 + ":\n- a\n- b"
+    for text in (many, long_line, "Lead-in to the list:\n" + many):
+        paragraphs(text)
 
 
 # ------------------------------------------------------------------ a plan shown as it is written
@@ -156,6 +173,15 @@ def test_a_todo_tools_notes_on_done_steps_are_the_agents_findings():
     }
     assert done_notes(tracker) == ["Fails only when the cache is warm"]
     assert done_notes({"todos": "- [x] Done it\n- [ ] Next"}) == [] and done_notes({"todos": 3}) == []
+    # Roo Code's checklist has no dashes; Cline's is its `task_progress`; a cancelled step's note is no finding
+    assert done_notes({"todos": "[x] Reproduce\n  > Fails only on a warm cache\n[ ] Fix"}) == [
+        "Fails only on a warm cache"
+    ]
+    assert done_notes({"task_progress": "- [x] Reproduce\n  > Fails only on a warm cache"}) == [
+        "Fails only on a warm cache"
+    ]
+    cancelled = [{"title": "Port", "status": "cancelled", "notes": "Not needed after all"}]
+    assert done_notes({"task_list": cancelled}) == []
 
     messages = [
         {"role": "user", "content": "The app never offers the V2.17.3 release. Please find out why and fix it."},

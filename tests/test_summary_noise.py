@@ -73,6 +73,13 @@ def test_windows_paths_find_their_folder_and_are_made_relative_in_their_own_spel
     # folder is spelled as the files are, so they are made relative to it (they had stayed whole)
     cd = ("run_in_terminal", {"command": 'cd "c:\\Users\\dn\\GitHub\\Houdoku" && pnpm lint'}, "ok")
     assert _folder(cd, cd, *copilot) == "/c:/Users/dn/GitHub/Houdoku"
+    # any other folder stays as the shell named it: `C:/` paths, Git Bash's `/c/`, a posix folder
+    forward = [("read_file", {"path": f"C:/Users/me/proj/src/{p}"}, "x") for p in ("a.ts", "b.ts")]
+    cd = ("terminal", {"command": 'cd "C:/Users/me/proj" && npm test'}, "ok")
+    assert _folder(cd, cd, *forward) == "C:/Users/me/proj"
+    cd = ("terminal", {"command": "cd /home/u/proj && make"}, "ok")
+    mixed = [("read_file", {"path": p}, "x") for p in ("D:\\scratch\\notes.txt", "/home/u/proj/src/main.c")]
+    assert _folder(cd, cd, *mixed) == "/home/u/proj"
 
 
 def test_files_state_the_working_folder_once_and_later_passes_keep_it():

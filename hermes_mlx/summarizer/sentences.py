@@ -123,7 +123,8 @@ def _with_short_lists_joined(lines: list[str]) -> list[str]:
                 size += len(items[-1]) + 2  # "; " before it (the first: " ")
                 j += 1
             whole = j == len(lines) or not _LIST_ITEM.match(lines[j])  # the list ends here
-            short = all(0 < len(x) <= SHORT_ITEM and not is_report(x) for x in items)
+            # items that are sentences of their own, not one clause wrapped over two ("…, or" / "2) …": `_goes_on`)
+            short = all(0 < len(x) <= SHORT_ITEM and not is_report(x) and not _DANGLING.search(x) for x in items)
             if whole and len(items) > 1 and size <= FINDING_CHARS and short:
                 out.append(f"{line} {'; '.join(items)}")
                 i = j
