@@ -278,7 +278,8 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
         if written:  # a message that says again, in bulk, what the span wrote into files: their text
             echoed = [k for k in range(start, len(out)) if all(_bare(x) in written for x in split_sentences(out[k][0]))]
             if len(echoed) >= WRITTEN_ECHO:
-                out[start:] = [c for k, c in enumerate(out[start:], start) if k not in set(echoed)]
+                drop = set(echoed)
+                out[start:] = [c for k, c in enumerate(out[start:], start) if k not in drop]
     return out
 
 
