@@ -337,7 +337,8 @@ def _memory_session(name: str, args: dict, filler: int = 30) -> list[dict]:
 
 
 def test_what_the_agent_saved_to_memory_is_a_finding_in_each_memory_tools_shape():
-    from hermes_mlx.summarizer.findings import candidates, memory_notes
+    from hermes_mlx.summarizer.findings import candidates
+    from hermes_mlx.summarizer.written import memory_notes
 
     shapes = [
         (

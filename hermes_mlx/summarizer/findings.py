@@ -14,12 +14,10 @@ agents left out of the fit).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
 
-from .digest import done_notes
 from .outcomes import is_report
 from .sentences import CJK_STOPS, CODE_SPAN, FINDING_CHARS, FINDING_MAX, paragraphs, split_sentences, words
 from .text import Turn
@@ -29,19 +27,14 @@ from .vocabulary import (
     CHANGE_INTENT,
     CHOICE_MADE,
     DECISION_CUE,
-    EDIT_OLD_KEYS,
     IMPERATIVE,
-    MEMORY_KEYS,
-    MEMORY_NOT_SAVED,
-    MEMORY_TOOL,
     NARRATION,
     NEED,
     OFFER,
     SIGNAL,
     SPECIFIC,
-    is_file_key,
-    tool_action,
 )
+from .written import ITEM_MARK, WRITTEN_ECHO, agent_notes, bare, written_text
 
 # A finding's score is the sum of its features times these weights (a logistic model's
 # log-odds that the line carries a fact a reader needs). Fitted by
@@ -260,7 +253,7 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
             for j, (run, before_action) in enumerate(runs):
                 pieces = _pieces(run)
                 for m, text in enumerate(pieces):
-                    text = _ITEM_MARK.sub("", text).strip()
+                    text = ITEM_MARK.sub("", text).strip()
                     text = _after_lead(text) if len(text) > FINDING_MAX else text
                     if words(text) < 4 or len(text) > FINDING_MAX or text in seen or is_musing(text):
                         continue
@@ -276,42 +269,11 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
                     )
                     out.append((text, i, feats))
         if written:  # a message that says again, in bulk, what the span wrote into files: their text
-            echoed = [k for k in range(start, len(out)) if all(_bare(x) in written for x in split_sentences(out[k][0]))]
+            echoed = [k for k in range(start, len(out)) if all(bare(x) in written for x in split_sentences(out[k][0]))]
             if len(echoed) >= WRITTEN_ECHO:
                 drop = set(echoed)
                 out[start:] = [c for k, c in enumerate(out[start:], start) if k not in drop]
     return out
-
-
-WRITTEN_CHARS = 200  # an argument this long that a call writes to a file is the file's text
-WRITTEN_READ = 400_000  # characters of it read, the latest writes first: what a message repeats is near
-# sentences of one message a file written holds before the message counts as that file's text said
-# again (a plan shown as it is saved: 27; a lecture told from its notes: 5 to 9); fewer are a
-# finding the agent also wrote down (a root cause in INVESTIGATION.md), which stays a finding
-WRITTEN_ECHO = 4
-_ITEM_MARK = re.compile(r"^(?:[-*•]|\d+[.)]|\(?[a-z]\))\s+")
-
-
-def _bare(sentence: str) -> str:
-    return _ITEM_MARK.sub("", sentence.strip()).rstrip(".")
-
-
-def written_text(turns: list[Turn]) -> str:
-    """What the span's calls write into files (a plan shown for approval as it is saved as
-    `plan.md`, a lecture's notes written to a file as a diff and told in the chat), not what an
-    edit replaces: a message that says much of it again (WRITTEN_ECHO sentences) repeats that
-    file's text, which Files names (`plan.md` (created)), rather than finding anything. A memory
-    note or a message sent is no file."""
-    out, left = [], WRITTEN_READ
-    for t in reversed(turns):
-        for c in t.tool_calls:
-            if tool_action(c.name, c.arguments) not in ("created", "edited") or not any(map(is_file_key, c.arguments)):
-                continue
-            for k, v in c.arguments.items():
-                if isinstance(v, str) and len(v) >= WRITTEN_CHARS and k not in EDIT_OLD_KEYS and left > 0:
-                    out.append(v[:left])
-                    left -= len(out[-1])
-    return "\n".join(out)
 
 
 def _after_lead(text: str) -> str:
@@ -321,43 +283,6 @@ def _after_lead(text: str) -> str:
     plain = CODE_SPAN.sub(lambda m: "x" * len(m.group(0)), text)
     at = plain.find(": ")
     return text[at + 2 :].strip() if 0 < at < len(text) - 2 else text
-
-
-def agent_notes(turn: Turn) -> list[str]:
-    """What the agent wrote down in `turn`'s tool calls as its own record: memory notes
-    (`memory_notes`) and the notes a todo tool keeps on the steps it marks done (`digest.done_notes`)."""
-    return memory_notes(turn) + [n for call in turn.tool_calls for n in done_notes(call.arguments)]
-
-
-def memory_notes(turn: Turn) -> list[str]:
-    """What the agent saved to its memory in `turn`'s tool calls (vocabulary.MEMORY_TOOL): its own
-    note of what matters, in its own words."""
-    out = []
-    for call in turn.tool_calls:
-        action = " ".join(str(call.arguments.get(k) or "") for k in ("action", "operation", "command"))
-        if not MEMORY_TOOL.search(call.name) or MEMORY_NOT_SAVED.search(call.name + " " + action):
-            continue
-        out += _saved_text(call.arguments)
-    return out
-
-
-def _saved_text(value, key: str = "", depth: int = 0) -> list[str]:
-    """The strings under MEMORY_KEYS, nested as the MCP memory server nests them
-    (`{"observations": [{"entityName": "x", "contents": ["..."]}]}`)."""
-    if depth > 6:
-        return []
-    if isinstance(value, str) and value.lstrip().startswith(("[{", "{")):  # records stay JSON (text._argument)
-        try:
-            value = json.loads(value)
-        except (ValueError, RecursionError):
-            pass
-    if isinstance(value, str):
-        return [value.strip()] if key.lower() in MEMORY_KEYS and value.strip() else []
-    if isinstance(value, dict):
-        return [x for k, v in value.items() for x in _saved_text(v, str(k), depth + 1)]
-    if isinstance(value, list):
-        return [x for v in value for x in _saved_text(v, key, depth + 1)]
-    return []
 
 
 # a line that goes on from the one before it (a list item after "... share not only:", a report's
