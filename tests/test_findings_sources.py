@@ -1,5 +1,5 @@
-"""Where a finding comes from, and what is no finding: a short list read with its lead-in, a plan the
-agent shows as it writes it to a file, and the notes a todo tool keeps on the steps it marks done.
+"""Where a finding comes from: a short list read with its lead-in, and the notes a todo tool keeps on
+the steps it marks done.
 
 Each shape is one that real sessions of two agents or sessions show (named per test); the checks go
 through `findings.candidates` and through a whole batch pass of the summarizer, as a user's runs do.
@@ -10,11 +10,11 @@ import json
 import pytest
 
 from hermes_mlx.summarizer import MLXSummarizer
-from hermes_mlx.summarizer.digest import done_notes
+from hermes_mlx.summarizer.digest import done_notes, plan_state
 from hermes_mlx.summarizer.findings import candidates
 from hermes_mlx.summarizer.sentences import paragraphs
 from hermes_mlx.summarizer.summary import parse
-from hermes_mlx.summarizer.text import normalize
+from hermes_mlx.summarizer.text import ToolCall, Turn, normalize
 
 
 def _texts(messages: list[dict]) -> list[str]:
@@ -59,7 +59,16 @@ def test_a_long_list_a_list_of_results_and_a_list_under_a_heading_stay_a_line_an
     assert ["- GIVEN tools installed WHEN `mix quality` runs THEN all execute"] in paragraphs(heading)
 
 
-@pytest.mark.parametrize("lead", ["Let me summarize what I found:", "### Root cause:", "I'll fix these two issues:"])
+@pytest.mark.parametrize(
+    "lead",
+    [
+        "Let me summarize what I found:",
+        "### Root cause:",
+        "I'll fix these two issues:",
+        "Reviewing the config now:",
+        "If you want, I can also change these:",
+    ],
+)
 def test_a_lead_in_that_announces_or_heads_leaves_its_items_as_findings(lead):
     items = "- The token expires after 5 minutes on staging\n- Refresh is never called when the API answers 401\n"
     found = _texts([{"role": "user", "content": "why?"}, {"role": "assistant", "content": f"{lead}\n{items}"}])
@@ -72,74 +81,6 @@ def test_long_lists_and_long_lines_are_read_in_linear_time():
     long_line = "x" * 200_000 + "\n- a\n- b\n" + "y" * 200_000 + ":\n- a\n- b"
     for text in (many, long_line, "Lead-in to the list:\n" + many):
         paragraphs(text)
-
-
-# ------------------------------------------------------------------ a plan shown as it is written
-
-
-PLAN = (
-    "Spotter has no automated code quality checks. No static analysis, type checking, or dependency scanning.\n"
-    "Install via `mix igniter.install`, generate Credo config, and add a unified `mix quality` alias.\n"
-    "Dialyzer PLT building is slow on first run (2+ minutes) — just document, don't optimize.\n"
-    "Credo may report style issues in existing code — don't fix them in this task.\n"
-    "If igniter can't install, fall back to a manual dep entry in `mix.exs`.\n"
-)
-
-
-def test_what_a_turn_writes_into_a_file_is_that_files_text_not_its_findings():
-    # Claude Code shows the plan for approval and writes it to plan.md in the same turn (Cursor's
-    # course notes likewise): its lines are plan.md's text, which Files names, not 27 progress lines
-    said = "Let me write the plan for your approval.\n\n" + PLAN
-    write = _call("write_file", {"path": "/home/u/spotter/plan.md", "content": "# Plan\n\n" + PLAN})
-    messages = [
-        {"role": "user", "content": "Draft a plan to add credo, dialyzer and mix_audit to the project."},
-        {"role": "assistant", "content": said, "tool_calls": [write]},
-        {"role": "tool", "tool_call_id": "call_1", "content": "File created successfully at: plan.md"},
-    ]
-    assert _texts(messages) == []
-    s = parse(MLXSummarizer(score=None, context_window=8192).update(None, messages).text)
-    assert s.progress == [] and s.ledger.files["plan.md"] == "created"  # relative to the folder found
-    # the same words with no file written, or written by a tool that keeps no file (a memory, a
-    # message sent to the user), are the turn's own findings
-    alone = _texts(messages[:1] + [{"role": "assistant", "content": said}])
-    assert len(alone) >= 2
-    memory = _call("memory", {"action": "add", "target": "memory", "content": PLAN})
-    assert set(alone) <= set(_texts([{"role": "assistant", "content": said, "tool_calls": [memory]}]))
-
-
-def test_a_file_written_in_another_turn_as_a_diff_is_still_the_files_text():
-    # Cursor's course session writes each lecture's notes to a file (its export shows the edit as a
-    # diff of `+ ` lines) and tells the same sentences in the chat a turn later: 31 such lines, no fact
-    notes = "+ # Раздел 2.3 — Prompting\n+ \n+ " + PLAN.replace("\n", "\n+ ")
-    edit = _call("edit_file", {"target_file": "notes/2.3.md", "code_edit": "```diff\n" + notes + "\n```"})
-    messages = [
-        {"role": "assistant", "content": "", "tool_calls": [edit]},
-        {"role": "tool", "tool_call_id": "call_1", "content": ""},
-        {"role": "assistant", "content": "Итак, коротко:\n\n" + PLAN},
-    ]
-    assert _texts(messages) == []
-
-
-def test_a_finding_the_agent_also_wrote_down_stays_a_finding():
-    # a root cause written to INVESTIGATION.md and told to the user is what a reader needs: only a
-    # message that repeats much of a file (WRITTEN_ECHO sentences) is that file's text; what an edit
-    # replaces was never written
-    cause = "The crash happens because `session.user` is None when the token refresh races the logout handler."
-    doc = "# Investigation notes\n\n## Root cause\n\n" + cause + "\n\nWe reproduced it 3 times with 50 clients.\n"
-    messages = [
-        {"role": "user", "content": "Why does the app crash on logout?"},
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [_call("Write", {"file_path": "/u/app/NOTES.md", "content": doc})],
-        },
-        {"role": "tool", "tool_call_id": "call_1", "content": "File created successfully"},
-        {"role": "assistant", "content": "Found it.\n\n" + cause + "\n\nI documented it in NOTES.md."},
-    ]
-    s = parse(MLXSummarizer(score=None, context_window=8192).update(None, messages).text)
-    assert cause in s.progress
-    edit = _call("Edit", {"file_path": "/u/app/plan.md", "old_string": "# Plan\n\n" + PLAN, "new_string": "# Plan"})
-    assert len(_texts([{"role": "assistant", "content": PLAN, "tool_calls": [edit]}])) >= 4
 
 
 # ------------------------------------------------------------------ a todo tool's notes on done steps
@@ -182,6 +123,17 @@ def test_a_todo_tools_notes_on_done_steps_are_the_agents_findings():
     ]
     cancelled = [{"title": "Port", "status": "cancelled", "notes": "Not needed after all"}]
     assert done_notes({"task_list": cancelled}) == []
+    pretty = json.dumps([{"content": "Reproduce", "status": "completed", "notes": "Fails on a warm cache"}], indent=2)
+    assert done_notes({"todos": pretty}) == ["Fails on a warm cache"]
+
+
+@pytest.mark.timeout(20)
+def test_a_checklist_line_with_long_runs_of_spaces_is_read_in_linear_time():
+    line = "- [x] " + "a " + " \t" * 100_000 + "b"
+    assert done_notes({"task_progress": line + "\n  > found it"}) == ["found it"]
+    assert plan_state(
+        [Turn(role="assistant", text="", tool_calls=[ToolCall("c1", "todo", {"task_progress": line}, "todo")])]
+    ).listed
 
     messages = [
         {"role": "user", "content": "The app never offers the V2.17.3 release. Please find out why and fix it."},

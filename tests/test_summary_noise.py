@@ -77,6 +77,10 @@ def test_windows_paths_find_their_folder_and_are_made_relative_in_their_own_spel
     forward = [("read_file", {"path": f"C:/Users/me/proj/src/{p}"}, "x") for p in ("a.ts", "b.ts")]
     cd = ("terminal", {"command": 'cd "C:/Users/me/proj" && npm test'}, "ok")
     assert _folder(cd, cd, *forward) == "C:/Users/me/proj"
+    back = [("read_file", {"path": f"C:\\Users\\me\\proj\\src\\{p}"}, "x") for p in ("a.ts", "b.ts")]
+    assert _folder(cd, cd, *back) == "C:\\Users\\me\\proj"  # the paths' own spelling, so they are made relative
+    upper = ("run_in_terminal", {"command": 'cd "C:\\Users\\dn\\GitHub\\Houdoku" && pnpm lint'}, "ok")
+    assert _folder(upper, upper, *copilot) == "/c:/Users/dn/GitHub/Houdoku"
     cd = ("terminal", {"command": "cd /home/u/proj && make"}, "ok")
     mixed = [("read_file", {"path": p}, "x") for p in ("D:\\scratch\\notes.txt", "/home/u/proj/src/main.c")]
     assert _folder(cd, cd, *mixed) == "/home/u/proj"

@@ -96,7 +96,7 @@ _LISTED_TODOS = ("todos", "finalTodos")
 
 # a checklist line (Roo Code's `update_todo_list` takes "[x] done\n[-] doing\n[ ] next", Cline's
 # `task_progress` "- [x] done"): its mark, then the item
-_CHECKLIST_ITEM = re.compile(r"^[ \t]*(?:[-*][ \t]+)?\[([ xX✓✔~/⚡-])\][ \t]+(\S.*?)[ \t]*$", re.M)
+_CHECKLIST_ITEM = re.compile(r"^[ \t]*(?:[-*][ \t]+)?\[([ xX✓✔~/⚡-])\][ \t]+(\S[^\n]*)", re.M)  # its text: `.split()`
 _CHECK_STATUS = (
     dict.fromkeys(" ", "pending") | dict.fromkeys("xX✓✔", "completed") | dict.fromkeys("-~/⚡", "in_progress")
 )
@@ -119,6 +119,7 @@ def _todo_items(arguments: dict) -> list[tuple[str, str]]:
 # a checklist item's note, on the line under it: VS Code Copilot's `manage_todo_list` (its export's
 # "- [x] Identify version mismatch\n  > Version mismatch found: package.json shows 1.17.1 …")
 _CHECKLIST_NOTE = re.compile(r"^[ \t]*(?:[-*][ \t]+)?\[([ xX✓✔~/⚡-])\][^\n]*\n[ \t]+>[ \t]*(\S[^\n]*)", re.M)
+_JSON_LIST = re.compile(r"\s*\[\s*[{\]]")  # a list of records as JSON text, compact or pretty-printed
 _NOTE_KEYS = ("notes", "note", "result", "outcome")  # OpenHands' task_tracker keeps `notes` on an item
 
 
@@ -131,7 +132,7 @@ def done_notes(arguments: dict) -> list[str]:
     todos = todos or arguments.get("task_progress")  # Cline's checklist
     if isinstance(todos, str):
         try:
-            todos = json.loads(todos) if todos.lstrip().startswith(("[{", "[]")) else todos
+            todos = json.loads(todos) if _JSON_LIST.match(todos) else todos
         except (ValueError, RecursionError):
             return []
     if isinstance(todos, str):  # a checklist given as text (Copilot's, Roo Code's `[x] done`)

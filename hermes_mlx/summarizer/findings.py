@@ -34,7 +34,7 @@ from .vocabulary import (
     SIGNAL,
     SPECIFIC,
 )
-from .written import ITEM_MARK, WRITTEN_ECHO, agent_notes, bare, written_text
+from .written import agent_notes
 
 # A finding's score is the sum of its features times these weights (a logistic model's
 # log-odds that the line carries a fact a reader needs). Fitted by
@@ -219,12 +219,10 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
     """(text, turn, features) of every finding in `turns`: assistant statements that are not
     announcements or musings, as runs of adjacent sentences (a finding and its reason stay one
     line), and what the agent wrote down as its own record (`agent_notes`: memory notes, a todo
-    tool's notes on done steps); never a message's bulk repeat of what the span wrote into files
-    (`written_text`). The fitting script reads these; `findings` scores them."""
+    tool's notes on done steps). The fitting script reads these; `findings` scores them."""
     out: list[tuple[str, int, dict[str, float]]] = []
     seen: set[str] = set()
     reports = report_turns(turns)
-    written = written_text(turns)
     n = max(1, len(turns) - 1)
     for i, t in enumerate(turns):
         notes = [x for note in agent_notes(t) for x in _pieces(split_sentences(note))] if t.role == "assistant" else []
@@ -235,7 +233,6 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
         if t.role != "assistant" or not t.text.strip():
             continue
         reaction = i > 0 and turns[i - 1].role == "tool"
-        start = len(out)  # this turn's findings from here
         for k, sentences in enumerate(paragraphs(t.text)):
             run: list[str] = []
             runs: list[tuple[list[str], bool]] = []
@@ -253,7 +250,7 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
             for j, (run, before_action) in enumerate(runs):
                 pieces = _pieces(run)
                 for m, text in enumerate(pieces):
-                    text = ITEM_MARK.sub("", text).strip()
+                    text = re.sub(r"^(?:[-*•]|\d+[.)]|\(?[a-z]\))\s+", "", text).strip()
                     text = _after_lead(text) if len(text) > FINDING_MAX else text
                     if words(text) < 4 or len(text) > FINDING_MAX or text in seen or is_musing(text):
                         continue
@@ -268,11 +265,6 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
                         recency=i / n,
                     )
                     out.append((text, i, feats))
-        if written:  # a message that says again, in bulk, what the span wrote into files: their text
-            echoed = [k for k in range(start, len(out)) if all(bare(x) in written for x in split_sentences(out[k][0]))]
-            if len(echoed) >= WRITTEN_ECHO:
-                drop = set(echoed)
-                out[start:] = [c for k, c in enumerate(out[start:], start) if k not in drop]
     return out
 
 

@@ -167,9 +167,9 @@ _STOPPED = re.compile(
 _STOPPED_ALONE = re.compile(r"^\s*(?:Cancell?ed|Aborted|Interrupted)\.?\s*$", re.I)
 
 
-# what a build's run installed or shipped, printed shortly before its closing verdict (Gradle's
-# `installDebug`: "Installed on 1 device.", then its deprecation notes, then BUILD SUCCESSFUL)
-_SHIPPED_LINE = re.compile(r"^\s*Installed on \d+ devices?\.?\s*$|^.*\b(?:Deployed|Published) (?:to|at)\b.*$", re.I)
+# what a build's run installed, printed shortly before its closing verdict (Gradle's `installDebug`:
+# "Installed on 1 device.", then its deprecation notes, then BUILD SUCCESSFUL)
+_SHIPPED_LINE = re.compile(r"^\s*Installed on \d+ devices?\.?\s*$", re.I)
 SHIPPED_WITHIN = 20  # lines before the verdict
 
 
@@ -182,7 +182,7 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     """The line of `output` that states the command's result, verbatim; "" when none does.
 
     The last test, build, git or tracker report wins (a chained `test && commit` ends on the
-    commit), and a build that passed says what it installed or deployed just before its verdict;
+    commit), and a build that passed says what it installed just before its verdict;
     failing that, for a failed or unknown status, the last line naming a failure, and for a
     failed one, its first line of output (where a tool says what went wrong). A short
     output of one line is its own result, and so is a script's readout of a few `label: value`

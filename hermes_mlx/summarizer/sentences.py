@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from .outcomes import is_report
-from .vocabulary import ANNOUNCE, DECISION_CUE, IMPERATIVE, NARRATION, SIGNAL
+from .vocabulary import ANNOUNCE, ASIDE, DECISION_CUE, IMPERATIVE, NARRATION, OFFER, SIGNAL
 
 FINDING_CHARS = 220
 FINDING_MAX = FINDING_CHARS + 40  # the longest finding kept: a long sentence, or a finding and the change it led to
@@ -95,6 +95,7 @@ def paragraphs(text: str) -> list[list[str]]:
 
 _LIST_ITEM = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
 SHORT_ITEM = 100  # characters of a list item that may join its lead-in
+_ACTIVITY = re.compile(r"[A-Z][a-z]+ing\b")  # "Reviewing the config now:": an activity, no finding
 
 
 def _lead_in(line: str) -> bool:
@@ -103,7 +104,8 @@ def _lead_in(line: str) -> bool:
     to stand as findings of their own)."""
     if not line.endswith((":", "：")) or len(line) < 10 or line.startswith(("#", "|", "<", "**")):
         return False
-    return not (_LIST_ITEM.match(line) or ANNOUNCE.match(line) or IMPERATIVE.match(line) or NARRATION.match(line))
+    said = (ANNOUNCE, IMPERATIVE, NARRATION, OFFER, ASIDE, _ACTIVITY)  # what findings reads as an announcement
+    return not (_LIST_ITEM.match(line) or any(p.match(line) for p in said))
 
 
 def _with_short_lists_joined(lines: list[str]) -> list[str]:

@@ -108,13 +108,15 @@ def working_folder(turns: list[Turn], known: str = "") -> str:
 
 
 def _as_paths_spell(folder: str, paths: list[str]) -> str:
-    """A drive folder a shell `cd` named (`c:\\a`) in VS Code's spelling when the file tools give
-    paths so (`/c:/a/b.ts`: Copilot on Windows), so they are made relative to it; any other folder
-    as it was named."""
-    posix = _posix(folder)
-    vscode = [p for p in paths if p.startswith("/") and _DRIVE.match(p[1:])]
-    if _DRIVE.match(folder) and vscode and any(p.lower().startswith(posix.lower() + "/") for p in vscode):
-        return posix
+    """A drive folder a shell `cd` named (`cd "c:\\a"`, `cd C:/a`) spelled as the file tools spell
+    paths under it (VS Code's `/c:/a/b.ts`, `C:\\a\\b.ts`), so they are made relative to it; any
+    other folder as it was named."""
+    if not _DRIVE.match(folder):
+        return folder
+    posix = _posix(folder).rstrip("/")
+    for p in paths:
+        if _posix(p).lower().startswith(posix.lower() + "/"):  # `/c:/a` and `C:\a` alike, in either case
+            return p[: len(posix)] if p.startswith("/") else p[: len(posix) - 1]
     return folder
 
 
