@@ -96,18 +96,28 @@ _LISTED_TODOS = ("todos", "finalTodos")
 
 # a checklist line (Roo Code's `update_todo_list` takes "[x] done\n[-] doing\n[ ] next", Cline's
 # `task_progress` "- [x] done"): its mark, then the item
-_CHECKLIST_ITEM = re.compile(r"^[ \t]*(?:[-*][ \t]+)?\[([ xX✓✔~/⚡-])\][ \t]+(\S[^\n]*)", re.M)  # its text: `.split()`
+_CHECK_MARK = r"^[ \t]*(?:[-*][ \t]+)?\[([ xX✓✔~/⚡-])\]"
+_CHECKLIST_ITEM = re.compile(_CHECK_MARK + r"[ \t]+(\S[^\n]*)", re.M)  # its text: `.split()`
 _CHECK_STATUS = (
     dict.fromkeys(" ", "pending") | dict.fromkeys("xX✓✔", "completed") | dict.fromkeys("-~/⚡", "in_progress")
 )
+
+
+# where a todo tool's call holds its list: Claude Code's and Copilot's `todos`, OpenHands' `task_list`,
+# `items`, Cline's checklist `task_progress`
+_TODO_KEYS = ("todos", "task_list", "items", "task_progress")
+
+
+def _todo_list(arguments: dict, more: tuple[str, ...] = ()):
+    """The first of a todo tool's list arguments (_TODO_KEYS, then `more`) that holds anything."""
+    return next((arguments[k] for k in (*_TODO_KEYS, *more) if arguments.get(k)), None)
 
 
 def _todo_items(arguments: dict) -> list[tuple[str, str]]:
     """(status, content) of a todo tool's call (Claude Code's TodoWrite, OpenHands' task_tracker,
     Codex's update_plan `{"plan": [{"step", "status"}]}`), or of a checklist one is given as text
     (Roo Code's `update_todo_list`, Cline's `task_progress`, the Codex export's `- [⚡] doing`)."""
-    todos = arguments.get("todos") or arguments.get("task_list") or arguments.get("items")
-    todos = todos or arguments.get("task_progress") or arguments.get("plan")  # Codex's update_plan
+    todos = _todo_list(arguments, ("plan",))  # Codex's update_plan
     if isinstance(todos, str):
         try:
             todos = json.loads(todos)
@@ -118,7 +128,7 @@ def _todo_items(arguments: dict) -> list[tuple[str, str]]:
 
 # a checklist item's note, on the line under it: VS Code Copilot's `manage_todo_list` (its export's
 # "- [x] Identify version mismatch\n  > Version mismatch found: package.json shows 1.17.1 …")
-_CHECKLIST_NOTE = re.compile(r"^[ \t]*(?:[-*][ \t]+)?\[([ xX✓✔~/⚡-])\][^\n]*\n[ \t]+>[ \t]*(\S[^\n]*)", re.M)
+_CHECKLIST_NOTE = re.compile(_CHECK_MARK + r"[^\n]*\n[ \t]+>[ \t]*(\S[^\n]*)", re.M)
 _JSON_LIST = re.compile(r"\s*\[\s*[{\]]")  # a list of records as JSON text, compact or pretty-printed
 _NOTE_KEYS = ("notes", "note", "result", "outcome")  # OpenHands' task_tracker keeps `notes` on an item
 
@@ -128,8 +138,7 @@ def done_notes(arguments: dict) -> list[str]:
     what each step found or did ("Identified: semver.clean('V2.17.3') returns null", "ROOT CAUSE
     FOUND: …"). An open item's note says what is to be done (the plan), a cancelled one's why it
     was dropped: no finding."""
-    todos = arguments.get("todos") or arguments.get("task_list") or arguments.get("items")
-    todos = todos or arguments.get("task_progress")  # Cline's checklist
+    todos = _todo_list(arguments)
     if isinstance(todos, str):
         try:
             todos = json.loads(todos) if _JSON_LIST.match(todos) else todos

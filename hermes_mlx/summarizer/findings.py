@@ -22,6 +22,7 @@ from .outcomes import is_report
 from .sentences import CJK_STOPS, CODE_SPAN, FINDING_CHARS, FINDING_MAX, paragraphs, split_sentences, words
 from .text import Turn
 from .vocabulary import (
+    ACTIVITY,
     ANNOUNCE,
     ASIDE,
     CHANGE_INTENT,
@@ -81,7 +82,7 @@ _BOLD_LEAD = re.compile(r"^\s*\*\*[^*\n]{2,80}(?::\*\*|\*\*\s*[—–:-])\s*(?=\
 # `strips` without validation, while Methods 2 and 4 validate.", "Looking at the output: `my_id` has 5
 # spaces."): the text after it says whether the line announces; a title saying what comes next
 # ("Building UI components next: …") announces
-_ACTIVITY_LEAD = re.compile(r"^[A-Z][a-z]+ing\b(?![^:\n]*\b(?:next|now)\b)[^:.!?\n]{0,60}:\s+(?=\S)")
+_ACTIVITY_LEAD = re.compile(ACTIVITY.pattern + r"(?![^:\n]*\b(?:next|now)\b)[^:.!?\n]{0,60}:\s+(?=\S)")
 
 
 # a lead-in that points at what follows ("Actually, look at this line in `main.ts`:", "I notice that in
@@ -115,7 +116,7 @@ def is_announcement(sentence: str) -> bool:
     s = re.sub(
         r"^(?:(?:ok(?:ay)?|great|good|perfect|alright|excellent|yes|right|hmm)\b\s*[,!.:\-—–]+\s*)+", "", s, flags=re.I
     )
-    if re.match(r"^[A-Z][a-z]+ing\b", s) and not SIGNAL.search(s):
+    if ACTIVITY.match(s) and not SIGNAL.search(s):
         return True  # "Running the export tests.", "Reviewing module 3 of 7": an activity, not a result
     chose = bool(CHOICE_MADE.search(CODE_SPAN.sub("", s))) and not s.endswith((":", "?", "：", "？"))
     if IMPERATIVE.match(s) and not chose:

@@ -27,6 +27,7 @@ VERDICTS = 3
 # error.` then `Found 2 warnings.`): each a result line of the build family
 _ERRORS = re.compile(r"^\s*Found \d+ errors?\b")
 _WARNINGS = re.compile(r"^\s*Found \d+ warnings?\b")
+_INSTALLED = r"^\s*Installed on \d+ devices?\.?\s*$"
 _RESULT_LINES: list[tuple[str, re.Pattern]] = [
     (
         "tests",
@@ -94,7 +95,7 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
             r"^.*\b(?:Created|Opened|Merged) (?:pull request|PR|merge request|repository|release|tag)\b.*$"
             r"|^\s*https://\S+/(?:pull|merge_requests)/\d+\s*$"
             r"|^.*\b(?:Deployed|Published|Released) (?:to|at|as|v?\d)\S*.*$"
-            r"|^\s*Installed on \d+ devices?\.?\s*$",  # Gradle's installDebug onto a phone
+            r"|" + _INSTALLED,  # Gradle's installDebug onto a phone
             re.I,
         ),
     ),
@@ -169,7 +170,7 @@ _STOPPED_ALONE = re.compile(r"^\s*(?:Cancell?ed|Aborted|Interrupted)\.?\s*$", re
 
 # what a build's run installed, printed shortly before its closing verdict (Gradle's `installDebug`:
 # "Installed on 1 device.", then its deprecation notes, then BUILD SUCCESSFUL)
-_SHIPPED_LINE = re.compile(r"^\s*Installed on \d+ devices?\.?\s*$", re.I)
+_SHIPPED_LINE = re.compile(_INSTALLED, re.I)
 SHIPPED_WITHIN = 20  # lines before the verdict
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from .outcomes import is_report
-from .vocabulary import ANNOUNCE, ASIDE, DECISION_CUE, IMPERATIVE, NARRATION, OFFER, SIGNAL
+from .vocabulary import ACTIVITY, ANNOUNCE, ASIDE, DECISION_CUE, IMPERATIVE, NARRATION, OFFER, SIGNAL
 
 FINDING_CHARS = 220
 FINDING_MAX = FINDING_CHARS + 40  # the longest finding kept: a long sentence, or a finding and the change it led to
@@ -95,7 +95,6 @@ def paragraphs(text: str) -> list[list[str]]:
 
 _LIST_ITEM = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
 SHORT_ITEM = 100  # characters of a list item that may join its lead-in
-_ACTIVITY = re.compile(r"[A-Z][a-z]+ing\b")  # "Reviewing the config now:": an activity, no finding
 
 
 def _lead_in(line: str) -> bool:
@@ -104,7 +103,7 @@ def _lead_in(line: str) -> bool:
     to stand as findings of their own)."""
     if not line.endswith((":", "：")) or len(line) < 10 or line.startswith(("#", "|", "<", "**")):
         return False
-    said = (ANNOUNCE, IMPERATIVE, NARRATION, OFFER, ASIDE, _ACTIVITY)  # what findings reads as an announcement
+    said = (ANNOUNCE, IMPERATIVE, NARRATION, OFFER, ASIDE, ACTIVITY)  # what findings reads as an announcement
     return not (_LIST_ITEM.match(line) or any(p.match(line) for p in said))
 
 
@@ -162,7 +161,7 @@ def _bold_heading(line: str) -> bool:
     "**方法一：通过系统包管理器安装（推荐）**" (the one it recommends) are read; an activity's title
     ("**Clarifying zip error source and fix**") is not, whatever it names."""
     words = line.strip("*")
-    said = SIGNAL.search(words) and not re.match(r"[A-Z][a-z]+ing\b", words)
+    said = SIGNAL.search(words) and not ACTIVITY.match(words)
     return bool(_BOLD_HEADING.match(line)) and not (is_report(line) or DECISION_CUE.search(line) or "`" in line or said)
 
 

@@ -33,6 +33,9 @@ ANNOUNCE = re.compile(
 # a reasoning summary's narration of what the model is doing (Cursor's GPT, Gemini CLI: "I'm
 # currently focused on the `course_log.md` file.", "My next step is ...", "Maybe I'll check for
 # `.sln` files"): 1 in 64 held a fact, against 1 in 22 of all findings; one that decides is read
+# a sentence that opens on an activity ("Reviewing the config now.", "Running the export tests."): what
+# the agent is doing, unless it says a cause or result (findings, sentences read it so)
+ACTIVITY = re.compile(r"[A-Z][a-z]+ing\b")
 NARRATION = re.compile(
     _OPENERS + r"(?:(?:maybe|perhaps),? (?:i['’]?ll|i will|i should|i could|i can|i might|we can|we could)|"
     r"i['’]?m (?:currently |still )?(?:trying|focus(?:ed|ing)|aiming|looking|working|examining|considering|thinking|"
