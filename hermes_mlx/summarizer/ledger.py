@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .error_lines import at_any_line, cleared_by
+from .error_lines import at_any_line, at_source_line, cleared_by
 from .extract import TEST_ID
 from .outcomes import MADE, is_run_verdict, outcome_of
 from .redact import redact
@@ -52,6 +52,16 @@ def shown_command(cmd: str) -> str:
 
 
 # ---------------------------------------------------------------- the ledger
+
+
+# a run's time (`Duration: 81 ms`, `BUILD FAILED in 2s`, `(0.52s)`): a result differs by it every run
+_DURATION = re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:ms|s|secs?|seconds?|m|mins?|minutes?|h)\b")
+
+
+def timeless(result: str) -> str:
+    """A result less its durations: `BUILD FAILED in 2s` then `BUILD FAILED in 10s` is one result
+    again, not a history (`dotnet test`'s `Passed: 87 … Duration: 81 ms` run three times over)."""
+    return _DURATION.sub("#", result)
 
 
 @dataclass
@@ -125,7 +135,9 @@ class Ledger:
                 c.statuses = (c.statuses + [status])[-3:]
                 c.runs += 1
                 before = c.outcome.split(OUTCOME_SEP)
-                if outcome and outcome != before[-1]:
+                if outcome and timeless(outcome) == timeless(before[-1]):
+                    c.outcome = OUTCOME_SEP.join(before[:-1] + [outcome])  # the same result, later: no news
+                elif outcome and outcome != before[-1]:
                     # the result before the latest says what changed; but each run of a command that
                     # makes something (aider's `/undo`, a commit) made something else: all are news
                     before = before[-(MADE_RUNS - 1) :] if outcome_of(outcome)[0] in MADE else before[-1:]
@@ -147,6 +159,9 @@ class Ledger:
             if e.line == line:
                 e.cmd, e.test = cmd or e.cmd, test or e.test
                 return
+        said = {at_any_line(line), at_source_line(line)} - {""}
+        if any(e.cmd == cmd and said & {at_any_line(e.line), at_source_line(e.line)} for e in self.errors):
+            return  # one mistake reported again (at that line, or at other lines): its first line stands
         if line in self.resolved:
             self.resolved.remove(line)  # it came back
             self.fixes.pop(line, None)
@@ -168,10 +183,11 @@ class Ledger:
         covered = cleared_by(cmd, output, self.errors)
         self.errors = [e for e in self.errors if e not in covered]
         lines = [e.line for e in covered if not MORE_ERRORS.match(e.line) and e.line not in self.resolved]
-        shapes: set[str] = set()  # one error at lines 147, 152, 159: its first line
+        shapes: set[str] = set()  # one error at lines 147, 152, 159, or three at line 11: its first line
         for line in [x for x in lines if not (is_run_verdict(x) or GENERIC_FAILURE.match(x))] or lines:
-            if (shape := at_any_line(line)) not in shapes:
-                shapes.add(shape)
+            keys = {at_any_line(line), at_source_line(line)} - {""}
+            if not keys & shapes:
+                shapes |= keys
                 self.resolved.append(line)
                 self.fixes[line] = cmd
         # an earlier run's bare verdict goes too once a later run's lines say why (one fix, one story)

@@ -100,6 +100,15 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
         ),
     ),
     (
+        "install",  # what a package manager installed, by name: pip's, Homebrew's, cargo's (npm's
+        # "added 124 packages" names none: in Codex's Commands it took a finding's room)
+        re.compile(
+            r"^\s*Successfully installed \S.*$"  # pip
+            r"|^.*\bis already installed\b.*$",  # Homebrew, cargo install, a setup script's own
+            re.I,
+        ),
+    ),
+    (
         "tracker",
         re.compile(r"^\s*[✓✔]\s*(?:Closed|Created|Updated|Reopened)\b.*$|^Created issue: .+$"),
     ),

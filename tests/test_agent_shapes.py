@@ -1,0 +1,132 @@
+"""Shapes of agents and tools that held-out sessions of a sixth round showed (Roo Code, Cursor on a
+Python CLI, Claude Code with a Stop hook, OpenHands, Aider on Windows) and a second source confirms
+(named per test): errors a compiler reports several times over, results a run repeats at another
+time, what an install installed, a program's own "Failed to …:" line, Cline's and Roo Code's
+envelopes, a hook's feedback, another agent's report. Checks go through the ledger a pass fills
+and through whole passes of the summarizer, as a user's runs do.
+"""
+
+import json
+
+from summarizer_fakes import call
+
+from hermes_mlx.summarizer import MLXSummarizer
+from hermes_mlx.summarizer.absorb import absorb
+from hermes_mlx.summarizer.digest import machine_written
+from hermes_mlx.summarizer.error_lines import at_source_line, is_error_line
+from hermes_mlx.summarizer.findings import candidates
+from hermes_mlx.summarizer.ledger import OUTCOME_SEP, Ledger
+from hermes_mlx.summarizer.outcomes import outcome_of
+from hermes_mlx.summarizer.summary import parse
+from hermes_mlx.summarizer.text import normalize
+
+
+def _count(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def _pass(messages: list[dict]):
+    return parse(MLXSummarizer(score=None, count_tokens=_count, context_window=8192).update(None, messages).text)
+
+
+def _run(cid: str, name: str, output: str, **args) -> list[dict]:
+    return [
+        {"role": "assistant", "content": "", "tool_calls": [call(cid, name, **args)]},
+        {"role": "tool", "tool_call_id": cid, "name": name, "content": output},
+    ]
+
+
+def _ledger(messages: list[dict]) -> Ledger:
+    led = Ledger()
+    absorb(led, normalize(messages))
+    return led
+
+
+# ------------------------------------------------------------------ errors a tool says several times
+
+CASCADE = (
+    "/Users/j/Shop/tests/Shop.Tests/RegTests.cs(11,23): error CS1519: Invalid token '(' in a member declaration\n"
+    "/Users/j/Shop/tests/Shop.Tests/RegTests.cs(11,34): error CS8124: Tuple must contain at least two elements.\n"
+    "/Users/j/Shop/tests/Shop.Tests/RegTests.cs(11,34): error CS1026: ) expected\n"
+    "/Users/j/Shop/src/Shop/Order.cs(40,9): error CS0103: The name 'total' does not exist in the current context\n"
+    "Build FAILED.\n"
+)
+FLAKE8 = "".join(f"models.py:{n}:21: F821 undefined name 'DecoderBlock'\n" for n in range(143, 147))
+
+
+def test_one_mistake_a_tool_reports_at_a_line_or_at_several_lines_is_one_error():
+    # Cursor's `dotnet test` of a C# syntax error (CS1519, CS8124, CS1026 at one line) and Gemini
+    # CLI's Gradle run (`widget_date.xml:41:1` said three ways); aider's flake8 run listing one
+    # undefined name at four lines
+    assert at_source_line("/a/RegTests.cs(11,23): error CS1519: x") == "RegTests.cs:11"
+    assert at_source_line("e: file:///a/ConfigActivity.kt:256:6 Missing '}'") == "ConfigActivity.kt:256"
+    assert at_source_line("no place named here") == ""
+    led = _ledger(_run("c1", "terminal", CASCADE, command="dotnet build"))
+    assert [e.line.split(": error ")[1][:6] for e in led.errors] == ["CS1519", "CS0103"]
+    led = _ledger(_run("c1", "terminal", FLAKE8 + "exit 1", command="flake8 models.py"))
+    assert [e.line for e in led.errors] == ["models.py:143:21: F821 undefined name 'DecoderBlock'"]
+    # a fix says so once per mistake, and another command's error at that line is its own
+    fixed = _ledger(
+        _run("c1", "terminal", CASCADE, command="dotnet build")
+        + _run("c2", "terminal", FLAKE8.splitlines()[0], command="flake8 RegTests.cs")
+        + _run("c3", "terminal", "Build succeeded.\n    0 Error(s)", command="dotnet build")
+    )
+    assert len(fixed.resolved) == 2 and [e.cmd for e in fixed.errors] == ["flake8 RegTests.cs"]
+
+
+# ------------------------------------------------------------------ a result said again, later
+
+
+def test_a_result_that_differs_only_by_how_long_the_run_took_is_no_history():
+    # Cursor's `dotnet test` (`Duration: 81 ms` then `102 ms`) and Gemini CLI's Gradle runs
+    # (`BUILD FAILED in 2s` then `in 10s`) had listed each run's time as a history
+    passed = "Passed!  - Failed: 0, Passed: 87, Skipped: 0, Total: 87, Duration: {} ms - Shop.Tests.dll"
+    led = _ledger(
+        _run("c1", "terminal", passed.format(81), command="dotnet test")
+        + _run("c2", "terminal", passed.format(102), command="dotnet test")
+        + _run("c3", "terminal", "FAILURE: x\nBUILD FAILED in 2s", command="./gradlew assembleDebug")
+        + _run("c4", "terminal", "FAILURE: y\nBUILD FAILED in 10s", command="./gradlew assembleDebug")
+        + _run("c5", "terminal", "14 doctests, 297 tests, 11 failures", command="mix test")
+        + _run("c6", "terminal", "14 doctests, 297 tests, 0 failures", command="mix test")
+    )
+    outcomes = {c.cmd: c.outcome for c in led.commands}
+    assert (
+        outcomes["dotnet test"] == passed.format(102) and outcomes["./gradlew assembleDebug"] == "BUILD FAILED in 10s"
+    )
+    assert outcomes["mix test"] == f"14 doctests, 297 tests, 11 failures{OUTCOME_SEP}14 doctests, 297 tests, 0 failures"
+    assert [c.runs for c in led.commands] == [2, 2, 2]
+
+
+# ------------------------------------------------------------------ what an install installed
+
+
+def test_an_install_says_what_it_installed_by_name():
+    # Cursor's `brew install openvpn` (held out), Claude Code's `cargo install cargo-llvm-cov`
+    # (held out), mini-swe-agent's `pip install -e .` (corpus): the command had shown no result
+    brew = "==> Auto-updated Homebrew!\n\nWarning: openvpn 2.6.13 is already installed and up-to-date.\nTo reinstall 2.6.13, run:\n  brew reinstall openvpn\n"
+    assert outcome_of(brew, 0) == ("install", "Warning: openvpn 2.6.13 is already installed and up-to-date.")
+    pip = "Collecting simplejson\n  Downloading simplejson-3.20.2.tar.gz\nSuccessfully installed simplejson-3.20.2\n"
+    assert outcome_of(pip, 0) == ("install", "Successfully installed simplejson-3.20.2")
+    cargo = "    Updating crates.io index\n     Ignored package `cargo-llvm-cov v0.6.23` is already installed, use --force to override\n"
+    assert outcome_of(cargo, 0)[1].startswith("Ignored package `cargo-llvm-cov v0.6.23` is already installed")
+    # npm's count of packages names nothing it installed: no result line
+    assert (
+        outcome_of("added 124 packages, and audited 125 packages in 2s\n\nfound 0 vulnerabilities\n", 0)[0] != "install"
+    )
+    led = _ledger(_run("c1", "run_terminal_cmd", brew, command="brew install openvpn"))
+    assert led.commands[0].outcome == "Warning: openvpn 2.6.13 is already installed and up-to-date."
+
+
+# ------------------------------------------------------------------ a program's own failure line
+
+
+def test_a_programs_own_failed_to_line_with_its_reason_is_an_error():
+    # a Python CLI's `Failed to get status: …` (Cursor, held out) and Hermes's patch tool's
+    # `Failed to read file: /x` (corpus): a status-less run had kept neither
+    assert is_error_line("Failed to get status: Failed to get status")
+    assert is_error_line("Unable to connect to server: connection refused")
+    assert not is_error_line("Failed to compile.")  # Next.js's verdict: the lines after it say why
+    assert not is_error_line("Failed to find a good name, so I kept the old one.")
+    out = "Using njord VPN API\nInitialized VPN client\nFailed to get status: Failed to get status\nNot connected to VPN\n"
+    led = _ledger(_run("c1", "run_terminal_cmd", out, command="python -m nyord_vpn status"))
+    assert [e.line for e in led.errors] == ["Failed to get status: Failed to get status"]
