@@ -130,3 +130,71 @@ def test_a_programs_own_failed_to_line_with_its_reason_is_an_error():
     out = "Using njord VPN API\nInitialized VPN client\nFailed to get status: Failed to get status\nNot connected to VPN\n"
     led = _ledger(_run("c1", "run_terminal_cmd", out, command="python -m nyord_vpn status"))
     assert [e.line for e in led.errors] == ["Failed to get status: Failed to get status"]
+
+
+# ------------------------------------------------------------------ Cline's and Roo Code's envelopes
+
+ENV = "<environment_details>\n# VSCode Visible Files\nsrc/app.ts\n\n# Current Time\n2025-09-17T13:46:12Z\n</environment_details>"
+RESUMED = (
+    "[TASK RESUMPTION] This task was interrupted 2 hours ago. It may or may not be complete, so please "
+    "reassess the task context.\n\nNew instructions for task continuation:\n<user_message>\n"
+    "Rebuild the task index for the Epita workspace only\n</user_message>\n" + ENV
+)
+
+
+def test_cline_and_roo_codes_envelopes_say_no_words_of_their_own():
+    # a Roo Code session (held out; its Goal had been "New instructions for task continuation:
+    # <user_message> …") and Cline's and IBM Bob's exports of the same shapes (public repositories)
+    messages = [
+        {"role": "user", "content": RESUMED},
+        *_run(
+            "c1",
+            "use_mcp_tool",
+            "[use_mcp_tool for 'roo-state-manager'] Result:\nThe tool execution failed with the following error:\n"
+            f'<error>\nTool "use_mcp_tool" is not allowed in orchestrator mode.\n</error>\n{ENV}',
+            server_name="roo-state-manager",
+        ),
+        *_run(
+            "c2",
+            "ask_followup_question",
+            "[ask_followup_question for 'How many tasks do you see?'] Result:\n<answer>\nI see 22 tasks since mid-August\n</answer>",
+            question="How many tasks do you see?",
+        ),
+        *_run(
+            "c3",
+            "execute_command",
+            "[execute_command for 'npm test'] Result:\nCommand executed.\nOutput:\n  Tests  9 passed (9)\n",
+            command="npm test",
+        ),
+    ]
+    s = _pass(messages)
+    assert s.goal == "Rebuild the task index for the Epita workspace only"
+    assert [e.line for e in s.ledger.errors] == ['Tool "use_mcp_tool" is not allowed in orchestrator mode.']
+    assert any(a.endswith("I see 22 tasks since mid-August") and "Result:" not in a for a in s.ledger.asks)
+    assert [c.outcome for c in s.ledger.commands if c.cmd == "npm test"] == ["Tests  9 passed (9)"]
+    text = repr(s)
+    assert "TASK RESUMPTION" not in text and "user_message" not in text and "<error>" not in text
+
+
+# ------------------------------------------------------------------ a hook's feedback
+
+
+def test_claude_codes_stop_hook_feedback_is_no_request_of_the_users():
+    # Claude Code records a Stop hook that sent the agent back to work as a user turn ("Stop hook
+    # feedback:", marked isMeta): a held-out session's Goal had been its text. Other tools that read
+    # these transcripts drop it the same way (public repositories).
+    hook = (
+        "Stop hook feedback:\n[${CLAUDE_PLUGIN_ROOT}/scripts/hooks/stop.sh]: # Uncommitted Changes Detected\n"
+        "Cannot exit with unstaged changes, untracked files."
+    )
+    assert machine_written(hook) and machine_written("SubagentStop hook feedback:\ngo on")
+    assert not machine_written("The stop hook feedback was confusing, can you explain it?")
+    messages = [
+        {"role": "user", "content": "Port the library to Rust and delete the Python files."},
+        {"role": "assistant", "content": "All 29 tests pass with 100% line coverage."},
+        {"role": "user", "content": hook},
+        {"role": "assistant", "content": "The hook wants the new files committed."},
+    ]
+    s = _pass(messages)
+    assert s.goal == "Port the library to Rust and delete the Python files."
+    assert not any("hook" in a.lower() for a in s.ledger.asks + s.ledger.constraints)

@@ -26,6 +26,8 @@ _MACHINE_USER = re.compile(
     r"|\[Request interrupted by user|Command running in background with ID|Caveat: The messages below"
     r"|This session is being continued from a previous conversation|\[CONTEXT COMPACTION"
     r"|<pr_description>"
+    # Claude Code's record of a Stop hook that sent the agent back to work (its `isMeta` turns)
+    r"|(?:Subagent)?Stop hook feedback:"
     # a harness turning down a reply it could not parse, in its template's words: mini-swe-agent's
     # format error, SWE-agent's (a person's "your output was not formatted correctly: …" is theirs)
     r"|(?-i:Please always provide EXACTLY ONE action in triple backticks\b"
@@ -37,7 +39,7 @@ _HUMAN_PART = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 
 def machine_written(text: str) -> bool:
     """A user turn no human typed: a harness's envelope, a notification, an interruption note,
-    a compaction summary handed back, a harness's notice that it could not parse a reply, a terminal
+    a hook's feedback, a compaction summary handed back, a harness's notice that it could not parse a reply, a terminal
     harness's question the user answered (aider's "Add file to the chat? … [Yes]: all"). Its lines
     are no directives and it is no goal.
     (An SWE-bench task statement in `<pr_description>` is the goal, read by `task_text`.)"""

@@ -55,6 +55,9 @@ def error_text(result: str, output: str) -> str:
     return "\n".join(nested) if nested or said_ok else output
 
 
+# Cline's and Roo Code's (formatResponse.toolError): "The tool execution failed with the following
+# error:" then the error in `<error>` tags
+_TOOL_ERROR = re.compile(r"\A\s*The tool execution failed with the following error:\s*<error>\s*(.*?)\s*</error>", re.S)
 # an agent's wrapper around what a command printed (mini-swe-agent: `<returncode>1</returncode>` then
 # `<output>...</output>`): the status is read from it (exit_status), the output is what is inside
 _ENVELOPE = re.compile(r"\A\s*<returncode>\s*-?\d+\s*</returncode>\s*<output>\n?(.*?)\n?</output>\s*\Z", re.S)
@@ -67,7 +70,7 @@ def tool_output(result: str) -> str:
     data = json_result(result)
     if data:  # `{"output": "", "metadata": {"exit_code": 1}}` printed nothing (Codex CLI's grep with no match)
         return "\n".join(output_parts(data)) or ("" if any(k in data for k in OUTPUT_KEYS) else result)
-    wrapped = _ENVELOPE.match(result or "")
+    wrapped = _ENVELOPE.match(result or "") or _TOOL_ERROR.match((result or "")[:20_000])
     return wrapped.group(1) if wrapped else untrailed(_unlabelled(result or ""))
 
 
@@ -158,8 +161,12 @@ _NOT_ITS_OWN = re.compile(r"^Sibling tool call errored\b", re.I)
 
 def failed_field(result: str) -> str:
     """The error a tool result reports when it says it failed, first line: a JSON result's `error`
-    when it says so (FAILED_FIELDS), or the words in a harness's error envelope (_ERROR_ENVELOPE)."""
+    when it says so (FAILED_FIELDS), or the words in a harness's error envelope (_ERROR_ENVELOPE,
+    _TOOL_ERROR)."""
     stripped = (result or "").lstrip()
+    if said := _TOOL_ERROR.match(stripped[:20_000]):
+        first = next((ln.strip() for ln in said.group(1).splitlines() if ln.strip()), "")
+        return clip_line(first, 300) if first else ""
     if stripped.startswith(_ERROR_ENVELOPE):
         said = stripped[len(_ERROR_ENVELOPE) :].lstrip()
         first = said.split("\n", 1)[0].removesuffix("</tool_use_error>").strip()
