@@ -2,11 +2,9 @@
 Python CLI, Claude Code with a Stop hook, OpenHands, Aider on Windows) and a second source confirms
 (named per test): errors a compiler reports several times over, results a run repeats at another
 time, what an install installed, a program's own "Failed to …:" line, Cline's and Roo Code's
-envelopes, a hook's feedback, another agent's report. Checks go through the ledger a pass fills
+envelopes, a hook's feedback. Checks go through the ledger a pass fills
 and through whole passes of the summarizer, as a user's runs do.
 """
-
-import json
 
 from summarizer_fakes import call
 
@@ -14,7 +12,6 @@ from hermes_mlx.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.absorb import absorb
 from hermes_mlx.summarizer.digest import machine_written
 from hermes_mlx.summarizer.error_lines import at_source_line, is_error_line
-from hermes_mlx.summarizer.findings import candidates
 from hermes_mlx.summarizer.ledger import OUTCOME_SEP, Ledger
 from hermes_mlx.summarizer.outcomes import outcome_of
 from hermes_mlx.summarizer.summary import parse
@@ -198,48 +195,3 @@ def test_claude_codes_stop_hook_feedback_is_no_request_of_the_users():
     s = _pass(messages)
     assert s.goal == "Port the library to Rust and delete the Python files."
     assert not any("hook" in a.lower() for a in s.ledger.asks + s.ledger.constraints)
-
-
-# ------------------------------------------------------------------ another agent's report
-
-
-def test_a_sub_agents_report_is_read_for_findings_but_not_the_order_it_was_given():
-    # Roo Code's `new_task` (held out: the sub-task's "La cause était …") and Claude Code's Task
-    # (corpus: an Explore agent's report of where the clipping happens)
-    order = "Fix the infinite loop in RooStorageDetector.extractParentFromApiHistory and report the cause."
-    report = (
-        "The loop came from an inference that let a task name itself as its own parent, so the "
-        "detector never stopped walking up the chain."
-    )
-    messages = [
-        {"role": "user", "content": "Find out why the tasks vanish."},
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [
-                {
-                    "id": "t1",
-                    "type": "function",
-                    "function": {"name": "new_task", "arguments": json.dumps({"mode": "debug", "message": order})},
-                }
-            ],
-        },
-        {
-            "role": "tool",
-            "tool_call_id": "t1",
-            "content": f"Successfully created new task in 🪲 Debug mode with message: {order}\n\n{report}",
-        },
-        *_run(
-            "c2",
-            "Task",
-            "The widget clips its last event at `canvas.clipRect(currentX, 110f, …)` because the row height is fixed.",
-            prompt="Where does the widget clip?",
-        ),
-    ]
-    found = [c[0] for c in candidates(normalize(messages))]
-    assert report in found
-    assert any(f.startswith("The widget clips its last event") for f in found)
-    assert not any("Successfully created new task" in f or f == order for f in found)
-    # a tool that is no other agent's stays unread for findings
-    plain = [c[0] for c in candidates(normalize(_run("c1", "terminal", report, command="cat notes.txt")))]
-    assert plain == []

@@ -28,7 +28,6 @@ from .vocabulary import (
     CHANGE_INTENT,
     CHOICE_MADE,
     DECISION_CUE,
-    DELEGATE_TOOL,
     IMPERATIVE,
     NARRATION,
     NEED,
@@ -221,13 +220,10 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
     """(text, turn, features) of every finding in `turns`: assistant statements that are not
     announcements or musings, as runs of adjacent sentences (a finding and its reason stay one
     line), and what the agent wrote down as its own record (`agent_notes`: memory notes, a todo
-    tool's notes on done steps). Another agent's report back (DELEGATE_TOOL: Claude Code's Task,
-    Roo Code's new_task) is read as a report of the agent's own: what the sub-task found is the
-    work's. The fitting script reads these; `findings` scores them."""
+    tool's notes on done steps). The fitting script reads these; `findings` scores them."""
     out: list[tuple[str, int, dict[str, float]]] = []
     seen: set[str] = set()
     reports = report_turns(turns)
-    calls = {c.id: c for t in turns for c in t.tool_calls}
     n = max(1, len(turns) - 1)
     for i, t in enumerate(turns):
         notes = [x for note in agent_notes(t) for x in _pieces(split_sentences(note))] if t.role == "assistant" else []
@@ -235,14 +231,9 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
             seen.add(text)
             feats = features(text, reaction=False, before_action=False, report=False, recency=i / n, noted=True)
             out.append((text, i, feats))
-        call = calls.get(t.tool_call_id) if t.role == "tool" else None
-        delegated = t.role == "tool" and bool(DELEGATE_TOOL.search((call.name if call else t.name).lower()))
-        if t.role != "assistant" and not delegated or not t.text.strip():
+        if t.role != "assistant" or not t.text.strip():
             continue
-        # what the sub-task was told, echoed back (Roo Code's "Successfully created new task in …
-        # mode with message: …"), is the agent's order, not what the sub-task found
-        given = " ".join(" ".join(str(v).split()) for v in call.arguments.values()) if call else ""
-        reaction = not delegated and i > 0 and turns[i - 1].role == "tool"
+        reaction = i > 0 and turns[i - 1].role == "tool"
         for k, sentences in enumerate(paragraphs(t.text)):
             run: list[str] = []
             runs: list[tuple[list[str], bool]] = []
@@ -266,26 +257,16 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
                         continue
                     if CONTINUATION.match(text):  # "the **same return values**": a list's item, not a sentence
                         continue
-                    if given and _echoes(text, given):
-                        continue
                     seen.add(text)
                     feats = features(
                         text,
                         reaction=reaction and k == j == m == 0,
                         before_action=before_action and m == len(pieces) - 1,
-                        report=i in reports or delegated,
+                        report=i in reports,
                         recency=i / n,
                     )
                     out.append((text, i, feats))
     return out
-
-
-def _echoes(text: str, given: str) -> bool:
-    """`text` says again what `given` (a call's arguments, whitespace folded) said: half of it word
-    for word (a harness's "… with message: " before the message it echoes)."""
-    folded = " ".join(text.split())
-    half = len(folded) // 2
-    return half >= 20 and (folded[:half] in given or folded[half:] in given)
 
 
 def _after_lead(text: str) -> str:

@@ -328,8 +328,8 @@ def tool_action(name: str, args: dict) -> str:
     return "mentioned"
 
 
-# tools whose output is another agent's report (Claude Code's Task, Hermes's delegate_task, Roo Code's new_task)
-DELEGATE_TOOL = re.compile(r"delegate|subagent|^task$|^agent$|spawn_agent|^new_task$")
+# tools whose output is another agent's report (Claude Code's Task, Hermes's delegate_task)
+DELEGATE_TOOL = re.compile(r"delegate|subagent|^task$|^agent$|spawn_agent")
 # tools whose output is the user's own answer, and tools whose output lists what a search found
 # (Claude Code's AskUserQuestion, Cursor's ask_question, Codex's request_user_input, Cline's ask_followup_question)
 ASKS_USER_TOOL = re.compile(r"ask_?user|ask_?human|user_?question|clarif|ask_?question|user_?input|followup_?question")
