@@ -195,3 +195,31 @@ def test_claude_codes_stop_hook_feedback_is_no_request_of_the_users():
     s = _pass(messages)
     assert s.goal == "Port the library to Rust and delete the Python files."
     assert not any("hook" in a.lower() for a in s.ledger.asks + s.ledger.constraints)
+
+
+# ------------------------------------------------------------------ a script of reads
+
+
+def test_a_script_is_a_read_only_when_every_line_reads_once_its_set_up_lines_are_left_aside():
+    # Hermes Agent's scripts open with `set -e` and an assignment, then read a binary's strings
+    # (held out: the strings `Login server error: …` and `OAuth callback error: …` had been Errors);
+    # a script that runs something after a read had been a read too, its result line dropped
+    from hermes_mlx.summarizer.vocabulary import read_only
+
+    strings = 'set -e\nBIN=/opt/codex/bin/codex\nfile "$BIN"\nstrings "$BIN" | grep -Ei \'oauth|login\' | head -n 200'
+    assert read_only(strings) and read_only("ls src\ncat README.md") and read_only("git log \\\n  --oneline -5")
+    assert not read_only("git status\ngit commit -am 'Port to Rust'")
+    assert not read_only("cat x.py\npython x.py") and not read_only('TMP=$(mktemp -d)\ncd "$TMP"\ngit init -q')
+    assert not read_only("set -e\ncat > t.sql <<'EOF'\nselect 1;\nEOF")
+    hits = "/opt/codex/bin/codex: ELF 64-bit LSB pie executable\nLogin server error: failed to login to MCP server '\n"
+    hits += "".join(f"oauth_flow_step_{i}_pkce_verifier_login_browser_callback\n" for i in range(20))
+    hits += "OAuth callback error: /oauth/authorize?\n"
+    led = _ledger(_run("c1", "terminal", hits, command=strings))
+    assert led.errors == [] and [c.outcome for c in led.commands] == [""]
+    commit = (
+        "On branch master\nnothing added yet\n[master 7e2d976] Port Python utility library to Rust\n 9 files changed"
+    )
+    led = _ledger(
+        _run("c1", "terminal", commit, command="git status\ngit commit -am 'Port Python utility library to Rust'")
+    )
+    assert led.commands[0].outcome == "[master 7e2d976] Port Python utility library to Rust"

@@ -173,7 +173,7 @@ _READERS = (  # not a branch or remote made, moved or deleted (`git branch -D x`
     r"set-upstream|unset-upstream)|[^-\s\d>&|;]))|git remote(?!\s+(?:add|remove|rm|rename|set-url|set-head|prune)\b)|"
     r"ls|pwd|cat|head|tail|echo|which|wc|tree|find|grep|rg|ag|fd|sed -n|awk|nl|bd (?:show|ready|list|update)|"
     r"gh (?:issue|pr) view|tail -\d+|less|more|file|stat|du|df|env|printenv|type|Get-Content|Select-String|"
-    r"diff|cmp|lsof|ps|whoami|hostname|realpath|readlink|git rev-parse|"
+    r"diff|cmp|lsof|ps|whoami|hostname|realpath|readlink|git rev-parse|strings|"
     # SWE-agent's interface: it opens, pages through and searches files with commands of its own
     r"open|goto|scroll_(?:up|down)|search_(?:dir|file)|find_file|filemap|str_replace_editor view"
 )
@@ -277,16 +277,29 @@ def blind_step(cmd: str) -> bool:
 def read_only(cmd: str) -> bool:
     """A command that only reads: one reader (READ_ONLY), or a chain (`&&`, `||`, `;`) whose every
     step's first program reads (`which jb && jb --help`, `ls -la ~/.dotnet/tools || true`), with
-    nothing written to a file. A script of several lines is not."""
+    nothing written to a file; a script of several lines whose every line reads, once the lines that
+    only set the shell up are left aside (`set -e`, `BIN=/x/codex`, then `file "$BIN"` and `strings
+    "$BIN" | grep …`: a binary's strings had been read as errors). A here-document's is not."""
     cmd = _PLACEHOLDER.sub("_", (cmd or "").strip())
     if not cmd or _WRITES.search(cmd):
         return False
-    if READ_ONLY.match(cmd):
+    cmd = re.sub(r"\\\n\s*", " ", cmd)  # a line continued is one line
+    if "\n" in cmd:  # a script: each line a step, less the lines that only set the shell up
+        if HEREDOC_START.search(cmd):
+            return False
+        lines = [ln.strip() for ln in cmd.splitlines()]
+        cmd = "; ".join(ln for ln in lines if ln and not ln.startswith("#") and not _SHELL_SETUP.match(ln))
+        if not cmd:
+            return False
+    elif READ_ONLY.match(cmd):
         return True
-    if "\n" in cmd:
-        return False
     steps = [p.strip() for p in re.split(r"&&|\|\||;", cmd)]
     return all(step and _READ_STEP.match(step.split("|")[0].strip()) for step in steps)
+
+
+# a script's line that only sets the shell up: `set -euo pipefail`, a plain assignment (`BIN=/x/codex`;
+# not one that runs something, `TMP=$(mktemp -d)`)
+_SHELL_SETUP = re.compile(r"^(?:set [-+][a-zA-Z]+(?: [-+]?[a-zA-Z]+)*|(?:export )?[A-Za-z_]\w*=[^\s$`;&|]*)$")
 
 
 # what an edit tool writes in place of what (Claude Code's and Hermes's `new_string`/`old_string`,
