@@ -6,6 +6,8 @@ envelopes, a hook's feedback. Checks go through the ledger a pass fills
 and through whole passes of the summarizer, as a user's runs do.
 """
 
+import json
+
 from summarizer_fakes import call
 
 from hermes_mlx.summarizer import MLXSummarizer
@@ -223,3 +225,37 @@ def test_a_script_is_a_read_only_when_every_line_reads_once_its_set_up_lines_are
         _run("c1", "terminal", commit, command="git status\ngit commit -am 'Port Python utility library to Rust'")
     )
     assert led.commands[0].outcome == "[master 7e2d976] Port Python utility library to Rust"
+
+
+# ------------------------------------------------------------------ the plan said twice
+
+
+def test_a_plan_the_agent_put_to_the_user_is_next_steps_not_progress():
+    # OpenCode (held out) listed its plan for approval, then kept it in its todo tool: three of its
+    # Progress lines said what Next Steps said (the summary's only duplicates on 33 sessions)
+    plan = (
+        "Here is the plan:\n\n"
+        "- **Scaffold** monorepo, Prisma schema + migrate + DB setup + seed, shared types/zod/RBAC.\n"
+        "- **Auth** module + pages (login/signup/OTP/forgot/reset/Google mock).\n"
+        "- The receipt engine renders `GMM-2026-000124` style numbers with an atomic sequence.\n"
+    )
+    todos = [
+        {"id": "1", "content": "Prisma schema + DB setup (pavati role/db) + migrate", "status": "pending"},
+        {
+            "id": "2",
+            "content": "API: auth module (OTP, email/password, google mock, forgot/reset) pages",
+            "status": "pending",
+        },
+    ]
+    messages = [
+        {"role": "user", "content": "Build the donation app from the spec."},
+        {"role": "assistant", "content": plan},
+        {"role": "user", "content": "approved"},
+        *_run("c1", "todowrite", json.dumps({"todos": todos}), todos=todos),
+        {"role": "assistant", "content": "Prisma schema + DB setup done: migrate ran, 12 tests passed."},
+    ]
+    s = _pass(messages)
+    assert [t["content"] for t in todos] == s.remaining
+    assert not any(p.startswith(("**Scaffold**", "**Auth**")) for p in s.progress)
+    assert any("`GMM-2026-000124`" in p for p in s.progress)  # says what no open item says
+    assert "Prisma schema + DB setup done: migrate ran, 12 tests passed." in s.progress  # a result stays
