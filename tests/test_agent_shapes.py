@@ -259,3 +259,20 @@ def test_a_plan_the_agent_put_to_the_user_is_next_steps_not_progress():
     assert not any(p.startswith(("**Scaffold**", "**Auth**")) for p in s.progress)
     assert any("`GMM-2026-000124`" in p for p in s.progress)  # says what no open item says
     assert "Prisma schema + DB setup done: migrate ran, 12 tests passed." in s.progress  # a result stays
+
+
+# ------------------------------------------------------------------ Japanese and Korean cues
+
+
+def test_a_japanese_or_korean_cause_or_conclusion_is_a_finding_not_a_musing():
+    # VS Code Copilot with a Japanese user (held out: "…適用できなかったので、…当て直します。", the
+    # patch failed because its path was relative) and Hermes Agent on Slack in Korean (held out:
+    # "그래서 현재로선 …", so for now …): with no cue of theirs the lines had been musings
+    from hermes_mlx.summarizer.findings import candidates, is_musing
+
+    japanese = "パッチの対象パスが相対になっていて適用できなかったので、絶対パス指定で当て直します。"
+    korean = "그래서 현재로선 예정이라기보다, 다른 기능이랑 섞여 퍼진 말일 가능성이 더 큽니다."
+    assert not is_musing(japanese) and not is_musing(korean)
+    assert is_musing("これは大きな作業です。") and is_musing("이건 큰 작업입니다.")  # says nothing of its own
+    found = [c[0] for c in candidates(normalize([{"role": "assistant", "content": f"{japanese}\n\n{korean}"}]))]
+    assert found == [japanese, korean]

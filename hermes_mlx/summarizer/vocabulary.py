@@ -3,7 +3,7 @@
 A rule that needs to know what an announcement, a cause, a decision, a shell tool, a
 read-only command or an exit status looks like reads it here, so two rules cannot disagree
 about it. Cues are given in the languages users write where a rule can use them (English,
-and the common Chinese, Japanese and Russian forms); rules that hold in any language (numbers,
+and the common Chinese, Japanese, Korean and Russian forms); rules that hold in any language (numbers,
 hashes, paths, code spans) need no cue at all.
 """
 
@@ -99,7 +99,9 @@ SIGNAL = re.compile(
     r"messed up|lost|issues?|problems?|complain(?:s|ing)?|oops|broken|error|unexpected|instead of|"
     r"all \d+|\d+ (?:tests?|failures?|errors?|passed))\b"
     r"|因为|所以|原因|根因|导致|失败|成功|错误|修复|已|不支持|无法|问题|(?:测试|全部|都|已)通过|跑通|正常|报错|拒绝|下降|阻塞"
-    r"|ため|失敗|成功|エラー|修正|原因|通過|完了|потому|поэтому|ошибк|исправ|не работает|работает|нет\b",
+    r"|ため|ので|できな(?:い|かった)|失敗|成功|エラー|修正|原因|通過|完了"
+    r"|때문|그래서|따라서|실패|성공|오류|에러|원인|문제|않습니다|없습니다|못했|불가"
+    r"|потому|поэтому|ошибк|исправ|не работает|работает|нет\b",
     re.I,
 )
 # a decision and its reason: "X doesn't support Y, so …", "Instead, …", "I'd keep A", "(推荐)"
@@ -107,7 +109,7 @@ DECISION_CUE = re.compile(
     r"\b(?:so|instead|rather than|recommend(?:ed|ation)?|decid(?:e|ed)|chose|choose|prefer(?:red)?|"
     r"i['’]?d (?:keep|go|use|suggest)|the (?:cleanest|simplest|best|safest) (?:option|approach|fix|way)|"
     r"went with|switch(?:ed)? to|opted|trade-?off)\b"
-    r"|推荐|建议|决定|改为|选择|所以|因此|おすすめ|推奨|決定|代わりに|поэтому|вместо|рекоменд|решил",
+    r"|推荐|建议|决定|改为|选择|所以|因此|おすすめ|推奨|決定|代わりに|추천|권장|결정|대신|поэтому|вместо|рекоменд|решил",
     re.I,
 )
 # a choice the agent says it made, in an announcement's words too: "I have enough to recommend `launchctl`",
