@@ -6,8 +6,7 @@ envelopes, a hook's feedback. Checks go through the ledger a pass fills
 and through whole passes of the summarizer, as a user's runs do.
 """
 
-import json
-
+import pytest
 from summarizer_fakes import call
 
 from hermes_mlx.summarizer import MLXSummarizer
@@ -50,27 +49,29 @@ CASCADE = (
     "/Users/j/Shop/src/Shop/Order.cs(40,9): error CS0103: The name 'total' does not exist in the current context\n"
     "Build FAILED.\n"
 )
-FLAKE8 = "".join(f"models.py:{n}:21: F821 undefined name 'DecoderBlock'\n" for n in range(143, 147))
 
 
-def test_one_mistake_a_tool_reports_at_a_line_or_at_several_lines_is_one_error():
+def test_a_fix_that_cleared_one_mistake_reported_several_times_says_so_once():
     # Cursor's `dotnet test` of a C# syntax error (CS1519, CS8124, CS1026 at one line) and Gemini
-    # CLI's Gradle run (`widget_date.xml:41:1` said three ways); aider's flake8 run listing one
-    # undefined name at four lines
+    # CLI's Gradle run (`widget_date.xml:41:1` said three ways): Errors and Fixes had listed each.
+    # While they are open each line stays (a rerun's other error at that line is news)
     assert at_source_line("/a/RegTests.cs(11,23): error CS1519: x") == "RegTests.cs:11"
     assert at_source_line("e: file:///a/ConfigActivity.kt:256:6 Missing '}'") == "ConfigActivity.kt:256"
     assert at_source_line("no place named here") == ""
     led = _ledger(_run("c1", "terminal", CASCADE, command="dotnet build"))
-    assert [e.line.split(": error ")[1][:6] for e in led.errors] == ["CS1519", "CS0103"]
-    led = _ledger(_run("c1", "terminal", FLAKE8 + "exit 1", command="flake8 models.py"))
-    assert [e.line for e in led.errors] == ["models.py:143:21: F821 undefined name 'DecoderBlock'"]
-    # a fix says so once per mistake, and another command's error at that line is its own
+    assert [e.line.split(": error ")[1][:6] for e in led.errors] == ["CS1519", "CS8124", "CS1026", "CS0103"]
     fixed = _ledger(
         _run("c1", "terminal", CASCADE, command="dotnet build")
-        + _run("c2", "terminal", FLAKE8.splitlines()[0], command="flake8 RegTests.cs")
-        + _run("c3", "terminal", "Build succeeded.\n    0 Error(s)", command="dotnet build")
+        + _run("c2", "terminal", "Build succeeded.\n    0 Error(s)", command="dotnet build")
     )
-    assert len(fixed.resolved) == 2 and [e.cmd for e in fixed.errors] == ["flake8 RegTests.cs"]
+    assert [r.split(": error ")[1][:6] for r in fixed.resolved] == ["CS1519", "CS0103"] and not fixed.errors
+    first = "src/app.py:10:1: F401 `os` imported but unused\nFound 1 error."
+    second = "src/app.py:10:5: E999 SyntaxError: invalid syntax\nFound 1 error."
+    rerun = _ledger(
+        _run("c1", "terminal", first, command="ruff check src")
+        + _run("c2", "terminal", second, command="ruff check src")
+    )
+    assert len(rerun.errors) == 2  # another mistake at the same line, later: both stand
 
 
 # ------------------------------------------------------------------ a result said again, later
@@ -227,40 +228,6 @@ def test_a_script_is_a_read_only_when_every_line_reads_once_its_set_up_lines_are
     assert led.commands[0].outcome == "[master 7e2d976] Port Python utility library to Rust"
 
 
-# ------------------------------------------------------------------ the plan said twice
-
-
-def test_a_plan_the_agent_put_to_the_user_is_next_steps_not_progress():
-    # OpenCode (held out) listed its plan for approval, then kept it in its todo tool: three of its
-    # Progress lines said what Next Steps said (the summary's only duplicates on 33 sessions)
-    plan = (
-        "Here is the plan:\n\n"
-        "- **Scaffold** monorepo, Prisma schema + migrate + DB setup + seed, shared types/zod/RBAC.\n"
-        "- **Auth** module + pages (login/signup/OTP/forgot/reset/Google mock).\n"
-        "- The receipt engine renders `GMM-2026-000124` style numbers with an atomic sequence.\n"
-    )
-    todos = [
-        {"id": "1", "content": "Prisma schema + DB setup (pavati role/db) + migrate", "status": "pending"},
-        {
-            "id": "2",
-            "content": "API: auth module (OTP, email/password, google mock, forgot/reset) pages",
-            "status": "pending",
-        },
-    ]
-    messages = [
-        {"role": "user", "content": "Build the donation app from the spec."},
-        {"role": "assistant", "content": plan},
-        {"role": "user", "content": "approved"},
-        *_run("c1", "todowrite", json.dumps({"todos": todos}), todos=todos),
-        {"role": "assistant", "content": "Prisma schema + DB setup done: migrate ran, 12 tests passed."},
-    ]
-    s = _pass(messages)
-    assert [t["content"] for t in todos] == s.remaining
-    assert not any(p.startswith(("**Scaffold**", "**Auth**")) for p in s.progress)
-    assert any("`GMM-2026-000124`" in p for p in s.progress)  # says what no open item says
-    assert "Prisma schema + DB setup done: migrate ran, 12 tests passed." in s.progress  # a result stays
-
-
 # ------------------------------------------------------------------ Japanese and Korean cues
 
 
@@ -276,3 +243,41 @@ def test_a_japanese_or_korean_cause_or_conclusion_is_a_finding_not_a_musing():
     assert is_musing("これは大きな作業です。") and is_musing("이건 큰 작업입니다.")  # says nothing of its own
     found = [c[0] for c in candidates(normalize([{"role": "assistant", "content": f"{japanese}\n\n{korean}"}]))]
     assert found == [japanese, korean]
+
+
+# ------------------------------------------------------------------ what the review found
+
+
+def test_the_new_shapes_stay_out_of_ordinary_text():
+    # an install followed by a failure is that failure; a label in capitals is output, not Cline's;
+    # a user who types a tag in prose keeps every word; a program carrying on is no error
+    assert outcome_of(
+        "Successfully installed mypkg-0.1.0\nTraceback (most recent call last):\nImportError: x", None
+    ) == (
+        "failure",
+        "ImportError: x",
+    )
+    assert outcome_of("the tool is already installed on most systems, so we skip it", 0)[0] != "install"
+    assert not is_error_line("Unable to connect: retrying (1/5)") and not is_error_line(
+        "Failed to load x: using defaults"
+    )
+    led = _ledger(_run("c1", "terminal", "[ERROR] Result: schema validation failed\nexit 1", command="make check"))
+    assert any("[ERROR] Result: schema validation failed" in e.line for e in led.errors)
+    said = "Rename the XML element <task>build</task> to <job>. Don't touch the migrations folder."
+    s = _pass([{"role": "user", "content": said}, {"role": "assistant", "content": "Renamed it in schema.xsd."}])
+    assert "Rename the XML element build to <job>." in s.goal and "Don't touch the migrations folder." in repr(s)
+
+
+@pytest.mark.timeout(10)
+def test_harness_shapes_read_a_hostile_turn_in_linear_time():
+    from hermes_mlx.summarizer.text import without_context
+    from hermes_mlx.summarizer.tool_results import tool_output
+
+    for text in (
+        "<task>" + " " * 20_000 + "x",
+        "<user_message>" + "\n" * 20_000,
+        "[TASK RESUMPTION] x\n" + "a\n" * 20_000,
+        "The tool execution failed with the following error:\n<error>" + " " * 20_000 + "x",
+        "[execute_command for '" + "'" * 20_000,
+    ):
+        without_context(text, "user"), without_context(text, "tool"), tool_output(text)

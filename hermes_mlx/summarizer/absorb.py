@@ -28,7 +28,7 @@ from .extract import (
     whole_head,
     whole_path,
 )
-from .harness import HUMAN_WORDS, confirmed, human_words_in
+from .harness import HUMAN_WORDS, HUMAN_WRAPPER, confirmed
 from .ledger import Ledger, shown_command, user_message
 from .outcomes import (
     MADE,
@@ -145,12 +145,12 @@ def _read_result(led: Ledger, call, text: str) -> bool:
     """Read one tool result into the ledger; True when it says the call went wrong."""
     if call is not None and ASKS_USER_TOOL.search(call.name.lower()):  # the user's own answers
         said = asked_and_chosen(call.arguments, text)  # with their questions, unless said in prose
-        text = human_words_in(text)  # Cline's `<answer>…</answer>`
+        text = HUMAN_WRAPPER.sub("", text).strip()  # Cline's `<answer>…</answer>`
         led.add_list("asks", [user_message(x) for x in said] or ([user_message(text)] if text.strip() else []))
         return False
     if call is not None and REPORT_TOOL.search(call.name):  # the user's reply to the agent's report
         for _, words in HUMAN_WORDS.findall(text):
-            _read_user_words(led, words)
+            _read_user_words(led, words.strip())
     status = exit_status(text)
     output = strip_injections(tool_output(text))
     cmd = whole_head(call.text) if call is not None and _is_command(call) else ""

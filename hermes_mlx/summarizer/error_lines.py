@@ -53,7 +53,8 @@ ERROR_LINE = re.compile(
     r"|npm ERR!|^npm error |command not found|: not found$|No such file or directory|Permission denied|Segmentation fault|core dumped"
     r"|is not recognized as (?:the name of a cmdlet|an internal or external command)"  # PowerShell's, cmd.exe's
     r"|^File \S.{0,300} not found$"  # SWE-agent's `open`: File src/x.java not found
-    r"|^(?:Failed|Unable) to [a-z][\w\-]*(?: [^\s:]{1,40}){0,6}: \S"  # a program's own: Failed to get status: …
+    # a program's own, with its reason (`Failed to get status: …`), not a notice that it carries on
+    r"|^(?:Failed|Unable) to [a-z][\w\-]*(?: [^\s:]{1,40}){0,6}: (?!.{0,80}\b(?:retry|retrying|falling back|using default))\S"
     r"|^\s*(?:- )?\[[\w .-]{1,30} Error\] "  # Cline's and Roo Code's diagnostics: - [Pylint Error] Line 40: …
     r"|\*\*\* \[[^\]\n]{0,200}\] Error \d+"  # make
     r"|(?i:" + PROGRAM_FAILED.pattern + ")"  # rm: cannot remove 'x': Device or resource busy
@@ -133,19 +134,16 @@ def at_any_line(error: str) -> str:
     return re.sub(r"(?<=[:(,])\d+", "#", error)
 
 
-# a compiler's `path/File.cs(11,23)` or `path/File.kt:256:6`: the file's name and the line
-_SOURCE_LINE = re.compile(
-    r"(?<![\w.\-])([\w.\-]{1,200}\.[A-Za-z]\w{0,9})(?:\((\d+)(?:,\d+)?\)|:(\d+)(?::\d+)?)(?![\w.])"
-)
-
-
 def at_source_line(error: str) -> str:
-    """The file and line an error line points at (`RegistrationTests.cs:11`), "" if none: one
-    mistake at a line is reported several times over (a syntax error's cascade, CS1519 then CS8124
-    then CS1026 at `(11,23)` and `(11,34)`; Gradle saying a resource's `widget_date.xml:41:1` three
-    ways), and its first report stands for the others."""
-    m = _SOURCE_LINE.search(error[:MAX_LINE])
-    return f"{m.group(1)}:{m.group(2) or m.group(3)}" if m else ""
+    """The file and line an error line points at (`RegistrationTests.cs:11`), "" if none: a fix that
+    cleared a syntax error's cascade at one line (CS1519, then CS8124 and CS1026 at `(11,23)` and
+    `(11,34)`; Gradle saying `widget_date.xml:41:1` three ways) says so once (`Ledger.resolve`)."""
+    m = _LOCATION.search(error[:MAX_LINE])
+    at = re.match(r"(.*?)[:(\[]+(\d+)", m.group(0)) if m and m.group(0)[:1] not in " l." else None
+    return f"{_BASENAME.split(at.group(1))[-1]}:{at.group(2)}" if at else ""
+
+
+_BASENAME = re.compile(r"[\\/]")
 
 
 def is_error_line(line: str) -> bool:

@@ -70,22 +70,23 @@ _HUMAN_TAGS = "task|feedback|answer|user_message|user_query|user_request"
 HUMAN_WRAPPER = re.compile(rf"</?(?:{_HUMAN_TAGS})>", re.I)
 # the user's own words inside a tool's output: Cline's and Roo Code's `attempt_completion` result
 # carries the user's reply to the report as `<feedback>…</feedback>`
-HUMAN_WORDS = re.compile(rf"<({_HUMAN_TAGS})>\s*(.*?)\s*</\1>", re.S | re.I)
+HUMAN_WORDS = re.compile(rf"<({_HUMAN_TAGS})>(.*?)</\1>", re.S | re.I)  # no `\s*` beside `.*?`: linear
 
 
-def human_words_in(text: str) -> str:
-    """The words inside a harness's HUMAN_WORDS tags, one block after another; `text` less the bare
-    tags when it has none. What a harness says around them is its own: Cline's "[TASK RESUMPTION]
-    This task was interrupted …" before "New instructions for task continuation:", Roo Code's
-    "[attempt_completion] Result: The user has provided feedback …" (a resumed task's Goal had been
-    "New instructions for task continuation: <user_message> …")."""
-    said = [words for _, words in HUMAN_WORDS.findall(text) if words.strip()]
-    return "\n\n".join(said) if said else HUMAN_WRAPPER.sub("", text).strip()
+# what Cline and Roo Code write before the user's words when a task is resumed: "[TASK RESUMPTION] This
+# task was interrupted …", its notes, the last input before the interruption, then "New instructions for
+# task continuation:" before `<user_message>` (a resumed Roo Code task's Goal had been that line). Read a
+# line at a time: linear on any text
+RESUMPTION = re.compile(
+    r"^\[TASK RESUMPTION\][^\n]*\n(?:(?!New instructions for task continuation:)[^\n]*\n)*"
+    r"|^New instructions for task continuation:[ \t]*$",
+    re.M,
+)
 
 
 # the label Cline and Roo Code put before a tool's result in the turn that carries it back:
 # `[execute_command for 'npm test'] Result:`, `[update_todo_list] Result:`, `[new_task completed] Result:`
-TOOL_RESULT_LABEL = re.compile(r"\A\s*\[[\w\-]+(?: [\w\-]+)?(?: for '[^'\n]{0,500}')?\] Result:[ \t]*\n?")
+TOOL_RESULT_LABEL = re.compile(r"\A\s*\[[a-z][a-z0-9_]*(?: completed)?(?: for '(?s:.{0,2000}?)')?\] Result:[ \t]*\n?")
 # `cd DIR && …` / `cd "DIR"; …`: the folder a shell command runs in
 CD_PREFIX = re.compile(r"^\s*cd\s+([\"']?)((?:/|~/|[A-Za-z]:[\\/])[^\"';&|\n]*?)\1\s*(?:&&|;)")
 # a user's home folder, in the spellings agents' paths use (`/c:/Users/x` is VS Code's)

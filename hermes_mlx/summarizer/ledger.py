@@ -55,7 +55,7 @@ def shown_command(cmd: str) -> str:
 
 
 # a run's time (`Duration: 81 ms`, `BUILD FAILED in 2s`, `(0.52s)`): a result differs by it every run
-_DURATION = re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:ms|s|secs?|seconds?|m|mins?|minutes?|h)\b")
+_DURATION = re.compile(r"\b\d+(?:[.,]\d+)?(?:\s?(?:ms|secs?|seconds?|mins?|minutes?)|s)\b")
 
 
 def timeless(result: str) -> str:
@@ -159,9 +159,6 @@ class Ledger:
             if e.line == line:
                 e.cmd, e.test = cmd or e.cmd, test or e.test
                 return
-        said = {at_any_line(line), at_source_line(line)} - {""}
-        if any(e.cmd == cmd and said & {at_any_line(e.line), at_source_line(e.line)} for e in self.errors):
-            return  # one mistake reported again (at that line, or at other lines): its first line stands
         if line in self.resolved:
             self.resolved.remove(line)  # it came back
             self.fixes.pop(line, None)
@@ -178,7 +175,7 @@ class Ledger:
         """A command passed: errors it (or a broader run of it) covered move to `resolved`, those
         that say what went wrong (a run's verdict, `BUILD FAILED in 3s` or go's `FAIL pkg 0.2s`,
         goes when its error lines are there to say why), one of each shape (the same error at
-        other line numbers is one)."""
+        other line numbers is one) and one of each line (a syntax error's cascade there)."""
         cmd = shown_command(cmd)
         covered = cleared_by(cmd, output, self.errors)
         self.errors = [e for e in self.errors if e not in covered]

@@ -104,7 +104,7 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
         # "added 124 packages" names none: in Codex's Commands it took a finding's room)
         re.compile(
             r"^\s*Successfully installed \S.*$"  # pip
-            r"|^.*\bis already installed\b.*$",  # Homebrew, cargo install, a setup script's own
+            r"|^\s*(?:Warning: \S+(?: \S+)?|Ignored package `[^`\n]+`) is already installed\b.*$",  # Homebrew, cargo
             re.I,
         ),
     ),
@@ -211,6 +211,7 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     if stopped or len(lines) == 1 and _STOPPED_ALONE.match(lines[0]):
         return "failure", _fold(stopped or lines[0])  # the harness's last word: the run did not reach its end
     reports = [(family, p) for family, p in _RESULT_LINES if family != "failure"]
+    failed = _RESULT_LINES[-1][1]
     blocks = _count_blocks(lines)
     errors_at = None  # where a checker first counted errors: read only when a count of warnings is met
     for at in range(len(lines) - 1, -1, -1):
@@ -237,13 +238,14 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                     shipped = [ln for ln in lines[max(0, at - SHIPPED_WITHIN) : at] if _SHIPPED_LINE.match(ln)]
                     if shipped:  # the verdict first: read back, the line is still a passing build's
                         return family, clip(f"{_fold(line)}; {_fold(shipped[-1])}", 2 * MAX_OUTCOME)
+                if family == "install" and any(failed.match(ln) for ln in lines[at + 1 :]):
+                    break  # `pip install -e . && python t.py`: what failed after the install says how it went
                 if family == "commit":  # `Removed: <hash> <subject>` then `Now at: <hash> ...`: both tell
                     both = [ln for ln in lines if p.match(ln)][:2]
                     return family, clip("; ".join(" ".join(ln.split()) for ln in both), 2 * MAX_OUTCOME)
                 return family, _fold(line)
-    failure = _RESULT_LINES[-1][1]  # also for exit 0: `cmd | head` reports head's status
-    for line in reversed(lines):
-        if failure.match(line):
+    for line in reversed(lines):  # also for exit 0: `cmd | head` reports head's status
+        if failed.match(line):
             return "failure", _fold(line)
     if status not in (0, None):  # npm's `> pkg@1.0.0 script` echo of what it runs says nothing yet
         said = [ln for ln in lines if not _EXIT_LINE.match(ln) and not ln.startswith("> ")]

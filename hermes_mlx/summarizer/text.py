@@ -13,7 +13,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from .harness import CONTEXT_BLOCK, HUMAN_WRAPPER, SLASH_INVOKED, TOOL_RESULT_LABEL, human_words_in, without_examples
+from .harness import CONTEXT_BLOCK, HUMAN_WRAPPER, RESUMPTION, SLASH_INVOKED, TOOL_RESULT_LABEL, without_examples
 from .redact import redact
 from .text_actions import text_actions
 from .tool_results import json_result, output_parts
@@ -270,13 +270,13 @@ def without_context(text: str, role: str) -> tuple[str, str]:
     """A user turn's or tool output's `text` less a harness's context blocks (CONTEXT_BLOCK:
     Cline's `<environment_details>` with its workspace listing, Claude Code's
     `<system-reminder>`), a tool output's less the label Cline puts before it (TOOL_RESULT_LABEL),
-    and a user turn's own words only, when a harness tags them (`human_words_in`: Cline's `<task>`,
-    `<user_message>`); then the blocks, of which only a stated folder is read.
+    and a user turn's less the tags put around the user's own words (HUMAN_WRAPPER: Cline's `<task>`,
+    `<user_message>`) and what Cline writes before a resumed task's (RESUMPTION); then the blocks, of which only a stated folder is read.
     A workspace listing had filled Files with 30 paths no tool touched, and the Goal with it. A
     worked example a harness shows in a user turn (`without_examples`) is another session's: it goes."""
     if role == "user" and "---" in text:
         text = without_examples(text).strip()
-    if role == "tool" and "] Result:" in text[:600]:
+    if role == "tool" and "] Result:" in text[:2100]:
         text = TOOL_RESULT_LABEL.sub("", text, count=1)
     if "<" not in text:
         return text, ""
@@ -284,7 +284,7 @@ def without_context(text: str, role: str) -> tuple[str, str]:
     if blocks:
         text = CONTEXT_BLOCK.sub("", text).strip()
     if role == "user" and HUMAN_WRAPPER.search(text):
-        text = human_words_in(text)
+        text = HUMAN_WRAPPER.sub("", RESUMPTION.sub("", text)).strip()
     return text, "\n".join(blocks)
 
 

@@ -57,7 +57,7 @@ def error_text(result: str, output: str) -> str:
 
 # Cline's and Roo Code's (formatResponse.toolError): "The tool execution failed with the following
 # error:" then the error in `<error>` tags
-_TOOL_ERROR = re.compile(r"\A\s*The tool execution failed with the following error:\s*<error>\s*(.*?)\s*</error>", re.S)
+_TOOL_ERROR = re.compile(r"\A\s*The tool execution failed with the following error:\s*<error>(.*?)</error>", re.S)
 # an agent's wrapper around what a command printed (mini-swe-agent: `<returncode>1</returncode>` then
 # `<output>...</output>`): the status is read from it (exit_status), the output is what is inside
 _ENVELOPE = re.compile(r"\A\s*<returncode>\s*-?\d+\s*</returncode>\s*<output>\n?(.*?)\n?</output>\s*\Z", re.S)
@@ -71,7 +71,7 @@ def tool_output(result: str) -> str:
     if data:  # `{"output": "", "metadata": {"exit_code": 1}}` printed nothing (Codex CLI's grep with no match)
         return "\n".join(output_parts(data)) or ("" if any(k in data for k in OUTPUT_KEYS) else result)
     wrapped = _ENVELOPE.match(result or "") or _TOOL_ERROR.match((result or "")[:20_000])
-    return wrapped.group(1) if wrapped else untrailed(_unlabelled(result or ""))
+    return wrapped.group(1).strip("\n") if wrapped else untrailed(_unlabelled(result or ""))
 
 
 # what an agent's terminal adds after a command's output: OpenHands' `[Python Interpreter: /x/python]`

@@ -20,9 +20,7 @@ from dataclasses import dataclass, field
 
 from .budget import fit_summary
 from .extract import INJECTION, find_ids, find_paths, find_urls
-from .findings import near_duplicate
 from .ledger import Ledger
-from .outcomes import is_report
 from .redact import has_secret
 from .summary import Summary, parse, render, shown
 from .text import normalize, source_text
@@ -202,15 +200,6 @@ def unquote_user(s: Summary) -> None:
         s.progress = [p for p in s.progress if len(p.split()) < QUOTED_WORDS or not any(p in x for x in said)]
 
 
-def unplanned(s: Summary) -> None:
-    """Progress lines that say what an open item of Next Steps says go: the plan the agent put to
-    the user, listed as it proposed it (OpenCode's "**Scaffold** monorepo, Prisma schema + migrate +
-    DB setup + seed, …" beside its todo list's "Prisma schema + DB setup (pavati role/db) + migrate"),
-    is Next Steps' to say. A line in a result's shape stays: it says an item is done."""
-    if s.remaining:
-        s.progress = [p for p in s.progress if is_report(p) or not any(near_duplicate(p, r) for r in s.remaining)]
-
-
 def finished(
     s: Summary, sources: str, stats: dict, details: dict, budget_tokens: int | None = None, kept=None
 ) -> tuple[str, dict]:
@@ -218,7 +207,6 @@ def finished(
     messages still show goes first), rendered, verified, repaired by code where it can be (the
     progress lines the verifier objects to drop); raises when it cannot be made good."""
     unquote_user(s)
-    unplanned(s)
     if budget_tokens:
         dropped = fit_summary(s, budget_tokens, kept=lambda: source_text(normalize(kept)) if kept else "")
         if dropped:

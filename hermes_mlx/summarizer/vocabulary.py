@@ -183,7 +183,10 @@ _READERS = (  # not a branch or remote made, moved or deleted (`git branch -D x`
 READ_ONLY = re.compile(r"^(?!.*(?:&&.*&&|;|\|\||(?<![\d&])>\s*[\w./~$]))(?:cd \S+ && )?(?!.*&&)(?:" + _READERS + r")\b")
 # a step of a chain that reads: a reader, a program asked for its help or version, a no-op
 _READ_STEP = re.compile(r"^(?:(?:" + _READERS + r")\b|\S+(?: \S+)*? --?(?:help|version|h|V)$|(?:true|:|cd \S+)$)")
-_WRITES = re.compile(r"(?<![\d&])>\s*[\w./~$]|\btee\b|\s-(?:delete|exec)\b|\bsed -i\b")
+_WRITES = re.compile(
+    r"(?<![\d&])>\s*[\w./~$]|\btee\b|\s-(?:delete|exec\w*)\b|\bsed -i\b"
+    r"|\|\s*(?:xargs|sh|bash|zsh|sudo)\b|(?<![&>])&(?![&>])"  # piped into a runner; a step sent to the background
+)
 # what a shell-only agent's command does to the file its first line names: edits it (the `patch` program, not
 # git's `--patch`), or reads it. Unlike `_WRITES` (any write at all, so no read), an append (`>> log`) names no
 # file it edits, and only the readers that print a file count (not `ls`, `find`, `git log`)
