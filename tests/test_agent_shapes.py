@@ -281,3 +281,23 @@ def test_harness_shapes_read_a_hostile_turn_in_linear_time():
         "[execute_command for '" + "'" * 20_000,
     ):
         without_context(text, "user"), without_context(text, "tool"), tool_output(text)
+
+
+def test_a_read_piped_into_a_program_that_changes_things_is_no_read():
+    from hermes_mlx.summarizer.vocabulary import read_only
+
+    assert read_only('find ~/.hermes/hermes-agent -maxdepth 1 -name "*.py" | xargs wc -l | sort -n')
+    assert read_only("find . -print0 | xargs -0 grep -l TODO")
+    assert not read_only("find . -name '*.pyc' | xargs rm -f") and not read_only("find . -print0 | xargs -0 -n 1 rm")
+    assert not read_only("cat install.sh | sh") and not read_only("ls & rm -rf build")
+
+
+def test_a_home_folder_spelled_out_is_the_tilde_of_the_working_folder():
+    # Hermes's file tools echo `/home/teknium/.hermes/hermes-agent/TODO.md` while the agent works in
+    # `~/.hermes/hermes-agent`: the error naming it had put the whole path in Files beside `TODO.md`
+    from hermes_mlx.summarizer.workfolder import relative
+
+    assert relative("/home/teknium/.hermes/hermes-agent/TODO.md", "~/.hermes/hermes-agent") == "TODO.md"
+    assert relative("/Users/ana/app/src/a.ts", "~/app") == "src/a.ts"
+    assert relative("/home/teknium/other/a.py", "~/.hermes/hermes-agent") == "/home/teknium/other/a.py"
+    assert relative("/srv/.hermes/hermes-agent/a.py", "~/.hermes/hermes-agent") == "/srv/.hermes/hermes-agent/a.py"

@@ -185,7 +185,7 @@ READ_ONLY = re.compile(r"^(?!.*(?:&&.*&&|;|\|\||(?<![\d&])>\s*[\w./~$]))(?:cd \S
 _READ_STEP = re.compile(r"^(?:(?:" + _READERS + r")\b|\S+(?: \S+)*? --?(?:help|version|h|V)$|(?:true|:|cd \S+)$)")
 _WRITES = re.compile(
     r"(?<![\d&])>\s*[\w./~$]|\btee\b|\s-(?:delete|exec\w*)\b|\bsed -i\b"
-    r"|\|\s*(?:xargs|sh|bash|zsh|sudo)\b|(?<![&>])&(?![&>])"  # piped into a runner; a step sent to the background
+    r"|\|\s*(?:sh|bash|zsh|sudo)\b|(?<![&>])&(?![&>])"  # piped into a shell; a step sent to the background
 )
 # what a shell-only agent's command does to the file its first line names: edits it (the `patch` program, not
 # git's `--patch`), or reads it. Unlike `_WRITES` (any write at all, so no read), an append (`>> log`) names no
@@ -296,10 +296,28 @@ def read_only(cmd: str) -> bool:
         cmd = "; ".join(ln for ln in lines if ln and not ln.startswith("#") and not _SHELL_SETUP.match(ln))
         if not cmd:
             return False
-    elif READ_ONLY.match(cmd):
+    elif READ_ONLY.match(cmd) and _xargs_read(cmd):
         return True
     steps = [p.strip() for p in re.split(r"&&|\|\||;", cmd)]
-    return all(step and _READ_STEP.match(step.split("|")[0].strip()) for step in steps)
+    return all(step and _READ_STEP.match(step.split("|")[0].strip()) and _xargs_read(step) for step in steps)
+
+
+_XARGS_VALUED = frozenset({"-n", "-I", "-P", "-L", "-d", "-E", "-s", "-a"})  # xargs's options that take a value
+
+
+def _xargs_read(step: str) -> bool:
+    """A step whose `| xargs` runs a reader (`find … | xargs wc -l`), or no xargs at all (`| xargs rm`
+    removes what the read found)."""
+    for stage in step.split("|")[1:]:
+        words = stage.split()
+        if not words or words[0] != "xargs":
+            continue
+        i = 1
+        while i < len(words) and words[i].startswith("-"):
+            i += 2 if words[i] in _XARGS_VALUED else 1
+        if i < len(words) and not _READ_STEP.match(" ".join(words[i:])):
+            return False
+    return True
 
 
 # a script's line that only sets the shell up: `set -euo pipefail`, a plain assignment (`BIN=/x/codex`;

@@ -152,7 +152,8 @@ def settle(known: str, found: str) -> str:
 
 
 def relative(path: str, root: str) -> str:
-    """`path` relative to `root` when it lies inside it (either separator), else as it was. A
+    """`path` relative to `root` when it lies inside it (either separator; a `~/` root spelled out
+    under a home folder too), else as it was. A
     relative path that starts with the root's last two folders or more was written from a folder
     above it (git's paths in a monorepo, `projects/app/src/a.ts` for `/u/repo/projects/app`):
     it is the same file, `src/a.ts`."""
@@ -162,6 +163,11 @@ def relative(path: str, root: str) -> str:
     prefix = root.rstrip(sep) + sep
     if path.startswith(prefix) and len(path) > len(prefix):
         return path[len(prefix) :]
+    home = HOME_DIR.match(path) if root.startswith("~/") else None
+    if home and home.group(0) != "~":  # `~/x` spelled out (Hermes's file tools: `/home/teknium/x/TODO.md`)
+        prefix = home.group(0) + prefix[1:]
+        if path.startswith(prefix) and len(path) > len(prefix):
+            return path[len(prefix) :]
     if not rooted(path):
         folders = root.rstrip(sep).split(sep)
         for k in range(len(folders) - 1, 1, -1):  # the longest tail first, down to two folders
