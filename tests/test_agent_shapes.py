@@ -301,3 +301,34 @@ def test_a_home_folder_spelled_out_is_the_tilde_of_the_working_folder():
     assert relative("/Users/ana/app/src/a.ts", "~/app") == "src/a.ts"
     assert relative("/home/teknium/other/a.py", "~/.hermes/hermes-agent") == "/home/teknium/other/a.py"
     assert relative("/srv/.hermes/hermes-agent/a.py", "~/.hermes/hermes-agent") == "/srv/.hermes/hermes-agent/a.py"
+
+
+def test_the_second_reviews_cases():
+    # Cline's plan mode resumes with another lead line; quoted shell syntax is an argument's; a
+    # Japanese question is a musing still; a tolerated error after a passing install is no failure
+    from hermes_mlx.summarizer.harness import without_resumption
+    from hermes_mlx.summarizer.vocabulary import SIGNAL, read_only
+
+    plan_mode = (
+        "[TASK RESUMPTION] This task was interrupted 3 minutes ago.\n\nNew message to respond to with "
+        "plan_mode_respond tool (be sure to provide your response in the <response> parameter):\n"
+        "<user_message>\nOnly plan the API part\n</user_message>"
+    )
+    assert without_resumption(plan_mode) == "<user_message>\nOnly plan the API part\n</user_message>"
+    assert (
+        without_resumption("Keep the [TASK RESUMPTION] tag in the docs.")
+        == "Keep the [TASK RESUMPTION] tag in the docs."
+    )
+    assert (
+        read_only("grep 'Tom & Jerry' cast.txt")
+        and read_only("grep -E 'zsh|bash' ~/.profile")
+        and read_only("grep x f |& head")
+    )
+    assert not SIGNAL.search("どうなるのでしょうか。") and SIGNAL.search("失敗したので直します。")
+    assert outcome_of("Successfully installed a-1.0\nError: tolerated notice\n", 0) == (
+        "install",
+        "Successfully installed a-1.0",
+    )
+    assert not is_error_line("Failed to connect: retrying (1/5)") and is_error_line(
+        "Failed to connect: giving up after 5 retry attempts"
+    )

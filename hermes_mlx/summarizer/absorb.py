@@ -28,7 +28,7 @@ from .extract import (
     whole_head,
     whole_path,
 )
-from .harness import HUMAN_WORDS, HUMAN_WRAPPER, confirmed
+from .harness import HUMAN_WRAPPER, confirmed, tagged_words
 from .ledger import Ledger, shown_command, user_message
 from .outcomes import (
     MADE,
@@ -149,8 +149,8 @@ def _read_result(led: Ledger, call, text: str) -> bool:
         led.add_list("asks", [user_message(x) for x in said] or ([user_message(text)] if text.strip() else []))
         return False
     if call is not None and REPORT_TOOL.search(call.name):  # the user's reply to the agent's report
-        for _, words in HUMAN_WORDS.findall(text):
-            _read_user_words(led, words.strip())
+        for words in tagged_words(text):
+            _read_user_words(led, words)
     status = exit_status(text)
     output = strip_injections(tool_output(text))
     cmd = whole_head(call.text) if call is not None and _is_command(call) else ""

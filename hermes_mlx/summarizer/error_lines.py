@@ -54,7 +54,7 @@ ERROR_LINE = re.compile(
     r"|is not recognized as (?:the name of a cmdlet|an internal or external command)"  # PowerShell's, cmd.exe's
     r"|^File \S.{0,300} not found$"  # SWE-agent's `open`: File src/x.java not found
     # a program's own, with its reason (`Failed to get status: …`), not a notice that it carries on
-    r"|^(?:Failed|Unable) to [a-z][\w\-]*(?: [^\s:]{1,40}){0,6}: (?!.{0,80}\b(?:retry|retrying|falling back|using default))\S"
+    r"|^(?:Failed|Unable) to [a-z][\w\-]*(?: [^\s:]{1,40}){0,6}: (?!.{0,80}\b(?:retrying|will retry|falling back|using defaults?)\b)\S"
     r"|^\s*(?:- )?\[[\w .-]{1,30} Error\] "  # Cline's and Roo Code's diagnostics: - [Pylint Error] Line 40: …
     r"|\*\*\* \[[^\]\n]{0,200}\] Error \d+"  # make
     r"|(?i:" + PROGRAM_FAILED.pattern + ")"  # rm: cannot remove 'x': Device or resource busy
@@ -140,7 +140,8 @@ def at_source_line(error: str) -> str:
     `(11,34)`; Gradle saying `widget_date.xml:41:1` three ways) says so once (`Ledger.resolve`)."""
     m = _LOCATION.search(error[:MAX_LINE])
     at = re.match(r"(.*?)[:(\[]+(\d+)", m.group(0)) if m and m.group(0)[:1] not in " l." else None
-    return f"{_BASENAME.split(at.group(1))[-1]}:{at.group(2)}" if at else ""
+    name = _BASENAME.split(at.group(1))[-1] if at else ""
+    return f"{name}:{at.group(2)}" if "." in name else ""  # eslint's bare `12:4` names no file
 
 
 _BASENAME = re.compile(r"[\\/]")

@@ -70,23 +70,63 @@ _HUMAN_TAGS = "task|feedback|answer|user_message|user_query|user_request"
 HUMAN_WRAPPER = re.compile(rf"</?(?:{_HUMAN_TAGS})>", re.I)
 # the user's own words inside a tool's output: Cline's and Roo Code's `attempt_completion` result
 # carries the user's reply to the report as `<feedback>…</feedback>`
-HUMAN_WORDS = re.compile(rf"<({_HUMAN_TAGS})>(.*?)</\1>", re.S | re.I)  # no `\s*` beside `.*?`: linear
+_HUMAN_OPEN = re.compile(rf"<({_HUMAN_TAGS})>", re.I)
 
 
-# what Cline and Roo Code write before the user's words when a task is resumed: "[TASK RESUMPTION] This
-# task was interrupted …", its notes, the last input before the interruption, then "New instructions for
-# task continuation:" before `<user_message>` (a resumed Roo Code task's Goal had been that line). Read a
-# line at a time: linear on any text
-RESUMPTION = re.compile(
-    r"^\[TASK RESUMPTION\][^\n]*\n(?:(?!New instructions for task continuation:)[^\n]*\n)*"
-    r"|^New instructions for task continuation:[ \t]*$",
-    re.M,
+def tagged_words(text: str) -> list[str]:
+    """The words inside each pair of HUMAN_WRAPPER tags, in order: a scan, linear however many
+    tags are left open (a lazy pattern had rescanned the text from each unclosed `<task>`)."""
+    out, unclosed, at = [], set(), 0
+    while m := _HUMAN_OPEN.search(text, at):
+        tag = m.group(1).lower()
+        end = -1 if tag in unclosed else text.lower().find(f"</{tag}>", m.end())
+        if end == -1:
+            unclosed.add(tag)
+            at = m.end()
+            continue
+        out.append(text[m.end() : end].strip())
+        at = end + len(tag) + 3
+    return out
+
+
+# what Cline writes when a task is resumed, before the user's words: its "[TASK RESUMPTION] This task
+# was interrupted …" paragraph and notes, the last input before the interruption, and the line before
+# the new words ("New instructions for task continuation:", or in plan mode "New message to respond
+# to with plan_mode_respond tool …:"); a resumed Roo Code task's Goal had been that line
+_RESUMPTION_NOTES = (
+    "[TASK RESUMPTION]",
+    "Note: If you previously attempted a tool use",
+    "IMPORTANT: If the last tool use was",
+    "Last recorded user input before interruption:",
 )
+_RESUMPTION_LEADS = ("New instructions for task continuation:", "New message to respond to with plan_mode_respond tool")
+
+
+def without_resumption(text: str) -> str:
+    """`text` less Cline's resumption notes (paragraphs that start as they do, and the previous
+    message they quote) and the line it puts before the user's new words; as is when it has none."""
+    if "[TASK RESUMPTION]" not in text:
+        return text
+    start = text.find("<previous_message>")
+    end = text.find("</previous_message>", start) if start != -1 else -1
+    if end != -1:
+        text = text[:start] + text[end + len("</previous_message>") :]
+    kept = []
+    for para in re.split(r"\n[ \t]*\n", text):
+        lead = para.lstrip()
+        if lead.startswith(_RESUMPTION_NOTES):
+            continue
+        if lead.startswith(_RESUMPTION_LEADS):
+            para = lead.split("\n", 1)[1] if "\n" in lead else ""
+        kept.append(para)
+    return "\n\n".join(p for p in kept if p.strip())
 
 
 # the label Cline and Roo Code put before a tool's result in the turn that carries it back:
 # `[execute_command for 'npm test'] Result:`, `[update_todo_list] Result:`, `[new_task completed] Result:`
-TOOL_RESULT_LABEL = re.compile(r"\A\s*\[[a-z][a-z0-9_]*(?: completed)?(?: for '(?s:.{0,2000}?)')?\] Result:[ \t]*\n?")
+TOOL_RESULT_LABEL = re.compile(
+    r"\A\s*\[[a-z]+(?:_[a-z0-9]+)+(?: completed)?(?: for '(?s:.{0,2000}?)')?\] Result:[ \t]*\n?"
+)
 # `cd DIR && …` / `cd "DIR"; …`: the folder a shell command runs in
 CD_PREFIX = re.compile(r"^\s*cd\s+([\"']?)((?:/|~/|[A-Za-z]:[\\/])[^\"';&|\n]*?)\1\s*(?:&&|;)")
 # a user's home folder, in the spellings agents' paths use (`/c:/Users/x` is VS Code's)

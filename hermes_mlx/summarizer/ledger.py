@@ -55,12 +55,14 @@ def shown_command(cmd: str) -> str:
 
 
 # a run's time (`Duration: 81 ms`, `BUILD FAILED in 2s`, `(0.52s)`): a result differs by it every run
-_DURATION = re.compile(r"\b\d+(?:[.,]\d+)?(?:\s?(?:ms|secs?|seconds?|mins?|minutes?)|s)\b")
+_DURATION = re.compile(
+    r"\b\d+(?:[.,]\d+)?(?:\s?(?:ms|secs?|seconds?|mins?|minutes?)|s)\b|\b\d+[hm](?= ?\d+(?:\.\d+)?[ms]\b)"
+)
 
 
 def timeless(result: str) -> str:
-    """A result less its durations: `BUILD FAILED in 2s` then `BUILD FAILED in 10s` is one result
-    again, not a history (`dotnet test`'s `Passed: 87 … Duration: 81 ms` run three times over)."""
+    """A result less its durations (seconds, `81 ms`, `1m 30s`, minutes spelled out): `BUILD FAILED in
+    2s` then `in 10s` is one result again, not a history (`dotnet test`'s `Duration: 81 ms`, three runs)."""
     return _DURATION.sub("#", result)
 
 

@@ -212,6 +212,7 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
         return "failure", _fold(stopped or lines[0])  # the harness's last word: the run did not reach its end
     reports = [(family, p) for family, p in _RESULT_LINES if family != "failure"]
     failed = _RESULT_LINES[-1][1]
+    last_failed = next((k for k in range(len(lines) - 1, -1, -1) if failed.match(lines[k])), -1)
     blocks = _count_blocks(lines)
     errors_at = None  # where a checker first counted errors: read only when a count of warnings is met
     for at in range(len(lines) - 1, -1, -1):
@@ -238,7 +239,7 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                     shipped = [ln for ln in lines[max(0, at - SHIPPED_WITHIN) : at] if _SHIPPED_LINE.match(ln)]
                     if shipped:  # the verdict first: read back, the line is still a passing build's
                         return family, clip(f"{_fold(line)}; {_fold(shipped[-1])}", 2 * MAX_OUTCOME)
-                if family == "install" and any(failed.match(ln) for ln in lines[at + 1 :]):
+                if family == "install" and status != 0 and last_failed > at:
                     break  # `pip install -e . && python t.py`: what failed after the install says how it went
                 if family == "commit":  # `Removed: <hash> <subject>` then `Now at: <hash> ...`: both tell
                     both = [ln for ln in lines if p.match(ln)][:2]

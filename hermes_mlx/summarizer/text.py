@@ -13,7 +13,14 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from .harness import CONTEXT_BLOCK, HUMAN_WRAPPER, RESUMPTION, SLASH_INVOKED, TOOL_RESULT_LABEL, without_examples
+from .harness import (
+    CONTEXT_BLOCK,
+    HUMAN_WRAPPER,
+    SLASH_INVOKED,
+    TOOL_RESULT_LABEL,
+    without_examples,
+    without_resumption,
+)
 from .redact import redact
 from .text_actions import text_actions
 from .tool_results import json_result, output_parts
@@ -271,7 +278,8 @@ def without_context(text: str, role: str) -> tuple[str, str]:
     Cline's `<environment_details>` with its workspace listing, Claude Code's
     `<system-reminder>`), a tool output's less the label Cline puts before it (TOOL_RESULT_LABEL),
     and a user turn's less the tags put around the user's own words (HUMAN_WRAPPER: Cline's `<task>`,
-    `<user_message>`) and what Cline writes before a resumed task's (RESUMPTION); then the blocks, of which only a stated folder is read.
+    `<user_message>`) and Cline's notes on a resumed task (`without_resumption`); then the blocks,
+    of which only a stated folder is read.
     A workspace listing had filled Files with 30 paths no tool touched, and the Goal with it. A
     worked example a harness shows in a user turn (`without_examples`) is another session's: it goes."""
     if role == "user" and "---" in text:
@@ -284,7 +292,7 @@ def without_context(text: str, role: str) -> tuple[str, str]:
     if blocks:
         text = CONTEXT_BLOCK.sub("", text).strip()
     if role == "user" and HUMAN_WRAPPER.search(text):
-        text = HUMAN_WRAPPER.sub("", RESUMPTION.sub("", text)).strip()
+        text = HUMAN_WRAPPER.sub("", without_resumption(text)).strip()
     return text, "\n".join(blocks)
 
 

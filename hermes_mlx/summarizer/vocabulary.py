@@ -3,8 +3,8 @@
 A rule that needs to know what an announcement, a cause, a decision, a shell tool, a
 read-only command or an exit status looks like reads it here, so two rules cannot disagree
 about it. Cues are given in the languages users write where a rule can use them (English,
-and the common Chinese, Japanese, Korean and Russian forms); rules that hold in any language (numbers,
-hashes, paths, code spans) need no cue at all.
+and the common Chinese, Japanese and Russian forms; Korean's of cause, result and choice); rules
+that hold in any language (numbers, hashes, paths, code spans) need no cue at all.
 """
 
 from __future__ import annotations
@@ -99,8 +99,8 @@ SIGNAL = re.compile(
     r"messed up|lost|issues?|problems?|complain(?:s|ing)?|oops|broken|error|unexpected|instead of|"
     r"all \d+|\d+ (?:tests?|failures?|errors?|passed))\b"
     r"|因为|所以|原因|根因|导致|失败|成功|错误|修复|已|不支持|无法|问题|(?:测试|全部|都|已)通过|跑通|正常|报错|拒绝|下降|阻塞"
-    r"|ため|ので|できな(?:い|かった)|失敗|成功|エラー|修正|原因|通過|完了"
-    r"|때문|그래서|따라서|실패|성공|오류|에러|원인|문제|않습니다|없습니다|못했|불가"
+    r"|ため|(?<!も)ので(?!す|しょう|は)|できな(?:い|かった)|失敗|成功|エラー|修正|原因|通過|完了"
+    r"|때문|그래서|실패|성공|오류|에러|(?<![가-힣])원인|문제|않습니다|없습니다|못했|불가(?!피)"
     r"|потому|поэтому|ошибк|исправ|не работает|работает|нет\b",
     re.I,
 )
@@ -109,7 +109,7 @@ DECISION_CUE = re.compile(
     r"\b(?:so|instead|rather than|recommend(?:ed|ation)?|decid(?:e|ed)|chose|choose|prefer(?:red)?|"
     r"i['’]?d (?:keep|go|use|suggest)|the (?:cleanest|simplest|best|safest) (?:option|approach|fix|way)|"
     r"went with|switch(?:ed)? to|opted|trade-?off)\b"
-    r"|推荐|建议|决定|改为|选择|所以|因此|おすすめ|推奨|決定|代わりに|추천|권장|결정|대신|поэтому|вместо|рекоменд|решил",
+    r"|推荐|建议|决定|改为|选择|所以|因此|おすすめ|推奨|決定|代わりに|추천|권장|결정(?!론)|대신|поэтому|вместо|рекоменд|решил",
     re.I,
 )
 # a choice the agent says it made, in an announcement's words too: "I have enough to recommend `launchctl`",
@@ -185,8 +185,9 @@ READ_ONLY = re.compile(r"^(?!.*(?:&&.*&&|;|\|\||(?<![\d&])>\s*[\w./~$]))(?:cd \S
 _READ_STEP = re.compile(r"^(?:(?:" + _READERS + r")\b|\S+(?: \S+)*? --?(?:help|version|h|V)$|(?:true|:|cd \S+)$)")
 _WRITES = re.compile(
     r"(?<![\d&])>\s*[\w./~$]|\btee\b|\s-(?:delete|exec\w*)\b|\bsed -i\b"
-    r"|\|\s*(?:sh|bash|zsh|sudo)\b|(?<![&>])&(?![&>])"  # piped into a shell; a step sent to the background
+    r"|\|\s*(?:sh|bash|zsh|sudo)\b|(?<![&>|])&(?![&>])"  # piped into a shell; a step sent to the background
 )
+_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")  # a quoted argument: what it holds is no shell syntax
 # what a shell-only agent's command does to the file its first line names: edits it (the `patch` program, not
 # git's `--patch`), or reads it. Unlike `_WRITES` (any write at all, so no read), an append (`>> log`) names no
 # file it edits, and only the readers that print a file count (not `ls`, `find`, `git log`)
@@ -286,12 +287,12 @@ def read_only(cmd: str) -> bool:
     only set the shell up are left aside (`set -e`, `BIN=/x/codex`, then `file "$BIN"` and `strings
     "$BIN" | grep …`: a binary's strings had been read as errors). A here-document's is not."""
     cmd = _PLACEHOLDER.sub("_", (cmd or "").strip())
-    if not cmd or _WRITES.search(cmd):
+    if "\n" in cmd and HEREDOC_START.search(cmd):
+        return False
+    if not cmd or _WRITES.search(_QUOTED.sub("''", cmd)):  # `grep '&amp;' x`: a quote's `&` is no syntax
         return False
     cmd = re.sub(r"\\\n\s*", " ", cmd)  # a line continued is one line
     if "\n" in cmd:  # a script: each line a step, less the lines that only set the shell up
-        if HEREDOC_START.search(cmd):
-            return False
         lines = [ln.strip() for ln in cmd.splitlines()]
         cmd = "; ".join(ln for ln in lines if ln and not ln.startswith("#") and not _SHELL_SETUP.match(ln))
         if not cmd:
