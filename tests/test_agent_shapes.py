@@ -281,6 +281,9 @@ def test_harness_shapes_read_a_hostile_turn_in_linear_time():
         "[execute_command for '" + "'" * 20_000,
     ):
         without_context(text, "user"), without_context(text, "tool"), tool_output(text)
+    from hermes_mlx.summarizer.harness import tagged_words
+
+    assert len(tagged_words("<feedback>ok</feedback>" * 20_000 + "<task>" * 20_000)) == 20_000
 
 
 def test_a_read_piped_into_a_program_that_changes_things_is_no_read():

@@ -76,10 +76,10 @@ _HUMAN_OPEN = re.compile(rf"<({_HUMAN_TAGS})>", re.I)
 def tagged_words(text: str) -> list[str]:
     """The words inside each pair of HUMAN_WRAPPER tags, in order: a scan, linear however many
     tags are left open (a lazy pattern had rescanned the text from each unclosed `<task>`)."""
-    out, unclosed, at = [], set(), 0
+    out, unclosed, at, lowered = [], set(), 0, text.lower()
     while m := _HUMAN_OPEN.search(text, at):
         tag = m.group(1).lower()
-        end = -1 if tag in unclosed else text.lower().find(f"</{tag}>", m.end())
+        end = -1 if tag in unclosed else lowered.find(f"</{tag}>", m.end())
         if end == -1:
             unclosed.add(tag)
             at = m.end()
