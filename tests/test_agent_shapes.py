@@ -335,3 +335,20 @@ def test_the_second_reviews_cases():
     assert not is_error_line("Failed to connect: retrying (1/5)") and is_error_line(
         "Failed to connect: giving up after 5 retry attempts"
     )
+
+
+def test_a_resumed_task_with_no_new_words_is_no_goal():
+    # Cline resumes a task with its notes alone when the user typed nothing new: the notes had been the Goal
+    resumed = (
+        "[TASK RESUMPTION] This task was interrupted 1 day ago. It may or may not be complete, so please "
+        "reassess the task context.\n\nNote: If you previously attempted a tool use that the user did not "
+        "provide a result for, you should assume the tool use was not successful."
+    )
+    messages = [
+        {"role": "user", "content": "<task>\nAdd a streak counter to the habit API\n</task>"},
+        {"role": "assistant", "content": "Added `streak` to `HabitStats`: 4 tests pass."},
+        {"role": "user", "content": resumed},
+        {"role": "assistant", "content": "The counter is in place; the API tests pass."},
+    ]
+    s = _pass(messages)
+    assert s.goal == "Add a streak counter to the habit API" and "TASK RESUMPTION" not in repr(s)

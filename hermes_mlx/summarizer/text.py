@@ -286,13 +286,15 @@ def without_context(text: str, role: str) -> tuple[str, str]:
         text = without_examples(text).strip()
     if role == "tool" and "] Result:" in text[:2100]:
         text = TOOL_RESULT_LABEL.sub("", text, count=1)
+    if role == "user":
+        text = without_resumption(text)
     if "<" not in text:
         return text, ""
     blocks = [m.group(0) for m in CONTEXT_BLOCK.finditer(text)]
     if blocks:
         text = CONTEXT_BLOCK.sub("", text).strip()
     if role == "user" and HUMAN_WRAPPER.search(text):
-        text = HUMAN_WRAPPER.sub("", without_resumption(text)).strip()
+        text = HUMAN_WRAPPER.sub("", text).strip()
     return text, "\n".join(blocks)
 
 
