@@ -34,6 +34,18 @@ def _run(cid: str, name: str, output: str, **args) -> list[dict]:
     ]
 
 
+def _with_a_note(request: str, note: str):
+    """A whole pass over a request, a reply, a harness's note in a user turn, and a reply."""
+    return _pass(
+        [
+            {"role": "user", "content": request},
+            {"role": "assistant", "content": "Done: `streak` is in `HabitStats`, 29 tests pass."},
+            {"role": "user", "content": note},
+            {"role": "assistant", "content": "The note is the harness's; the work stands."},
+        ]
+    )
+
+
 def _ledger(messages: list[dict]) -> Ledger:
     led = Ledger()
     absorb(led, normalize(messages))
@@ -189,13 +201,7 @@ def test_claude_codes_stop_hook_feedback_is_no_request_of_the_users():
     )
     assert machine_written(hook) and machine_written("SubagentStop hook feedback:\ngo on")
     assert not machine_written("The stop hook feedback was confusing, can you explain it?")
-    messages = [
-        {"role": "user", "content": "Port the library to Rust and delete the Python files."},
-        {"role": "assistant", "content": "All 29 tests pass with 100% line coverage."},
-        {"role": "user", "content": hook},
-        {"role": "assistant", "content": "The hook wants the new files committed."},
-    ]
-    s = _pass(messages)
+    s = _with_a_note("Port the library to Rust and delete the Python files.", hook)
     assert s.goal == "Port the library to Rust and delete the Python files."
     assert not any("hook" in a.lower() for a in s.ledger.asks + s.ledger.constraints)
 
@@ -344,11 +350,5 @@ def test_a_resumed_task_with_no_new_words_is_no_goal():
         "reassess the task context.\n\nNote: If you previously attempted a tool use that the user did not "
         "provide a result for, you should assume the tool use was not successful."
     )
-    messages = [
-        {"role": "user", "content": "<task>\nAdd a streak counter to the habit API\n</task>"},
-        {"role": "assistant", "content": "Added `streak` to `HabitStats`: 4 tests pass."},
-        {"role": "user", "content": resumed},
-        {"role": "assistant", "content": "The counter is in place; the API tests pass."},
-    ]
-    s = _pass(messages)
+    s = _with_a_note("<task>\nAdd a streak counter to the habit API\n</task>", resumed)
     assert s.goal == "Add a streak counter to the habit API" and "TASK RESUMPTION" not in repr(s)
