@@ -1,9 +1,10 @@
 """Shapes of agents and tools that held-out sessions of a sixth round showed (Roo Code, Cursor on a
-Python CLI, Claude Code with a Stop hook, OpenHands, Aider on Windows) and a second source confirms
-(named per test): errors a compiler reports several times over, results a run repeats at another
-time, what an install installed, a program's own "Failed to …:" line, Cline's and Roo Code's
-envelopes, a hook's feedback. Checks go through the ledger a pass fills
-and through whole passes of the summarizer, as a user's runs do.
+Python CLI, Claude Code with a Stop hook, Hermes Agent in Korean, VS Code Copilot in Japanese) and a
+second source confirms (named per test): errors a compiler reports several times over, results a
+run repeats at another time, what an install installed, a program's own "Failed to …:" line,
+Cline's and Roo Code's envelopes and resumption notes, a hook's feedback, a script of reads,
+Japanese and Korean cues, a home folder spelled out; then the cases two reviews found. Checks go
+through the ledger a pass fills and through whole passes of the summarizer, as a user's runs do.
 """
 
 import pytest
