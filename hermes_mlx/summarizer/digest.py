@@ -39,9 +39,9 @@ _HUMAN_PART = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 
 def machine_written(text: str) -> bool:
     """A user turn no human typed: a harness's envelope, a notification, an interruption note,
-    a hook's feedback, a compaction summary handed back, a harness's notice that it could not parse a reply, a terminal
-    harness's question the user answered (aider's "Add file to the chat? … [Yes]: all"). Its lines
-    are no directives and it is no goal.
+    a hook's feedback, a compaction summary handed back, a harness's notice that it could not parse
+    a reply, a terminal harness's question the user answered (aider's "Add file to the chat? …
+    [Yes]: all"). Its lines are no directives and it is no goal.
     (An SWE-bench task statement in `<pr_description>` is the goal, read by `task_text`.)"""
     text = (text or "").lstrip()
     return bool(_MACHINE_USER.match(text) or _answers_only(text)) and not text.startswith("<pr_description>")

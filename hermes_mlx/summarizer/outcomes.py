@@ -211,8 +211,7 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     if stopped or len(lines) == 1 and _STOPPED_ALONE.match(lines[0]):
         return "failure", _fold(stopped or lines[0])  # the harness's last word: the run did not reach its end
     reports = [(family, p) for family, p in _RESULT_LINES if family != "failure"]
-    failed = _RESULT_LINES[-1][1]
-    last_failed = next((k for k in range(len(lines) - 1, -1, -1) if failed.match(lines[k])), -1)
+    last_failed = None  # where the last line naming a failure is: looked for once, when needed
     blocks = _count_blocks(lines)
     errors_at = None  # where a checker first counted errors: read only when a count of warnings is met
     for at in range(len(lines) - 1, -1, -1):
@@ -239,15 +238,17 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                     shipped = [ln for ln in lines[max(0, at - SHIPPED_WITHIN) : at] if _SHIPPED_LINE.match(ln)]
                     if shipped:  # the verdict first: read back, the line is still a passing build's
                         return family, clip(f"{_fold(line)}; {_fold(shipped[-1])}", 2 * MAX_OUTCOME)
-                if family == "install" and status != 0 and last_failed > at:
-                    break  # `pip install -e . && python t.py`: what failed after the install says how it went
+                if family == "install" and status != 0:
+                    last_failed = _last_failure(lines) if last_failed is None else last_failed
+                    if last_failed > at:
+                        break  # `pip install -e . && python t.py`: what failed after the install says how it went
                 if family == "commit":  # `Removed: <hash> <subject>` then `Now at: <hash> ...`: both tell
                     both = [ln for ln in lines if p.match(ln)][:2]
                     return family, clip("; ".join(" ".join(ln.split()) for ln in both), 2 * MAX_OUTCOME)
                 return family, _fold(line)
-    for line in reversed(lines):  # also for exit 0: `cmd | head` reports head's status
-        if failed.match(line):
-            return "failure", _fold(line)
+    last_failed = _last_failure(lines) if last_failed is None else last_failed
+    if last_failed >= 0:  # also for exit 0: `cmd | head` reports head's status
+        return "failure", _fold(lines[last_failed])
     if status not in (0, None):  # npm's `> pkg@1.0.0 script` echo of what it runs says nothing yet
         said = [ln for ln in lines if not _EXIT_LINE.match(ln) and not ln.startswith("> ")]
         if said:
@@ -263,6 +264,12 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     if 0 < len(said) <= READOUT_LINES and status == 0 and _READOUT.match(said[0]):
         return "output", _fold(said[0])  # a status report leads with its readout; notes follow
     return "", ""
+
+
+def _last_failure(lines: list[str]) -> int:
+    """The index of the last line naming a failure (the "failure" family), -1 when none does."""
+    failed = _RESULT_LINES[-1][1]
+    return next((k for k in range(len(lines) - 1, -1, -1) if failed.match(lines[k])), -1)
 
 
 # a test run's counts, one a line, as node's test runner, TAP and many a script print them (`ℹ tests 9`,
