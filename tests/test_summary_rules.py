@@ -922,6 +922,32 @@ def test_candidates_carry_the_turn_report_and_outcome_features():
     assert feats["The fixture leaked state between tests, so I reset it in `setUp`."]["decision"] == 1.0
 
 
+def test_a_change_the_agent_says_it_made_is_a_feature_of_its_finding():
+    # Cursor's bold report item, Gemini CLI's titled bullet, Claude Code's "I've …", Codex's
+    # "so I …", a Chinese and a Japanese report: each says what the agent changed
+    made = [
+        "**Deleted** `src/Domain/CaseManagement/OfficerLockState.cs` (it was unused).",
+        "**Layout Dimensions:** Reduced `minWidth` and `minHeight` to **40dp** in `date_widget_info.xml`.",
+        "Good catch! I've fixed the year in `architecture.md`, the context file had it right.",
+        "Your repo had no `.sln`, so I generated `Shop.sln` and added all projects.",
+        "我已经修改了 `config.py` 里的超时设置，现在是 30 秒。",
+        "`settings.py` の既定値を変更しました。",
+    ]
+    # what the agent will change, or what another change did, is no report of its own work
+    not_made = [
+        "The file was added to git by the pre-commit hook in `hooks/`.",
+        "The linter removed 3 unused imports from `app.py` on its own.",
+        "I'm sure the cache was updated before the 2 failures in `test_api.py`.",
+    ]
+    turns = normalize(
+        [{"role": "user", "content": "clean it up"}]
+        + [{"role": "assistant", "content": text} for text in made + not_made]
+    )
+    feats = {text: f for text, _, f in candidates(turns)}
+    assert [feats[t]["made"] for t in made] == [1.0] * len(made)
+    assert [feats[t]["made"] for t in not_made] == [0.0] * len(not_made)
+
+
 def test_what_the_agent_tells_the_user_through_a_tool_is_its_report():
     from hermes_mlx.summarizer.summarizer import MLXSummarizer
 

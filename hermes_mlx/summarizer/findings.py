@@ -26,6 +26,7 @@ from .vocabulary import (
     ANNOUNCE,
     ASIDE,
     CHANGE_INTENT,
+    CHANGE_MADE,
     CHOICE_MADE,
     DECISION_CUE,
     IMPERATIVE,
@@ -55,6 +56,7 @@ FEATURE_WEIGHTS = {
     "bold": 0.16,
     "outcome": 1.82,  # in the shape of a result: a count with pass/fail words, a commit, a verdict
     "noted": 0.91,  # saved to memory by the agent (memory_notes); fitted on 9 such candidates, one session
+    "made": 1.24,  # a change the agent says it made ("**Deleted** `x.cs`", "I've added …": CHANGE_MADE)
 }
 
 
@@ -209,6 +211,7 @@ def features(
         "bold": float("**" in text),
         "outcome": float(is_report(text)),
         "noted": float(noted),
+        "made": float(bool(CHANGE_MADE.search(text))),
     }
 
 

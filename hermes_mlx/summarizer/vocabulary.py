@@ -82,6 +82,36 @@ CHANGE_INTENT = re.compile(
     re.I,
 )
 # what must happen, said as a need ("We need to handle empty tables", "it has to run first")
+
+
+def _past(verb: str) -> str:
+    """fix -> fixed, drop -> dropped, make -> made, simplify -> simplified."""
+    irregular = {"make": "made", "rewrite": "rewrote|rewritten", "split": "split"}
+    if verb in irregular:
+        return irregular[verb]
+    if verb.endswith("e"):
+        return verb + "d"
+    if verb.endswith("y") and verb[-2] not in "aeiou":
+        return verb[:-1] + "ied"
+    if len(verb) <= 5 and re.fullmatch(r"[a-z]*[^aeiou][aeiou][bdgmnprt]", verb):
+        return verb + verb[-1] + "ed"
+    return verb + "ed"
+
+
+_RESIZE_VERBS = "reduce increase adjust bump lower raise shorten tighten loosen clean".split()  # changes of a value
+
+# a change the agent says it made, as a sentence opens ("**Deleted** `OfficerLockState.cs` (it was
+# unused …)", "I've added the missing closing tag", "Refactored the state management into …", "so I
+# generated `X.sln` and added all projects"): a report of work done, which held a fact four times as
+# often as other findings (17 of 81 on both corpora, in six agents' sessions: 198 of 3,328 others)
+CHANGE_MADE = re.compile(
+    r"(?:^|(?<=[.!?:]\s)|(?<=:\*\*\s)|\b(?:so|and|then)\s+(?=(?:i|we)\b))(?:[-*•]\s+|\d+[.)]\s+)?(?:\*\*)?"
+    r"(?:(?:i|we)(?:['’]ve| have)?\s+(?:also\s+|now\s+|just\s+)?)?(?:also\s+)?"
+    r"(?:" + "|".join(map(_past, [*CHANGE_VERBS, *_RESIZE_VERBS])) + r"|wrote|written)\b"
+    r"|(?:已经?|我)(?:修改|删除|移除|添加|替换|重写|切换|创建|修复|更新|新增)了?|を(?:追加|削除|修正|変更|作成|更新)しました"
+    r"|(?:수정|추가|삭제|변경|생성)했습니다|(?:^|(?<=[.!?]\s))(?:Добавил|Удалил|Исправил|Создал|Обновил|Заменил)а?\b",
+    re.I,
+)
 NEED = re.compile(r"\b(?:needs? to|have to|has to|requires?|нужно|надо)\b|需要|必须|必要", re.I)
 # "Now update `x`": an order the agent gives itself
 IMPERATIVE = re.compile(
