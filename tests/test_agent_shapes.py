@@ -214,7 +214,7 @@ def test_a_script_is_a_read_only_when_every_line_reads_once_its_set_up_lines_are
     # Hermes Agent's scripts open with `set -e` and an assignment, then read a binary's strings
     # (held out: the strings `Login server error: …` and `OAuth callback error: …` had been Errors);
     # a script that runs something after a read had been a read too, its result line dropped
-    from hermes_mlx.summarizer.vocabulary import read_only
+    from hermes_mlx.summarizer.shell_words import read_only
 
     strings = 'set -e\nBIN=/opt/codex/bin/codex\nfile "$BIN"\nstrings "$BIN" | grep -Ei \'oauth|login\' | head -n 200'
     assert read_only(strings) and read_only("ls src\ncat README.md") and read_only("git log \\\n  --oneline -5")
@@ -294,7 +294,7 @@ def test_harness_shapes_read_a_hostile_turn_in_linear_time():
 
 
 def test_a_read_piped_into_a_program_that_changes_things_is_no_read():
-    from hermes_mlx.summarizer.vocabulary import read_only
+    from hermes_mlx.summarizer.shell_words import read_only
 
     assert read_only('find ~/.hermes/hermes-agent -maxdepth 1 -name "*.py" | xargs wc -l | sort -n')
     assert read_only("find . -print0 | xargs -0 grep -l TODO")
@@ -317,7 +317,8 @@ def test_the_second_reviews_cases():
     # Cline's plan mode resumes with another lead line; quoted shell syntax is an argument's; a
     # Japanese question is a musing still; a tolerated error after a passing install is no failure
     from hermes_mlx.summarizer.harness import without_resumption
-    from hermes_mlx.summarizer.vocabulary import SIGNAL, read_only
+    from hermes_mlx.summarizer.shell_words import read_only
+    from hermes_mlx.summarizer.vocabulary import SIGNAL
 
     plan_mode = (
         "[TASK RESUMPTION] This task was interrupted 3 minutes ago.\n\nNew message to respond to with "

@@ -9,9 +9,9 @@ import json
 
 from hermes_mlx.summarizer.budget import hermes_tokens
 from hermes_mlx.summarizer.extract import find_paths, whole_path
+from hermes_mlx.summarizer.shell_words import patch_file_actions
 from hermes_mlx.summarizer.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.summary import parse
-from hermes_mlx.summarizer.vocabulary import patch_file_actions
 
 
 def _files(messages: list[dict]) -> dict[str, str]:

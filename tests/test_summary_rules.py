@@ -1330,7 +1330,7 @@ def test_a_fix_keeps_the_error_lines_that_say_what_went_wrong_not_the_build_verd
 
 
 def test_a_chain_of_reads_is_a_read_and_a_chain_that_writes_is_not():
-    from hermes_mlx.summarizer.vocabulary import read_only
+    from hermes_mlx.summarizer.shell_words import read_only
 
     # shapes from Cursor, Codex, Gemini CLI and mini-swe-agent sessions
     for cmd in (
@@ -1411,13 +1411,13 @@ def test_a_micro_pass_ranked_by_code_calls_no_model_and_keeps_the_best_finding()
 
 def test_comparing_and_probing_are_reads_and_printed_objects_are_no_errors_or_timeouts():
     from hermes_mlx.summarizer.error_lines import is_error_line
-    from hermes_mlx.summarizer.vocabulary import read_only
+    from hermes_mlx.summarizer.shell_words import read_only
 
     # Codex's `diff -qr A B; true` and `lsof ... || true`: reads with nothing to tell
     assert read_only('diff -qr "Single Agent Pattern" "single-agent-pattern"; true')
     assert read_only("lsof -nP -iTCP:3031 -sTCP:LISTEN || true") and not read_only("diff a b > out.patch")
     # an anonymised export's `<USER>` is no redirect, and git's `--patch` flag is no `patch` program
-    from hermes_mlx.summarizer.vocabulary import shell_file_action
+    from hermes_mlx.summarizer.shell_words import shell_file_action
 
     assert read_only("sed -n 1,80p /home/<USER>/.claude/skills/x/SKILL.md")
     for write in ("cat <<EOF>out.txt", "cat <input>output.txt", "sort <data>out"):  # real redirects stay

@@ -19,10 +19,11 @@ from hermes_mlx.summarizer.findings import CONTINUATION, near_duplicate
 from hermes_mlx.summarizer.ledger import OUTCOME_SEP
 from hermes_mlx.summarizer.narrative import RAN_LINE
 from hermes_mlx.summarizer.outcomes import outcome_of
+from hermes_mlx.summarizer.shell_words import read_only
 from hermes_mlx.summarizer.summary import parse, said_in_goal
 from hermes_mlx.summarizer.text import Turn, command_of, normalize
 from hermes_mlx.summarizer.tool_results import tool_output
-from hermes_mlx.summarizer.vocabulary import READ_ANSWER_CHARS, RUN_LOG, SLASH_COMMAND, read_only, reads_contents
+from hermes_mlx.summarizer.vocabulary import READ_ANSWER_CHARS, RUN_LOG, SLASH_COMMAND, reads_contents
 
 HYGIENE = (
     "read_results",

@@ -34,8 +34,8 @@ from hermes_mlx.summarizer.api import Message
 from hermes_mlx.summarizer.budget import hermes_summary_budget, hermes_tokens
 from hermes_mlx.summarizer.extract import error_report
 from hermes_mlx.summarizer.outcomes import is_run_verdict, outcome_line, says_passed
+from hermes_mlx.summarizer.shell_words import EDIT_NOT_APPLIED
 from hermes_mlx.summarizer.tool_results import exit_status, failed_field, tool_output
-from hermes_mlx.summarizer.vocabulary import EDIT_NOT_APPLIED
 
 logger = logging.getLogger(telemetry.LOGGER_NAME)
 

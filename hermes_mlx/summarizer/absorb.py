@@ -43,27 +43,29 @@ from .outcomes import (
 )
 from .questions import asked_and_chosen
 from .redact import redact
+from .shell_words import (
+    EDIT_NOT_APPLIED,
+    EDITOR_COMMAND,
+    OPEN_FILE_EDIT,
+    OPEN_FILE_SHOWN,
+    patch_file_actions,
+    read_only,
+    shell_file_action,
+)
 from .text import Turn, clip, command_of
 from .tidy import path_shaped
 from .tool_results import error_text, exit_status, failed_field, help_link, tool_output
 from .vocabulary import (
     ASKS_USER_TOOL,
     DELEGATE_TOOL,
-    EDIT_NOT_APPLIED,
-    EDITOR_COMMAND,
     FILE_KEYS,
     FOUND_URLS_TOOL,
     NUMBERED_LINE,
-    OPEN_FILE_EDIT,
-    OPEN_FILE_SHOWN,
     READ_ANSWER_CHARS,
     REPORT_TOOL,
     RUN_LOG,
     SLASH_COMMAND,
-    patch_file_actions,
-    read_only,
     reads_contents,
-    shell_file_action,
     tool_action,
 )
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 
+from .shell_words import blind_step, without_heredocs
 from .text import clip
-from .vocabulary import PROGRAM_FAILED, blind_step, without_heredocs
+from .vocabulary import PROGRAM_FAILED
 
 MADE = ("commit", "created")  # the families that say something was made, whichever tool reports them
 MAX_OUTCOME = 160  # a result line longer than this is clipped (still verbatim up to the cut)

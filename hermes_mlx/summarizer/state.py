@@ -14,9 +14,9 @@ from .findings import Finding, findings, in_session_order, is_announcement, near
 from .ledger import MORE_ERRORS
 from .narrative import add_progress
 from .outcomes import says_passed
+from .shell_words import read_only
 from .summary import Summary, code
 from .text import Turn, clip
-from .vocabulary import read_only
 from .workfolder import settle, working_folder
 
 

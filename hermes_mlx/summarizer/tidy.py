@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from .vocabulary import EDITOR_COMMAND, HEREDOC_START, SCRIPT_COMMENT, SPECIAL_FILES, read_only, without_heredocs
+from .shell_words import EDITOR_COMMAND, HEREDOC_START, read_only, without_heredocs
+from .vocabulary import SCRIPT_COMMENT, SPECIAL_FILES
 from .workfolder import relative
 
 COMMENT_CHARS = 120  # a script's comment shown beside its first line, at most
