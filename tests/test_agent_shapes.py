@@ -130,6 +130,28 @@ def test_an_install_says_what_it_installed_by_name():
     assert led.commands[0].outcome == "Warning: openvpn 2.6.13 is already installed and up-to-date."
 
 
+def test_a_checkers_count_of_what_it_found_is_its_result():
+    # sqlfluff's `fix` (mini-swe-agent, corpus and held out: its exit-0 run had shown no result), RuboCop's
+    # and pylint's documented summaries: the count or the score, not the header or the module line above
+    sqlfluff = (
+        "==== finding fixable violations ====\n== [t.sql] FAIL\nL:   2 | P:   8 | L060 | Use 'COALESCE' instead of "
+        "'IFNULL'.\n==== fixing violations ====\n10 fixable linting violations found\nFORCE MODE: Attempting fixes...\n"
+        "Persisting Changes...\n== [t.sql] PASS\nDone. Please check your files to confirm.\n"
+    )
+    assert outcome_of(sqlfluff, 0) == ("build", "10 fixable linting violations found")
+    rubocop = "Inspecting 12 files\n....C.......\n\n12 files inspected, 1 offense detected, 1 offense autocorrectable\n"
+    assert outcome_of(rubocop, 1)[1] == "12 files inspected, 1 offense detected, 1 offense autocorrectable"
+    assert outcome_of("Inspecting 3 files\n...\n\n3 files inspected, no offenses detected\n", 0)[0] == "build"
+    pylint = (
+        "************* Module app\napp.py:1:0: C0114: Missing module docstring\n\nYour code has been rated at 5.00/10\n"
+    )
+    assert outcome_of(pylint, 16) == ("build", "Your code has been rated at 5.00/10")
+    # prose that counts what a review found is no checker's line
+    assert outcome_of("The review found 3 issues in `auth.ts`.\nFix them first.\n", 0)[0] != "build"
+    led = _ledger(_run("c1", "bash", sqlfluff, command="sqlfluff fix t.sql --force"))
+    assert led.commands[0].outcome == "10 fixable linting violations found"
+
+
 # ------------------------------------------------------------------ a program's own failure line
 
 

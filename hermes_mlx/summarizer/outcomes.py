@@ -63,6 +63,10 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
             rf"|{_ERRORS.pattern}.*$|{_WARNINGS.pattern}.*$|^\s*Success: no issues found.*$"  # tsc, mypy, ruff, biome
             r"|^\s*All checks passed!?\s*$"  # ruff
             r"|^\s*\d+ issues?\.?\s*$"  # golangci-lint
+            # a checker's count of what it found (sqlfluff's `10 fixable linting violations found`, RuboCop's
+            # `12 files inspected, 3 offenses detected`, `no offenses detected`) or its score (pylint's rating)
+            r"|^\s*(?:\d+ files? inspected, )?(?:\d+|no) (?:[\w-]+ ){0,2}(?:violations?|offen[cs]es?|problems?|issues?) "
+            r"(?:found|detected)\b.*$|^\s*Your code has been rated at -?[\d.]+/10\b.*$"
             r"|^\s*✖ \d+ problems?\b.*$"  # eslint
             r"|^\s*\d+ mods/funs, found .*$|^.*\bfound no issues\b.*$"  # credo
             r"|^\s*(?:done \(passed successfully\)|Total errors: \d+.*)$"  # dialyzer
