@@ -270,6 +270,11 @@ def test_a_japanese_or_korean_cause_or_conclusion_is_a_finding_not_a_musing():
     korean = "그래서 현재로선 예정이라기보다, 다른 기능이랑 섞여 퍼진 말일 가능성이 더 큽니다."
     assert not is_musing(japanese) and not is_musing(korean)
     assert is_musing("これは大きな作業です。") and is_musing("이건 큰 작업입니다.")  # says nothing of its own
+    # a Latin word beside Hangul or kana is a name (the same Hermes session: "Codex는 …", the answer it
+    # led with), and a claim the agent takes back says what was wrong (부정확: inaccurate)
+    assert not is_musing("짧게 말하면, 아니요. Codex는 기본적으로 이미지 생성용이 아니라 코딩 에이전트 쪽입니다.")
+    assert not is_musing("ChatGPT で設定を確認しました。")
+    assert not is_musing("즉, 제가 전에 말한 답은 지금 시점 기준으로 부정확했습니다.")
     found = [c[0] for c in candidates(normalize([{"role": "assistant", "content": f"{japanese}\n\n{korean}"}]))]
     assert found == [japanese, korean]
 

@@ -132,7 +132,7 @@ SIGNAL = re.compile(
     r"all \d+|\d+ (?:tests?|failures?|errors?|passed))\b"
     r"|因为|所以|原因|根因|导致|失败|成功|错误|修复|已|不支持|无法|问题|(?:测试|全部|都|已)通过|跑通|正常|报错|拒绝|下降|阻塞"
     r"|ため|(?<!も)ので(?!す|しょう|は)|できな(?:い|かった)|失敗|成功|エラー|修正|原因|通過|完了"
-    r"|때문|그래서|실패|성공|오류|에러|(?<![가-힣])원인|문제|않습니다|없습니다|못했|불가(?!피)"
+    r"|때문|그래서|실패|성공|오류|에러|(?<![가-힣])원인|문제|않습니다|없습니다|못했|불가(?!피)|부정확|잘못"
     r"|потому|поэтому|ошибк|исправ|не работает|работает|нет\b",
     re.I,
 )
@@ -154,11 +154,13 @@ CHOICE_MADE = re.compile(_CHOSE + r"|\bmy recommendation\b|推荐|建议|决定"
 USER_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 # what makes a sentence name something: a code span, a number, a path, a name in code shape (a
 # call too: "we need to call super().write() first"), a quoted string; a CJK sentence names what it
-# names in its own script
+# names in its own script, and a Latin word beside its script is a name (Hermes on Slack in Korean:
+# "Codex는 기본적으로 이미지 생성용이 아니라 …" had been a musing, "이건 큰 작업입니다." still is)
 SPECIFIC = re.compile(
     r"`[^`]+`|\d|[\w.-]+/[\w.-]+|\b\w+\.\w{1,5}\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z]\w*[A-Z]\w*\b|\b\w+_\w+\b"
     r"|\b[A-Za-z_]\w*\((?:\)|[\w'\"])"
     r"|\"[^\"]{2,}\"|“[^”]{2,}”|[\u3400-\u9fff]{4,}"
+    r"|[A-Za-z]{2,}(?= ?[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])|(?<=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]) ?[A-Za-z]{2,}"
     r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred|thousand|dozen)\b"
 )
 # a line of code or a setting, as an agent quotes one in a code span with spaces (`autoSkip: false`,
