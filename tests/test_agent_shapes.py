@@ -152,6 +152,41 @@ def test_a_checkers_count_of_what_it_found_is_its_result():
     assert led.commands[0].outcome == "10 fixable linting violations found"
 
 
+def test_a_ci_log_read_back_is_read_less_its_time_stamps():
+    # `gh run view --log-failed` (Claude Code on a charm's CI and Gemini CLI on a Rust release, both
+    # held out): each line led by the job, the step and a UTC stamp, so no error reader knew a line,
+    # and a script's `charmcraft: command not found` had been taken for the agent's own shell's
+    from hermes_mlx.summarizer.tool_results import tool_output, unstamped
+
+    lead = "Integration Tests\tRun integration tests via spread\t2026-01-10T07:42:17.27{}Z "
+    log = "\n".join(
+        lead.format(i) + line
+        for i, line in enumerate(
+            [
+                "##[group]Run charmcraft test",
+                "shell: /usr/bin/bash -e {0}",
+                "/home/runner/work/_temp/1a9d.sh: line 1: charmcraft: command not found",
+                "##[error]Process completed with exit code 127.",
+            ]
+        )
+    )
+    assert tool_output(log).splitlines()[2] == "/home/runner/work/_temp/1a9d.sh: line 1: charmcraft: command not found"
+    gh = "gh run view 20875098934 --log-failed"
+    led = _ledger(_run("c1", "Bash", f"Exit code 127\n{log}", command=gh))
+    assert led.commands[0].outcome.endswith("charmcraft: command not found")
+    assert [e.line for e in led.errors] == ["/home/runner/work/_temp/1a9d.sh: line 1: charmcraft: command not found"]
+    rust = (
+        "Build x86_64-pc-windows-msvc    Build (Windows) 2025-12-30T04:58:03.2670988Z    Compiling wenget v0.7.1\n"
+        "Build x86_64-pc-windows-msvc    Build (Windows) 2025-12-30T04:58:03.5868222Z error[E0432]: unresolved import `x`"
+    )
+    assert unstamped(rust).splitlines()[1] == "error[E0432]: unresolved import `x`"
+    # output with a stamp here and there is read as it is (a commit's date, one log line among others)
+    said = "Deployed at 2026-01-10T07:42:17Z to prod\nURL: https://x.example\nok"
+    assert unstamped(said) == said
+    # the agent's own shell not finding what it never ran is still no error of its command
+    assert not _ledger(_run("c2", "Bash", "bash: dump_bash_state: command not found\nok", command="ls")).errors
+
+
 # ------------------------------------------------------------------ a program's own failure line
 
 

@@ -66,12 +66,29 @@ _ENVELOPE = re.compile(r"\A\s*<returncode>\s*-?\d+\s*</returncode>\s*<output>\n?
 def tool_output(result: str) -> str:
     """What a tool printed: a JSON result's output fields, one after another; the inside of an
     agent's `<output>` envelope or labelled header, without what its terminal adds after it; any
-    other text as is."""
+    other text as is. A CI log's lines are read less their time stamps (`unstamped`)."""
     data = json_result(result)
     if data:  # `{"output": "", "metadata": {"exit_code": 1}}` printed nothing (Codex CLI's grep with no match)
-        return "\n".join(output_parts(data)) or ("" if any(k in data for k in OUTPUT_KEYS) else result)
+        return unstamped("\n".join(output_parts(data))) or ("" if any(k in data for k in OUTPUT_KEYS) else result)
     wrapped = _ENVELOPE.match(result or "") or _TOOL_ERROR.match((result or "")[:20_000])
-    return wrapped.group(1).strip("\n") if wrapped else untrailed(_unlabelled(result or ""))
+    return unstamped(wrapped.group(1).strip("\n") if wrapped else untrailed(_unlabelled(result or "")))
+
+
+# a CI log's line lead: GitHub's `gh run view --log` puts the job and the step before each line's UTC
+# time stamp (`Integration Tests<TAB>Run integration tests<TAB>2026-01-10T07:42:17.2845225Z …`), a
+# runner's raw log the time stamp alone; `##[error]` is the runner's own mark on a line
+_STAMP = re.compile(r"^[^\n]{0,200}?\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z (?:##\[(?:error|warning)\])?", re.M)
+
+
+def unstamped(output: str) -> str:
+    """A log whose lines mostly open with a time stamp (a CI run's, read back with `gh run view
+    --log-failed`), less each line's lead up to its stamp: `:: error: nothing matches provider filter`
+    and `error[E0432]: unresolved import` are then lines an error reader knows. Other output as is."""
+    if "Z " not in output:
+        return output
+    lines = output.count("\n") + 1
+    stamped = sum(1 for _ in zip(range(lines), _STAMP.finditer(output)))
+    return _STAMP.sub("", output) if stamped * 2 > lines else output
 
 
 # what an agent's terminal adds after a command's output: OpenHands' `[Python Interpreter: /x/python]`

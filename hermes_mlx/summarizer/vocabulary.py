@@ -289,6 +289,11 @@ def reads_contents(tool: str, cmd: str, args: dict | None = None) -> bool:
 NUMBERED_LINE = re.compile(r"^\s*(?:Line )?\d+(?::|\||→|\t)")
 # a log of a run, read back: its result line is the run's ("cat build.log", "tail -50 test-output.txt")
 RUN_LOG = re.compile(r"\.(?:log|out|err)\b|\b(?:test|build|ci|pytest|jest|junit)[\w.-]*\.(?:txt|xml|json)\b", re.I)
+# a command that prints another run's log (a CI run's, a container's, a service's): what the log says
+# a script or a shell could not find was that run's, not the agent's shell's (`error_lines.foreign_lines`)
+LOG_COMMAND = re.compile(
+    r"\bgh run view\b.*--log|\b(?:kubectl|docker|podman|heroku|flyctl|vercel)(?: compose)? logs\b|\bjournalctl\b"
+)
 # a program saying it failed, in the Unix shape `prog: [what: ]why` ("rm: cannot remove 'x': Device
 # or resource busy", "sudo: a password is required") or in prose ("NVIDIA-SMI has failed because ...")
 PROGRAM_FAILED = re.compile(
