@@ -146,8 +146,12 @@ def test_a_checkers_count_of_what_it_found_is_its_result():
         "************* Module app\napp.py:1:0: C0114: Missing module docstring\n\nYour code has been rated at 5.00/10\n"
     )
     assert outcome_of(pylint, 16) == ("build", "Your code has been rated at 5.00/10")
-    # prose that counts what a review found is no checker's line
+    # prose that counts what a review found is no checker's line, nor is a parser's complaint
     assert outcome_of("The review found 3 issues in `auth.ts`.\nFix them first.\n", 0)[0] != "build"
+    assert outcome_of("3 problems found while parsing config\n", 1)[0] != "build"
+    # a test run before the checker says more: what failed (`pytest -q; pylint shop`)
+    chained = "FAILED tests/test_cart.py::test_total\n1 failed, 7 passed in 0.42s\n" + pylint
+    assert outcome_of(chained, 16) == ("tests", "1 failed, 7 passed in 0.42s")
     led = _ledger(_run("c1", "bash", sqlfluff, command="sqlfluff fix t.sql --force"))
     assert led.commands[0].outcome == "10 fixable linting violations found"
 
@@ -176,15 +180,26 @@ def test_a_ci_log_read_back_is_read_less_its_time_stamps():
     assert led.commands[0].outcome.endswith("charmcraft: command not found")
     assert [e.line for e in led.errors] == ["/home/runner/work/_temp/1a9d.sh: line 1: charmcraft: command not found"]
     rust = (
-        "Build x86_64-pc-windows-msvc    Build (Windows) 2025-12-30T04:58:03.2670988Z    Compiling wenget v0.7.1\n"
-        "Build x86_64-pc-windows-msvc    Build (Windows) 2025-12-30T04:58:03.5868222Z error[E0432]: unresolved import `x`"
+        "Build x86_64-pc-windows-msvc\tBuild (Windows)\t2025-12-30T04:58:03.2670988Z    Compiling wenget v0.7.1\n"
+        "Build x86_64-pc-windows-msvc\tBuild (Windows)\t2025-12-30T04:58:03.5868222Z error[E0432]: unresolved import `x`"
     )
     assert unstamped(rust).splitlines()[1] == "error[E0432]: unresolved import `x`"
-    # output with a stamp here and there is read as it is (a commit's date, one log line among others)
-    said = "Deployed at 2026-01-10T07:42:17Z to prod\nURL: https://x.example\nok"
-    assert unstamped(said) == said
-    # the agent's own shell not finding what it never ran is still no error of its command
-    assert not _ledger(_run("c2", "Bash", "bash: dump_bash_state: command not found\nok", command="ls")).errors
+    docker = (
+        "2026-01-10T07:42:17.1Z Listening on :8080\n2026-01-10T07:42:19.9Z Error: connect ECONNREFUSED 10.0.0.5:5432"
+    )
+    assert unstamped(docker).splitlines() == ["Listening on :8080", "Error: connect ECONNREFUSED 10.0.0.5:5432"]
+    # a stamp that is a line's own is left where it is (a commit's date, one log line among others)
+    for said in (
+        "f61ae28 2026-01-10T07:42:17Z Fix cart rounding\n0c1d2e3 2026-01-09T11:02:40Z Add cart",  # git log %h %cI %s
+        "Deployed at 2026-01-10T07:42:17Z to prod\nURL: https://x.example\nok",
+    ):
+        assert unstamped(said) == said
+    # a script's own complaint is the script's (`./build.sh`, which the command ran); the agent's own
+    # shell not finding what the command never names (Cursor's wrapper, a `.bashrc`) is still no error of it
+    led = _ledger(_run("c2", "Bash", "./build.sh: line 3: protoc: command not found", command="./build.sh"))
+    assert [e.line for e in led.errors] == ["./build.sh: line 3: protoc: command not found"]
+    for noise in ("bash: dump_bash_state: command not found", "/home/u/.bashrc: line 12: pyenv: command not found"):
+        assert not _ledger(_run("c3", "Bash", f"{noise}\nok", command="cat app.log")).errors
 
 
 # ------------------------------------------------------------------ a program's own failure line
@@ -310,6 +325,15 @@ def test_a_japanese_or_korean_cause_or_conclusion_is_a_finding_not_a_musing():
     assert not is_musing("짧게 말하면, 아니요. Codex는 기본적으로 이미지 생성용이 아니라 코딩 에이전트 쪽입니다.")
     assert not is_musing("ChatGPT で設定を確認しました。")
     assert not is_musing("즉, 제가 전에 말한 답은 지금 시점 기준으로 부정확했습니다.")
+    # a chat word or a command's word is no name ("はい、commitします。", "これでOKですね。"), and a
+    # Korean sentence that ends saying what comes next, or a Japanese one that opens so, announces
+    from hermes_mlx.summarizer.findings import is_announcement
+
+    assert is_musing("はい、commitします。") and is_musing("これでOKですね。")
+    assert is_announcement("이제 pytest를 실행하겠습니다.") and is_announcement(
+        "네 좋습니다, 그럼 Docker 설정을 볼게요."
+    )
+    assert is_announcement("次はDockerの設定を確認します。")
     found = [c[0] for c in candidates(normalize([{"role": "assistant", "content": f"{japanese}\n\n{korean}"}]))]
     assert found == [japanese, korean]
 

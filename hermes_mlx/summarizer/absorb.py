@@ -60,7 +60,6 @@ from .vocabulary import (
     DELEGATE_TOOL,
     FILE_KEYS,
     FOUND_URLS_TOOL,
-    LOG_COMMAND,
     NUMBERED_LINE,
     READ_ANSWER_CHARS,
     REPORT_TOOL,
@@ -165,9 +164,7 @@ def _read_result(led: Ledger, call, text: str) -> bool:
     if is_placeholder(text):  # output a compactor pruned: the lines it kept are all there is; its
         # first line when an editor shows its file, or when it says the call failed (not a read's line)
         output = placeholder_lines(text, lambda line: OPEN_FILE_SHOWN.match(line) or is_error_line(line) and not reads)
-    output = (
-        foreign_lines(output, call.text) if cmd and not (RUN_LOG.search(cmd) or LOG_COMMAND.search(cmd)) else output
-    )
+    output = foreign_lines(output, call.text) if cmd else output
     slash = call is not None and bool(SLASH_COMMAND.match(call.text or ""))
     if call is not None and not cmd:
         # a commit or a PR made by any tool (aider's own report) is an outcome; a command the

@@ -103,6 +103,13 @@ _BLOCK_FIELD = re.compile(r"^(?:code|errno|syscall|path|signal|command|cwd)\b\s*
 # `/bin/sh: 1: x: not found`, and an agent's wrapper script's (`--: line 20: cannot create temp file`)
 _SHELL_SAID = re.compile(r"^(?:--?|-?(?:/(?:usr/)?bin/)?(?:ba|z|da|k|fi)?sh): (?:line )?(\d+): (.*)$")
 _NOT_FOUND = re.compile(r"(?:^|: )(?:command not found: ([^\s:]+)|([^\s:]+): (?:command )?not found)\s*$")
+# a script file's own complaint (`./build.sh: line 3: foo: command not found`, a CI run's
+# `/home/runner/work/_temp/x.sh: line 1: charmcraft: command not found` in the log `gh run view` prints):
+# the script's, which the command ran or printed, unless the file is a shell's start-up file (`.bashrc`)
+_SCRIPT_SAID = re.compile(r"^(\S*/\S+): line \d+: ")
+_START_UP = re.compile(
+    r"(?:^|/)(?:\.(?:bashrc|bash_profile|bash_login|profile|zshrc|zprofile|zshenv|zlogin)|profile)$|^/etc/"
+)
 
 
 def foreign_lines(output: str, command: str) -> str:
@@ -120,6 +127,9 @@ def foreign_lines(output: str, command: str) -> str:
     def foreign(line: str) -> bool:
         line = line.strip()
         missing = _NOT_FOUND.search(line)
+        script = _SCRIPT_SAID.match(line)
+        if missing and script and not _START_UP.search(script.group(1)):
+            return False  # a script's own: the command ran it, or printed its log
         if missing:  # a program not found is the command's when the command runs it, at any line
             return (missing.group(1) or missing.group(2)) not in words  # (SWE-agent's shell counts on)
         said = _SHELL_SAID.match(line)

@@ -35,6 +35,7 @@ from .vocabulary import (
     OFFER,
     SIGNAL,
     SPECIFIC,
+    WILL_DO_END,
 )
 from .written import agent_notes
 
@@ -123,7 +124,7 @@ def is_announcement(sentence: str) -> bool:
     chose = bool(CHOICE_MADE.search(CODE_SPAN.sub("", s))) and not s.endswith((":", "?", "：", "？"))
     if IMPERATIVE.match(s) and not chose:
         return True  # "Now update `session_live.ex` — pass ...": an order to itself
-    if ANNOUNCE.match(s) and not chose and not _STEP_WITH_REASON.search(s):
+    if (ANNOUNCE.match(s) or WILL_DO_END.search(s)) and not chose and not _STEP_WITH_REASON.search(s):
         return True  # "Let me check the API." (not "I have enough to recommend `launchctl`.")
     if NARRATION.match(s) and not DECISION_CUE.search(s):
         return True  # "I'm currently focused on the `course_log.md` file.", "My next step is ..."

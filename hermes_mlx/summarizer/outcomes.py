@@ -29,6 +29,14 @@ VERDICTS = 3
 _ERRORS = re.compile(r"^\s*Found \d+ errors?\b")
 _WARNINGS = re.compile(r"^\s*Found \d+ warnings?\b")
 _INSTALLED = r"^\s*Installed on \d+ devices?\.?\s*$"
+# a checker's count of what it found (sqlfluff's `10 fixable linting violations found`, RuboCop's `12 files
+# inspected, 3 offenses detected`, `no offenses detected`) or its score (pylint's rating): the result when no
+# run says more (`pytest; pylint x`: the tests' verdict, what failed, comes before a checker's count)
+_CHECKED_COUNT = re.compile(
+    r"^\s*\[?(?:\d+ files? inspected, )?(?:\d+|no) (?:[\w-]+ ){0,2}(?:violations?|offen[cs]es?|problems?|issues?) "
+    r"(?:found|detected)(?:[.!\])]*\s*$|, \d+ .*$)|^\s*Your code has been rated at -?[\d.]+/10\b.*$",
+    re.I,
+)
 _RESULT_LINES: list[tuple[str, re.Pattern]] = [
     (
         "tests",
@@ -63,10 +71,6 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
             rf"|{_ERRORS.pattern}.*$|{_WARNINGS.pattern}.*$|^\s*Success: no issues found.*$"  # tsc, mypy, ruff, biome
             r"|^\s*All checks passed!?\s*$"  # ruff
             r"|^\s*\d+ issues?\.?\s*$"  # golangci-lint
-            # a checker's count of what it found (sqlfluff's `10 fixable linting violations found`, RuboCop's
-            # `12 files inspected, 3 offenses detected`, `no offenses detected`) or its score (pylint's rating)
-            r"|^\s*(?:\d+ files? inspected, )?(?:\d+|no) (?:[\w-]+ ){0,2}(?:violations?|offen[cs]es?|problems?|issues?) "
-            r"(?:found|detected)\b.*$|^\s*Your code has been rated at -?[\d.]+/10\b.*$"
             r"|^\s*✖ \d+ problems?\b.*$"  # eslint
             r"|^\s*\d+ mods/funs, found .*$|^.*\bfound no issues\b.*$"  # credo
             r"|^\s*(?:done \(passed successfully\)|Total errors: \d+.*)$"  # dialyzer
@@ -251,6 +255,9 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                     both = [ln for ln in lines if p.match(ln)][:2]
                     return family, clip("; ".join(" ".join(ln.split()) for ln in both), 2 * MAX_OUTCOME)
                 return family, _fold(line)
+    checked = next((ln for ln in reversed(lines) if _CHECKED_COUNT.match(ln)), "")
+    if checked:
+        return "build", _fold(checked)
     last_failed = _last_failure(lines) if last_failed is None else last_failed
     if last_failed >= 0:  # also for exit 0: `cmd | head` reports head's status
         return "failure", _fold(lines[last_failed])

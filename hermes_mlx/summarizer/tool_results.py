@@ -76,8 +76,13 @@ def tool_output(result: str) -> str:
 
 # a CI log's line lead: GitHub's `gh run view --log` puts the job and the step before each line's UTC
 # time stamp (`Integration Tests<TAB>Run integration tests<TAB>2026-01-10T07:42:17.2845225Z …`), a
-# runner's raw log the time stamp alone; `##[error]` is the runner's own mark on a line
-_STAMP = re.compile(r"^[^\n]{0,200}?\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z (?:##\[(?:error|warning)\])?", re.M)
+# runner's raw log (`docker logs -t`, `kubectl logs --timestamps`) the time stamp alone, first on the
+# line; `##[error]` is the runner's own mark on a line. A stamp later in a line is the line's own
+# (`git log --format='%h %cI %s'`)
+_STAMP = re.compile(
+    r"^(?:[^\t\n]{1,200}\t[^\t\n]{1,200}\t)?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z (?:##\[(?:error|warning)\])?",
+    re.M,
+)
 
 
 def unstamped(output: str) -> str:

@@ -29,9 +29,12 @@ ANNOUNCE = re.compile(
     r"i should (?:check|look|read|run|verify|see|examine|explore|test|try|start|first|also|now)|we need to (?:check|look|see|run|find|examine|verify)|"
     r"time to|going to|i can now|i['’]?ll now|now i['’]?ll|now i need|i have a clear|i now have|i have enough|"
     r"i['’]?m now|i am now|here['’]?s (?:the|my) plan|the plan is|my plan|my thinking)\b"
-    r"|^(?:" + _ZH_NEXT + r"|まず|次に|では|Давайте|Сейчас я|Теперь я|Проверю|Посмотрю)",
+    r"|^(?:" + _ZH_NEXT + r"|まず|次に|次は|では|これから|それでは|Давайте|Сейчас я|Теперь я|Проверю|Посмотрю)",
     re.I,
 )
+# a Korean sentence that ends saying what the agent will do ("이제 pytest를 실행하겠습니다.", "Docker 설정을
+# 볼게요."): Korean puts the announcement in its ending, where ANNOUNCE reads a sentence's lead
+WILL_DO_END = re.compile(r"(?:하겠습니다|해보겠습니다|보겠습니다|[할볼]게요|하겠어요|합시다)[.!。]?\s*$")
 # a reasoning summary's narration of what the model is doing (Cursor's GPT, Gemini CLI: "I'm
 # currently focused on the `course_log.md` file.", "My next step is ...", "Maybe I'll check for
 # `.sln` files"): 1 in 64 held a fact, against 1 in 22 of all findings; one that decides is read
@@ -154,13 +157,16 @@ CHOICE_MADE = re.compile(_CHOSE + r"|\bmy recommendation\b|推荐|建议|决定"
 USER_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 # what makes a sentence name something: a code span, a number, a path, a name in code shape (a
 # call too: "we need to call super().write() first"), a quoted string; a CJK sentence names what it
-# names in its own script, and a Latin word beside its script is a name (Hermes on Slack in Korean:
-# "Codex는 기본적으로 이미지 생성용이 아니라 …" had been a musing, "이건 큰 작업입니다." still is)
+# names in its own script, and a capitalised or code-shaped Latin word beside its script is a name (Hermes
+# on Slack in Korean: "Codex는 기본적으로 이미지 생성용이 아니라 …" had been a musing; "이건 큰 작업입니다."
+# and "はい、commitします。" still are)
+_NAMED = r"(?:[A-Z][A-Za-z0-9]{2,}|[a-z]+[A-Z0-9]\w*)"  # `Codex`, `ChatGPT`, `gpt4`: not `ok`, `pytest`, `commit`
 SPECIFIC = re.compile(
     r"`[^`]+`|\d|[\w.-]+/[\w.-]+|\b\w+\.\w{1,5}\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z]\w*[A-Z]\w*\b|\b\w+_\w+\b"
     r"|\b[A-Za-z_]\w*\((?:\)|[\w'\"])"
     r"|\"[^\"]{2,}\"|“[^”]{2,}”|[\u3400-\u9fff]{4,}"
-    r"|[A-Za-z]{2,}(?= ?[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])|(?<=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]) ?[A-Za-z]{2,}"
+    r"|(?<![A-Za-z])" + _NAMED + r"(?= ?[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])"
+    r"|(?<=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]) ?" + _NAMED + r"(?![A-Za-z])"
     r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred|thousand|dozen)\b"
 )
 # a line of code or a setting, as an agent quotes one in a code span with spaces (`autoSkip: false`,
@@ -289,11 +295,6 @@ def reads_contents(tool: str, cmd: str, args: dict | None = None) -> bool:
 NUMBERED_LINE = re.compile(r"^\s*(?:Line )?\d+(?::|\||→|\t)")
 # a log of a run, read back: its result line is the run's ("cat build.log", "tail -50 test-output.txt")
 RUN_LOG = re.compile(r"\.(?:log|out|err)\b|\b(?:test|build|ci|pytest|jest|junit)[\w.-]*\.(?:txt|xml|json)\b", re.I)
-# a command that prints another run's log (a CI run's, a container's, a service's): what the log says
-# a script or a shell could not find was that run's, not the agent's shell's (`error_lines.foreign_lines`)
-LOG_COMMAND = re.compile(
-    r"\bgh run view\b.*--log|\b(?:kubectl|docker|podman|heroku|flyctl|vercel)(?: compose)? logs\b|\bjournalctl\b"
-)
 # a program saying it failed, in the Unix shape `prog: [what: ]why` ("rm: cannot remove 'x': Device
 # or resource busy", "sudo: a password is required") or in prose ("NVIDIA-SMI has failed because ...")
 PROGRAM_FAILED = re.compile(
