@@ -932,12 +932,17 @@ def test_a_change_the_agent_says_it_made_is_a_feature_of_its_finding():
         "Your repo had no `.sln`, so I generated `Shop.sln` and added all projects.",
         "我已经修改了 `config.py` 里的超时设置，现在是 30 秒。",
         "`settings.py` の既定値を変更しました。",
+        "I lowered the timeout in `client.py` to 5 s.",
+        "已将 `timeout` 改为 30 秒。",
     ]
     # what the agent will change, or what another change did, is no report of its own work
     not_made = [
         "The file was added to git by the pre-commit hook in `hooks/`.",
         "The linter removed 3 unused imports from `app.py` on its own.",
         "I'm sure the cache was updated before the 2 failures in `test_api.py`.",
+        "Changed files are listed below, with `app.py` first.",  # a participle that describes
+        "I made sure the cache in `cache.py` is warm before the 2 runs.",
+        "I used `grep` to find the 3 callers.",
     ]
     turns = normalize(
         [{"role": "user", "content": "clean it up"}]

@@ -107,8 +107,9 @@ _NOT_FOUND = re.compile(r"(?:^|: )(?:command not found: ([^\s:]+)|([^\s:]+): (?:
 # `/home/runner/work/_temp/x.sh: line 1: charmcraft: command not found` in the log `gh run view` prints):
 # the script's, which the command ran or printed, unless the file is a shell's start-up file (`.bashrc`)
 _SCRIPT_SAID = re.compile(r"^(\S*/\S+): line \d+: ")
-_START_UP = re.compile(
-    r"(?:^|/)(?:\.(?:bashrc|bash_profile|bash_login|profile|zshrc|zprofile|zshenv|zlogin)|profile)$|^/etc/"
+_START_UP = re.compile(  # a shell's start-up file, or the shell itself (`/usr/bin/bash: line 1: …`)
+    r"(?:^|/)(?:\.(?:bashrc|bash_profile|bash_login|profile|zshrc|zprofile|zshenv|zlogin)|profile|(?:ba|z|da|k|fi)?sh)$"
+    r"|^/etc/"
 )
 
 

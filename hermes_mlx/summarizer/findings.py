@@ -124,7 +124,8 @@ def is_announcement(sentence: str) -> bool:
     chose = bool(CHOICE_MADE.search(CODE_SPAN.sub("", s))) and not s.endswith((":", "?", "：", "？"))
     if IMPERATIVE.match(s) and not chose:
         return True  # "Now update `session_live.ex` — pass ...": an order to itself
-    if (ANNOUNCE.match(s) or WILL_DO_END.search(s)) and not chose and not _STEP_WITH_REASON.search(s):
+    will_do = WILL_DO_END.search(s) and not SIGNAL.search(s)  # "… 때문에 다시 실행하겠습니다" gives its cause
+    if (ANNOUNCE.match(s) or will_do) and not chose and not _STEP_WITH_REASON.search(s):
         return True  # "Let me check the API." (not "I have enough to recommend `launchctl`.")
     if NARRATION.match(s) and not DECISION_CUE.search(s):
         return True  # "I'm currently focused on the `course_log.md` file.", "My next step is ..."

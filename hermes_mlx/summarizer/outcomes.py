@@ -256,9 +256,9 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                     return family, clip("; ".join(" ".join(ln.split()) for ln in both), 2 * MAX_OUTCOME)
                 return family, _fold(line)
     checked = next((ln for ln in reversed(lines) if _CHECKED_COUNT.match(ln)), "")
-    if checked:
-        return "build", _fold(checked)
     last_failed = _last_failure(lines) if last_failed is None else last_failed
+    if checked and (status in (0, None) or last_failed < 0):  # a crash, then `0 issues found`: the crash
+        return "build", _fold(checked)
     if last_failed >= 0:  # also for exit 0: `cmd | head` reports head's status
         return "failure", _fold(lines[last_failed])
     if status not in (0, None):  # npm's `> pkg@1.0.0 script` echo of what it runs says nothing yet

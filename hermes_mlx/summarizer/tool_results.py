@@ -80,7 +80,7 @@ def tool_output(result: str) -> str:
 # line; `##[error]` is the runner's own mark on a line. A stamp later in a line is the line's own
 # (`git log --format='%h %cI %s'`)
 _STAMP = re.compile(
-    r"^(?:[^\t\n]{1,200}\t[^\t\n]{1,200}\t)?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z (?:##\[(?:error|warning)\])?",
+    r"^(?:[^\t\n]{1,200}\t[^\t\n]{1,200}\t)?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z(?: (?:##\[(?:error|warning)\])?|$)",
     re.M,
 )
 
