@@ -209,6 +209,19 @@ def test_a_ci_log_read_back_is_read_less_its_time_stamps():
         assert not _ledger(_run("c3", "Bash", f"{noise}\nok", command="cat app.log")).errors
 
 
+def test_a_harness_s_saved_output_is_no_file_of_the_work():
+    # Claude Code saves a command's long output to `…/tool-results/<id>.txt` and Cursor to `…/agent-tools/<id>.txt`
+    # (a held-out Claude Code session, a corpus Cursor session): the agent reads it back; Files had listed it
+    from hermes_mlx.summarizer.tidy import tidy_files
+
+    files = {
+        "/home/u/.claude/projects/-home-u-app/f1ac/tool-results/toolu_01A.txt": "read",
+        "/Users/j/.cursor/projects/Users-j-app/agent-tools/1a12af5d.txt": "read",
+        "/home/u/app/spread.yaml": "edited",
+    }
+    assert tidy_files(files, "/home/u/app") == {"spread.yaml": "edited"}
+
+
 # ------------------------------------------------------------------ a program's own failure line
 
 

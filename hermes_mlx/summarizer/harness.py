@@ -137,6 +137,10 @@ HOME_DIR = re.compile(r"^(?:/home/[^/]+|/Users/[^/]+|/root|~|/[A-Za-z]:/Users/[^
 TEMP_DIR = re.compile(
     r"^(?:/tmp/|/var/tmp/|/(?:private/)?var/folders/|/dev/shm/|/[A-Za-z]:/Users/[^/]+/AppData/Local/Temp/)", re.I
 )
+# where a harness saves a command's output too long to show, for the agent to read back (Claude Code's
+# `~/.claude/projects/<project>/<session>/tool-results/<id>.txt`, Cursor's `~/.cursor/projects/<project>/
+# agent-tools/<id>.txt`): the output of a run, never a file of the work
+HARNESS_STORE = re.compile(r"/\.(?:claude|cursor)/projects/[^\n]*?/(?:tool-results|agent-tools)/")
 # the folders a project keeps its code in: a project's root is the folder above them
 SOURCE_DIRS = frozenset(
     "src lib test tests spec app assets config priv docs scripts cmd pkg internal support fixtures".split()

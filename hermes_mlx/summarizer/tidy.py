@@ -12,7 +12,7 @@ import re
 
 from .shell_words import EDITOR_COMMAND, HEREDOC_START, read_only, without_heredocs
 from .vocabulary import SCRIPT_COMMENT, SPECIAL_FILES
-from .workfolder import relative
+from .workfolder import relative, scratch
 
 COMMENT_CHARS = 120  # a script's comment shown beside its first line, at most
 
@@ -62,9 +62,7 @@ def tidy_files(files: dict, root: str = "", keep: int | None = 30) -> dict:
         p = p[2:] if p.startswith("./") and len(p) > 2 else p
         if a == "mentioned" and not path_shaped(p) or p.strip("./") == "" or p.rstrip("/\\") == root:
             continue
-        if a in ("read", "mentioned") and (
-            p.startswith("/tmp/") or not path_shaped(p) and "." not in p.rsplit("/", 1)[-1]
-        ):
+        if a in ("read", "mentioned") and (scratch(p) or not path_shaped(p) and "." not in p.rsplit("/", 1)[-1]):
             continue  # a folder listed, a scratch file read: not a file of the work
         old = out.get(p)
         if old is None or ACTION_RANK.get(a, 0) > ACTION_RANK.get(old, 0):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from .harness import CD_PREFIX, CWD_KEYS, CWD_STATED, HOME_DIR, SOURCE_DIRS, TEMP_DIR
+from .harness import CD_PREFIX, CWD_KEYS, CWD_STATED, HARNESS_STORE, HOME_DIR, SOURCE_DIRS, TEMP_DIR
 from .text import Turn
 from .vocabulary import FILE_KEYS
 
@@ -32,9 +32,11 @@ def _native(folder: str, like: str) -> str:
 
 
 def scratch(p: str) -> bool:
-    """A path in a system's folder for temporary files (TEMP_DIR), in any spelling: a harness's or a
-    script's scratch output, no file of the work and no sign of where the work is."""
-    return bool(TEMP_DIR.match(_posix(p).replace("\\", "/")))
+    """A path in a system's folder for temporary files (TEMP_DIR), in any spelling, or in a harness's
+    store of the outputs it saved (HARNESS_STORE): a harness's or a script's scratch output, no file
+    of the work and no sign of where the work is."""
+    posix = _posix(p).replace("\\", "/")
+    return bool(TEMP_DIR.match(posix) or HARNESS_STORE.search(posix))
 
 
 def rooted(p: str) -> bool:
