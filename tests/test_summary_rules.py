@@ -922,6 +922,21 @@ def test_candidates_carry_the_turn_report_and_outcome_features():
     assert feats["The fixture leaked state between tests, so I reset it in `setUp`."]["decision"] == 1.0
 
 
+def test_a_file_named_in_plain_words_is_code_a_finding_names():
+    # Hermes's "My recommendation: deduplicate on add, one-line fix in memory_tool.py" (corpus) and Cline's
+    # "The Mypy errors in test_search_route.py are unrelated to our changes" (held out) name a file as a
+    # code span would; a version or a sentence's end is no file
+    from hermes_mlx.summarizer.findings import features
+
+    def code(text: str) -> float:
+        return features(text, reaction=False, before_action=False, report=False, recency=0.0)["code"]
+
+    assert code("My recommendation: deduplicate on add, one-line fix in memory_tool.py") == 1
+    assert code("The Mypy errors in test_search_route.py and `conftest.py` are unrelated.") == 2
+    assert code("Upgraded to version 2.8.0 and it works.") == 0
+    assert code("The `parse` step in `src/a.py` fails.") == 2  # a span's file is counted once
+
+
 def test_a_change_the_agent_says_it_made_is_a_feature_of_its_finding():
     # Cursor's bold report item, Gemini CLI's titled bullet, Claude Code's "I've …", Codex's
     # "so I …", a Chinese and a Japanese report: each says what the agent changed

@@ -29,6 +29,7 @@ from .vocabulary import (
     CHANGE_MADE,
     CHOICE_MADE,
     DECISION_CUE,
+    FILE_NAME,
     IMPERATIVE,
     NARRATION,
     NEED,
@@ -46,7 +47,7 @@ from .written import agent_notes
 FEATURE_WEIGHTS = {
     "bias": -1.48,
     "signal": -0.0,  # words of cause and result (SIGNAL), up to 2
-    "code": 0.42,  # code spans, up to 3
+    "code": 0.42,  # code spans and file names in plain words (FILE_NAME), up to 3
     "digit": 0.35,
     "decision": -0.06,  # "so", "instead", "recommend", 因为 ... (DECISION_CUE)
     "reaction": 1.05,  # the agent's first words after a tool's output
@@ -202,7 +203,7 @@ def features(
     return {
         "bias": 1.0,
         "signal": min(2, len(SIGNAL.findall(text))),
-        "code": min(3, text.count("`") // 2),
+        "code": min(3, text.count("`") // 2 + len(FILE_NAME.findall(CODE_SPAN.sub("", text)))),
         "digit": float(bool(re.search(r"\d", text))),
         "decision": float(bool(DECISION_CUE.search(text))),
         "reaction": float(reaction),

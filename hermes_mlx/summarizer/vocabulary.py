@@ -172,6 +172,11 @@ SPECIFIC = re.compile(
     r"|(?<=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]) ?" + _NAMED + r"(?![A-Za-z])"
     r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred|thousand|dozen)\b"
 )
+# a source or config file named in plain words, outside code spans ("one-line fix in memory_tool.py",
+# "The Mypy errors in test_search_route.py are unrelated"): it names code as a code span does
+FILE_NAME = re.compile(
+    r"(?<![\w./-])[\w./-]*\w\.(?:py|ts|tsx|js|jsx|rs|go|cs|kt|java|rb|ex|exs|md|json|ya?ml|toml|sh|sql)\b"
+)
 # a line of code or a setting, as an agent quotes one in a code span with spaces (`autoSkip: false`,
 # `{:dialyxir, "~> 1.4", only: [:dev, :test]}`, `if (yPos > height - 20) break`): brackets, an
 # assignment, a `key: value` or an arrow, where a phrase in backticks (`the config file`) has none
