@@ -922,6 +922,21 @@ def test_candidates_carry_the_turn_report_and_outcome_features():
     assert feats["The fixture leaked state between tests, so I reset it in `setUp`."]["decision"] == 1.0
 
 
+def test_a_finding_that_says_what_next_steps_lists_is_said_once():
+    # Claude Code's "If the CI still fails after this fix, we might need to: Remove …; Or adjust …" beside the
+    # same two Next Steps (a held-out session, micro): hygiene's duplicate; the ranked finding goes
+    from hermes_mlx.summarizer.findings import Finding
+    from hermes_mlx.summarizer.state import unsaid
+    from hermes_mlx.summarizer.summary import Summary
+
+    s = Summary(remaining=["Remove the Concierge setup step (lines 74-77 in ci.yaml)", "Adjust how the tests run"])
+    plan = Finding(
+        "If the CI still fails, we might need to: Remove the Concierge setup step (lines 74-77 in ci.yaml)", 3, 1.0
+    )
+    other = Finding("The trailing colon in `spread.yaml` made spread match no system.", 2, 0.5)
+    assert unsaid(s, [plan, other]) == [other]
+
+
 def test_a_file_named_in_plain_words_is_code_a_finding_names():
     # Hermes's "My recommendation: deduplicate on add, one-line fix in memory_tool.py" (corpus) and Cline's
     # "The Mypy errors in test_search_route.py are unrelated to our changes" (held out) name a file as a

@@ -331,7 +331,8 @@ def with_room(
     out: list[Finding] = []
     for f in ranked if left > 3 else ():  # no room: no finding is counted
         cost = count(f.text) + 3  # "- " and the newline
-        if cost <= left and not any(near_duplicate(f.text, p) for p in [*s.progress, *(o.text for o in out)]):
+        said = [*s.progress, *s.remaining, *s.decisions, *s.questions, *(o.text for o in out)]
+        if cost <= left and not any(near_duplicate(f.text, p) for p in said):
             out.append(f)
             left -= cost
     return out

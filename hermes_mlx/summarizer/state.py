@@ -107,9 +107,12 @@ def fresh_findings(s: Summary, turns: list[Turn], exclude: list[str] | tuple = (
 
 
 def unsaid(s: Summary, ranked: list[Finding], exclude: list[str] | tuple = ()) -> list[Finding]:
-    """Of `ranked`, those the summary's Progress does not list and no `exclude` line says."""
+    """Of `ranked`, those the summary's Progress does not list and no `exclude` line, nor a line of
+    its other narrative sections (Next Steps, Decisions, Questions), says: a plan's "we might need to:
+    A; B" beside Next Steps' A and B is said twice."""
     listed = set(s.progress)
-    return [f for f in ranked if f.text not in listed and not any(near_duplicate(f.text, e) for e in exclude)]
+    said = [*exclude, *s.remaining, *s.decisions, *s.questions]
+    return [f for f in ranked if f.text not in listed and not any(near_duplicate(f.text, e) for e in said)]
 
 
 def best_that_fit(ranked: list[Finding], keep: int, room_per_pick: int) -> list[Finding]:
