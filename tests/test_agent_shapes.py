@@ -360,6 +360,26 @@ def test_a_japanese_or_korean_cause_or_conclusion_is_a_finding_not_a_musing():
     assert found == [japanese, korean]
 
 
+def test_a_markdown_hard_break_inside_a_sentence_does_not_end_it():
+    # a Korean reply (Hermes on Slack) breaks one sentence over three lines with two trailing spaces each,
+    # and Cursor's Russian lecture puts a term's definition under its bold label the same way: one line
+    # each; a sentence that ended at the break still ends its line
+    from hermes_mlx.summarizer.sentences import paragraphs
+
+    korean = (
+        "- 그래서 `codex image generation`은 보통  \n  1) **Codex로 이미지 생성 코드를 짜게 한다** 또는  \n"
+        "  2) **다른 모델로 이미지를 생성한다**  \n  로 해석하는 게 맞습니다."
+    )
+    assert paragraphs(korean) == [
+        ["- 그래서 `codex image generation`은 보통 **Codex로 이미지 생성 코드를 짜게 한다** 또는 "
+         "**다른 모델로 이미지를 생성한다** 로 해석하는 게 맞습니다."]
+    ]  # fmt: skip
+    label = "**Роль (Persona):**  \n   Определяет, кем должна быть модель."
+    assert paragraphs(label) == [["**Роль (Persona):** Определяет, кем должна быть модель."]]
+    ended = "The build passed.  \nThen I pushed `main`."
+    assert paragraphs(ended) == [["The build passed."], ["Then I pushed `main`."]]
+
+
 # ------------------------------------------------------------------ what the review found
 
 

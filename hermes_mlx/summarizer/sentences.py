@@ -67,6 +67,7 @@ def paragraphs(text: str) -> list[list[str]]:
     scheduler tick delay." is one line, as is a list item and the lowercase line wrapped after it,
     and a short list under a lead-in that ends with a colon (`_with_short_lists_joined`)."""
     body = re.sub(r"```.*?(?:```|$)", "\n", text, flags=re.DOTALL)
+    body = _HARD_BREAK.sub(" ", body)
     out: list[list[str]] = []
     results: list[str] = []  # consecutive list items in the shape of a result
     open_line = False  # the line before was text, in out[-1]
@@ -94,6 +95,11 @@ def paragraphs(text: str) -> list[list[str]]:
 
 
 _LIST_ITEM = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
+# markdown's hard break (two spaces before a line's end) inside a sentence: the text goes on in the
+# next line, less a list marker that line opens with (a Korean reply's "그래서 `…`은 보통  " then "1) …
+# 또는  " then "로 해석하는 게 맞습니다.", Cursor's "**Роль (Persona):**  " then its definition); a
+# sentence that ended there ends its line
+_HARD_BREAK = re.compile(r"(?<=[^\s.!?。！？])[ \t]{2,}\n[ \t]*(?:(?:\d+[.)]|[-*•])[ \t]+)?(?=[^\s#|>-])")
 SHORT_ITEM = 100  # characters of a list item that may join its lead-in
 
 
