@@ -3,8 +3,12 @@ Python CLI, Claude Code with a Stop hook, Hermes Agent in Korean, VS Code Copilo
 second source confirms (named per test): errors a compiler reports several times over, results a
 run repeats at another time, what an install installed, a program's own "Failed to …:" line,
 Cline's and Roo Code's envelopes and resumption notes, a hook's feedback, a script of reads,
-Japanese and Korean cues, a home folder spelled out; then the cases two reviews found. Checks go
-through the ledger a pass fills and through whole passes of the summarizer, as a user's runs do.
+Japanese and Korean cues, a home folder spelled out; then the cases two reviews found. A seventh
+round's held-out sessions (Claude Code on a charm's CI, Cline, Gemini CLI, Aider, mini-swe-agent)
+added a checker's count as a result, a CI log read less its stamps, a script's own complaint, a
+harness's saved output, a markdown hard break inside a sentence, and Latin names in Korean prose.
+Checks go through the ledger a pass fills and through whole passes of the summarizer, as a user's
+runs do.
 """
 
 import pytest
