@@ -329,11 +329,12 @@ def with_room(
         budget_tokens - count(render(s)) - (0 if s.progress else count("## Progress\n\n"))
     )  # a first line adds its heading
     out: list[Finding] = []
+    said = [*s.progress, *s.remaining, *s.decisions, *s.questions]  # and each finding taken, as it is
     for f in ranked if left > 3 else ():  # no room: no finding is counted
         cost = count(f.text) + 3  # "- " and the newline
-        said = [*s.progress, *s.remaining, *s.decisions, *s.questions, *(o.text for o in out)]
         if cost <= left and not any(near_duplicate(f.text, p) for p in said):
             out.append(f)
+            said.append(f.text)
             left -= cost
     return out
 

@@ -1,8 +1,8 @@
 """What a harness puts around the words of a session: the folder it says the agent works in, the
 context blocks it appends to a user's turn or a tool's output, and the tags it wraps the user's own
 words in. The vocabulary of the words themselves (announcements, causes, shell tools) is
-vocabulary.py's, and read-only commands are shell_words.py's; these shapes say where the words are, not what they mean, and each
-is written once here (text.py, absorb.py and workfolder.py read them).
+vocabulary.py's, and read-only commands are shell_words.py's; these shapes say where the words are,
+not what they mean, and each is written once here (text.py, absorb.py and workfolder.py read them).
 """
 
 from __future__ import annotations

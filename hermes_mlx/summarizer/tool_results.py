@@ -91,9 +91,8 @@ def unstamped(output: str) -> str:
     and `error[E0432]: unresolved import` are then lines an error reader knows. Other output as is."""
     if "Z " not in output:
         return output
-    lines = output.count("\n") + 1
-    stamped = sum(1 for _ in zip(range(lines), _STAMP.finditer(output)))
-    return _STAMP.sub("", output) if stamped * 2 > lines else output
+    stamped = sum(1 for _ in _STAMP.finditer(output))
+    return _STAMP.sub("", output) if stamped * 2 > output.count("\n") + 1 else output
 
 
 # what an agent's terminal adds after a command's output: OpenHands' `[Python Interpreter: /x/python]`

@@ -2,9 +2,10 @@
 
 A rule that needs to know what an announcement, a cause, a decision, a shell tool or an exit
 status looks like reads it here, so two rules cannot disagree about it; what a shell command does
-to the files it names (a read, an edit, a blind step) is in `shell_words`, below this module. Cues are given in the languages users write where a rule can use them (English,
-and the common Chinese, Japanese and Russian forms; Korean's of cause, result and choice); rules
-that hold in any language (numbers, hashes, paths, code spans) need no cue at all.
+to the files it names (a read, an edit, a blind step) is in `shell_words`, below this module. Cues
+are given in the languages users write where a rule can use them (English, and the common Chinese,
+Japanese and Russian forms; Korean's of cause, result and choice); rules that hold in any language
+(numbers, hashes, paths, code spans) need no cue at all.
 """
 
 from __future__ import annotations
