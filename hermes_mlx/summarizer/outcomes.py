@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from .run_counts import COUNT_LINE, count_blocks
 from .shell_words import blind_step, without_heredocs
 from .text import clip
 from .vocabulary import PROGRAM_FAILED
@@ -221,12 +222,12 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
         return "failure", _fold(stopped or lines[0])  # the harness's last word: the run did not reach its end
     reports = [(family, p) for family, p in _RESULT_LINES if family != "failure"]
     last_failed = None  # where the last line naming a failure is: looked for once, when needed
-    blocks = _count_blocks(lines)
+    blocks = count_blocks(lines)
     errors_at = None  # where a checker first counted errors: read only when a count of warnings is met
     for at in range(len(lines) - 1, -1, -1):
         line = lines[at]
         counts = blocks.get(at, "")
-        if counts and _COUNT_LINE.match(line):  # node --test's `ℹ pass 9` / `ℹ fail 0`, TAP's `# pass 9`
+        if counts and COUNT_LINE.match(line):  # node --test's `ℹ pass 9` / `ℹ fail 0`, TAP's `# pass 9`
             return "tests", counts
         for family, p in reports:
             if p.match(line):
@@ -282,49 +283,6 @@ def _last_failure(lines: list[str]) -> int:
     """The index of the last line naming a failure (the "failure" family), -1 when none does."""
     failed = _RESULT_LINES[-1][1]
     return next((k for k in range(len(lines) - 1, -1, -1) if failed.match(lines[k])), -1)
-
-
-# a test run's counts, one a line, as node's test runner, TAP and many a script print them (`ℹ tests 9`,
-# `ℹ pass 9`, `ℹ fail 0`, `# pass 9`, `Passed: 41`, `Failed: 0`): the block says what the run came to.
-# The labels a reader needs are kept (_COUNT_KEPT, the latest of each), and a cancelled or skipped
-# count that is not 0 (`ℹ cancelled 1`: a run stopped part-way passed nothing); `ℹ todo 0` and the
-# duration go
-_COUNT_LINE = re.compile(
-    r"^\s*(?:[ℹ#][ \t]*)?(?P<label>tests?|total|suites|pass(?:ed|es)?|fail(?:ed|ures?|s)?|errors?|skipped|"
-    r"cancell?ed|todo|pending|duration(?:_ms)?)(?=[ \t:])[ \t]*+:?[ \t]*+(?P<n>\d[\d.,]*+)[ \t]*+(?:ms|s)?[ \t]*+$",
-    re.I,
-)
-_COUNT_KEPT = re.compile(r"tests?|total|pass|fail|error", re.I)
-_COUNT_SAID = re.compile(r"cancel|skip", re.I)  # kept unless 0
-_COUNT_GAP = 3  # lines at most between a verdict and the counts above it
-
-
-def _count_blocks(lines: list[str]) -> dict[int, str]:
-    """Each line a block of a test run's counts stands for (its own lines, and the _COUNT_GAP lines
-    after its last), mapped to the block's kept lines joined (its pass and its fail or total count
-    at least); one pass over the lines, each matched once."""
-    matched = [_COUNT_LINE.match(ln) if len(ln) <= 200 else None for ln in lines]
-    out: dict[int, str] = {}
-    i = 0
-    while i < len(lines):
-        if not matched[i]:
-            i += 1
-            continue
-        start = i
-        while i < len(lines) and matched[i]:
-            i += 1
-        latest: dict[str, str] = {}
-        for m in matched[start:i]:
-            label = m["label"].lower()
-            key = "pass" if label.startswith("pass") else "fail" if label.startswith("fail") else label.rstrip("s")
-            if _COUNT_KEPT.match(label) or _COUNT_SAID.match(label) and m["n"].strip("0.,"):
-                latest.pop(key, None)
-                latest[key] = " ".join(m.group(0).split())
-        if "pass" in latest and latest.keys() & {"fail", "total", "test"}:
-            joined = clip("; ".join(latest.values()), 2 * MAX_OUTCOME)
-            for at in range(start, min(len(lines), i + _COUNT_GAP)):
-                out.setdefault(at, joined)
-    return out
 
 
 # a line a tool or script marks done or not (`✓ Sync from main complete`, `✗ DateTime inside Tuple`):
