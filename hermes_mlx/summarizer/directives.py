@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from .extract import clip_line, has_cut, is_error_line, uncut
-from .vocabulary import USER_SENTENCE_END
+from .vocabulary import GO_AHEAD, USER_SENTENCE_END
 
 # the words that say what must be, whoever's sentence they are in
 _MUST_WORDS = r"never|always|must|should|make sure|ensure|avoid|please"
@@ -48,6 +48,9 @@ _NARRATIVE = re.compile(
     r"(?:\w+ed|went|ran|saw|got|made|did|found|tried|read|put|set|built|wrote|took|came|began|thought|left|had|was|were)\b",
     re.I,
 )
+# a lead-in of a few words whose items follow ("Please run:", "Otherwise please proceed:"): the items
+# are the directives
+_LEAD_IN = re.compile(r"\W*(?:\w+\W+){0,2}\w+\s*[:：]\s*")
 _MUST = re.compile(r"\b(?:" + _MUST_WORDS + r"|(?:want|need) (?:you|it|them)\b)", re.I)
 
 
@@ -60,6 +63,8 @@ def _directs(sentence: str) -> bool:
         and not is_error_line(sentence)
         and not _PASTED_LOG.search(sentence)
         and not _PROMPT_ANSWERED.search(sentence)
+        and not GO_AHEAD.match(sentence)  # "Approved.", "Not blocking.": it says go on, not how
+        and not _LEAD_IN.fullmatch(sentence)
         and not (_NARRATIVE.match(sentence) and not _MUST.search(sentence))
         and not sentence.rstrip().endswith((",", ";", "{", "(", "["))  # a line of pasted code: `name text not null,`
     )

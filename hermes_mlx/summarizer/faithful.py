@@ -23,7 +23,7 @@ from .digest import human_words
 from .sentences import paragraphs
 from .text import Turn
 from .verify import instruction_like, line_problem, main_script
-from .vocabulary import USER_SENTENCE_END
+from .vocabulary import GO_AHEAD, USER_SENTENCE_END
 
 REASONS = ("unsupported", "polarity", "reports_user", "empty", "filtered")
 
@@ -81,12 +81,6 @@ _DIRECTIVE = re.compile(
     r"stop|only)\b|^\s*(?:不要|别|禁止|必须|务必|请勿|しないで|禁止|必ず)",
     re.IGNORECASE,
 )
-_ACK = re.compile(
-    r"^\s*(?:ok(?:ay)?|yes|yep|sure|thanks?(?: you)?|thx|great|good|nice|cool|go on|go ahead|continue|"
-    r"carry on|proceed|next|done|lgtm|hi|hello|hey|fine|sounds good|do it|please do|好的?|继续|はい|続けて)"
-    r"[\s.!,]*(?:thanks?|please)?[\s.!]*$",
-    re.IGNORECASE,
-)
 
 
 def stem(word: str) -> str:
@@ -131,7 +125,7 @@ def directive_shaped(text: str) -> bool:
 def is_go_ahead(text: str) -> bool:
     """A greeting or go-ahead in so many words ("ok", "Go on.", "thanks"); a short result ("Tests
     pass.", "Committed a1b2c3d.") is none."""
-    return bool(_ACK.match(" ".join((text or "").split())))
+    return bool(GO_AHEAD.match(" ".join((text or "").split())))
 
 
 def is_ack(text: str) -> bool:

@@ -155,6 +155,16 @@ DECISION_CUE = re.compile(
 # "I've decided against `@mipmap/ic_launcher`", "推荐安装 CUDA 12.8" (not "the recommended settings")
 _CHOSE = r"\b(?:i|we)(?:['’](?:ve|d|ll))?\s+(?:\w+\s+){0,4}?(?:recommend|decided|chose|prefer|went with|opted)\b"
 CHOICE_MADE = re.compile(_CHOSE + r"|\bmy recommendation\b|推荐|建议|决定", re.I)
+# a greeting, a go-ahead or an approval in so many words ("ok", "Go on.", "thanks", "Approved as-is.",
+# "Not blocking.", "ok, try that"): never a goal (`faithful.is_go_ahead`) and no constraint
+# (`directives.user_constraints`; the user's message still travels whole in User Messages). Three
+# agents' reviewing users wrote them between real directives (Codex's "Approved." five times)
+GO_AHEAD = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|yes|yep|sure|thanks?(?: you)?|thx|great|good|nice|cool|perfect|go on|go ahead|continue|"
+    r"carry on|proceed|next|done|lgtm|hi|hello|hey|fine|sounds good|looks good|do it|please do|approved?|"
+    r"not blocking|好的?|继续|はい|続けて)[\s.!,]*)+(?:as[- ]is|(?:please )?(?:try|do) (?:that|it)|thanks?|please)?[\s.!]*$",
+    re.IGNORECASE,
+)
 # where a user's sentence ends: the Goal is the request's asks sentence by sentence
 # (`faithful.goal_of`), Constraints its directives (`directives.user_constraints`, at line breaks
 # too), and a constraint is listed less the sentences the Goal shows (`summary.beside_goal`)
