@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from .error_lines import ERROR_LINE, is_error_line, scan_errors  # noqa: F401  (re-exported)
+from .error_lines import ERROR_LINE, at_any_line, at_source_line, is_error_line, scan_errors  # noqa: F401
 from .secret_words import REDACTED
 from .vocabulary import CODE_SNIPPET, EDIT_NEW_KEYS, EDIT_OLD_KEYS, FILE_KEYS, SPECIAL_FILES
 
@@ -307,6 +307,29 @@ def error_report(result: str, limit: int = 6) -> tuple[list[str], int]:
     """Error lines of a tool result (see error_lines.py), none from a line a cut broke:
     (the `limit` most specific, how many others there were)."""
     return scan_errors(uncut(result or "", "line"), limit)
+
+
+# a compiler's or checker's diagnostic on a source line, warnings too (gcc's `gui.c:52:107: warning: unused
+# parameter 'currentState'`, tsc's `src/a.ts(3,5): error TS2322: …`): pasted by a user, what they ask about
+_DIAGNOSTIC = re.compile(r"^\s*[\w./\\-]+(?::\d+(?::\d+)?:|\(\d+,\d+\):)\s*(?:fatal )?(?:error|warning)\b.{0,300}$")
+
+
+def pasted_problems(text: str, limit: int = 3, skip: str = "") -> list[str]:
+    """The error lines, then the warnings, of what a user pasted (a build log, a traceback): at most
+    `limit` that `skip` does not show whole, one of each shape (`gui.h:38:5` and `gui.h:39:5` saying
+    the same is one), in the order the text has them: what a clipped message keeps (`ledger.user_message`)."""
+    lines = uncut(text or "", "line").splitlines()[:4000]
+    diagnostics = [" ".join(ln.split()) for ln in lines if _DIAGNOSTIC.match(ln)]
+    errors = [" ".join(x.split()) for x in error_report(text, 2 * limit)[0]]
+    ranked = [*errors, *[d for d in diagnostics if " error" in d], *diagnostics]
+    out, shapes = [], set()
+    for line in dict.fromkeys(ranked):
+        keys = {at_any_line(line), at_source_line(line)} - {""}
+        if len(out) < limit and line not in skip and not keys & shapes:
+            shapes |= keys
+            out.append(line)
+    folded = " ".join((text or "").split())
+    return sorted(out, key=folded.find)
 
 
 def error_lines(result: str, limit: int = 6) -> list[str]:

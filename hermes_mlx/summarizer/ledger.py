@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from .error_lines import at_any_line, at_source_line, cleared_by
-from .extract import TEST_ID
+from .extract import TEST_ID, pasted_problems
 from .outcomes import MADE, is_run_verdict, outcome_of
 from .redact import redact
 from .text import clip
@@ -276,10 +276,33 @@ class Ledger:
 
 
 USER_MESSAGE_CHARS = 600
+# a long message clipped keeps its start, the error lines of what the user pasted (PASTED_ERRORS at
+# most, each clipped at PASTED_ERROR_CHARS) and its end, where the ask usually is ("… Bitte analysiere
+# die Fehlermeldung Zeile für Zeile."): a compiler's `gui.c:563:13: error: duplicate case value` sat
+# past the first 600 characters of a pasted build log (Gemini CLI), as tracebacks do in an issue
+PASTED_ERRORS, PASTED_ERROR_CHARS = 3, 160
+MESSAGE_END_CHARS = USER_MESSAGE_CHARS // 4
+PASTED_SCAN_CHARS = 50_000
 
 
 def user_message(text: str) -> str:
-    """A user's message as the summary carries it: verbatim, on one line, clipped when long.
-    User messages are never summarized; a batch pass that folds them away keeps their words."""
+    """A user's message as the summary carries it: verbatim, on one line, clipped when long (its
+    start, the error lines it pasted, its end: `_clipped`). User messages are never summarized; a
+    batch pass that folds them away keeps their words."""
     one = redact(" ".join(text.split()))  # after folding: `token:` and its value on the next line meet here
-    return one if len(one) <= USER_MESSAGE_CHARS else redact(one[: USER_MESSAGE_CHARS - 1].rstrip() + "…")
+    if len(one) <= USER_MESSAGE_CHARS:
+        return one
+    # a pasted log's errors are read at its ends only when it is huge (its own redaction, in context)
+    ends = text if len(text) <= 2 * PASTED_SCAN_CHARS else f"{text[:PASTED_SCAN_CHARS]}\n{text[-PASTED_SCAN_CHARS:]}"
+    return redact(_clipped(redact(ends), one))
+
+
+def _clipped(text: str, one: str) -> str:
+    """`one` (the message folded and redacted) cut to its start and end at spaces, with the error lines and
+    diagnostics it pasted that neither shows whole between them (`extract.pasted_problems`), each
+    verbatim and the cuts marked."""
+    head = one[: USER_MESSAGE_CHARS - MESSAGE_END_CHARS - 1].rstrip()
+    tail = one[-MESSAGE_END_CHARS:]
+    tail = tail.split(" ", 1)[1] if " " in tail[1:] and not one[-MESSAGE_END_CHARS - 1].isspace() else tail.lstrip()
+    shown = [clip(x, PASTED_ERROR_CHARS) for x in pasted_problems(text, PASTED_ERRORS, skip=f"{head}\n{tail}")]
+    return " … ".join([head, *shown, tail])
