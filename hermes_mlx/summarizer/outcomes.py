@@ -38,6 +38,10 @@ _CHECKED_COUNT = re.compile(
     r"(?:found|detected)(?:[.!\])]*\s*$|, \d+ .*$)|^\s*Your code has been rated at -?[\d.]+/10\b.*$",
     re.I,
 )
+# what a merge or pull brought, as git's diffstat sums it (`492 files changed, 61608 insertions(+), 8694
+# deletions(-)`; Hermes Agent's `git pull`, `git merge`, `git diff --stat`): read, like a checker's count,
+# only when no line of the main families says more (a commit's `[main abc1234] subject` above its stat)
+_DIFFSTAT = re.compile(r"^\s*\d+ files? changed(?:, \d+ insertions?\(\+\))?(?:, \d+ deletions?\(-\))?\s*$")
 _RESULT_LINES: list[tuple[str, re.Pattern]] = [
     (
         "tests",
@@ -256,10 +260,10 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                     both = [ln for ln in lines if p.match(ln)][:2]
                     return family, clip("; ".join(" ".join(ln.split()) for ln in both), 2 * MAX_OUTCOME)
                 return family, _fold(line)
-    checked = next((ln for ln in reversed(lines) if _CHECKED_COUNT.match(ln)), "")
+    checked = next((ln for ln in reversed(lines) if _CHECKED_COUNT.match(ln) or _DIFFSTAT.match(ln)), "")
     last_failed = _last_failure(lines) if last_failed is None else last_failed
     if checked and (status in (0, None) or last_failed < 0):  # a crash, then `0 issues found`: the crash
-        return "build", _fold(checked)
+        return "git" if _DIFFSTAT.match(checked) else "build", _fold(checked)
     if last_failed >= 0:  # also for exit 0: `cmd | head` reports head's status
         return "failure", _fold(lines[last_failed])
     if status not in (0, None):  # npm's `> pkg@1.0.0 script` echo of what it runs says nothing yet
