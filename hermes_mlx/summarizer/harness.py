@@ -127,6 +127,30 @@ def without_resumption(text: str) -> str:
 TOOL_RESULT_LABEL = re.compile(
     r"\A\s*\[[a-z]+(?:_[a-z0-9]+)+(?: completed)?(?: for '(?s:.{0,2000}?)')?\] Result:[ \t]*\n?"
 )
+# Cline's note when a model wrote on past its one tool call (`if (this.didAlreadyUseTool) assistantMessage
+# += "[Response interrupted by a tool use result. …]"`, kept by its forks): what it wrote after the call it
+# wrote for a turn it had not seen ("User: [read_file for 'package.json'] Result:{ …", a file it imagined).
+# Such a turn, in the harness's own label, starts it with or without the note
+RAN_AHEAD = re.compile(r"\n*\[Response interrupted by a tool use result\.[^\]\n]{0,200}\]")
+_TOOL_LABEL = r"\[[a-z]+(?:_[a-z0-9]+)+(?: for '[^'\n]{0,2000}')?\] Result:"
+_OTHER_SIDE = re.compile(rf"^(?:User|Human):[ \t]|^{_TOOL_LABEL}", re.M)
+_OTHER_SIDE_LABELLED = re.compile(rf"^(?:User|Human):[ \t]*{_TOOL_LABEL}", re.M)
+
+
+def without_run_ahead(text: str) -> str:
+    """An assistant turn less what its model wrote for the other side: from the first line that speaks
+    as the user or as a tool's result up to the harness's RAN_AHEAD note, or to the end from a line
+    that speaks as the user in the harness's tool-result label. A Cline session's Progress had listed
+    lines of a `package.json` its model imagined reading."""
+    note = RAN_AHEAD.search(text)
+    if note:
+        before = text[: note.start()]
+        other = _OTHER_SIDE.search(before)
+        text = (before[: other.start()] if other else before).rstrip() + text[note.end() :]
+    labelled = _OTHER_SIDE_LABELLED.search(text)
+    return text[: labelled.start()].rstrip() if labelled else text
+
+
 # `cd DIR && …` / `cd "DIR"; …`: the folder a shell command runs in
 CD_PREFIX = re.compile(r"^\s*cd\s+([\"']?)((?:/|~/|[A-Za-z]:[\\/])[^\"';&|\n]*?)\1\s*(?:&&|;)")
 # a user's home folder, in the spellings agents' paths use (`/c:/Users/x` is VS Code's)

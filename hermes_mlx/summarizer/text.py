@@ -20,6 +20,7 @@ from .harness import (
     TOOL_RESULT_LABEL,
     without_examples,
     without_resumption,
+    without_run_ahead,
 )
 from .redact import redact
 from .text_actions import text_actions
@@ -253,6 +254,8 @@ def normalize(messages) -> list[Turn]:
         if role == "assistant" and (told := told_user(calls)):
             text = f"{text}\n\n{told}".strip()[:MAX_CONTENT_CHARS]
         text, context = without_context(text, role) if role in ("user", "tool") else (text, "")
+        if role == "assistant" and ("] Result:" in text or "Response interrupted" in text):
+            text = without_run_ahead(text)
         turns.append(
             Turn(
                 role=role,

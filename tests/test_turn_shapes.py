@@ -1,0 +1,70 @@
+"""What an agent's turn and a tool's output come to, as an eighth round's held-out sessions showed
+them and a second source confirms (named per test): what a model wrote for a turn it had not seen
+(Cline's "[Response interrupted by a tool use result …]"), and what a `git pull` brought. Checks go
+through normalize and whole passes of the summarizer, as a user's runs do.
+"""
+
+from hermes_mlx.summarizer import MLXSummarizer
+from hermes_mlx.summarizer.harness import without_run_ahead
+from hermes_mlx.summarizer.outcomes import outcome_of
+from hermes_mlx.summarizer.summary import parse
+from hermes_mlx.summarizer.text import normalize
+
+_NOTE = "[Response interrupted by a tool use result. Only one tool may be used at a time and should be placed at the end of the message.]"
+
+
+def _count(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def _pass(messages: list[dict]):
+    return parse(MLXSummarizer(score=None, count_tokens=_count, context_window=8192).update(None, messages).text)
+
+
+# Cline with Claude 3.5 Sonnet (held out): after its `read_file` call the model went on to write the
+# result it expected, in Cline's own label, and Cline cut it off with its note; a Cline fork's export
+# (public, "bob_sessions") shows the note after code the model went on typing
+def test_what_a_model_wrote_for_a_turn_it_had_not_seen_is_not_its_statement():
+    said = (
+        "I need the dependencies of the React project, so I will read package.json.\n\n"
+        'User: [read_file for \'package.json\'] Result:{\n  "name": "react-app",\n  "version": "0.1.0"\n}\n\n' + _NOTE
+    )
+    assert without_run_ahead(said) == "I need the dependencies of the React project, so I will read package.json."
+    typed_on = "The rule needs a fix function.\n```js\nconst fix = (f) =>\n\n" + _NOTE
+    assert without_run_ahead(typed_on) == "The rule needs a fix function.\n```js\nconst fix = (f) =>"
+    labelled = (
+        "The entry point is src/index.js.\n\nUser: [read_file for 'src/index.js'] Result:import React from 'react';"
+    )
+    assert without_run_ahead(labelled) == "The entry point is src/index.js."
+    plain = "User: the tests pass now, said the log. Next I fix the linter."
+    assert without_run_ahead(plain) == plain  # no note, no label: the agent's own words
+
+
+def test_a_pass_lists_no_line_of_an_imagined_result():
+    s = _pass(
+        [
+            {"role": "user", "content": "Add an ESLint rule that marks unused files."},
+            {
+                "role": "assistant",
+                "content": "The project has no `.eslintrc.js`, so the plugin needs its own config.\n\n"
+                'User: [read_file for \'package.json\'] Result:{\n  "name": "react-app", "version": "0.1.0",\n'
+                '  "dependencies": { "axios": "^1.3.4", "chart.js": "^4.2.1" }\n}\n\n' + _NOTE,
+            },
+        ]
+    )
+    text = "\n".join(s.progress)
+    assert "react-app" not in text and "axios" not in text
+    assert [t.text for t in normalize([{"role": "user", "content": "User: [x for 'y'] Result: z"}])] == [
+        "User: [x for 'y'] Result: z"
+    ]  # a user's turn is read as it is
+
+
+# Hermes Agent's `git pull` after a stash: what it brought is git's diffstat sum; a commit's own line
+# above its stat still wins (Codex's and Claude Code's `git commit` in the corpora)
+def test_what_a_pull_brought_is_its_result_and_a_commit_line_still_wins():
+    pulled = "Updating a1b2c3d..e4f5a6b\nFast-forward\n cli.py | 2 +-\n 492 files changed, 61608 insertions(+), 8694 deletions(-)"
+    assert outcome_of(pulled, 0) == ("git", "492 files changed, 61608 insertions(+), 8694 deletions(-)")
+    committed = "[main 3bb8701] feat: add the monitor\n 3 files changed, 10 insertions(+), 2 deletions(-)"
+    assert outcome_of(committed, 0) == ("git", "[main 3bb8701] feat: add the monitor")
+    failed = "error: cannot pull with rebase: You have unstaged changes.\n 2 files changed, 1 insertion(+)"
+    assert outcome_of(failed, 1)[1].startswith("error: cannot pull")
