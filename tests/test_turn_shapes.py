@@ -1,7 +1,8 @@
 """What an agent's turn and a tool's output come to, as an eighth round's held-out sessions showed
 them and a second source confirms (named per test): what a model wrote for a turn it had not seen
-(Cline's "[Response interrupted by a tool use result …]"), and what a `git pull` brought. Checks go
-through normalize and whole passes of the summarizer, as a user's runs do.
+(Cline's "[Response interrupted by a tool use result …]"), Claude Code's pointer after a plan the user
+accepted, and what a `git pull` brought. Checks go through normalize and whole passes of the
+summarizer, as a user's runs do.
 """
 
 from hermes_mlx.summarizer import MLXSummarizer
@@ -68,3 +69,19 @@ def test_what_a_pull_brought_is_its_result_and_a_commit_line_still_wins():
     assert outcome_of(committed, 0) == ("git", "[main 3bb8701] feat: add the monitor")
     failed = "error: cannot pull with rebase: You have unstaged changes.\n 2 files changed, 1 insertion(+)"
     assert outcome_of(failed, 1)[1].startswith("error: cannot pull")
+
+
+# Claude Code accepting a plan with a cleared context seeds "Implement the following plan:" then its pointer
+# to the old transcript (held-out Claude Code session; ten public transcripts carry the same words)
+def test_claude_codes_pointer_after_an_accepted_plan_is_not_the_users_words():
+    plan = "Implement the following plan:\n\n# Plan: Fix log streaming\n\n## Verification\n1. `npx tsc --noEmit`"
+    pointer = (
+        "\n\n\nIf you need specific details from before exiting plan mode (like exact code snippets, error "
+        "messages, or content you generated), read the full transcript at: /Users/me/.claude/projects/x/1.jsonl"
+    )
+    [turn] = normalize([{"role": "user", "content": plan + pointer + "\n\nUser feedback on this plan: keep it small"}])
+    assert "exiting plan mode" not in turn.text and "1.jsonl" not in turn.text
+    assert (
+        turn.text.startswith("Implement the following plan:")
+        and "User feedback on this plan: keep it small" in turn.text
+    )

@@ -127,6 +127,15 @@ def without_resumption(text: str) -> str:
 TOOL_RESULT_LABEL = re.compile(
     r"\A\s*\[[a-z]+(?:_[a-z0-9]+)+(?: completed)?(?: for '(?s:.{0,2000}?)')?\] Result:[ \t]*\n?"
 )
+# Claude Code's pointer after a plan the user accepted with a cleared context ("Implement the following
+# plan:\n\n<plan>" then this, then any "User feedback on this plan: …"): the harness's words, not the user's
+# (ten public transcripts carry it); a clipped request had ended on it instead of the plan's own end
+PLAN_POINTER = re.compile(
+    r"\n*If you need specific details from before exiting plan mode \(like exact code snippets, error messages, or "
+    r"content you generated\), read the full transcript at: [^\n]*"
+)
+
+
 # Cline's note when a model wrote on past its one tool call (`if (this.didAlreadyUseTool) assistantMessage
 # += "[Response interrupted by a tool use result. …]"`, kept by its forks): what it wrote after the call it
 # wrote for a turn it had not seen ("User: [read_file for 'package.json'] Result:{ …", a file it imagined).

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from .harness import (
     CONTEXT_BLOCK,
     HUMAN_WRAPPER,
+    PLAN_POINTER,
     SLASH_INVOKED,
     TOOL_RESULT_LABEL,
     without_examples,
@@ -290,7 +291,7 @@ def without_context(text: str, role: str) -> tuple[str, str]:
     if role == "tool" and "] Result:" in text[:2100]:
         text = TOOL_RESULT_LABEL.sub("", text, count=1)
     if role == "user":
-        text = without_resumption(text)
+        text = PLAN_POINTER.sub("", without_resumption(text))
     if "<" not in text:
         return text, ""
     blocks = [m.group(0) for m in CONTEXT_BLOCK.finditer(text)]
