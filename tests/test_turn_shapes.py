@@ -1,8 +1,8 @@
 """What an agent's turn and a tool's output come to, as an eighth round's held-out sessions showed
 them and a second source confirms (named per test): what a model wrote for a turn it had not seen
 (Cline's "[Response interrupted by a tool use result …]"), Claude Code's pointer after a plan the user
-accepted, and what a `git pull` brought. Checks go through normalize and whole passes of the
-summarizer, as a user's runs do.
+accepted, and what a `git pull` and `uv pip install` brought. Checks go through normalize and whole
+passes of the summarizer, as a user's runs do.
 """
 
 from hermes_mlx.summarizer import MLXSummarizer
@@ -85,3 +85,12 @@ def test_claude_codes_pointer_after_an_accepted_plan_is_not_the_users_words():
         turn.text.startswith("Implement the following plan:")
         and "User feedback on this plan: keep it small" in turn.text
     )
+
+
+# uv's install names what it installed one package a line (held-out Hermes Agent's `uv pip install -e .`;
+# Cursor's `uv pip install flash-attn` in the corpora), as pip's "Successfully installed" does
+def test_what_uv_installed_is_its_result():
+    out = "Resolved 120 packages in 1.2s\nInstalled 1 package in 2ms\n - hermes-agent==0.8.0 (from file:///x)\n + hermes-agent==0.9.0 (from file:///x)"
+    assert outcome_of(out, 0) == ("install", "+ hermes-agent==0.9.0 (from file:///x)")
+    many = "Installed 5 packages in 9ms\n + a==1\n + b==2\n + c==3\n + d==4\n + e==5"
+    assert outcome_of(many, 0) == ("install", "+ a==1; + b==2; + c==3 (+2 more)")

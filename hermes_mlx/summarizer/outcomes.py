@@ -118,6 +118,7 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
         # "added 124 packages" names none: in Codex's Commands it took a finding's room)
         re.compile(
             r"^\s*Successfully installed \S.*$"  # pip
+            r"|^\s*\+ [\w.\-\[\],]+==\S+.*$"  # uv's `+ hermes-agent==0.9.0 (from file:///…)`, after `Installed 1 package in 2ms`
             r"|^\s*(?:Warning: \S+(?: \S+)?|Ignored package `[^`\n]+`) is already installed\b.*$",  # Homebrew, cargo
             re.I,
         ),
@@ -252,6 +253,11 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                     shipped = [ln for ln in lines[max(0, at - SHIPPED_WITHIN) : at] if _SHIPPED_LINE.match(ln)]
                     if shipped:  # the verdict first: read back, the line is still a passing build's
                         return family, clip(f"{_fold(line)}; {_fold(shipped[-1])}", 2 * MAX_OUTCOME)
+                if family == "install" and line.lstrip().startswith("+ "):  # uv: each package a line, up to VERDICTS
+                    added = [" ".join(ln.split()) for ln in lines if p.match(ln) and ln.lstrip().startswith("+ ")]
+                    line = "; ".join(added[:VERDICTS]) + (
+                        f" (+{len(added) - VERDICTS} more)" if len(added) > VERDICTS else ""
+                    )
                 if family == "install" and status != 0:
                     last_failed = _last_failure(lines) if last_failed is None else last_failed
                     if last_failed > at:
