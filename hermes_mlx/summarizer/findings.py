@@ -27,6 +27,7 @@ from .vocabulary import (
     ASIDE,
     CHANGE_INTENT,
     CHANGE_MADE,
+    CHANGE_VERBS,
     CHOICE_MADE,
     DECISION_CUE,
     FILE_NAME,
@@ -273,6 +274,33 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
                     )
                     out.append((text, i, feats))
     return out
+
+
+# an order to itself that changes something ("Now remove the now-unused `parseTaskFile` method:")
+_ORDERED_CHANGE = re.compile(r"^(?:now|next|then|first|finally)\b[,:]?\s+(?:" + "|".join(CHANGE_VERBS) + r")\b", re.I)
+
+
+def announced_changes(turns: list[Turn]) -> list[Finding]:
+    """The changes the agent announced that name what they change or why (CHANGE_INTENT, _ORDERED_CHANGE;
+    never a musing: "Now remove the now-unused `parseTaskFile` method:", "Let me fix `get_current_trace_id()`."),
+    best first: never findings, but what a summary with room to spare still says was done next. 6 of
+    281 change announcements held a fact on the corpora, in five agents' sessions (findings: 1 in 16);
+    two held-out agents' sessions had such facts and room to spare."""
+    out: list[Finding] = []
+    n = max(1, len(turns) - 1)
+    for i, t in enumerate(turns):
+        for sentences in paragraphs(t.text) if t.role == "assistant" else ():
+            for s in (x.strip() for x in sentences):
+                if (
+                    words(s) >= 4
+                    and len(s) <= FINDING_CHARS
+                    and (changes_course(s) or _ORDERED_CHANGE.match(s))
+                    and is_announcement(s)
+                    and not is_musing(s)
+                ):
+                    feats = features(s, reaction=False, before_action=True, report=False, recency=i / n)
+                    out.append(Finding(s, i, weigh(feats), len(out)))
+    return rank(out)
 
 
 def _after_lead(text: str) -> str:

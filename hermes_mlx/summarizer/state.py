@@ -10,7 +10,7 @@ import re
 from .budget import with_room
 from .digest import agreed_plan, plan_state, rank_ids
 from .faithful import directive_shaped
-from .findings import Finding, findings, in_session_order, is_announcement, near_duplicate, rank
+from .findings import Finding, announced_changes, findings, in_session_order, is_announcement, near_duplicate, rank
 from .ledger import MORE_ERRORS
 from .narrative import add_progress
 from .outcomes import says_passed
@@ -128,15 +128,24 @@ def best_that_fit(ranked: list[Finding], keep: int, room_per_pick: int) -> list[
     return chosen
 
 
-def spend_room(s: Summary, chosen: list[Finding], rest: list[Finding], budget_tokens: int | None) -> list[str]:
+def spend_room(
+    s: Summary, chosen: list[Finding], rest: list[Finding], budget_tokens: int | None, spare: list[Finding] = ()
+) -> list[str]:
     """This pass's `chosen` findings (in `s.progress` already) and, while the summary has room
-    under `budget_tokens`, the best of `rest` (`budget.with_room`), all in the session's order:
-    a pass whose entries leave room spends it on findings. Returns their texts."""
+    under `budget_tokens`, the best of `rest` (`budget.with_room`), then of `spare` (the changes the
+    agent announced: `findings.announced_changes`), all in the session's order: a pass whose entries
+    leave room spends it on findings, and what room is still left on what was done next. Returns
+    their texts."""
     notes = [f.text for f in in_session_order(chosen)]
     more = with_room(s, rest, budget_tokens) if budget_tokens else []
     if more:
         s.progress = [p for p in s.progress if p not in notes]
         notes = [f.text for f in in_session_order(chosen + more)]
+        add_progress(s, notes)
+    told = with_room(s, unsaid(s, list(spare)), budget_tokens) if budget_tokens and spare else []
+    if told:
+        s.progress = [p for p in s.progress if p not in notes]
+        notes = [f.text for f in in_session_order(chosen + more + told)]
         add_progress(s, notes)
     return notes
 
@@ -168,7 +177,7 @@ def add_exchange_findings(
     ranked = fresh_findings(s, turns, exclude=notes) if found is None else unsaid(s, found, notes)
     more = best_that_fit(ranked, extra, room_per_pick) if extra else []
     add_progress(s, [f.text for f in in_session_order(more)])
-    added = spend_room(s, more, [f for f in ranked if f not in more], budget_tokens)
+    added = spend_room(s, more, [f for f in ranked if f not in more], budget_tokens, announced_changes(turns))
     place = {f.text: (f.turn, f.order) for f in found or ranked}
     this_exchange = set(notes) | set(added)
     block = [p for p in s.progress if p in this_exchange]

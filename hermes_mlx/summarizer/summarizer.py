@@ -32,7 +32,7 @@ from .api import Message, SummaryResult
 from .budget import hermes_tokens
 from .chunk import chunk_turns, fit_text
 from .faithful import Source, gated, line_verdict, statements
-from .findings import in_session_order, is_announcement
+from .findings import announced_changes, in_session_order, is_announcement
 from .ledger import user_message
 from .narrative import add_progress, dedupe, fallback_notes, paragraph_lines, set_goal, template_language
 from .prompts import MAX_CHOICES, Template, labels, load_template
@@ -202,7 +202,8 @@ class MLXSummarizer:
                 chosen = ranked[: keep - m] + [f for f in window if f.text in picked][:m]
         add_progress(s, [f.text for f in in_session_order(chosen)])
         fold_state(s, turns, source)
-        return spend_room(s, chosen, [f for f in ranked if f not in chosen], budget_tokens)
+        rest = [f for f in ranked if f not in chosen]
+        return spend_room(s, chosen, rest, budget_tokens, announced_changes(turns))
 
     # ------------------------------------------------------------ the three jobs
 
