@@ -1,12 +1,13 @@
 """What an agent's turn and a tool's output come to, as an eighth round's held-out sessions showed
 them and a second source confirms (named per test): what a model wrote for a turn it had not seen
 (Cline's "[Response interrupted by a tool use result …]"), Claude Code's pointer after a plan the user
-accepted, a change the agent announced (said when a summary has room to spare), and what a `git pull`
-and `uv pip install` brought. Checks go through normalize and whole passes of the summarizer, as a
-user's runs do.
+accepted, a change the agent announced (said when a summary has room to spare), the names a longer
+edit declares, and what a `git pull` and `uv pip install` brought. Checks go through normalize and
+whole passes of the summarizer, as a user's runs do.
 """
 
 from hermes_mlx.summarizer import MLXSummarizer
+from hermes_mlx.summarizer.extract import added_code
 from hermes_mlx.summarizer.findings import announced_changes
 from hermes_mlx.summarizer.harness import without_run_ahead
 from hermes_mlx.summarizer.outcomes import outcome_of
@@ -135,3 +136,28 @@ def test_a_change_announced_goes_before_a_finding_when_room_is_short():
     fit_summary(s, hermes_tokens(render(s)) - 5)
     assert "Now remove the now-unused `parseTaskFile` method:" not in s.progress
     assert "The `parseTaskFile` helper returned null for 3 of 7 files." in s.progress
+
+
+# held-out Claude Code (`const logFile = join(logDir, …);` in a 40-line Edit) and Gemini CLI (`float yMax =
+# (peakPop > 0) ? …;` in a C `replace`): a longer edit's lines are the file's, but those that name what they
+# make are names the agent wrote
+def test_a_longer_edit_carries_the_names_it_declares():
+    new = "\n".join(
+        [
+            "  const logDir = join(this.logsDir, `AGI-${task.id}`);",
+            "  await mkdir(logDir, { recursive: true });",
+            "  const logFile = join(logDir, `agent-${sandboxIndex}.log`);",
+            "  await appendFile(logFile, header);",
+            "  // write the footer in finally",
+            "  float yMax = (peakPop > 0) ? (float)peakPop * 1.1f : 10.0f;",
+            "  def load(path: str) -> Config:",
+        ]
+    )
+    got = added_code({"old_string": "", "new_string": new})
+    assert got == [
+        "const logDir = join(this.logsDir, `AGI-${task.id}`);",
+        "const logFile = join(logDir, `agent-${sandboxIndex}.log`);",
+        "float yMax = (peakPop > 0) ? (float)peakPop * 1.1f : 10.0f;",
+    ]  # DECLARED_LINES at most, never a call or a comment
+    calls = "\n".join(f"  await step{i}(logFile);" for i in range(5))
+    assert added_code({"old_string": "", "new_string": calls}) == []  # a longer edit naming nothing it makes

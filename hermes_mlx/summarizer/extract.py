@@ -388,10 +388,20 @@ def added_code(args: dict) -> list[str]:
     kept = {ln.strip() for ln in old.splitlines()}
     added = [ln.strip() for ln in new.splitlines() if ln.strip() and ln.strip() not in kept]
     if len(added) > ADDED_LINES:
-        return []
+        added = [ln for ln in added if _DECLARED.match(ln)][:DECLARED_LINES]
     return [
         ln for ln in added if len(ln) <= CODE_LINE_CHARS and REDACTED not in ln and _snippet(ln) and _whole_line(ln)
     ]
+
+
+# a line of a longer edit that names something it makes (`const logFile = join(logDir, …);`, `float yMax =
+# (peakPop > 0) ? …;`, `def load(path: str) -> Config:`): the names the agent wrote, DECLARED_LINES an edit
+DECLARED_LINES = 3
+_DECLARED = re.compile(
+    r"(?:export\s+)?(?:(?:const|let|var|val|final|static|public|private|protected|internal|readonly|async|pub|"
+    r"float|int|double|bool|char|long|auto|string|String|def|fn|func|function|class|struct|interface|type|enum)\s+)+"
+    r"[A-Za-z_$][\w$]*\s*(?:[=(:<]|\w)"
+)
 
 
 def _whole_line(line: str) -> bool:
