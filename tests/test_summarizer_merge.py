@@ -181,7 +181,8 @@ def test_update_with_focus_and_iterative():
     assert back.goal == "Fix the CSV rounding."  # the request; its directive stays with the constraints
     # the request is one constraint whole; the Goal shows its ask, so Constraints shows the rest
     assert "Don't touch the migrations." in back.ledger.constraints and r.text.count("Fix the CSV rounding.") == 1
-    assert "Go ahead." in back.ledger.constraints
+    # a go-ahead directs nothing (vocabulary.GO_AHEAD): the user's words travel in User Messages
+    assert "Go ahead." not in back.ledger.constraints and "Go ahead." in back.ledger.asks
     assert not fake.requests  # code ranks a batch's findings (ranking="code", the default)
     assert back.progress.index(FAILS) < back.progress.index(FIXED)  # in the session's order
     r2 = s.update(r.text, [{"role": "user", "content": "Now open the PR."}])
