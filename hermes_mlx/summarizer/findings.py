@@ -280,6 +280,18 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
 _ORDERED_CHANGE = re.compile(r"^(?:now|next|then|first|finally)\b[,:]?\s+(?:" + "|".join(CHANGE_VERBS) + r")\b", re.I)
 
 
+def is_announced_change(sentence: str) -> bool:
+    """An announcement of a change that names what it changes or why (`announced_changes`)."""
+    s = sentence.strip()
+    return (
+        words(s) >= 4
+        and len(s) <= FINDING_CHARS
+        and bool(changes_course(s) or _ORDERED_CHANGE.match(s))
+        and is_announcement(s)
+        and not is_musing(s)
+    )
+
+
 def announced_changes(turns: list[Turn]) -> list[Finding]:
     """The changes the agent announced that name what they change or why (CHANGE_INTENT, _ORDERED_CHANGE;
     never a musing: "Now remove the now-unused `parseTaskFile` method:", "Let me fix `get_current_trace_id()`."),
@@ -291,13 +303,7 @@ def announced_changes(turns: list[Turn]) -> list[Finding]:
     for i, t in enumerate(turns):
         for sentences in paragraphs(t.text) if t.role == "assistant" else ():
             for s in (x.strip() for x in sentences):
-                if (
-                    words(s) >= 4
-                    and len(s) <= FINDING_CHARS
-                    and (changes_course(s) or _ORDERED_CHANGE.match(s))
-                    and is_announcement(s)
-                    and not is_musing(s)
-                ):
+                if is_announced_change(s):
                     feats = features(s, reaction=False, before_action=True, report=False, recency=i / n)
                     out.append(Finding(s, i, weigh(feats), len(out)))
     return rank(out)

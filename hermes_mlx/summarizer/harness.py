@@ -131,7 +131,7 @@ TOOL_RESULT_LABEL = re.compile(
 # plan:\n\n<plan>" then this, then any "User feedback on this plan: …"): the harness's words, not the user's
 # (ten public transcripts carry it); a clipped request had ended on it instead of the plan's own end
 PLAN_POINTER = re.compile(
-    r"\n*If you need specific details from before exiting plan mode \(like exact code snippets, error messages, or "
+    r"If you need specific details from before exiting plan mode \(like exact code snippets, error messages, or "
     r"content you generated\), read the full transcript at: [^\n]*"
 )
 
@@ -140,7 +140,7 @@ PLAN_POINTER = re.compile(
 # += "[Response interrupted by a tool use result. …]"`, kept by its forks): what it wrote after the call it
 # wrote for a turn it had not seen ("User: [read_file for 'package.json'] Result:{ …", a file it imagined).
 # Such a turn, in the harness's own label, starts it with or without the note
-RAN_AHEAD = re.compile(r"\n*\[Response interrupted by a tool use result\.[^\]\n]{0,200}\]")
+RAN_AHEAD = re.compile(r"\[Response interrupted by a tool use result\.[^\]\n]{0,200}\]")
 _TOOL_LABEL = r"\[[a-z]+(?:_[a-z0-9]+)+(?: for '[^'\n]{0,2000}')?\] Result:"
 _OTHER_SIDE = re.compile(rf"^(?:User|Human):[ \t]|^{_TOOL_LABEL}", re.M)
 _OTHER_SIDE_LABELLED = re.compile(rf"^(?:User|Human):[ \t]*{_TOOL_LABEL}", re.M)

@@ -291,7 +291,8 @@ def without_context(text: str, role: str) -> tuple[str, str]:
     if role == "tool" and "] Result:" in text[:2100]:
         text = TOOL_RESULT_LABEL.sub("", text, count=1)
     if role == "user":
-        text = PLAN_POINTER.sub("", without_resumption(text))
+        text = without_resumption(text)
+        text = PLAN_POINTER.sub("", text).rstrip() if "before exiting plan mode" in text else text
     if "<" not in text:
         return text, ""
     blocks = [m.group(0) for m in CONTEXT_BLOCK.finditer(text)]
