@@ -231,6 +231,18 @@ def test_batch_marker_is_rehydrated_and_superseded():
     assert len(micro_markers(result.messages)) == 1
 
 
+def test_a_batch_summary_at_the_defrag_threshold_is_merged_not_defragged():
+    # Hermes's batch floor (2,000 tokens) is its default defrag threshold: a batch summary filled to
+    # it is fitted by the merge that absorbs the next exchange, not defragged in a pass of its own
+    batch_marker = markers.build("## Goal\n" + "earlier work " * 40, micro=False)
+    messages = [{"role": "system", "content": "sys"}, user("q"), assistant("a"), user("merged"), batch_marker]
+    messages += sum((turn(n) for n in range(1, 8)), [])
+    fake = ScriptedSummarizer()
+    result = compactor(fake, defrag_threshold_tokens=50).compact(messages)
+    assert result.outcome == "absorbed" and fake.calls[0][0] == "merge"
+    assert fake.calls[0][1]["summary"].startswith("## Goal\nearlier work")
+
+
 def test_telemetry_line_has_exactly_hermes_fields_and_no_content(caplog):
     mc = compactor(session_id="s1", main_model="main")
     with caplog.at_level(logging.INFO, logger="agent.context_compressor"):

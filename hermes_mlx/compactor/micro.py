@@ -279,7 +279,11 @@ class MicroCompactor(Compactor):
         )
 
     def _needs_defrag(self) -> bool:
-        if not self.rolling_summary.strip():
+        """The rolling summary is at Hermes's defrag threshold. One just recovered from a batch pass's
+        marker is not defragged: Hermes sizes that summary at its own batch budget, whose 2,000-token
+        floor is the default defrag threshold, and the merge that absorbs the next exchange fits it to
+        the micro budget anyway (a summary a token over the threshold had cost a pass and two facts)."""
+        if not self.rolling_summary.strip() or self._rehydrated_from is not None:
             return False
         size = hermes_tokens(self.rolling_summary)  # Hermes's own count decides its defrag
         return size >= self.settings.defrag_threshold_tokens and size > self._defrag_retry_above
