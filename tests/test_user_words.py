@@ -40,10 +40,19 @@ def test_a_short_directive_is_still_one(said):
     assert user_constraints(said) == [said]
 
 
-def test_a_lead_in_of_a_few_words_is_no_constraint_but_its_items_are():
-    review = "The fixtures look clean and each change type is exercised exactly once in them. " * 4
-    text = f"{review}\nBefore we commit, three things:\n- Keep it around 100-150 lines.\n- Please run:\n- Practical."
-    assert user_constraints(text) == ["Before we commit, three things:", "Keep it around 100-150 lines."]
+def test_a_lead_in_and_the_list_under_it_are_one_constraint():
+    # the end-to-end review's "Do not touch:" / "- db/migrations/" had lost the folder; Codex's reviewing
+    # user's "Please run:" had been a constraint that said nothing
+    review = "The fixtures look clean and each change type is exercised exactly once in them. " * 5
+    assert user_constraints(f"{review}\nDo not touch:\n- db/migrations/\n- config/prod.yml\nThanks.") == [
+        "Do not touch: db/migrations/; config/prod.yml"
+    ]
+    assert user_constraints(f"{review}\nPlease run:\n1. `pytest`\n2. `ruff check`") == [
+        "Please run: `pytest`; `ruff check`"
+    ]
+    long_items = "\n".join(f"- never edit generated/module_{i}/schema_definitions.py" for i in range(12))
+    said = user_constraints(f"{review}\nNever modify:\n{long_items}")
+    assert said[0].startswith("Never modify: never edit generated/module_0/") and len(said[0]) <= 300
 
 
 def test_a_reviewing_users_approvals_leave_constraints_and_stay_in_user_messages():

@@ -48,9 +48,6 @@ _NARRATIVE = re.compile(
     r"(?:\w+ed|went|ran|saw|got|made|did|found|tried|read|put|set|built|wrote|took|came|began|thought|left|had|was|were)\b",
     re.I,
 )
-# a lead-in of a few words whose items follow ("Please run:", "Otherwise please proceed:"): the items
-# are the directives
-_LEAD_IN = re.compile(r"\W*(?:\w+\W+){0,2}\w+\s*[:：]\s*")
 _MUST = re.compile(r"\b(?:" + _MUST_WORDS + r"|(?:want|need) (?:you|it|them)\b)", re.I)
 
 
@@ -64,7 +61,6 @@ def _directs(sentence: str) -> bool:
         and not _PASTED_LOG.search(sentence)
         and not _PROMPT_ANSWERED.search(sentence)
         and not GO_AHEAD.match(sentence)  # "Approved.", "Not blocking.": it says go on, not how
-        and not _LEAD_IN.fullmatch(sentence)
         and not (_NARRATIVE.match(sentence) and not _MUST.search(sentence))
         and not sentence.rstrip().endswith((",", ";", "{", "(", "["))  # a line of pasted code: `name text not null,`
     )
@@ -77,12 +73,40 @@ def user_constraints(text: str, limit: int = 6) -> list[str]:
     folded = " ".join(text.split())
     if 8 <= len(folded) <= 400 and not has_cut(text) and _directs(folded):
         return [folded]
-    out = []
-    lines = [ln for ln in uncut(text, "line").split("\n") if not _INDENTED_CODE.match(ln)]
+    out: list[str] = []
+    lines = _with_items([ln for ln in uncut(text, "line").split("\n") if not _INDENTED_CODE.match(ln)])
     for sentence in re.split(rf"{USER_SENTENCE_END.pattern}|\n+", "\n".join(lines)):
         sentence = _LIST_MARK.sub("", sentence.strip())  # a list's marker, never a bold's `**`
         if 8 <= len(sentence) <= 400 and not sentence.startswith("#") and _directs(sentence):
             sentence = clip_line(sentence, 300)
             if sentence not in out:
                 out.append(sentence)
-    return out[:limit]
+                if len(out) == limit:  # a pasted log of a million lines is not read to its end
+                    break
+    return out
+
+
+# a short lead-in and the list under it ("Do not touch:" / "- db/migrations/", "Please run:" / "- `pytest`"):
+# the directive is the lead-in's and what it directs the items', so they are one line (at most this long)
+_LEAD_IN_CHARS, _WITH_ITEMS_CHARS = 120, 300
+
+
+def _with_items(lines: list[str]) -> list[str]:
+    """`lines` with each short lead-in ending in a colon joined to the list items right under it,
+    while the line stays within _WITH_ITEMS_CHARS: alone, "Do not touch:" says nothing of what, and
+    `db/migrations/` nothing of why (findings read a short list with its lead-in the same way)."""
+    out: list[str] = []
+    under = False  # the last line of `out` is a lead-in, with the items joined to it so far
+    for ln in lines:
+        item = _LIST_MARK.match(ln.strip() + " ")
+        said = _LIST_MARK.sub("", ln.strip())
+        if under and item:
+            last = out[-1]
+            joined = f"{last}{' ' if last.endswith((':', '：', '.', '!', '?', ';')) else '; '}{said}"
+            if len(joined) <= _WITH_ITEMS_CHARS and not said.endswith((":", "：")):  # an item that leads in itself
+                out[-1] = joined
+                continue
+        lead = ln.strip()
+        under = lead.endswith((":", "：")) and len(lead) <= _LEAD_IN_CHARS
+        out.append(ln if not under else lead)
+    return out
