@@ -42,6 +42,13 @@ def test_what_a_model_wrote_for_a_turn_it_had_not_seen_is_not_its_statement():
     assert without_run_ahead(labelled) == "The entry point is src/index.js."
     plain = "User: the tests pass now, said the log. Next I fix the linter."
     assert without_run_ahead(plain) == plain  # no note, no label: the agent's own words
+    # the end-to-end review's replies that show the label or the note they work on are kept whole
+    shown = (
+        "Each result comes back as:\n\n```\nUser: [read_file for 'a.json'] Result:\n{}\n```\n\nI fixed `parseLabel()`."
+    )
+    assert without_run_ahead(shown) == shown
+    spanned = "Cline appends `" + _NOTE + "` in `index.ts`; I check `didAlreadyUseTool` first."
+    assert without_run_ahead(spanned) == spanned
 
 
 def test_a_pass_lists_no_line_of_an_imagined_result():
@@ -70,6 +77,8 @@ def test_what_a_pull_brought_is_its_result_and_a_commit_line_still_wins():
     assert outcome_of(pulled, 0) == ("git", "492 files changed, 61608 insertions(+), 8694 deletions(-)")
     committed = "[main 3bb8701] feat: add the monitor\n 3 files changed, 10 insertions(+), 2 deletions(-)"
     assert outcome_of(committed, 0) == ("git", "[main 3bb8701] feat: add the monitor")
+    conflict = "Auto-merging a.py\nCONFLICT (content): Merge conflict in a.py\n 1 file changed, 2 insertions(+)"
+    assert outcome_of(conflict, 1)[1] != "1 file changed, 2 insertions(+)"  # the end-to-end review's failed merge
     failed = "error: cannot pull with rebase: You have unstaged changes.\n 2 files changed, 1 insertion(+)"
     assert outcome_of(failed, 1)[1].startswith("error: cannot pull")
 

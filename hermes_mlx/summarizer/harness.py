@@ -8,6 +8,7 @@ not what they mean, and each is written once here (text.py, absorb.py and workfo
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 # tool-call argument keys that name the folder a command runs in (Codex's and Hermes's shell tools)
 CWD_KEYS = ("cwd", "workdir", "working_directory", "working_dir")
@@ -140,7 +141,7 @@ PLAN_POINTER = re.compile(
 # += "[Response interrupted by a tool use result. …]"`, kept by its forks): what it wrote after the call it
 # wrote for a turn it had not seen ("User: [read_file for 'package.json'] Result:{ …", a file it imagined).
 # Such a turn, in the harness's own label, starts it with or without the note
-RAN_AHEAD = re.compile(r"\[Response interrupted by a tool use result\.[^\]\n]{0,200}\]")
+RAN_AHEAD = re.compile(r"^[ \t]*\[Response interrupted by a tool use result\.[^\]\n]{0,200}\][ \t]*$", re.M)
 _TOOL_LABEL = r"\[[a-z]+(?:_[a-z0-9]+)+(?: for '[^'\n]{0,2000}')?\] Result:"
 _OTHER_SIDE = re.compile(rf"^(?:User|Human):[ \t]|^{_TOOL_LABEL}", re.M)
 _OTHER_SIDE_LABELLED = re.compile(rf"^(?:User|Human):[ \t]*{_TOOL_LABEL}", re.M)
@@ -148,16 +149,29 @@ _OTHER_SIDE_LABELLED = re.compile(rf"^(?:User|Human):[ \t]*{_TOOL_LABEL}", re.M)
 
 def without_run_ahead(text: str) -> str:
     """An assistant turn less what its model wrote for the other side: from the first line that speaks
-    as the user or as a tool's result up to the harness's RAN_AHEAD note, or to the end from a line
-    that speaks as the user in the harness's tool-result label. A Cline session's Progress had listed
-    lines of a `package.json` its model imagined reading."""
+    as the user or as a tool's result up to the harness's RAN_AHEAD note (on a line of its own), or to
+    the end from a line that speaks as the user in the harness's tool-result label; never a line inside
+    a fenced block (a reply may show the label it parses). A Cline session's Progress had listed lines
+    of a `package.json` its model imagined reading."""
     note = RAN_AHEAD.search(text)
     if note:
         before = text[: note.start()]
-        other = _OTHER_SIDE.search(before)
-        text = (before[: other.start()] if other else before).rstrip() + text[note.end() :]
-    labelled = _OTHER_SIDE_LABELLED.search(text)
-    return text[: labelled.start()].rstrip() if labelled else text
+        other = _unfenced(_OTHER_SIDE, before)
+        text = (before[:other] if other >= 0 else before).rstrip() + text[note.end() :]
+    labelled = _unfenced(_OTHER_SIDE_LABELLED, text)
+    return text[:labelled].rstrip() if labelled >= 0 else text
+
+
+_FENCE = re.compile(r"^[ \t]*```", re.M)
+
+
+def _unfenced(pattern: re.Pattern, text: str) -> int:
+    """Where `pattern` first matches `text` outside a fenced code block; -1 when nowhere."""
+    fences = [m.start() for m in _FENCE.finditer(text)]
+    for m in pattern.finditer(text):
+        if bisect_left(fences, m.start()) % 2 == 0:
+            return m.start()
+    return -1
 
 
 # `cd DIR && …` / `cd "DIR"; …`: the folder a shell command runs in

@@ -266,7 +266,8 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                     both = [ln for ln in lines if p.match(ln)][:2]
                     return family, clip("; ".join(" ".join(ln.split()) for ln in both), 2 * MAX_OUTCOME)
                 return family, _fold(line)
-    checked = next((ln for ln in reversed(lines) if _CHECKED_COUNT.match(ln) or _DIFFSTAT.match(ln)), "")
+    diffstat = status in (0, None)  # a merge that stopped on a conflict (exit 1) prints its stat too
+    checked = next((ln for ln in reversed(lines) if _CHECKED_COUNT.match(ln) or diffstat and _DIFFSTAT.match(ln)), "")
     last_failed = _last_failure(lines) if last_failed is None else last_failed
     if checked and (status in (0, None) or last_failed < 0):  # a crash, then `0 issues found`: the crash
         return "git" if _DIFFSTAT.match(checked) else "build", _fold(checked)
