@@ -6,6 +6,8 @@ edit declares, and what a `git pull` and `uv pip install` brought. Checks go thr
 whole passes of the summarizer, as a user's runs do.
 """
 
+from summarizer_fakes import call
+
 from hermes_mlx.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.extract import added_code
 from hermes_mlx.summarizer.findings import announced_changes
@@ -170,3 +172,27 @@ def test_a_longer_edit_carries_the_names_it_declares():
     ]  # DECLARED_LINES at most, never a call or a comment
     calls = "\n".join(f"  await step{i}(logFile);" for i in range(5))
     assert added_code({"old_string": "", "new_string": calls}) == []  # a longer edit naming nothing it makes
+
+
+def test_the_second_reviews_cases():
+    # a `git log --stat` after a pull: what the pull brought is the first stat
+    pulled = "Fast-forward\n 2 files changed, 6 insertions(+), 6 deletions(-)\ncommit abc\n\n 492 files changed, 61608 insertions(+)"
+    assert outcome_of(pulled, 0) == ("git", "2 files changed, 6 insertions(+), 6 deletions(-)")
+    # a key with no cue in a longer edit's declaration, and a sentence of a markdown edit, are no names
+    edit = "\n".join(
+        [
+            'const client = new Client("u8gJau3QYCbpLiwH5pZ8y3qfbiB8kEXH");',
+            "type checking runs in CI (see `ci.yml`).",
+            "const retries = Number(process.env.RETRIES ?? 3);",
+            *[f"await step{i}();" for i in range(4)],
+        ]
+    )
+    assert added_code({"old_string": "", "new_string": edit}) == ["const retries = Number(process.env.RETRIES ?? 3);"]
+    # the report a tool carried stays when the model ran ahead before it
+    msg = {
+        "role": "assistant",
+        "content": "Checking.\nUser: [read_file for 'a.ts'] Result:\nfake",
+        "tool_calls": [call("c1", "attempt_completion", result="Fixed the null check in `a.ts`.")],
+    }
+    [turn] = normalize([msg])
+    assert "Fixed the null check in `a.ts`." in turn.text and "fake" not in turn.text

@@ -126,3 +126,14 @@ def test_a_secret_in_a_pasted_error_line_is_redacted():
     text = "x " * 400 + f"\nError: login failed with api_key={key}\n" + "y " * 200
     line = user_message(text)
     assert "Error: login failed with api_key=" in line and key not in line
+
+
+def test_the_second_reviews_cases_of_user_words():
+    # a traceback's error is kept as the user pasted it, without the place error_report notes after it
+    trace = "Traceback (most recent call last):\n  File \"/app/main.py\", line 5, in main\nKeyError: 'key'\n"
+    text = "x " * 300 + "\nsrc/a.c:3:1: warning: unused variable 'n'\n" + trace + "y " * 100
+    got = pasted_problems(text)
+    assert got == ["src/a.c:3:1: warning: unused variable 'n'", "KeyError: 'key'"]  # in the text's order
+    # a go-ahead is read in linear time, and "Please proceed." is one
+    assert not is_go_ahead("ok" + "." * 100_000 + "x")
+    assert is_go_ahead("Please proceed.") and is_go_ahead("Perfect! Keep going.")

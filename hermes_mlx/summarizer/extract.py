@@ -15,7 +15,7 @@ import re
 import shlex
 
 from .error_lines import ERROR_LINE, at_any_line, at_source_line, is_error_line, scan_errors  # noqa: F401
-from .secret_words import REDACTED
+from .secret_words import REDACTED, looks_random
 from .vocabulary import CODE_SNIPPET, EDIT_NEW_KEYS, EDIT_OLD_KEYS, FILE_KEYS, SPECIAL_FILES
 
 _EXTS = (
@@ -320,16 +320,20 @@ def pasted_problems(text: str, limit: int = 3, skip: str = "") -> list[str]:
     the same is one), in the order the text has them: what a clipped message keeps (`ledger.user_message`)."""
     lines = uncut(text or "", "line").splitlines()[:4000]
     diagnostics = [" ".join(ln.split()) for ln in lines if _DIAGNOSTIC.match(ln)]
-    errors = [" ".join(x.split()) for x in error_report(text, 2 * limit)[0]]
+    # error_report's lines less the place it notes after a traceback's error (`[at main.py:5, in main]`)
+    errors = [_AT_NOTE.sub("", " ".join(x.split())) for x in error_report(text, 2 * limit)[0]]
     ranked = [*errors, *[d for d in diagnostics if " error" in d], *diagnostics]
+    folded = " ".join((text or "").split())
     out, shapes = [], set()
     for line in dict.fromkeys(ranked):
         keys = {at_any_line(line), at_source_line(line)} - {""}
-        if len(out) < limit and line not in skip and not keys & shapes:
+        if len(out) < limit and line in folded and line not in skip and not keys & shapes:  # verbatim only
             shapes |= keys
             out.append(line)
-    folded = " ".join((text or "").split())
     return sorted(out, key=folded.find)
+
+
+_AT_NOTE = re.compile(r" \[at [^\]\n]*\]$")
 
 
 def error_lines(result: str, limit: int = 6) -> list[str]:
@@ -379,19 +383,38 @@ ADDED_LINES = 2  # an edit that adds this many lines or fewer: each is code the 
 def added_code(args: dict) -> list[str]:
     """The lines of code a short edit adds (its new text's lines its old text lacks), when it adds
     at most ADDED_LINES: the dependency a one-line edit puts in `mix.exs` is code the agent wrote,
-    as a short block it shows is (`code_names`). A longer edit's lines are the file's, and a line
-    whose secret was cut out says nothing."""
+    as a short block it shows is (`code_names`). A longer edit's lines are the file's but for the
+    names it declares (`_declares`, DECLARED_LINES at most), and a line whose secret was cut out
+    says nothing."""
     new = next((args[k] for k in EDIT_NEW_KEYS if isinstance(args.get(k), str)), None)
     if new is None:
         return []
     old = next((args[k] for k in EDIT_OLD_KEYS if isinstance(args.get(k), str)), "")
     kept = {ln.strip() for ln in old.splitlines()}
     added = [ln.strip() for ln in new.splitlines() if ln.strip() and ln.strip() not in kept]
-    if len(added) > ADDED_LINES:
-        added = [ln for ln in added if _DECLARED.match(ln)][:DECLARED_LINES]
-    return [
-        ln for ln in added if len(ln) <= CODE_LINE_CHARS and REDACTED not in ln and _snippet(ln) and _whole_line(ln)
+    longer = len(added) > ADDED_LINES
+    kept = [
+        ln
+        for ln in added
+        if len(ln) <= CODE_LINE_CHARS
+        and REDACTED not in ln
+        and _snippet(ln)
+        and _whole_line(ln)
+        and (not longer or _declares(ln))
     ]
+    return kept[:DECLARED_LINES] if longer else kept
+
+
+def _declares(line: str) -> bool:
+    """A line of code that names what it makes (_DECLARED), no sentence of prose (a markdown edit's
+    "type checking runs in CI (see `ci.yml`).") and no string that looks like a key: a longer edit's
+    lines were never shown before, and a key with no cue beside it is one redaction cannot tell."""
+    return (
+        bool(_DECLARED.match(line))
+        and not line.endswith(".")
+        and bool(re.search(r"[=({]|:$", line))
+        and not any(looks_random(q) for q in re.findall(r"[\"'`]([^\"'`\s]{16,})[\"'`]", line))
+    )
 
 
 # a line of a longer edit that names something it makes (`const logFile = join(logDir, …);`, `float yMax =

@@ -39,7 +39,7 @@ _CHECKED_COUNT = re.compile(
     re.I,
 )
 # what a merge or pull brought, as git's diffstat sums it (`492 files changed, 61608 insertions(+), 8694
-# deletions(-)`; Hermes Agent's `git pull`, `git merge`, `git diff --stat`): read, like a checker's count,
+# deletions(-)`; Hermes Agent's `git pull`, a `git merge`): read, like a checker's count, the first of them
 # only when no line of the main families says more (a commit's `[main abc1234] subject` above its stat)
 _DIFFSTAT = re.compile(r"^\s*\d+ files? changed(?:, \d+ insertions?\(\+\))?(?:, \d+ deletions?\(-\))?\s*$")
 _RESULT_LINES: list[tuple[str, re.Pattern]] = [
@@ -266,8 +266,9 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                     both = [ln for ln in lines if p.match(ln)][:2]
                     return family, clip("; ".join(" ".join(ln.split()) for ln in both), 2 * MAX_OUTCOME)
                 return family, _fold(line)
-    diffstat = status in (0, None)  # a merge that stopped on a conflict (exit 1) prints its stat too
-    checked = next((ln for ln in reversed(lines) if _CHECKED_COUNT.match(ln) or diffstat and _DIFFSTAT.match(ln)), "")
+    checked = next((ln for ln in reversed(lines) if _CHECKED_COUNT.match(ln)), "")
+    if not checked and status in (0, None):  # a merge stopped on a conflict (exit 1) prints its stat too
+        checked = next((ln for ln in lines if _DIFFSTAT.match(ln)), "")  # the pull's, not a `git log --stat` after it
     last_failed = _last_failure(lines) if last_failed is None else last_failed
     if checked and (status in (0, None) or last_failed < 0):  # a crash, then `0 issues found`: the crash
         return "git" if _DIFFSTAT.match(checked) else "build", _fold(checked)

@@ -6,8 +6,9 @@ ranked. Code's job in every pass, micro and batch; the model has no part in it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-from .budget import with_room
+from .budget import hermes_tokens, with_room
 from .digest import agreed_plan, plan_state, rank_ids
 from .faithful import directive_shaped
 from .findings import Finding, announced_changes, findings, in_session_order, is_announcement, near_duplicate, rank
@@ -15,7 +16,7 @@ from .ledger import MORE_ERRORS
 from .narrative import add_progress
 from .outcomes import says_passed
 from .shell_words import read_only
-from .summary import Summary, code
+from .summary import Summary, code, render
 from .text import Turn, clip
 from .workfolder import settle, working_folder
 
@@ -129,11 +130,16 @@ def best_that_fit(ranked: list[Finding], keep: int, room_per_pick: int) -> list[
 
 
 def spend_room(
-    s: Summary, chosen: list[Finding], rest: list[Finding], budget_tokens: int | None, spare: list[Finding] = ()
+    s: Summary,
+    chosen: list[Finding],
+    rest: list[Finding],
+    budget_tokens: int | None,
+    spare: Callable[[], list[Finding]] | None = None,
 ) -> list[str]:
     """This pass's `chosen` findings (in `s.progress` already) and, while the summary has room
-    under `budget_tokens`, the best of `rest` (`budget.with_room`), then of `spare` (the changes the
-    agent announced: `findings.announced_changes`), all in the session's order: a pass whose entries
+    under `budget_tokens`, the best of `rest` (`budget.with_room`), then of what `spare` gives (the
+    changes the agent announced: `findings.announced_changes`, found only if room is left), all in
+    the session's order: a pass whose entries
     leave room spends it on findings, and what room is still left on what was done next. Returns
     their texts."""
     notes = [f.text for f in in_session_order(chosen)]
@@ -142,7 +148,8 @@ def spend_room(
         s.progress = [p for p in s.progress if p not in notes]
         notes = [f.text for f in in_session_order(chosen + more)]
         add_progress(s, notes)
-    told = with_room(s, unsaid(s, list(spare)), budget_tokens) if budget_tokens and spare else []
+    room = budget_tokens and spare and hermes_tokens(render(s)) < budget_tokens - 8  # read only with room left
+    told = with_room(s, unsaid(s, spare()), budget_tokens) if room else []
     if told:
         s.progress = [p for p in s.progress if p not in notes]
         notes = [f.text for f in in_session_order(chosen + more + told)]
@@ -177,8 +184,14 @@ def add_exchange_findings(
     ranked = fresh_findings(s, turns, exclude=notes) if found is None else unsaid(s, found, notes)
     more = best_that_fit(ranked, extra, room_per_pick) if extra else []
     add_progress(s, [f.text for f in in_session_order(more)])
-    added = spend_room(s, more, [f for f in ranked if f not in more], budget_tokens, announced_changes(turns))
-    place = {f.text: (f.turn, f.order) for f in found or ranked}
+    announced: list[Finding] = []
+
+    def spare() -> list[Finding]:
+        announced.extend(announced_changes(turns))
+        return announced
+
+    added = spend_room(s, more, [f for f in ranked if f not in more], budget_tokens, spare)
+    place = {f.text: (f.turn, f.order) for f in [*announced, *(found or ranked)]}
     this_exchange = set(notes) | set(added)
     block = [p for p in s.progress if p in this_exchange]
     if len(block) > 1:  # a picked conclusion after the finding that led to it, as the exchange said them

@@ -203,7 +203,7 @@ class MLXSummarizer:
         add_progress(s, [f.text for f in in_session_order(chosen)])
         fold_state(s, turns, source)
         rest = [f for f in ranked if f not in chosen]
-        return spend_room(s, chosen, rest, budget_tokens, announced_changes(turns))
+        return spend_room(s, chosen, rest, budget_tokens, lambda: announced_changes(turns))
 
     # ------------------------------------------------------------ the three jobs
 

@@ -252,11 +252,11 @@ def normalize(messages) -> list[Turn]:
         raw_calls = msg.get("tool_calls") if isinstance(msg.get("tool_calls"), list) else []
         calls = [c for c in map(_parse_call, raw_calls) if c is not None]
         text = to_text(msg.get("content"))
+        if role == "assistant" and ("] Result:" in text or "Response interrupted" in text):
+            text = without_run_ahead(text)  # before the report a tool carried is joined to it
         if role == "assistant" and (told := told_user(calls)):
             text = f"{text}\n\n{told}".strip()[:MAX_CONTENT_CHARS]
         text, context = without_context(text, role) if role in ("user", "tool") else (text, "")
-        if role == "assistant" and ("] Result:" in text or "Response interrupted" in text):
-            text = without_run_ahead(text)
         turns.append(
             Turn(
                 role=role,

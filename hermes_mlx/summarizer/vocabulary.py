@@ -160,11 +160,12 @@ CHOICE_MADE = re.compile(_CHOSE + r"|\bmy recommendation\b|推荐|建议|决定"
 # (`directives.user_constraints`; the user's message still travels whole in User Messages). Three
 # agents' reviewing users wrote them between real directives (Codex's "Approved." five times)
 GO_AHEAD = re.compile(
-    r"^\s*(?:(?:ok(?:ay)?|yes|yep|sure|thanks?(?: you)?|thx|great|good|nice|cool|perfect|go on|go ahead|continue|"
-    r"carry on|proceed|next|done|lgtm|hi|hello|hey|fine|sounds good|looks good|do it|please do|approved?|"
-    r"not blocking|好的?|继续|はい|続けて)[\s.!,]*)+(?:as[- ]is|(?:please )?(?:try|do) (?:that|it)|thanks?|please)?[\s.!]*$",
+    r"^\s*+(?:please\s+)?(?:(?:ok(?:ay)?|yes|yep|sure|thanks?(?: you)?|thx|great|good|nice|cool|perfect|go on|go ahead|"
+    r"continue|carry on|keep going|proceed|next|done|lgtm|hi|hello|hey|fine|sounds good|looks good|do it|please do|"
+    r"approved?|not blocking|好的?|继续|はい|続けて)[\s.!,]*+)++(?:as[- ]is|(?:please )?(?:try|do) (?:that|it)|thanks?|"
+    r"please)?[\s.!]*+$",
     re.IGNORECASE,
-)
+)  # possessive: "ok" and 100,000 dots had backtracked for a minute
 # where a user's sentence ends: the Goal is the request's asks sentence by sentence
 # (`faithful.goal_of`), Constraints its directives (`directives.user_constraints`, at line breaks
 # too), and a constraint is listed less the sentences the Goal shows (`summary.beside_goal`)
