@@ -1013,7 +1013,7 @@ def test_what_the_agent_tells_the_user_through_a_tool_is_its_report():
 
 
 def test_the_lines_a_short_edit_adds_are_code_the_agent_wrote():
-    from hermes_mlx.summarizer.extract import added_code, code_names
+    from hermes_mlx.summarizer.agent_code import added_code, code_names
 
     # Claude Code's and Hermes's `patch` (old_string/new_string): a dependency added to mix.exs
     credo = '      {:credo, "~> 1.7", only: [:dev, :test], runtime: false},'

@@ -9,7 +9,7 @@ whole passes of the summarizer, as a user's runs do.
 from summarizer_fakes import call
 
 from hermes_mlx.summarizer import MLXSummarizer
-from hermes_mlx.summarizer.extract import added_code
+from hermes_mlx.summarizer.agent_code import added_code
 from hermes_mlx.summarizer.findings import announced_changes
 from hermes_mlx.summarizer.harness import without_run_ahead
 from hermes_mlx.summarizer.outcomes import outcome_of

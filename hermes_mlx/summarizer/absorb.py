@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import re
 
+from .agent_code import added_code, code_names
 from .digest import human_words, machine_written
 from .directives import user_constraints
 from .error_lines import foreign_lines
 from .extract import (
-    added_code,
-    code_names,
     error_report,
     find_ids,
     find_paths,

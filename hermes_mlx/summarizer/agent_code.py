@@ -1,0 +1,119 @@
+"""The code the agent shows in its prose and writes in its edits: the lines likely to be needed
+verbatim later (a setting, a dependency, a name it declared), never a phrase in backticks, a
+placeholder, or a line whose secret was cut out. `absorb` lists them among the Identifiers."""
+
+from __future__ import annotations
+
+import re
+
+from .extract import URL, uncut
+from .secret_words import REDACTED, looks_random
+from .vocabulary import CODE_SNIPPET, EDIT_NEW_KEYS, EDIT_OLD_KEYS
+
+# a fenced block this short is a line or two the agent shows (`export CUDA_HOME=...`, the dep to add),
+# not a file or a patch: each of its code lines is a name worth carrying
+SHOWN_BLOCK_LINES = 4
+
+
+CODE_LINE_CHARS = 120  # a line of code an identifier may be: `const recognizer = await pipeline('image-to-text', …)`
+
+
+def code_names(text: str, exclude: set = frozenset(), limit: int = 12) -> list[str]:
+    """Code the assistant singled out, in the order it wrote it, so likely to be needed verbatim
+    later: short inline-code spans (`ROUND_HALF_UP`, `retry_async`, `httpx>=0.23,<0.28`), a span
+    with spaces that is a line of code or a setting (`autoSkip: false`, `or getattr(opts, NAME)`:
+    CODE_SNIPPET), and the code lines of a fenced block of at most SHOWN_BLOCK_LINES. Never a
+    phrase in backticks (`the config file`) or a placeholder (`{:ok, ...}`)."""
+    text = uncut(text or "")
+    found: list[tuple[int, str]] = []
+    for block in re.finditer(r"```[^\n]*\n(.*?)```", text, flags=re.S):
+        lines = [ln.strip().lstrip(">").strip() for ln in block.group(1).splitlines()]
+        lines = [ln for ln in lines if ln]
+        if len(lines) <= SHOWN_BLOCK_LINES:
+            found += [(block.start(), ln) for ln in lines if len(ln) <= CODE_LINE_CHARS and _snippet(ln)]
+    prose = re.sub(r"```.*?(?:```|$)", lambda m: " " * len(m.group(0)), text, flags=re.S)
+    for m in re.finditer(r"(?<!`)`([^`\n]{3,120})`(?!`)", prose):
+        name = m.group(1).strip()
+        if re.search(r"\s", name):
+            if _snippet(name):
+                found.append((m.start(), name))
+        elif re.search(r"[_.:/=<>~\d\[\]()-]|[a-z][A-Z]|^[A-Z]{2,}$", name):  # not a plain word (`taxes`)
+            found.append((m.start(), name))
+    out: list[str] = []
+    for _, name in sorted(found, key=lambda f: f[0]):
+        if name not in exclude and name not in out and re.search(r"[A-Za-z]", name) and not URL.match(name):
+            out.append(name)
+    return out[:limit]
+
+
+ADDED_LINES = 2  # an edit that adds this many lines or fewer: each is code the agent wrote
+
+
+def added_code(args: dict) -> list[str]:
+    """The lines of code a short edit adds (its new text's lines its old text lacks), when it adds
+    at most ADDED_LINES: the dependency a one-line edit puts in `mix.exs` is code the agent wrote,
+    as a short block it shows is (`code_names`). A longer edit's lines are the file's but for the
+    names it declares (`_declares`, DECLARED_LINES at most), and a line whose secret was cut out
+    says nothing."""
+    new = next((args[k] for k in EDIT_NEW_KEYS if isinstance(args.get(k), str)), None)
+    if new is None:
+        return []
+    old = next((args[k] for k in EDIT_OLD_KEYS if isinstance(args.get(k), str)), "")
+    kept = {ln.strip() for ln in old.splitlines()}
+    added = [ln.strip() for ln in new.splitlines() if ln.strip() and ln.strip() not in kept]
+    longer = len(added) > ADDED_LINES
+    kept = [
+        ln
+        for ln in added
+        if len(ln) <= CODE_LINE_CHARS
+        and REDACTED not in ln
+        and _snippet(ln)
+        and _whole_line(ln)
+        and (not longer or _declares(ln))
+    ]
+    return kept[:DECLARED_LINES] if longer else kept
+
+
+def _declares(line: str) -> bool:
+    """A line of code that names what it makes (_DECLARED), no sentence of prose (a markdown edit's
+    "type checking runs in CI (see `ci.yml`).") and no string that looks like a key: a longer edit's
+    lines were never shown before, and a key with no cue beside it is one redaction cannot tell."""
+    return (
+        bool(_DECLARED.match(line))
+        and not line.endswith(".")
+        and bool(re.search(r"[=({]|:$", line))
+        and not any(looks_random(q) for q in re.findall(r"[\"'`]([^\"'`\s]{16,})[\"'`]", line))
+    )
+
+
+# a line of a longer edit that names something it makes (`const logFile = join(logDir, …);`, `float yMax =
+# (peakPop > 0) ? …;`, `def load(path: str) -> Config:`): the names the agent wrote, DECLARED_LINES an edit
+DECLARED_LINES = 3
+_DECLARED = re.compile(
+    r"(?:export\s+)?(?:(?:const|let|var|val|final|static|public|private|protected|internal|readonly|async|pub|"
+    r"float|int|double|bool|char|long|auto|string|String|def|fn|func|function|class|struct|interface|type|enum)\s+)+"
+    r"[A-Za-z_$][\w$]*\s*(?:[=(:<]|\w)"
+)
+
+
+def _whole_line(line: str) -> bool:
+    """A line that stands alone: it opens with a name, a keyword or a bracket (not the `=== '/') {`
+    an edit's new text cut from mid-line), and closes what it opens."""
+    if not re.match(r"[A-Za-z_@$<{(\[]", line):
+        return False
+    pairs = {")": "(", "]": "[", "}": "{"}
+    stack: list[str] = []
+    for ch in re.sub(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'", "", line):
+        if ch in "([{":
+            stack.append(ch)
+        elif ch in pairs and (not stack or stack.pop() != pairs[ch]):
+            return False
+    return not stack
+
+
+def _snippet(line: str) -> bool:
+    """A line of code with spaces, not a comment, a placeholder, or prose in backticks (six words
+    or more and at most two marks: `imports in generated files; the template adds them.`)."""
+    if not CODE_SNIPPET.search(line) or re.match(r"(?:#|//|--|/\*)", line) or re.search(r"\.\.\.|…", line):
+        return False
+    return len(re.findall(r"[A-Za-z]{2,}", line)) < 6 or len(re.findall(r"[^\w\s]", line)) > 2
