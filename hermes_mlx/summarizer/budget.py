@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .findings import Finding, features, is_announcement, near_duplicate, weigh
+from .findings import Finding, features, is_announced_change, near_duplicate, weigh
 from .ledger import OUTCOME_SEP
 from .outcomes import MADE, outcome_of
 from .summary import Summary, render, said_in_goal
@@ -221,7 +221,7 @@ def _entries(s: Summary, count: Callable[[str], int], kept: str = "") -> list[_E
             add(kind_here, ENTRY_VALUE[kind_here] * rank, str(text), _remover(items, item))
     progress = s.progress[: max(0, len(s.progress) - KEEP_LAST["progress"])]
     for item in progress:
-        worth = _finding_value(item) * (ANNOUNCED_SHARE if is_announcement(item) else 1)
+        worth = _finding_value(item) * (ANNOUNCED_SHARE if is_announced_change(item) else 1)
         add("progress", worth, item, _remover(s.progress, item))
     for item in [x for x in s.state if x.startswith("Open error:")]:
         add("open_error_line", ENTRY_VALUE["error"] / 2, item, _remover(s.state, item))  # listed under Errors too

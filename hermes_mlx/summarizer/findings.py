@@ -297,7 +297,7 @@ def announced_changes(turns: list[Turn]) -> list[Finding]:
     never a musing: "Now remove the now-unused `parseTaskFile` method:", "Let me fix `get_current_trace_id()`."),
     best first: never findings, but what a summary with room to spare still says was done next. 6 of
     281 change announcements held a fact on the corpora, in five agents' sessions (findings: 1 in 16);
-    two held-out agents' sessions had such facts and room to spare."""
+    three held-out agents' sessions had such facts and room to spare."""
     out: list[Finding] = []
     n = max(1, len(turns) - 1)
     for i, t in enumerate(turns):

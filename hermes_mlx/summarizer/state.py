@@ -139,9 +139,8 @@ def spend_room(
     """This pass's `chosen` findings (in `s.progress` already) and, while the summary has room
     under `budget_tokens`, the best of `rest` (`budget.with_room`), then of what `spare` gives (the
     changes the agent announced: `findings.announced_changes`, found only if room is left), all in
-    the session's order: a pass whose entries
-    leave room spends it on findings, and what room is still left on what was done next. Returns
-    their texts."""
+    the session's order: a pass whose entries leave room spends it on findings, and what room is
+    still left on what was done next. Returns their texts."""
     notes = [f.text for f in in_session_order(chosen)]
     more = with_room(s, rest, budget_tokens) if budget_tokens else []
     if more:
