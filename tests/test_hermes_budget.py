@@ -417,7 +417,7 @@ def test_what_a_user_pasted_is_no_constraint_and_a_list_keeps_its_bold():
         "litellm.AuthenticationError: Incorrect API key provided: no key\nNever commit .env files."
     )
     assert user_constraints(pasted) == [
-        "**Fun** — it feels like a game, not a website",
+        "start fresh: **Fun** — it feels like a game, not a website",  # with its lead-in (directives._with_items)
         "keep the old favicon",
         "Never commit .env files.",
     ]
