@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from hermes_mlx.summarizer.api import Message
+from hermes_mlx.summarizer.error_lines import without_place
 from hermes_mlx.summarizer.findings import CONTINUATION, near_duplicate
 from hermes_mlx.summarizer.ledger import OUTCOME_SEP
 from hermes_mlx.summarizer.narrative import RAN_LINE
@@ -58,11 +59,6 @@ def _reads_only(line: str, turns: list[Turn], calls: dict) -> bool:
     return in_read and not elsewhere
 
 
-def _source_words(line: str) -> str:
-    """A ledger line without our location note (` [at f.py:3]`): the source's own words."""
-    return re.sub(r" \[at .*\]$", "", line)
-
-
 # a wrapper's own word for no output, read as the output: Gemini CLI's `Error: (none)`, `(empty)`
 _SAYS_NOTHING = re.compile(r"^(?:[A-Z][\w ]{0,20}: )?\((?:none|empty)\)$")
 
@@ -102,11 +98,11 @@ def hygiene(summary: str, messages: list[Message]) -> dict[str, list[str]]:
     calls = {c.id: c for t in turns for c in t.tool_calls}
     said = [(f"{c.cmd} → {x}", x) for c in led.commands for x in c.outcome.split(OUTCOME_SEP) if x.strip()]
     for shown, line in said + [(e.line, e.line) for e in led.errors]:
-        line = _source_words(line).strip().rstrip("…")
+        line = without_place(line).strip().rstrip("…")
         if len(line) >= 6 and (_wrapper_only(line, turns) or _SAYS_NOTHING.match(line)):
             out["wrapper_results"].append(shown)
     for e in led.errors:
-        words = _source_words(e.line)
+        words = without_place(e.line)
         if len(words) >= 12 and _reads_only(words, turns, calls):
             out["source_errors"].append(e.line)
     out["agent_commands"] = [x for x in s.progress if SLASH_COMMAND.match(_command_of_line(x))]

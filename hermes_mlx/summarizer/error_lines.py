@@ -227,6 +227,16 @@ def _gradle_reason(lines: list[str], i: int) -> str:
     return _fold(block[0], 80) + " " + _fold(causes[-1], 135)  # with the header, inside the 240 kept
 
 
+# the place an error line is noted at (` [at main.py:5, in main]`), after the line's own words
+PLACE_NOTE = " [at "
+_PLACE = re.compile(r" \[at .*\]$")
+
+
+def without_place(line: str) -> str:
+    """An error line `scan_errors` read, less the place it noted: the source's own words."""
+    return _PLACE.sub("", line)
+
+
 def scan_errors(text: str, limit: int = 6) -> tuple[list[str], int]:
     """Error lines of one tool result, verbatim (whitespace folded) with any location the lines
     below them give, most specific first: (the `limit` kept, how many distinct others were left)."""
@@ -270,7 +280,7 @@ def scan_errors(text: str, limit: int = 6) -> tuple[list[str], int]:
             loc, frame = frame, ""
         elif header and re.match(r"^\s*\d+:\d+\s", raw):
             loc = header + ":" + raw.split()[0]
-        text_ = _fold(line + (" " + more if more else ""), 240) + (f" [at {_fold(loc, 160)}]" if loc else "")
+        text_ = _fold(line + (" " + more if more else ""), 240) + (f"{PLACE_NOTE}{_fold(loc, 160)}]" if loc else "")
         if text_ in found:
             continue
         # placed at a line of the project (1), in a library or the runtime (0.5: below the project's,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from .error_lines import ERROR_LINE, at_any_line, at_source_line, is_error_line, scan_errors  # noqa: F401
+from .error_lines import ERROR_LINE, at_any_line, at_source_line, is_error_line, scan_errors, without_place  # noqa: F401
 from .vocabulary import FILE_KEYS, SPECIAL_FILES
 
 _EXTS = (
@@ -320,7 +320,7 @@ def pasted_problems(text: str, limit: int = 3, skip: str = "") -> list[str]:
     lines = uncut(text or "", "line").splitlines()[:4000]
     diagnostics = [" ".join(ln.split()) for ln in lines if _DIAGNOSTIC.match(ln)]
     # error_report's lines less the place it notes after a traceback's error (`[at main.py:5, in main]`)
-    errors = [_AT_NOTE.sub("", " ".join(x.split())) for x in error_report(text, 2 * limit)[0]]
+    errors = [without_place(" ".join(x.split())) for x in error_report(text, 2 * limit)[0]]
     ranked = [*errors, *[d for d in diagnostics if " error" in d], *diagnostics]
     folded = " ".join((text or "").split())
     out, shapes = [], set()
@@ -330,9 +330,6 @@ def pasted_problems(text: str, limit: int = 3, skip: str = "") -> list[str]:
             shapes |= keys
             out.append(line)
     return sorted(out, key=folded.find)
-
-
-_AT_NOTE = re.compile(r" \[at [^\]\n]*\]$")
 
 
 def error_lines(result: str, limit: int = 6) -> list[str]:

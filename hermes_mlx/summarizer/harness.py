@@ -137,6 +137,11 @@ PLAN_POINTER = re.compile(
 )
 
 
+def without_plan_pointer(text: str) -> str:
+    """A user turn less Claude Code's PLAN_POINTER (and the blank lines it leaves at the end)."""
+    return PLAN_POINTER.sub("", text).rstrip() if "before exiting plan mode" in text else text
+
+
 # Cline's note when a model wrote on past its one tool call (`if (this.didAlreadyUseTool) assistantMessage
 # += "[Response interrupted by a tool use result. …]"`, kept by its forks): what it wrote after the call it
 # wrote for a turn it had not seen ("User: [read_file for 'package.json'] Result:{ …", a file it imagined).
@@ -153,6 +158,8 @@ def without_run_ahead(text: str) -> str:
     the end from a line that speaks as the user in the harness's tool-result label; never a line inside
     a fenced block (a reply may show the label it parses). A Cline session's Progress had listed lines
     of a `package.json` its model imagined reading."""
+    if "] Result:" not in text and "Response interrupted" not in text:
+        return text  # neither shape: most turns are read no further
     note = RAN_AHEAD.search(text)
     if note:
         before = text[: note.start()]

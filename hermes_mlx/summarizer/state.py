@@ -141,18 +141,21 @@ def spend_room(
     changes the agent announced: `findings.announced_changes`, found only if room is left), all in
     the session's order: a pass whose entries leave room spends it on findings, and what room is
     still left on what was done next. Returns their texts."""
-    notes = [f.text for f in in_session_order(chosen)]
-    more = with_room(s, rest, budget_tokens) if budget_tokens else []
-    if more:
+    taken = list(chosen)
+    notes = [f.text for f in in_session_order(taken)]
+
+    def take(found: list[Finding]) -> None:  # this pass's lines, placed again in the session's order
+        nonlocal notes
+        taken.extend(found)
         s.progress = [p for p in s.progress if p not in notes]
-        notes = [f.text for f in in_session_order(chosen + more)]
+        notes = [f.text for f in in_session_order(taken)]
         add_progress(s, notes)
+
+    if more := with_room(s, rest, budget_tokens) if budget_tokens else []:
+        take(more)
     room = budget_tokens and spare and hermes_tokens(render(s)) < budget_tokens - 8  # read only with room left
-    told = with_room(s, unsaid(s, spare()), budget_tokens) if room else []
-    if told:
-        s.progress = [p for p in s.progress if p not in notes]
-        notes = [f.text for f in in_session_order(chosen + more + told)]
-        add_progress(s, notes)
+    if told := with_room(s, unsaid(s, spare()), budget_tokens) if room else []:
+        take(told)
     return notes
 
 

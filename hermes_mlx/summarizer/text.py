@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from .harness import (
     CONTEXT_BLOCK,
     HUMAN_WRAPPER,
-    PLAN_POINTER,
     SLASH_INVOKED,
     TOOL_RESULT_LABEL,
     without_examples,
+    without_plan_pointer,
     without_resumption,
     without_run_ahead,
 )
@@ -252,7 +252,7 @@ def normalize(messages) -> list[Turn]:
         raw_calls = msg.get("tool_calls") if isinstance(msg.get("tool_calls"), list) else []
         calls = [c for c in map(_parse_call, raw_calls) if c is not None]
         text = to_text(msg.get("content"))
-        if role == "assistant" and ("] Result:" in text or "Response interrupted" in text):
+        if role == "assistant":
             text = without_run_ahead(text)  # before the report a tool carried is joined to it
         if role == "assistant" and (told := told_user(calls)):
             text = f"{text}\n\n{told}".strip()[:MAX_CONTENT_CHARS]
@@ -291,8 +291,7 @@ def without_context(text: str, role: str) -> tuple[str, str]:
     if role == "tool" and "] Result:" in text[:2100]:
         text = TOOL_RESULT_LABEL.sub("", text, count=1)
     if role == "user":
-        text = without_resumption(text)
-        text = PLAN_POINTER.sub("", text).rstrip() if "before exiting plan mode" in text else text
+        text = without_plan_pointer(without_resumption(text))
     if "<" not in text:
         return text, ""
     blocks = [m.group(0) for m in CONTEXT_BLOCK.finditer(text)]
