@@ -56,6 +56,11 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
             r"|^(?:ok|FAIL|---\s*FAIL:?)\s+\S+\s+(?:[\d.]+s|\(cached\)|\[.*\])\s*$"  # go test
             r"|^\s*Tests run: \d+, Failures: \d+.*$"  # maven surefire
             r"|^\s*(?:Passed|Failed)!\s+-\s+Failed:\s+\d+.*$|^\s*Total tests: \d+.*$"  # dotnet
+            # counts as `Label: N`, one of failures and one of passes or of all: dotnet's terminal logger
+            # (`Test summary: total: 52, failed: 0, succeeded: 52`), NUnit (`Test Count: 4, Passed: 4,
+            # Failed: 0`), PHPUnit (`Tests: 5, Assertions: 9, Failures: 1.`)
+            r"|^(?=.*\bfail(?:ed|ures?)?:\s*\d)(?=.*\b(?:pass(?:ed)?|succeeded|total|tests|test count):\s*\d)"
+            r"\s*(?:[A-Za-z][\w ]{0,30}:\s+)?(?:[A-Za-z][\w ]{0,20}:\s*\d[\d.]*\w*,\s*)+[A-Za-z][\w ]{0,20}:\s*\d[\d.]*\w*\.?\s*$"
             r"|^\s*\d+ (?:passing|failing|pending)\b.*$"  # mocha
             r"|^\s*All \d+ tests? pass(?:ed)?\b.*$"
             # a block of counts joined (_count_blocks): a pass count and a fail, total or tests count in it

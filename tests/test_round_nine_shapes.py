@@ -1,0 +1,54 @@
+"""What a ninth round's held-out sessions showed, each with a second source named per test: a test
+run's counts written `Label: N` (dotnet's terminal logger, NUnit, PHPUnit). Checks go through whole
+passes of the summarizer where a user's run would.
+"""
+
+import json
+
+from summarizer_fakes import call
+
+from hermes_mlx.summarizer import MLXSummarizer
+from hermes_mlx.summarizer.outcomes import all_passed, outcome_of
+from hermes_mlx.summarizer.summary import parse
+
+
+def _count(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def _pass(messages: list[dict]):
+    return parse(MLXSummarizer(score=None, count_tokens=_count, context_window=8192).update(None, messages).text)
+
+
+_DOTNET = (
+    "  DiffMore.Test succeeded (0.9s) → DiffMore.Test\\bin\\Debug\\net9.0\\ktsu.DiffMore.Test.dll\n\n"
+    "  DiffMore.Test test succeeded (1.8s)\n\n"
+    "Test summary: total: 52, failed: 0, succeeded: 52, skipped: 0, duration: 1.2s\n"
+    "Build succeeded in 8.0s\n"
+)
+
+
+# Cursor running `dotnet test` on .NET 9 (held out): the terminal logger's summary is the run's result;
+# NUnit's console runner and PHPUnit count the same way, `Label: N`
+def test_counts_written_label_colon_number_are_a_test_runs_result():
+    s = _pass(
+        [
+            {"role": "user", "content": "Fix the failing grouping tests."},
+            {"role": "assistant", "content": "", "tool_calls": [call("c1", "run_terminal_cmd", command="dotnet test")]},
+            {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"output": _DOTNET, "exit_code": 0})},
+            {"role": "assistant", "content": "All 52 tests pass now."},
+        ]
+    )
+    [ran] = [c for c in s.ledger.commands if c.cmd == "dotnet test"]
+    assert ran.outcome == "Test summary: total: 52, failed: 0, succeeded: 52, skipped: 0, duration: 1.2s"
+    nunit = (
+        "Test Run Summary\n  Overall result: Passed\n  Test Count: 4, Passed: 4, Failed: 0, Skipped: 0\n  Start time: x"
+    )
+    assert outcome_of(nunit, 0) == ("tests", "Test Count: 4, Passed: 4, Failed: 0, Skipped: 0")
+    phpunit = "..F..\n\nFAILURES!\nTests: 5, Assertions: 9, Failures: 1."
+    family, line = outcome_of(phpunit, 1)
+    assert (family, line) == ("tests", "Tests: 5, Assertions: 9, Failures: 1.") and not all_passed(
+        family, line, "phpunit"
+    )
+    # a line of settings is no count of a run: nothing failed or passed in it
+    assert outcome_of("Options: retries: 3, timeout: 30s, workers: 4", 0)[0] != "tests"
