@@ -40,7 +40,9 @@ def test_a_clean_summary_scores_zero_on_every_figure():
 def test_each_class_of_line_that_must_not_be_there_is_caught():
     dirty = CLEAN.replace(
         "## Commands\n",
-        "## Commands\n- `sed -n '1,80p' src/parse.js` (exit 0) → throw new Error('bad input: ' + x)\n",
+        "## Commands\n- `sed -n '1,80p' src/parse.js` (exit 0) → throw new Error('bad input: ' + x)\n"
+        # a read that failed says so in its own words (PowerShell's `rg` with no right to run): its result
+        "- `rg --files -g '*.toml'` (exit 1) → Program 'rg.exe' failed to run: Access is denied\n",
     )
     dirty = dirty.replace(
         "## Errors\n",
