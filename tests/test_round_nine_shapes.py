@@ -52,3 +52,28 @@ def test_counts_written_label_colon_number_are_a_test_runs_result():
     )
     # a line of settings is no count of a run: nothing failed or passed in it
     assert outcome_of("Options: retries: 3, timeout: 30s, workers: 4", 0)[0] != "tests"
+
+
+# Claude Code's `/export` text (held out): its turn timer and collapsed groups are the harness's lines,
+# and a table it drew in box characters is no sentence; public exports and tmux captures of Claude Code
+# carry the same lines (`✻ Worked for 2m 40s`, `Thought for 18s (ctrl+o to expand)`)
+def test_a_terminal_harness_status_lines_and_drawn_tables_are_no_findings():
+    report = (
+        "Fixed both problems: the buttons no longer wrap and the radio labels are plain text now.\n\n"
+        "│ tela-time.png │ Rep cards, R$ 54.467 em risco, export CSV │\n"
+        "│ tela-saude.png │ 16% sem conta, R$ 302.340 em risco │\n\n"
+        "✻ Baked for 6m 13s"
+    )
+    s = _pass(
+        [
+            {"role": "user", "content": "Fix the kanban and the selector."},
+            {
+                "role": "assistant",
+                "content": "  Thought for 18s (ctrl+o to expand)\n\nThe selector breaks because `st.radio` renders emojis as icons.",
+            },
+            {"role": "assistant", "content": report},
+        ]
+    )
+    text = "\n".join(s.progress)
+    assert "st.radio" in text and "buttons no longer wrap" in text
+    assert "Baked" not in text and "ctrl+o" not in text and "tela-time.png" not in text

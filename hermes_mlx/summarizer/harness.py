@@ -142,6 +142,20 @@ def without_plan_pointer(text: str) -> str:
     return PLAN_POINTER.sub("", text).rstrip() if "before exiting plan mode" in text else text
 
 
+# a terminal harness's status lines in a transcript it exported or a screen captured: Claude Code's turn
+# timer (`✻ Worked for 1m 49s`, `✻ Baked for 6m 13s`) and its collapsed groups (`Thought for 18s (ctrl+o
+# to expand)`, `Read 2 files, ran 1 shell command (ctrl+o to expand)`), seen in public exports and tmux
+# captures; they had been Progress lines
+_STATUS_LINE = re.compile(
+    r"^[ \t]*(?:✻ \w+ for (?:\d+h )?(?:\d+m )?\d+s\b[^\n]{0,80}|[^\n]{0,200}\(ctrl\+[a-z] to expand\))[ \t]*$\n?", re.M
+)
+
+
+def without_status_lines(text: str) -> str:
+    """An assistant turn less a terminal harness's status lines (_STATUS_LINE)."""
+    return _STATUS_LINE.sub("", text).strip() if "✻" in text or "to expand)" in text else text
+
+
 # Cline's note when a model wrote on past its one tool call (`if (this.didAlreadyUseTool) assistantMessage
 # += "[Response interrupted by a tool use result. …]"`, kept by its forks): what it wrote after the call it
 # wrote for a turn it had not seen ("User: [read_file for 'package.json'] Result:{ …", a file it imagined).

@@ -81,7 +81,7 @@ def paragraphs(text: str) -> list[list[str]]:
         was_open, open_line = open_line, False
         if result:
             results.append(result)
-        elif line and not line.startswith(("|", "#", "<", "{", "}")) and not _bold_heading(_LIST_ITEM.sub("", line)):
+        elif line and not line.startswith(_NOT_PROSE) and not _bold_heading(_LIST_ITEM.sub("", line)):
             rest = line[item.end() :] if item else line
             if was_open and _goes_on(out[-1][-1], rest, bool(item)):
                 said = out.pop()
@@ -95,6 +95,9 @@ def paragraphs(text: str) -> list[list[str]]:
 
 
 _LIST_ITEM = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
+# a line that starts as no sentence does: a table row (markdown's `|`, or drawn in box characters as a
+# terminal renders it: Claude Code's exported `│ tela-time.png │ Rep cards … │`), a heading, a tag, a brace
+_NOT_PROSE = ("|", "#", "<", "{", "}", *(chr(c) for c in range(0x2500, 0x2580)))
 # markdown's hard break (two spaces before a line's end) inside a sentence: the text goes on in the
 # next line, less a list marker that line opens with (a Korean reply's "그래서 `…`은 보통  " then "1) …
 # 또는  " then "로 해석하는 게 맞습니다.", Cursor's "**Роль (Persona):**  " then its definition); a

@@ -22,6 +22,7 @@ from .harness import (
     without_plan_pointer,
     without_resumption,
     without_run_ahead,
+    without_status_lines,
 )
 from .redact import redact
 from .text_actions import text_actions
@@ -253,7 +254,7 @@ def normalize(messages) -> list[Turn]:
         calls = [c for c in map(_parse_call, raw_calls) if c is not None]
         text = to_text(msg.get("content"))
         if role == "assistant":
-            text = without_run_ahead(text)  # before the report a tool carried is joined to it
+            text = without_status_lines(without_run_ahead(text))  # before the report a tool carried is joined to it
         if role == "assistant" and (told := told_user(calls)):
             text = f"{text}\n\n{told}".strip()[:MAX_CONTENT_CHARS]
         text, context = without_context(text, role) if role in ("user", "tool") else (text, "")
