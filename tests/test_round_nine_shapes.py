@@ -1,6 +1,7 @@
 """What a ninth round's held-out sessions showed, each with a second source named per test: a test
-run's counts written `Label: N` (dotnet's terminal logger, NUnit, PHPUnit). Checks go through whole
-passes of the summarizer where a user's run would.
+run's counts written `Label: N` (dotnet's terminal logger, NUnit, PHPUnit), a terminal harness's status
+lines, a merge stopped on conflicts, a CJK sentence in bold. Checks go through whole passes of the
+summarizer where a user's run would.
 """
 
 import json
@@ -9,6 +10,7 @@ from summarizer_fakes import call
 
 from hermes_mlx.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.outcomes import all_passed, outcome_of
+from hermes_mlx.summarizer.sentences import split_sentences
 from hermes_mlx.summarizer.summary import parse
 
 
@@ -77,3 +79,32 @@ def test_a_terminal_harness_status_lines_and_drawn_tables_are_no_findings():
     text = "\n".join(s.progress)
     assert "st.radio" in text and "buttons no longer wrap" in text
     assert "Baked" not in text and "ctrl+o" not in text and "tela-time.png" not in text
+
+
+# Hermes Agent merging upstream into a fork (held out): the merge stopped on two conflicts, and its
+# result had read "Auto-merging README.md"; git prints the same CONFLICT lines for a rebase, a pull and
+# a cherry-pick (the end-to-end review's failed merge in tests/test_turn_shapes.py)
+def test_a_merge_that_stopped_on_conflicts_has_them_as_its_result():
+    out = (
+        "Auto-merging README.md\nCONFLICT (add/add): Merge conflict in README.md\n"
+        "CONFLICT (file/directory): directory in the way of skills from HEAD; moving it to skills~HEAD instead.\n"
+        "Automatic merge failed; fix conflicts and then commit the result."
+    )
+    assert outcome_of(out, 1) == (
+        "git",
+        "CONFLICT (add/add): Merge conflict in README.md; CONFLICT (file/directory): directory in the way of "
+        "skills from HEAD; moving it to skills~HEAD instead.",
+    )
+    many = "\n".join(f"CONFLICT (content): Merge conflict in m{i}.py" for i in range(5))
+    assert outcome_of(many, 1)[1].endswith("Merge conflict in m2.py (+2 more)")
+
+
+# the same agent's Chinese report: a sentence in bold ends at its full stop and the bold's close, not
+# between them (a "**原来 … submodule！" line had been a fragment); a closing quote stays with its stop too
+def test_a_cjk_sentence_keeps_the_bold_or_quote_it_closes():
+    assert split_sentences("**原来 `skills` 本身是一个 submodule！** 让我检查。然后合并。") == [
+        "**原来 `skills` 本身是一个 submodule！**",
+        "让我检查。",
+        "然后合并。",
+    ]
+    assert split_sentences("他说「好的。」然后走了。") == ["他说「好的。」", "然后走了。"]

@@ -98,6 +98,7 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
             r"|^Everything up-to-date$|^branch '.+' set up to track .+$"
             r"|^(?:fatal|error): .+$"
             r"|^Switched to (?:a new )?branch .+$|^Already up to date\.$"
+            r"|^CONFLICT \([\w/ -]+\): .+$"  # a merge, rebase, cherry-pick or pull that stopped on a conflict
         ),
     ),
     (
@@ -267,6 +268,10 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                     last_failed = _last_failure(lines) if last_failed is None else last_failed
                     if last_failed > at:
                         break  # `pip install -e . && python t.py`: what failed after the install says how it went
+                if family == "git" and line.startswith("CONFLICT ("):  # each conflict, up to VERDICTS
+                    conflicts = [" ".join(ln.split()) for ln in lines if ln.startswith("CONFLICT (")]
+                    more = f" (+{len(conflicts) - VERDICTS} more)" if len(conflicts) > VERDICTS else ""
+                    return family, clip("; ".join(conflicts[:VERDICTS]) + more, 2 * MAX_OUTCOME)
                 if family == "commit":  # `Removed: <hash> <subject>` then `Now at: <hash> ...`: both tell
                     both = [ln for ln in lines if p.match(ln)][:2]
                     return family, clip("; ".join(" ".join(ln.split()) for ln in both), 2 * MAX_OUTCOME)

@@ -13,7 +13,11 @@ from .vocabulary import ACTIVITY, ANNOUNCE, ASIDE, DECISION_CUE, IMPERATIVE, NAR
 FINDING_CHARS = 220
 FINDING_MAX = FINDING_CHARS + 40  # the longest finding kept: a long sentence, or a finding and the change it led to
 
-_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-ZÀ-ÞА-ЯЁΑ-Ω`\"'(\[*])|(?<=[。！？])")  # a capital of any alphabet
+# a capital of any alphabet after an end mark and a space; a CJK full stop ends a sentence as it is, or
+# after the bold or the quote it closes ("**原来 `skills` 本身是一个 submodule！** 让我检查：")
+_BREAK = re.compile(
+    r"(?<=[.!?])\s+(?=[A-ZÀ-ÞА-ЯЁΑ-Ω`\"'(\[*])|(?<=[。！？])(?![*」』”）])|(?<=[。！？]\*\*)\s*|(?<=[。！？][」』”）])\s*"
+)
 CODE_SPAN = re.compile(r"`[^`\n]*`")
 
 
