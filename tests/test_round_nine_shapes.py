@@ -1,7 +1,7 @@
 """What a ninth round's held-out sessions showed, each with a second source named per test: a test
 run's counts written `Label: N` (dotnet's terminal logger, NUnit, PHPUnit), a terminal harness's status
-lines, a merge stopped on conflicts, a CJK sentence in bold. Checks go through whole passes of the
-summarizer where a user's run would.
+lines, a merge stopped on conflicts, a CJK sentence in bold, a go-ahead in the languages users write in.
+Checks go through whole passes of the summarizer where a user's run would.
 """
 
 import json
@@ -9,9 +9,11 @@ import json
 from summarizer_fakes import call
 
 from hermes_mlx.summarizer import MLXSummarizer
+from hermes_mlx.summarizer.budget import fit_summary, hermes_tokens
+from hermes_mlx.summarizer.faithful import is_go_ahead
 from hermes_mlx.summarizer.outcomes import all_passed, outcome_of
 from hermes_mlx.summarizer.sentences import split_sentences
-from hermes_mlx.summarizer.summary import parse
+from hermes_mlx.summarizer.summary import Summary, parse, render
 
 
 def _count(text: str) -> int:
@@ -108,3 +110,20 @@ def test_a_cjk_sentence_keeps_the_bold_or_quote_it_closes():
         "然后合并。",
     ]
     assert split_sentences("他说「好的。」然后走了。") == ["他说「好的。」", "然后走了。"]
+
+
+# a Russian user driving a course with "Далее" and "продолжай" (Cursor, corpora), and Claude Code's "y":
+# a go-ahead in so many words, in the languages users write to agents in, never a goal or constraint,
+# and the first of the user's messages to go when a summary must shrink (none of 26 held a fact)
+def test_a_go_ahead_in_any_common_language_is_priced_as_nothing_said():
+    for said in ["Далее", "продолжай", "да", "y", "Готово", "continúa", "weiter", "继续", "Sim, pode"]:
+        assert is_go_ahead(said), said
+    for said in ["Продолжай курс", "далее 2.3.5", "you", "дальше к 2.5"]:
+        assert not is_go_ahead(said), said
+    s = Summary(goal="Teach the course, chapter by chapter.")
+    s.ledger.asks = ["Далее", "продолжай", "Сначала перечисли упражнения в конце второй главы", "да", "Готово"]
+    s.progress = ["The chapter 2.3 lessons are written in `lessons/`."]
+    budget = hermes_tokens(render(s)) - 8
+    fit_summary(s, budget)
+    assert "Сначала перечисли упражнения в конце второй главы" in s.ledger.asks
+    assert "Далее" not in s.ledger.asks

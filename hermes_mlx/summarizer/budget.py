@@ -20,6 +20,7 @@ from .findings import Finding, features, is_announced_change, near_duplicate, we
 from .ledger import OUTCOME_SEP
 from .outcomes import MADE, outcome_of
 from .summary import Summary, render, said_in_goal
+from .vocabulary import GO_AHEAD
 
 CHARS_PER_TOKEN = 4
 # Codepoints Hermes counts as a token each (CJK ideographs, kana, Hangul): agent/model_metadata.py
@@ -96,6 +97,9 @@ def micro_budget(threshold_tokens: int) -> int:
 ENTRY_VALUE = {
     "goal": 0.67,
     "user_message": 0.36,
+    # a message that only lets the agent go on ("continue", "да", "y": vocabulary.GO_AHEAD): none of the
+    # corpora's 26 held a fact, and a Russian user's twenty of them outlived the findings of a course
+    "go_ahead": 0.01,
     "constraint": 0.24,
     "remaining": 0.13,
     "state": 0.39,
@@ -222,6 +226,8 @@ def _entries(s: Summary, count: Callable[[str], int], kept: str = "") -> list[_E
             rank = 1 - i / (2 * len(droppable)) if kind == "identifier" else 1
             if kind == "error" and _in_commands(item, led.commands):
                 kind_here = "error_in_commands"
+            elif kind == "user_message" and GO_AHEAD.match(" ".join(str(text).split())):
+                kind_here = "go_ahead"
             elif kind == "url" and item in led.fetched:
                 kind_here = "mentioned_file"  # a page the agent fetched is one it read, as a file
             else:

@@ -162,8 +162,13 @@ CHOICE_MADE = re.compile(_CHOSE + r"|\bmy recommendation\b|推荐|建议|决定"
 GO_AHEAD = re.compile(
     r"^\s*+(?:please\s+)?(?:(?:ok(?:ay)?|yes|yep|sure|thanks?(?: you)?|thx|great|good|nice|cool|perfect|go on|go ahead|"
     r"continue|carry on|keep going|proceed|next|done|lgtm|hi|hello|hey|fine|sounds good|looks good|do it|please do|"
-    r"approved?|not blocking|好的?|继续|はい|続けて)[\s.!,]*+)++(?:as[- ]is|(?:please )?(?:try|do) (?:that|it)|thanks?|"
-    r"please)?[\s.!]*+$",
+    r"approved?|not blocking|y|好的?|继续|下一步|可以|はい|続けて|次へ|네|계속|"
+    # the same in the European languages users write to agents in (a Russian user's "продолжай", "далее");
+    # a longer word before its prefix, as the group never backtracks ("далее" before "да")
+    r"далее|дальше|давай|да|ок|продолжа[йи](?:те)?|продолжить|начинай(?:те)?|готово|спасибо|хорошо|отлично|"
+    r"sim|sí|si|vale|dale|sigue|continúa|adelante|listo|gracias|continua|segue|pode|obrigad[oa]|"
+    r"oui|d['’]accord|vas-y|merci|suivant|ja|weiter|mach weiter|danke|passt)[\s.!,]*+)++"
+    r"(?:as[- ]is|(?:please )?(?:try|do) (?:that|it)|thanks?|please)?[\s.!]*+$",
     re.IGNORECASE,
 )  # possessive: "ok" and 100,000 dots had backtracked for a minute
 # where a user's sentence ends: the Goal is the request's asks sentence by sentence
