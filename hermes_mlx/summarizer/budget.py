@@ -163,16 +163,8 @@ class _Entry:
     drop: Callable[[], bool]
 
 
-def _finding_value(text: str, score: float | None = None) -> float:
-    """A progress line's worth: its ranker's `score` where this pass ranked it, else what its text
-    alone says. The score also weighs where it was said (the agent's first words after a tool's
-    output, a turn's report); measured on the corpora's findings it matches the share that hold a
-    fact decile by decile, where the text alone put the middle deciles at half of it."""
-    z = (
-        weigh(features(text, reaction=False, before_action=False, report=False, recency=1.0))
-        if score is None
-        else score
-    )
+def _finding_value(text: str) -> float:
+    z = weigh(features(text, reaction=False, before_action=False, report=False, recency=1.0))
     return 1 / (1 + math.exp(-(z - FINDING_PRIOR_LOGIT)))
 
 
@@ -235,7 +227,7 @@ def _entries(s: Summary, count: Callable[[str], int], kept: str = "") -> list[_E
             add(kind_here, ENTRY_VALUE[kind_here] * rank, str(text), _remover(items, item))
     progress = s.progress[: max(0, len(s.progress) - KEEP_LAST["progress"])]
     for item in progress:
-        worth = _finding_value(item, s.finding_scores.get(item)) * (ANNOUNCED_SHARE if is_announced_change(item) else 1)
+        worth = _finding_value(item) * (ANNOUNCED_SHARE if is_announced_change(item) else 1)
         add("progress", worth, item, _remover(s.progress, item))
     for item in [x for x in s.state if x.startswith("Open error:")]:
         add("open_error_line", ENTRY_VALUE["error"] / 2, item, _remover(s.state, item))  # listed under Errors too

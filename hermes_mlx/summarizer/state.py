@@ -143,12 +143,10 @@ def spend_room(
     still left on what was done next. Returns their texts."""
     taken = list(chosen)
     notes = [f.text for f in in_session_order(taken)]
-    s.finding_scores.update((f.text, f.score) for f in chosen)
 
     def take(found: list[Finding]) -> None:  # this pass's lines, placed again in the session's order
         nonlocal notes
         taken.extend(found)
-        s.finding_scores.update((f.text, f.score) for f in found)
         s.progress = [p for p in s.progress if p not in notes]
         notes = [f.text for f in in_session_order(taken)]
         add_progress(s, notes)
@@ -186,7 +184,6 @@ def add_exchange_findings(
     exchange's lines, `notes` too, end in the session's order."""
     extra = min(EXTRA_MAX, sum(t.role == "assistant" for t in turns) // TURNS_PER_EXTRA)
     ranked = fresh_findings(s, turns, exclude=notes) if found is None else unsaid(s, found, notes)
-    s.finding_scores.update((f.text, f.score) for f in found or () if f.text in notes)  # the lines it picked
     more = best_that_fit(ranked, extra, room_per_pick) if extra else []
     add_progress(s, [f.text for f in in_session_order(more)])
     announced: list[Finding] = []

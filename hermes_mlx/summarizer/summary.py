@@ -94,9 +94,6 @@ class Summary:
     remaining: list = field(default_factory=list)
     ledger: Ledger = field(default_factory=Ledger)
     extras: list = field(default_factory=list)  # [(heading, body)] carried verbatim
-    # a progress line -> the ranker's score of the finding it came from, for lines this pass added
-    # (never rendered: a line parsed back from an earlier summary is worth what its text says)
-    finding_scores: dict = field(default_factory=dict, repr=False, compare=False)
 
     def narrative_text(self) -> str:
         return "\n".join([self.goal, *self.progress, *self.decisions, *self.questions, *self.state, *self.remaining])
