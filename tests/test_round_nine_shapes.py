@@ -1,7 +1,8 @@
 """What a ninth round's held-out sessions showed, each with a second source named per test: a test
 run's counts written `Label: N` (dotnet's terminal logger, NUnit, PHPUnit), a terminal harness's status
-lines, a merge stopped on conflicts, a CJK sentence in bold, a go-ahead in the languages users write in.
-Checks go through whole passes of the summarizer where a user's run would.
+lines, a merge stopped on conflicts, a CJK sentence in bold, a go-ahead in the languages users write in,
+a delegated agent's report, a change reported made in those languages. Checks go through whole passes
+of the summarizer where a user's run would.
 """
 
 import json
@@ -11,9 +12,12 @@ from summarizer_fakes import call
 from hermes_mlx.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.budget import fit_summary, hermes_tokens
 from hermes_mlx.summarizer.faithful import is_go_ahead
+from hermes_mlx.summarizer.findings import findings
 from hermes_mlx.summarizer.outcomes import all_passed, outcome_of
 from hermes_mlx.summarizer.sentences import split_sentences
 from hermes_mlx.summarizer.summary import Summary, parse, render
+from hermes_mlx.summarizer.text import normalize
+from hermes_mlx.summarizer.vocabulary import CHANGE_MADE
 
 
 def _count(text: str) -> int:
@@ -127,3 +131,37 @@ def test_a_go_ahead_in_any_common_language_is_priced_as_nothing_said():
     fit_summary(s, budget)
     assert "Сначала перечисли упражнения в конце второй главы" in s.ledger.asks
     assert "Далее" not in s.ledger.asks
+
+
+# Roo Code's orchestrator (held out, French): a subtask's report comes back as `new_task`'s result, and
+# what it found is the work's finding; Claude Code's Task reports in the corpora held three facts each
+def test_what_a_delegated_agent_reported_back_is_a_finding():
+    report = (
+        "[new_task completed] Result: J'ai identifié et corrigé la boucle infinie dans "
+        "`RooStorageDetector.extractParentFromApiHistory`. La cause était une tâche qui se désignait comme son propre parent."
+    )
+    turns = normalize(
+        [
+            {"role": "user", "content": "Répare la restauration des tâches."},
+            {"role": "assistant", "content": "", "tool_calls": [call("t1", "new_task", mode="debug", message="x")]},
+            {"role": "tool", "tool_call_id": "t1", "content": report},
+        ]
+    )
+    said = [f.text for f in findings(turns)]
+    assert any("corrigé la boucle infinie" in x for x in said)
+    assert not any("Result:" in x for x in said)
+
+
+# a report of a change made, in the European languages agents write in (Roo Code in French, a Russian
+# Cursor session, Claude Code in Portuguese): CHANGE_MADE weighs it as it weighs "I've added …"
+def test_a_change_reported_made_in_another_language_is_one():
+    for said in [
+        "J'ai identifié et corrigé la boucle infinie.",
+        "He añadido el test de regresión.",
+        "Adicionei o seletor ao CSS.",
+        "Ich habe die Prüfung hinzugefügt.",
+        "Я исправил путь к папке.",
+    ]:
+        assert CHANGE_MADE.search(said), said
+    for said in ["Je vais ajouter le test.", "Changed files are listed below."]:
+        assert not CHANGE_MADE.search(said), said

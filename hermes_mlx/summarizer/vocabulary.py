@@ -118,7 +118,16 @@ CHANGE_MADE = re.compile(
     r"(?!\s+sure\b|\s+\w+\s+(?:is|are|was|were|remains?|still)\b)"  # not "made sure", "Changed files are …"
     r"|(?:已经?|我)(?:修改|删除|移除|添加|替换|重写|切换|创建|修复|更新|新增)了?|已经?[将把][^。，,\n]{1,40}?(?:改为|改成|替换为|更新为)"
     r"|を?(?:追加|削除|修正|変更|作成|更新)しました|(?:수정|추가|삭제|변경|생성)했습니다"
-    r"|(?:^|(?<=[.!?]\s))(?:Добавил|Удалил|Исправил|Создал|Обновил|Заменил)[аи]?\b",
+    # the same report in the European languages users and agents write in: "J'ai identifié et corrigé la boucle
+    # infinie", "He añadido …", "Adicionei …", "Ich habe … hinzugefügt", "Исправил …"
+    r"|\bj['’]ai (?:(?:aussi|également|maintenant|bien|\w+ et) )?(?:ajouté|corrigé|modifié|supprimé|créé|remplacé|"
+    r"mis à jour|déplacé|renommé|réécrit|implémenté|refactorisé|retiré|converti|installé)\b"
+    r"|\bhe (?:(?:también|ya) )?(?:añadido|agregado|corregido|modificado|eliminado|creado|actualizado|reemplazado|"
+    r"cambiado|implementado|movido|renombrado)\b"
+    r"|\b(?:adicionei|corrigi|modifiquei|removi|criei|atualizei|substituí|alterei|implementei|renomeei|troquei)\b"
+    r"|\b(?:habe|hab)\b(?: \S+){0,6}? (?:hinzugefügt|behoben|geändert|entfernt|erstellt|aktualisiert|ersetzt|"
+    r"implementiert|verschoben|umbenannt|gelöscht|korrigiert)\b"
+    r"|(?<!\w)(?:добавил|удалил|исправил|создал|обновил|заменил|изменил|переименовал|перенёс|реализовал)[аи]?(?!\w)",
     re.I,
 )
 NEED = re.compile(r"\b(?:needs? to|have to|has to|requires?|нужно|надо)\b|需要|必须|必要", re.I)
@@ -275,8 +284,9 @@ def tool_action(name: str, args: dict) -> str:
     return "mentioned"
 
 
-# tools whose output is another agent's report (Claude Code's Task, Hermes's delegate_task)
-DELEGATE_TOOL = re.compile(r"delegate|subagent|^task$|^agent$|spawn_agent")
+# tools whose output is another agent's report (Claude Code's Task, Hermes's delegate_task, Roo Code's
+# and Kilo Code's new_task)
+DELEGATE_TOOL = re.compile(r"delegate|subagent|^task$|^agent$|spawn_agent|^new_task$", re.I)
 # tools whose output is the user's own answer, and tools whose output lists what a search found
 # (Claude Code's AskUserQuestion, Cursor's ask_question, Codex's request_user_input, Cline's ask_followup_question)
 ASKS_USER_TOOL = re.compile(r"ask_?user|ask_?human|user_?question|clarif|ask_?question|user_?input|followup_?question")
