@@ -165,3 +165,33 @@ def test_a_change_reported_made_in_another_language_is_one():
         assert CHANGE_MADE.search(said), said
     for said in ["Je vais ajouter le test.", "Changed files are listed below."]:
         assert not CHANGE_MADE.search(said), said
+
+
+# a Cursor session (corpora, micro): its edits named `references/tech/course_log.md` as the agent gave them,
+# then one read of `/home/c/course/references/tech/lanham/2.5_Exercises.txt` made that read's folder the
+# working folder, and Files listed `references/tech/course_log.md` under it, a path that is not there;
+# the held-out Hermes session's `~/.hermes` edits beside its absolute reads are the same shape
+def test_a_first_working_folder_lies_above_the_relative_paths_the_agent_gave():
+    summarizer = MLXSummarizer(score=None, count_tokens=_count, context_window=8192)
+    edit = call("e1", "patch", path="references/tech/course_log.md", diff="+ 2.4 done")
+    first = summarizer.update(
+        None,
+        [
+            {"role": "user", "content": "Log each finished section in the course log."},
+            {"role": "assistant", "content": "", "tool_calls": [edit]},
+            {"role": "tool", "tool_call_id": "e1", "content": "Applied the patch."},
+        ],
+    ).text
+    read = call("r1", "read_file", path="/home/c/course/references/tech/lanham/2.5_Exercises.txt")
+    s = parse(
+        summarizer.update(
+            first,
+            [
+                {"role": "assistant", "content": "", "tool_calls": [read]},
+                {"role": "tool", "tool_call_id": "r1", "content": "Exercises for chapter 2."},
+                {"role": "assistant", "content": "Section 2.5 has four exercises."},
+            ],
+        ).text
+    )
+    assert s.ledger.root == "/home/c/course"
+    assert "references/tech/course_log.md" in s.ledger.files

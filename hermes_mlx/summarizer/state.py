@@ -18,7 +18,7 @@ from .outcomes import says_passed
 from .shell_words import read_only
 from .summary import Summary, code, render
 from .text import Turn, clip
-from .workfolder import settle, working_folder
+from .workfolder import above_given, settle, working_folder
 
 
 def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) -> None:
@@ -42,6 +42,8 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
         s.remaining = list(plan.next_steps)
     known = s.ledger.root or _known_root(s.ledger.files)
     root = settle(known, working_folder(turns, known))
+    if root and not known:  # a first root: the relative paths the agent gave so far are relative to it
+        root = above_given(root, [p for p, action in s.ledger.files.items() if action != "mentioned"])
     # a batch pass caps what one span adds; a micro pass adds one exchange to a rolling
     # summary, whose size the budget keeps (capping there would drop what earlier passes kept)
     if caps:

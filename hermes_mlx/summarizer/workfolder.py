@@ -139,6 +139,22 @@ def _covering(paths: list[str]) -> str:
     return _project_root(best) if best else ""
 
 
+def above_given(folder: str, given: list[str]) -> str:
+    """`folder`, or the folder above it that relative paths the agent was given start from: a path that
+    begins with two of `folder`'s own folders was written from above them. A Cursor session's one read of
+    `/p/references/tech/lessons/2.5_Exercises.txt` had made that folder the root, while its edits of
+    `references/tech/course_log.md` (relative, as the agent gave them) show the agent works in `/p`."""
+    if not folder:
+        return folder
+    posix = _posix(folder).rstrip("/") + "/"
+    for p in given:
+        parts = p.replace("\\", "/").split("/")[:-1]
+        at = posix.find("/" + "/".join(parts[:2]) + "/") if len(parts) >= 2 and not rooted(p) else -1
+        if at > 0 and _deep_enough(posix[:at]):
+            posix = posix[:at] + "/"
+    return folder if posix == _posix(folder).rstrip("/") + "/" else _native(posix.rstrip("/"), folder)
+
+
 def _holds_source(folder: str, paths: list[str]) -> bool:
     return any(p.startswith(folder + "/") and p[len(folder) + 1 :].split("/", 1)[0] in SOURCE_DIRS for p in paths)
 
