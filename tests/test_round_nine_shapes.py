@@ -170,7 +170,7 @@ def test_a_change_reported_made_in_another_language_is_one():
 # a Cursor session (corpora, micro): its edits named `references/tech/course_log.md` as the agent gave them,
 # then one read of `/home/c/course/references/tech/lanham/2.5_Exercises.txt` made that read's folder the
 # working folder, and Files listed `references/tech/course_log.md` under it, a path that is not there;
-# the held-out Hermes session's `~/.hermes` edits beside its absolute reads are the same shape
+# `workfolder.relative` reads a monorepo's git paths (`projects/app/src/a.ts`) by the same rule
 def test_a_first_working_folder_lies_above_the_relative_paths_the_agent_gave():
     summarizer = MLXSummarizer(score=None, count_tokens=_count, context_window=8192)
     edit = call("e1", "patch", path="references/tech/course_log.md", diff="+ 2.4 done")
