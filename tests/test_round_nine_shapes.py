@@ -7,6 +7,7 @@ of the summarizer where a user's run would.
 
 import json
 
+import pytest
 from summarizer_fakes import call
 
 from hermes_mlx.summarizer import MLXSummarizer
@@ -14,10 +15,12 @@ from hermes_mlx.summarizer.budget import fit_summary, hermes_tokens
 from hermes_mlx.summarizer.faithful import is_go_ahead
 from hermes_mlx.summarizer.findings import findings
 from hermes_mlx.summarizer.outcomes import all_passed, outcome_of
+from hermes_mlx.summarizer.redact import redact
 from hermes_mlx.summarizer.sentences import split_sentences
 from hermes_mlx.summarizer.summary import Summary, parse, render
 from hermes_mlx.summarizer.text import normalize
 from hermes_mlx.summarizer.vocabulary import CHANGE_MADE
+from hermes_mlx.summarizer.workfolder import above_given
 
 
 def _count(text: str) -> int:
@@ -195,3 +198,44 @@ def test_a_first_working_folder_lies_above_the_relative_paths_the_agent_gave():
     )
     assert s.ledger.root == "/home/c/course"
     assert "references/tech/course_log.md" in s.ledger.files
+
+
+# the rules review of this round: each shape it broke, held
+@pytest.mark.timeout(10)
+def test_the_rules_review_of_the_ninth_round():
+    # a line of many counts had backtracked for 43 s; a script's upload stats name no test
+    stats = (
+        "test total: 184467, failed: 1204, succeeded: 183263, skipped: 0, bytes: 912837465, elapsed: 9843.2s (4.9 MB/s)"
+    )
+    outcome_of(stats * 3, 0)
+    assert outcome_of("Upload summary: total: 120, failed: 0, succeeded: 120", 0)[0] != "tests"
+    assert outcome_of("ERRORS!\nTests: 5, Assertions: 9, Errors: 1.", 2) == (
+        "tests",
+        "Tests: 5, Assertions: 9, Errors: 1.",
+    )
+    # a rebase's `error: could not apply` after its conflicts: the conflicts say where it stopped
+    rebase = "CONFLICT (content): Merge conflict in a.py\nerror: could not apply 3bb8701... feat: x\nhint: Resolve all conflicts"
+    assert outcome_of(rebase, 1) == ("git", "CONFLICT (content): Merge conflict in a.py")
+    # a bold that opens the next CJK sentence is that sentence's
+    assert split_sentences("修复完成。**注意：** 需要重启服务。") == ["修复完成。", "**注意：** 需要重启服务。"]
+    # a delegate call with no id makes no other result a report
+    turns = normalize(
+        [
+            {"role": "assistant", "content": "", "tool_calls": [call("", "delegate_task", goal="x")]},
+            {
+                "role": "tool",
+                "content": "The vendored README says the parser is deprecated since 2019 and unmaintained.",
+            },
+        ]
+    )
+    assert findings(turns) == []
+    # a change denied is no change made
+    for said in ["No he modificado nada.", "Não alterei nada.", "Ich habe nichts geändert.", "Я ничего не изменил."]:
+        assert not CHANGE_MADE.search(said), said
+    # a src layout's own path moves no root: `src/mypkg/core.py` in the project `/home/u/src/mypkg`
+    assert above_given("/home/u/src/mypkg", ["src/mypkg/core.py"]) == "/home/u/src/mypkg"
+    # an AWS secret key with no name of its own, on its key id's line (a delegated agent's report had carried one)
+    said = redact(
+        "key AKIAIOSFODNN7EXAMPLE with secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY, commit " + "3bb8701c" * 5
+    )
+    assert "wJalrXUtnFEMI" not in said and "3bb8701c" * 5 in said

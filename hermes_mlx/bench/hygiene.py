@@ -92,8 +92,7 @@ def hygiene(summary: str, messages: list[Message]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {k: [] for k in HYGIENE}
     for c in led.commands:
         family, _ = outcome_of(c.outcome)
-        failed = bool(c.statuses) and c.statuses[-1] not in (0, None)  # a read that failed says so in any words
-        if c.outcome and read_only(c.cmd) and not RUN_LOG.search(c.cmd) and family != "failure" and not failed:
+        if c.outcome and read_only(c.cmd) and not RUN_LOG.search(c.cmd) and family != "failure":
             out["read_results"].append(f"{c.cmd} → {c.outcome}")
     turns = normalize(messages)
     calls = {c.id: c for t in turns for c in t.tool_calls}

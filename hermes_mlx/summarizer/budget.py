@@ -20,7 +20,7 @@ from .findings import Finding, features, is_announced_change, near_duplicate, we
 from .ledger import OUTCOME_SEP
 from .outcomes import MADE, outcome_of
 from .summary import Summary, render, said_in_goal
-from .vocabulary import GO_AHEAD
+from .vocabulary import is_go_ahead
 
 CHARS_PER_TOKEN = 4
 # Codepoints Hermes counts as a token each (CJK ideographs, kana, Hangul): agent/model_metadata.py
@@ -218,7 +218,7 @@ def _entries(s: Summary, count: Callable[[str], int], kept: str = "") -> list[_E
             rank = 1 - i / (2 * len(droppable)) if kind == "identifier" else 1
             if kind == "error" and _in_commands(item, led.commands):
                 kind_here = "error_in_commands"
-            elif kind == "user_message" and GO_AHEAD.match(" ".join(str(text).split())):
+            elif kind == "user_message" and is_go_ahead(str(text)):
                 kind_here = "go_ahead"
             elif kind == "url" and item in led.fetched:
                 kind_here = "mentioned_file"  # a page the agent fetched is one it read, as a file

@@ -23,7 +23,7 @@ from .digest import human_words
 from .sentences import paragraphs
 from .text import Turn
 from .verify import instruction_like, line_problem, main_script
-from .vocabulary import GO_AHEAD, USER_SENTENCE_END
+from .vocabulary import USER_SENTENCE_END, is_go_ahead  # noqa: F401  (is_go_ahead: re-exported)
 
 REASONS = ("unsupported", "polarity", "reports_user", "empty", "filtered")
 
@@ -120,12 +120,6 @@ def reports_user(line: str) -> bool:
 def directive_shaped(text: str) -> bool:
     """Imperative constraint wording ("Don't bump httpx", "Never ...", "Keep it 3.9 compatible")."""
     return bool(_DIRECTIVE.search(text or ""))
-
-
-def is_go_ahead(text: str) -> bool:
-    """A greeting or go-ahead in so many words ("ok", "Go on.", "thanks"); a short result ("Tests
-    pass.", "Committed a1b2c3d.") is none."""
-    return bool(GO_AHEAD.match(" ".join((text or "").split())))
 
 
 def is_ack(text: str) -> bool:

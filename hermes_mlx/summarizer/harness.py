@@ -153,7 +153,7 @@ _STATUS_LINE = re.compile(
 
 def without_status_lines(text: str) -> str:
     """An assistant turn less a terminal harness's status lines (_STATUS_LINE)."""
-    return _STATUS_LINE.sub("", text).strip() if "✻" in text or "to expand)" in text else text
+    return _STATUS_LINE.sub("", text) if "✻" in text or "to expand)" in text else text
 
 
 # Cline's note when a model wrote on past its one tool call (`if (this.didAlreadyUseTool) assistantMessage

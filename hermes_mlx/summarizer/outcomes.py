@@ -59,8 +59,10 @@ _RESULT_LINES: list[tuple[str, re.Pattern]] = [
             # counts as `Label: N`, one of failures and one of passes or of all: dotnet's terminal logger
             # (`Test summary: total: 52, failed: 0, succeeded: 52`), NUnit (`Test Count: 4, Passed: 4,
             # Failed: 0`), PHPUnit (`Tests: 5, Assertions: 9, Failures: 1.`)
-            r"|^(?=.*\bfail(?:ed|ures?)?:\s*\d)(?=.*\b(?:pass(?:ed)?|succeeded|total|tests|test count):\s*\d)"
-            r"\s*(?:[A-Za-z][\w ]{0,30}:\s+)?(?:[A-Za-z][\w ]{0,20}:\s*\d[\d.]*\w*,\s*)+[A-Za-z][\w ]{0,20}:\s*\d[\d.]*\w*\.?\s*$"
+            # (a test's word in it: an upload's `total: 120, failed: 0` is none; possessive, as a line of many
+            # counts had backtracked for 43 s)
+            r"|^(?=.*\btest)(?=.*\b(?:fail(?:ed|ures?)?|errors?):\s*\d)(?=.*\b(?:pass(?:ed)?|succeeded|total|tests|test count):\s*\d)"
+            r"\s*(?:[A-Za-z][\w ]{0,30}:\s+)?(?:[A-Za-z][\w ]{0,20}:\s*\d[\w.]*+,\s*)++[A-Za-z][\w ]{0,20}:\s*\d[\w.]*+\s*$"
             r"|^\s*\d+ (?:passing|failing|pending)\b.*$"  # mocha
             r"|^\s*All \d+ tests? pass(?:ed)?\b.*$"
             # a block of counts joined (_count_blocks): a pass count and a fail, total or tests count in it
@@ -260,18 +262,16 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                     if shipped:  # the verdict first: read back, the line is still a passing build's
                         return family, clip(f"{_fold(line)}; {_fold(shipped[-1])}", 2 * MAX_OUTCOME)
                 if family == "install" and line.lstrip().startswith("+ "):  # uv: each package a line, up to VERDICTS
-                    added = [" ".join(ln.split()) for ln in lines if p.match(ln) and ln.lstrip().startswith("+ ")]
-                    line = "; ".join(added[:VERDICTS]) + (
-                        f" (+{len(added) - VERDICTS} more)" if len(added) > VERDICTS else ""
-                    )
+                    line = _first_few([ln for ln in lines if p.match(ln) and ln.lstrip().startswith("+ ")])
                 if family == "install" and status != 0:
                     last_failed = _last_failure(lines) if last_failed is None else last_failed
                     if last_failed > at:
                         break  # `pip install -e . && python t.py`: what failed after the install says how it went
-                if family == "git" and line.startswith("CONFLICT ("):  # each conflict, up to VERDICTS
-                    conflicts = [" ".join(ln.split()) for ln in lines if ln.startswith("CONFLICT (")]
-                    more = f" (+{len(conflicts) - VERDICTS} more)" if len(conflicts) > VERDICTS else ""
-                    return family, clip("; ".join(conflicts[:VERDICTS]) + more, 2 * MAX_OUTCOME)
+                conflicts = [ln for ln in lines if ln.startswith("CONFLICT (")] if family == "git" else []
+                if conflicts and line.startswith(("CONFLICT (", "error:", "fatal:")):  # each, up to VERDICTS:
+                    return family, clip(
+                        _first_few(conflicts), 2 * MAX_OUTCOME
+                    )  # a rebase's `error: could not apply` after them
                 if family == "commit":  # `Removed: <hash> <subject>` then `Now at: <hash> ...`: both tell
                     both = [ln for ln in lines if p.match(ln)][:2]
                     return family, clip("; ".join(" ".join(ln.split()) for ln in both), 2 * MAX_OUTCOME)
@@ -337,6 +337,12 @@ def may_hide(cmd: str) -> bool:
     another program (`npm test | tail -5`). Where a harness reports no status on a success (Claude
     Code prints `Exit code 1` only on a failure), a run with no error line passed unless it may hide."""
     return blind_step(cmd) or bool(re.search(r"(?<!\|)\|(?!\|)", without_heredocs(cmd)))
+
+
+def _first_few(lines: list[str]) -> str:
+    """Up to VERDICTS `lines`, each on one line, joined, and how many more there were."""
+    said = [" ".join(ln.split()) for ln in lines]
+    return "; ".join(said[:VERDICTS]) + (f" (+{len(said) - VERDICTS} more)" if len(said) > VERDICTS else "")
 
 
 def says_passed(line: str, cmd: str = "") -> bool:

@@ -136,6 +136,22 @@ def _strong_check(s: str) -> bool:
 
 
 _AZURE_AD = re.compile(AZURE_AD_SECRET)
+# an AWS secret access key (40 characters of base64) on the line of its access key id, with no name of
+# its own ("AKIA… with secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"): the pair gives it away
+_AWS_PAIR = re.compile(
+    r"(?:A(?:3T[A-Z0-9]|KIA|SIA|BIA|CCA)[A-Z0-9]{16})[^\n]{0,200}?(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+)
+
+
+def _aws_pairs(text: str) -> str:
+    """`text` less each AWS secret key that sits after its key id on one line (_AWS_PAIR): random-looking,
+    in both cases (a 40-hex commit hash is none)."""
+    found = [m for m in _AWS_PAIR.finditer(text) if _key_like(k := m.group(1)) and k.lower() != k != k.upper()]
+    cut = [m.span(1) for m in found]
+    for a, b in reversed(cut):
+        text = text[:a] + REDACTED + text[b:]
+    return text
+
 
 # --- layer 3: assignments --------------------------------------------------------------------
 _VALUE = (
@@ -359,6 +375,8 @@ def _redact(text: str) -> str:
     for words, regex, how in _COMMAND_RES:
         if any(w in text for w in words):
             text = regex.sub(lambda m, how=how: _command(m, how), text)
+    if "A" in text and _AWS_ID.search(text):
+        text = _aws_pairs(text)  # before the id goes: it is what gives its secret away
     text = _redact_keys(_STRONG_KEYS, text, _strong_check)
     text = _redact_keys(_LOOSE_KEYS, text, looks_random)
     text = _redact_keys(_CLASS_KEYS, text, looks_random)

@@ -14,9 +14,11 @@ FINDING_CHARS = 220
 FINDING_MAX = FINDING_CHARS + 40  # the longest finding kept: a long sentence, or a finding and the change it led to
 
 # a capital of any alphabet after an end mark and a space; a CJK full stop ends a sentence as it is, or
-# after the bold or the quote it closes ("**原来 `skills` 本身是一个 submodule！** 让我检查：")
+# after the bold or the quote it closes ("**原来 `skills` 本身是一个 submodule！** 让我检查："; a bold that
+# opens the next sentence, "完成。**注意：** …", is that sentence's)
 _BREAK = re.compile(
-    r"(?<=[.!?])\s+(?=[A-ZÀ-ÞА-ЯЁΑ-Ω`\"'(\[*])|(?<=[。！？])(?![*」』”）])|(?<=[。！？]\*\*)\s*|(?<=[。！？][」』”）])\s*"
+    r"(?<=[.!?])\s+(?=[A-ZÀ-ÞА-ЯЁΑ-Ω`\"'(\[*])|(?<=[。！？])(?![」』”）]|\*\*(?:\s|$))|(?<=[。！？]\*\*)(?=\s|$)\s*"
+    r"|(?<=[。！？][」』”）])\s*"
 )
 CODE_SPAN = re.compile(r"`[^`\n]*`")
 

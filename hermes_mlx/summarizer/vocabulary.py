@@ -120,14 +120,17 @@ CHANGE_MADE = re.compile(
     r"|を?(?:追加|削除|修正|変更|作成|更新)しました|(?:수정|추가|삭제|변경|생성)했습니다"
     # the same report in the European languages users and agents write in: "J'ai identifié et corrigé la boucle
     # infinie", "He añadido …", "Adicionei …", "Ich habe … hinzugefügt", "Исправил …"
+    # (never denied: "Je n'ai rien modifié", "No he modificado nada", "Ich habe nichts geändert", "Я ничего не изменил")
     r"|\bj['’]ai (?:(?:aussi|également|maintenant|bien|\w+ et) )?(?:ajouté|corrigé|modifié|supprimé|créé|remplacé|"
     r"mis à jour|déplacé|renommé|réécrit|implémenté|refactorisé|retiré|converti|installé)\b"
-    r"|\bhe (?:(?:también|ya) )?(?:añadido|agregado|corregido|modificado|eliminado|creado|actualizado|reemplazado|"
-    r"cambiado|implementado|movido|renombrado)\b"
-    r"|\b(?:adicionei|corrigi|modifiquei|removi|criei|atualizei|substituí|alterei|implementei|renomeei|troquei)\b"
-    r"|\b(?:habe|hab)\b(?: \S+){0,6}? (?:hinzugefügt|behoben|geändert|entfernt|erstellt|aktualisiert|ersetzt|"
-    r"implementiert|verschoben|umbenannt|gelöscht|korrigiert)\b"
-    r"|(?<!\w)(?:добавил|удалил|исправил|создал|обновил|заменил|изменил|переименовал|перенёс|реализовал)[аи]?(?!\w)",
+    r"|(?<!\bno )\bhe (?:(?:también|ya) )?(?:añadido|agregado|corregido|modificado|eliminado|creado|actualizado|"
+    r"reemplazado|cambiado|implementado|movido|renombrado)\b"
+    r"|(?<!\bnão )(?<!\bnao )\b(?:adicionei|corrigi|modifiquei|removi|criei|atualizei|substituí|alterei|implementei|"
+    r"renomeei|troquei)\b"
+    r"|\b(?:habe|hab)\b(?: (?!nicht|nichts|kein)[^\s.!?]+){0,6}? (?:hinzugefügt|behoben|geändert|entfernt|erstellt|"
+    r"aktualisiert|ersetzt|implementiert|verschoben|umbenannt|gelöscht|korrigiert)\b"
+    r"|(?:^|(?<=[.!?]\s)|(?<!\w)(?:я|мы) )(?:добавил|удалил|исправил|создал|обновил|заменил|изменил|переименовал|"
+    r"перенёс|реализовал)[аи]?(?!\w)",
     re.I,
 )
 NEED = re.compile(r"\b(?:needs? to|have to|has to|requires?|нужно|надо)\b|需要|必须|必要", re.I)
@@ -180,6 +183,14 @@ GO_AHEAD = re.compile(
     r"(?:as[- ]is|(?:please )?(?:try|do) (?:that|it)|thanks?|please)?[\s.!]*+$",
     re.IGNORECASE,
 )  # possessive: "ok" and 100,000 dots had backtracked for a minute
+
+
+def is_go_ahead(text: str) -> bool:
+    """A greeting or go-ahead in so many words (GO_AHEAD, the text folded to one line): "ok", "Go on.",
+    "продолжай"; a short result ("Tests pass.", "Committed a1b2c3d.") is none."""
+    return bool(GO_AHEAD.match(" ".join((text or "").split())))
+
+
 # where a user's sentence ends: the Goal is the request's asks sentence by sentence
 # (`faithful.goal_of`), Constraints its directives (`directives.user_constraints`, at line breaks
 # too), and a constraint is listed less the sentences the Goal shows (`summary.beside_goal`)
@@ -331,11 +342,12 @@ NUMBERED_LINE = re.compile(r"^\s*(?:Line )?\d+(?::|\||→|\t)")
 # a log of a run, read back: its result line is the run's ("cat build.log", "tail -50 test-output.txt")
 RUN_LOG = re.compile(r"\.(?:log|out|err)\b|\b(?:test|build|ci|pytest|jest|junit)[\w.-]*\.(?:txt|xml|json)\b", re.I)
 # a program saying it failed, in the Unix shape `prog: [what: ]why` ("rm: cannot remove 'x': Device
-# or resource busy", "sudo: a password is required") or in prose ("NVIDIA-SMI has failed because ...")
+# or resource busy", "sudo: a password is required"), in prose ("NVIDIA-SMI has failed because ...") or in
+# PowerShell's words for a program it could not start ("Program 'rg.exe' failed to run: Access is denied")
 PROGRAM_FAILED = re.compile(
     r"^(?-i:[a-z][\w.+-]{0,30}): .{0,300}?\b(?:cannot|can't|could not|couldn't|unable to|failed to|"
     r"a (?:password|terminal) is required|invalid (?:option|argument)|not permitted|refused|resource busy)\b"
-    r"|\bhas failed because\b|\bfailed because\b",
+    r"|\bhas failed because\b|\bfailed because\b|^Program '[^'\n]{1,260}' failed to run: ",
     re.I,
 )
 # a line that says only that a run failed, not why (Gradle's and Maven's BUILD FAILED, cargo's

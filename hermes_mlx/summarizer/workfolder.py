@@ -143,13 +143,17 @@ def above_given(folder: str, given: list[str]) -> str:
     """`folder`, or the folder above it that relative paths the agent was given start from: a path that
     begins with two of `folder`'s own folders was written from above them. A Cursor session's one read of
     `/p/references/tech/lessons/2.5_Exercises.txt` had made that folder the root, while its edits of
-    `references/tech/course_log.md` (relative, as the agent gave them) show the agent works in `/p`."""
+    `references/tech/course_log.md` (relative, as the agent gave them) show the agent works in `/p`.
+    `relative` reads a monorepo's git paths by the same rule, from the root's last folders only; a path
+    that starts in a source folder (`src/pkg/x.py`) may be a src layout's own, and moves nothing."""
     if not folder:
         return folder
     posix = _posix(folder).rstrip("/") + "/"
     for p in given:
         parts = p.replace("\\", "/").split("/")[:-1]
-        at = posix.find("/" + "/".join(parts[:2]) + "/") if len(parts) >= 2 and not rooted(p) else -1
+        if len(parts) < 2 or rooted(p) or parts[0] in SOURCE_DIRS:  # `src/pkg/x.py` is a src layout's own
+            continue
+        at = posix.rfind("/" + "/".join(parts[:2]) + "/")  # the nearest: the least move
         if at > 0 and _deep_enough(posix[:at]):
             posix = posix[:at] + "/"
     return folder if posix == _posix(folder).rstrip("/") + "/" else _native(posix.rstrip("/"), folder)
