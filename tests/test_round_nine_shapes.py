@@ -1,8 +1,8 @@
 """What a ninth round's held-out sessions showed, each with a second source named per test: a test
 run's counts written `Label: N` (dotnet's terminal logger, NUnit, PHPUnit), a terminal harness's status
-lines, a merge stopped on conflicts, a CJK sentence in bold, a go-ahead in the languages users write in,
-a delegated agent's report, a change reported made in those languages. Checks go through whole passes
-of the summarizer where a user's run would.
+lines and drawn tables, a merge stopped on conflicts, a CJK sentence in bold, a go-ahead and a change
+reported made in the languages users and agents write in, a working folder above the relative paths
+given. Checks go through whole passes of the summarizer where a user's run would.
 """
 
 import json
@@ -13,12 +13,10 @@ from summarizer_fakes import call
 from hermes_mlx.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.budget import fit_summary, hermes_tokens
 from hermes_mlx.summarizer.faithful import is_go_ahead
-from hermes_mlx.summarizer.findings import findings
 from hermes_mlx.summarizer.outcomes import all_passed, outcome_of
 from hermes_mlx.summarizer.redact import redact
 from hermes_mlx.summarizer.sentences import split_sentences
 from hermes_mlx.summarizer.summary import Summary, parse, render
-from hermes_mlx.summarizer.text import normalize
 from hermes_mlx.summarizer.vocabulary import CHANGE_MADE
 from hermes_mlx.summarizer.workfolder import above_given
 
@@ -136,25 +134,6 @@ def test_a_go_ahead_in_any_common_language_is_priced_as_nothing_said():
     assert "Далее" not in s.ledger.asks
 
 
-# Roo Code's orchestrator (held out, French): a subtask's report comes back as `new_task`'s result, and
-# what it found is the work's finding; Claude Code's Task reports in the corpora held three facts each
-def test_what_a_delegated_agent_reported_back_is_a_finding():
-    report = (
-        "[new_task completed] Result: J'ai identifié et corrigé la boucle infinie dans "
-        "`RooStorageDetector.extractParentFromApiHistory`. La cause était une tâche qui se désignait comme son propre parent."
-    )
-    turns = normalize(
-        [
-            {"role": "user", "content": "Répare la restauration des tâches."},
-            {"role": "assistant", "content": "", "tool_calls": [call("t1", "new_task", mode="debug", message="x")]},
-            {"role": "tool", "tool_call_id": "t1", "content": report},
-        ]
-    )
-    said = [f.text for f in findings(turns)]
-    assert any("corrigé la boucle infinie" in x for x in said)
-    assert not any("Result:" in x for x in said)
-
-
 # a report of a change made, in the European languages agents write in (Roo Code in French, a Russian
 # Cursor session, Claude Code in Portuguese): CHANGE_MADE weighs it as it weighs "I've added …"
 def test_a_change_reported_made_in_another_language_is_one():
@@ -218,24 +197,23 @@ def test_the_rules_review_of_the_ninth_round():
     assert outcome_of(rebase, 1) == ("git", "CONFLICT (content): Merge conflict in a.py")
     # a bold that opens the next CJK sentence is that sentence's
     assert split_sentences("修复完成。**注意：** 需要重启服务。") == ["修复完成。", "**注意：** 需要重启服务。"]
-    # a delegate call with no id makes no other result a report
-    turns = normalize(
-        [
-            {"role": "assistant", "content": "", "tool_calls": [call("", "delegate_task", goal="x")]},
-            {
-                "role": "tool",
-                "content": "The vendored README says the parser is deprecated since 2019 and unmaintained.",
-            },
-        ]
-    )
-    assert findings(turns) == []
     # a change denied is no change made
     for said in ["No he modificado nada.", "Não alterei nada.", "Ich habe nichts geändert.", "Я ничего не изменил."]:
         assert not CHANGE_MADE.search(said), said
     # a src layout's own path moves no root: `src/mypkg/core.py` in the project `/home/u/src/mypkg`
     assert above_given("/home/u/src/mypkg", ["src/mypkg/core.py"]) == "/home/u/src/mypkg"
-    # an AWS secret key with no name of its own, on its key id's line (a delegated agent's report had carried one)
+    # an AWS secret key with no name of its own, on its key id's line
     said = redact(
         "key AKIAIOSFODNN7EXAMPLE with secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY, commit " + "3bb8701c" * 5
     )
     assert "wJalrXUtnFEMI" not in said and "3bb8701c" * 5 in said
+
+
+# the end-to-end review: a micro pass whose exchange ends on a drawn table had kept the table's last row
+# as its fallback line
+def test_a_drawn_tables_row_is_no_micro_fallback_line():
+    said = "Done.\n\n│ tela-time.png │ Rep cards │\n│ tela-saude.png │ 16% sem conta │\n\n✻ Baked for 6m 13s"
+    summary = MLXSummarizer(score=None, count_tokens=_count, context_window=8192).merge(
+        "## Goal\nFix it.", [{"role": "user", "content": "Fix the kanban."}, {"role": "assistant", "content": said}]
+    )
+    assert "│" not in summary.text and "Baked" not in summary.text

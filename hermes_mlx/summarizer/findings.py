@@ -30,7 +30,6 @@ from .vocabulary import (
     CHANGE_VERBS,
     CHOICE_MADE,
     DECISION_CUE,
-    DELEGATE_TOOL,
     FILE_NAME,
     IMPERATIVE,
     NARRATION,
@@ -232,9 +231,6 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
     out: list[tuple[str, int, dict[str, float]]] = []
     seen: set[str] = set()
     reports = report_turns(turns)
-    delegated = {
-        c.id for t in turns if t.role == "assistant" for c in t.tool_calls if c.id and DELEGATE_TOOL.search(c.name)
-    }
     n = max(1, len(turns) - 1)
     for i, t in enumerate(turns):
         notes = [x for note in agent_notes(t) for x in _pieces(split_sentences(note))] if t.role == "assistant" else []
@@ -242,12 +238,9 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
             seen.add(text)
             feats = features(text, reaction=False, before_action=False, report=False, recency=i / n, noted=True)
             out.append((text, i, feats))
-        # what the agent said, and what an agent it delegated to reported back (Claude Code's Task, Roo
-        # Code's `new_task`, Hermes's `delegate_task`): that report is the work's findings too
-        subagent = t.role == "tool" and bool(t.tool_call_id) and t.tool_call_id in delegated
-        if not (t.role == "assistant" or subagent) or not t.text.strip():
+        if t.role != "assistant" or not t.text.strip():
             continue
-        reaction = i > 0 and turns[i - 1].role == "tool" and not subagent
+        reaction = i > 0 and turns[i - 1].role == "tool"
         for k, sentences in enumerate(paragraphs(t.text)):
             run: list[str] = []
             runs: list[tuple[list[str], bool]] = []

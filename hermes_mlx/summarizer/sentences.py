@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from .outcomes import is_report
-from .vocabulary import ACTIVITY, ANNOUNCE, ASIDE, DECISION_CUE, IMPERATIVE, NARRATION, OFFER, SIGNAL
+from .vocabulary import ACTIVITY, ANNOUNCE, ASIDE, BOX_DRAWING, DECISION_CUE, IMPERATIVE, NARRATION, OFFER, SIGNAL
 
 FINDING_CHARS = 220
 FINDING_MAX = FINDING_CHARS + 40  # the longest finding kept: a long sentence, or a finding and the change it led to
@@ -102,8 +102,8 @@ def paragraphs(text: str) -> list[list[str]]:
 
 _LIST_ITEM = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
 # a line that starts as no sentence does: a table row (markdown's `|`, or drawn in box characters as a
-# terminal renders it: Claude Code's exported `│ tela-time.png │ Rep cards … │`), a heading, a tag, a brace
-_NOT_PROSE = ("|", "#", "<", "{", "}", *(chr(c) for c in range(0x2500, 0x2580)))
+# terminal renders it), a heading, a tag, a brace
+_NOT_PROSE = ("|", "#", "<", "{", "}", *BOX_DRAWING)
 # markdown's hard break (two spaces before a line's end) inside a sentence: the text goes on in the
 # next line, less a list marker that line opens with (a Korean reply's "그래서 `…`은 보통  " then "1) …
 # 또는  " then "로 해석하는 게 맞습니다.", Cursor's "**Роль (Persona):**  " then its definition); a

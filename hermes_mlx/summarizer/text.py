@@ -28,6 +28,7 @@ from .redact import redact
 from .text_actions import text_actions
 from .tool_results import json_result, output_parts
 from .vocabulary import (
+    BOX_DRAWING,
     CODE_TOOL,
     COMMAND_KEYS,
     EXIT_STATUS_KEYS,
@@ -387,9 +388,8 @@ def concluding_sentence(turns: list[Turn], max_chars: int = 220) -> str:
     for t in reversed(turns):
         if t.role != "assistant" or not t.text.strip():
             continue
-        lines = [
-            ln.strip(" -*>\t") for ln in t.text.strip().splitlines() if ln.strip() and not ln.strip().startswith("```")
-        ]
+        said = (ln.strip() for ln in t.text.splitlines())  # less a fence, or a drawn table's row
+        lines = [ln.strip(" -*>\t") for ln in said if ln and not ln.startswith(("```", *BOX_DRAWING))]
         if not lines:
             continue
         last = lines[-1]

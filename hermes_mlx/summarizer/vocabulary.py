@@ -191,6 +191,9 @@ def is_go_ahead(text: str) -> bool:
     return bool(GO_AHEAD.match(" ".join((text or "").split())))
 
 
+# the box-drawing characters a terminal draws a table or a frame with (Claude Code's exported
+# `│ tela-time.png │ Rep cards … │`): a line that starts with one is no sentence
+BOX_DRAWING = tuple(chr(c) for c in range(0x2500, 0x2580))
 # where a user's sentence ends: the Goal is the request's asks sentence by sentence
 # (`faithful.goal_of`), Constraints its directives (`directives.user_constraints`, at line breaks
 # too), and a constraint is listed less the sentences the Goal shows (`summary.beside_goal`)
@@ -295,9 +298,8 @@ def tool_action(name: str, args: dict) -> str:
     return "mentioned"
 
 
-# tools whose output is another agent's report (Claude Code's Task, Hermes's delegate_task, Roo Code's
-# and Kilo Code's new_task)
-DELEGATE_TOOL = re.compile(r"delegate|subagent|^task$|^agent$|spawn_agent|^new_task$", re.I)
+# tools whose output is another agent's report (Claude Code's Task, Hermes's delegate_task)
+DELEGATE_TOOL = re.compile(r"delegate|subagent|^task$|^agent$|spawn_agent")
 # tools whose output is the user's own answer, and tools whose output lists what a search found
 # (Claude Code's AskUserQuestion, Cursor's ask_question, Codex's request_user_input, Cline's ask_followup_question)
 ASKS_USER_TOOL = re.compile(r"ask_?user|ask_?human|user_?question|clarif|ask_?question|user_?input|followup_?question")
