@@ -23,7 +23,7 @@ from .digest import human_words
 from .sentences import paragraphs
 from .text import Turn
 from .verify import instruction_like, line_problem, main_script
-from .vocabulary import USER_SENTENCE_END, is_go_ahead  # noqa: F401  (is_go_ahead: re-exported)
+from .vocabulary import USER_SENTENCE_END, is_go_ahead
 
 REASONS = ("unsupported", "polarity", "reports_user", "empty", "filtered")
 

@@ -267,11 +267,10 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                     last_failed = _last_failure(lines) if last_failed is None else last_failed
                     if last_failed > at:
                         break  # `pip install -e . && python t.py`: what failed after the install says how it went
+                # where a merge or rebase stopped: each conflict, up to VERDICTS (before a rebase's `error:`)
                 conflicts = [ln for ln in lines if ln.startswith("CONFLICT (")] if family == "git" else []
-                if conflicts and line.startswith(("CONFLICT (", "error:", "fatal:")):  # each, up to VERDICTS:
-                    return family, clip(
-                        _first_few(conflicts), 2 * MAX_OUTCOME
-                    )  # a rebase's `error: could not apply` after them
+                if conflicts and line.startswith(("CONFLICT (", "error:", "fatal:")):
+                    return family, clip(_first_few(conflicts), 2 * MAX_OUTCOME)
                 if family == "commit":  # `Removed: <hash> <subject>` then `Now at: <hash> ...`: both tell
                     both = [ln for ln in lines if p.match(ln)][:2]
                     return family, clip("; ".join(" ".join(ln.split()) for ln in both), 2 * MAX_OUTCOME)
