@@ -217,3 +217,33 @@ def test_a_drawn_tables_row_is_no_micro_fallback_line():
         "## Goal\nFix it.", [{"role": "user", "content": "Fix the kanban."}, {"role": "assistant", "content": said}]
     )
     assert "│" not in summary.text and "Baked" not in summary.text
+
+
+# Hermes Agent after merging upstream into its fork (held out): `git diff --stat upstream/main main | tail`
+# printed what the merge brought, a count git made, no line of a file; five corpus sessions run
+# `git diff --stat` before a commit. A read's other lines stay file text
+def test_what_git_diff_stat_counted_is_its_result():
+    stat = " skills/a/SKILL.md |  242 ++\n temp-mempalace |    1 +\n 1933 files changed, 342383 insertions(+), 3145 deletions(-)"
+    s = _pass(
+        [
+            {"role": "user", "content": "What differs from upstream now?"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("d1", "terminal", command="git diff --stat upstream/main main | tail -20")],
+            },
+            {"role": "tool", "tool_call_id": "d1", "content": json.dumps({"output": stat, "exit_code": 0})},
+            {"role": "assistant", "content": "", "tool_calls": [call("c1", "terminal", command="cat README.md")]},
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": json.dumps({"output": "# Hermes\n3 files changed", "exit_code": 0}),
+            },
+        ]
+    )
+    outcomes = {c.cmd: c.outcome for c in s.ledger.commands}
+    assert (
+        outcomes.get("git diff --stat upstream/main main | tail -20")
+        == "1933 files changed, 342383 insertions(+), 3145 deletions(-)"
+    )
+    assert not outcomes.get("cat README.md")

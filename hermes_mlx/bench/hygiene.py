@@ -19,7 +19,7 @@ from hermes_mlx.summarizer.error_lines import without_place
 from hermes_mlx.summarizer.findings import CONTINUATION, near_duplicate
 from hermes_mlx.summarizer.ledger import OUTCOME_SEP
 from hermes_mlx.summarizer.narrative import RAN_LINE
-from hermes_mlx.summarizer.outcomes import outcome_of
+from hermes_mlx.summarizer.outcomes import counted_by_read, outcome_of
 from hermes_mlx.summarizer.shell_words import read_only
 from hermes_mlx.summarizer.summary import parse, said_in_goal
 from hermes_mlx.summarizer.text import Turn, command_of, normalize
@@ -93,6 +93,8 @@ def hygiene(summary: str, messages: list[Message]) -> dict[str, list[str]]:
     for c in led.commands:
         family, _ = outcome_of(c.outcome)
         if c.outcome and read_only(c.cmd) and not RUN_LOG.search(c.cmd) and family != "failure":
+            if counted_by_read(c.cmd, c.latest_outcome()):
+                continue  # git's count for `git diff --stat`, no line of a file
             out["read_results"].append(f"{c.cmd} → {c.outcome}")
     turns = normalize(messages)
     calls = {c.id: c for t in turns for c in t.tool_calls}

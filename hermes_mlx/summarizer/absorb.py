@@ -32,6 +32,7 @@ from .ledger import Ledger, shown_command, user_message
 from .outcomes import (
     MADE,
     all_passed,
+    counted_by_read,
     is_placeholder,
     is_run_verdict,
     may_hide,
@@ -189,7 +190,7 @@ def _read_result(led: Ledger, call, text: str) -> bool:
         # (a pruned output's placeholder says how many lines the read printed)
         lines = pruned_lines(text) or output.count("\n") + 1
         read_failed = family == "failure" and (status not in (0, None) or lines < 4)
-        if read_only(cmd) and not read_failed and not RUN_LOG.search(cmd):
+        if read_only(cmd) and not read_failed and not RUN_LOG.search(cmd) and not counted_by_read(cmd, outcome):
             outcome = ""
         led.add_command(cmd, status, outcome)
         shown = OPEN_FILE_SHOWN.search(output) if OPEN_FILE_EDIT.match(cmd) else None

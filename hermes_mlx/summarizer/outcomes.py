@@ -11,147 +11,22 @@ from __future__ import annotations
 
 import re
 
+from .result_lines import (
+    CHECKED_COUNT,
+    DIFFSTAT,
+    ERRORS_FOUND,
+    INSTALLED_LINE,
+    RESULT_LINES,
+    VERDICT_LINE,
+    VERDICTS,
+    WARNINGS_FOUND,
+)
 from .run_counts import COUNT_LINE, count_blocks
 from .shell_words import blind_step, without_heredocs
 from .text import clip
-from .vocabulary import PROGRAM_FAILED
 
 MADE = ("commit", "created")  # the families that say something was made, whichever tool reports them
 MAX_OUTCOME = 160  # a result line longer than this is clipped (still verbatim up to the cut)
-
-# a check's verdict a script prints, one per case (`✓ Result: Uninferable`, `✓ Pushed commits to ...`):
-# a few of them each tell (up to VERDICTS), where a long run's last one stands for it
-_VERDICT = re.compile(r"^\s*[✓✔✗✘❌✅]\s*\w[^:\n]{0,40}:\s*\S.*$")  # ✓ Fixed: no crash
-VERDICTS = 3
-
-# (family, pattern) in priority order: a test summary says more than a compile line above it
-# a checker's count of its errors and of its warnings (tsc, mypy, ruff: `Found 3 errors.`; Biome: `Found 1
-# error.` then `Found 2 warnings.`): each a result line of the build family
-_ERRORS = re.compile(r"^\s*Found \d+ errors?\b")
-_WARNINGS = re.compile(r"^\s*Found \d+ warnings?\b")
-_INSTALLED = r"^\s*Installed on \d+ devices?\.?\s*$"
-# a checker's count of what it found (sqlfluff's `10 fixable linting violations found`, RuboCop's `12 files
-# inspected, 3 offenses detected`, `no offenses detected`) or its score (pylint's rating): the result when no
-# run says more (`pytest; pylint x`: the tests' verdict, what failed, comes before a checker's count)
-_CHECKED_COUNT = re.compile(
-    r"^\s*\[?(?:\d+ files? inspected, )?(?:\d+|no) (?:[\w-]+ ){0,2}(?:violations?|offen[cs]es?|problems?|issues?) "
-    r"(?:found|detected)(?:[.!\])]*\s*$|, \d+ .*$)|^\s*Your code has been rated at -?[\d.]+/10\b.*$",
-    re.I,
-)
-# what a merge or pull brought, as git's diffstat sums it (`492 files changed, 61608 insertions(+), 8694
-# deletions(-)`; Hermes Agent's `git pull`, a `git merge`): read, like a checker's count, the first of them
-# only when no line of the main families says more (a commit's `[main abc1234] subject` above its stat)
-_DIFFSTAT = re.compile(r"^\s*\d+ files? changed(?:, \d+ insertions?\(\+\))?(?:, \d+ deletions?\(-\))?\s*$")
-_RESULT_LINES: list[tuple[str, re.Pattern]] = [
-    (
-        "tests",
-        re.compile(
-            r"^\s*=*\s*(?:\d+ (?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)[, ]*)+(?:in [\d.]+s)?\s*=*\s*$"  # pytest
-            r"|^\s*(?:\d+ doctests?, )?\d+ (?:tests?|properties), \d+ failures?\b.*$"  # ExUnit
-            r"|^\s*\d+ examples?, \d+ failures?\b.*$"  # rspec
-            r"|^\s*Ran \d+ tests? in [\d.]+s\s*$|^\s*(?-i:OK|FAILED)(?: \([^)]*\))?\s*$"  # unittest (a CLI's bare `ok` is no test run)
-            r"|^\s*Tests?:?\s+(?:\d+ (?:passed|failed|skipped|todo|total)[, |]*)+.*$"  # jest, vitest
-            r"|^\s*Test (?:Files|Suites):?\s+.*\d+ (?:passed|failed).*$"
-            r"|^\s*test result: (?:ok|FAILED)\. \d+ passed.*$"  # cargo test
-            r"|^(?:ok|FAIL|---\s*FAIL:?)\s+\S+\s+(?:[\d.]+s|\(cached\)|\[.*\])\s*$"  # go test
-            r"|^\s*Tests run: \d+, Failures: \d+.*$"  # maven surefire
-            r"|^\s*(?:Passed|Failed)!\s+-\s+Failed:\s+\d+.*$|^\s*Total tests: \d+.*$"  # dotnet
-            # counts as `Label: N`, one of failures and one of passes or of all: dotnet's terminal logger
-            # (`Test summary: total: 52, failed: 0, succeeded: 52`), NUnit (`Test Count: 4, Passed: 4,
-            # Failed: 0`), PHPUnit (`Tests: 5, Assertions: 9, Failures: 1.`)
-            # (a test's word in it: an upload's `total: 120, failed: 0` is none; possessive, as a line of many
-            # counts had backtracked for 43 s)
-            r"|^(?=.*\btest)(?=.*\b(?:fail(?:ed|ures?)?|errors?):\s*\d)(?=.*\b(?:pass(?:ed)?|succeeded|total|tests|test count):\s*\d)"
-            r"\s*(?:[A-Za-z][\w ]{0,30}:\s+)?(?:[A-Za-z][\w ]{0,20}:\s*\d[\w.]*+,\s*)++[A-Za-z][\w ]{0,20}:\s*\d[\w.]*+\s*$"
-            r"|^\s*\d+ (?:passing|failing|pending)\b.*$"  # mocha
-            r"|^\s*All \d+ tests? pass(?:ed)?\b.*$"
-            # a block of counts joined (_count_blocks): a pass count and a fail, total or tests count in it
-            r"|^\s*+(?:[ℹ#][ \t]*+)?(?:tests?|total|pass(?:ed|es)?|fail(?:ed|ures?|s)?)(?=[ \t:])[ \t]*+:?[ \t]*+\d[\d.,]*+[ \t]*+;"
-            r"(?=.*\bpass)(?=.*\b(?:fail|total|tests?)\b).*$"
-            r"|^\s*(?:[✓✔✗✘]\s*)?(?:SUCCESS|PASS(?:ED)?|FAIL(?:ED|URE)?|OK|DONE|RESULT)\b\s*[:!-].*$"  # a script's verdict
-            r"|"
-            + _VERDICT.pattern
-            # a script's verdict in capitals: DEADLOCK CONFIRMED after 25 polls!, BUG REPRODUCED, FIX VERIFIED
-            + r"|^\s*(?-i:(?:[A-Z]{3,} ){1,3}(?:CONFIRMED|REPRODUCED|VERIFIED|FIXED|WORKS|SUCCEEDED|PASSED|FAILED))\b.*$",
-            re.I,
-        ),
-    ),
-    (
-        "build",
-        re.compile(
-            r"^\s*(?:\[INFO\] )?BUILD (?:SUCCESS(?:FUL)?|FAIL(?:URE|ED))\b.*$"  # maven, gradle
-            rf"|{_ERRORS.pattern}.*$|{_WARNINGS.pattern}.*$|^\s*Success: no issues found.*$"  # tsc, mypy, ruff, biome
-            r"|^\s*All checks passed!?\s*$"  # ruff
-            r"|^\s*\d+ issues?\.?\s*$"  # golangci-lint
-            r"|^\s*✖ \d+ problems?\b.*$"  # eslint
-            r"|^\s*\d+ mods/funs, found .*$|^.*\bfound no issues\b.*$"  # credo
-            r"|^\s*(?:done \(passed successfully\)|Total errors: \d+.*)$"  # dialyzer
-            r"|^\s*Finished `?\w+`? profile.*$|^\s*error: could not compile\b.*$"  # cargo
-            r"|^\s*\d+ (?:errors?|warnings?)(?: and \d+ warnings?)? generated\.\s*$"  # clang
-            r"|^\s*Generated \S+ app\s*$|^\s*Compiling \d+ files? \(.*\)\s*$",  # mix
-            re.I,
-        ),
-    ),
-    (
-        "git",
-        re.compile(
-            r"^\[[\w./\-]+(?: \(root-commit\))? [0-9a-f]{7,40}\] .+$"  # git commit
-            r"|^\s*[0-9a-f]{7,40}\.\.[0-9a-f]{7,40}\s+\S+ -> \S+.*$|^\s*\* \[new (?:branch|tag)\]\s+.*$"  # git push
-            r"|^Everything up-to-date$|^branch '.+' set up to track .+$"
-            r"|^(?:fatal|error): .+$"
-            r"|^Switched to (?:a new )?branch .+$|^Already up to date\.$"
-            r"|^CONFLICT \([\w/ -]+\): .+$"  # a merge, rebase, cherry-pick or pull that stopped on a conflict
-        ),
-    ),
-    (
-        "commit",  # a commit made or undone, by any tool: aider's `Commit <hash> <subject>`, `/undo`'s `Removed: <hash> ...`
-        re.compile(
-            r"^\s*(?:Commit(?:ted)?|Removed|Now at|Reverted|Created commit)\b:?\s+`?[0-9a-f]{7,40}`?\b.+$"
-            r"|^.*\b(?:committed|pushed)\b.*\(`?[0-9a-f]{7,40}`?\).*$",  # "Plan committed (`<hash>`)", 已 committed (<hash>)
-            re.I,
-        ),
-    ),
-    (
-        "created",  # a pull request, repository, release or deploy made
-        re.compile(
-            r"^.*\b(?:Created|Opened|Merged) (?:pull request|PR|merge request|repository|release|tag)\b.*$"
-            r"|^\s*https://\S+/(?:pull|merge_requests)/\d+\s*$"
-            r"|^.*\b(?:Deployed|Published|Released) (?:to|at|as|v?\d)\S*.*$"
-            r"|" + _INSTALLED,  # Gradle's installDebug onto a phone
-            re.I,
-        ),
-    ),
-    (
-        "install",  # what a package manager installed, by name: pip's, Homebrew's, cargo's (npm's
-        # "added 124 packages" names none: in Codex's Commands it took a finding's room)
-        re.compile(
-            r"^\s*Successfully installed \S.*$"  # pip
-            r"|^\s*\+ [\w.\-\[\],]+==\S+.*$"  # uv's `+ hermes-agent==0.9.0 (from file:///…)`, after `Installed 1 package in 2ms`
-            r"|^\s*(?:Warning: \S+(?: \S+)?|Ignored package `[^`\n]+`) is already installed\b.*$",  # Homebrew, cargo
-            re.I,
-        ),
-    ),
-    (
-        "tracker",
-        re.compile(r"^\s*[✓✔]\s*(?:Closed|Created|Updated|Reopened)\b.*$|^Created issue: .+$"),
-    ),
-    (
-        "failure",
-        re.compile(
-            r"^.*(?:command not found|No such file or directory|No module named \S+|Permission denied).*$"
-            # the shell's own complaint about the command line: zsh's `zsh:1: unmatched "`, bash's `bash: line 1: …`
-            r"|^(?:-?(?:/(?:usr/)?bin/)?(?:ba|z|da|k)?sh):[ \t]?(?:line )?\d+: \S.*$"
-            # a timeout said, not a `timeout: 0,` option or an `httpx.Timeout` in code
-            r"|^.*\b(?:timed out|(?-i:Timeout(?:Error|Exception))|timeout (?:after|exceeded|expired|reached|of \d)|"
-            r"deadline exceeded)\b.*$"
-            r"|^\s*(?:[A-Z]\w*\.)*[A-Z]\w*(?:Error|Exception)(?: \[\w+\])?(?::.*)?$"  # TypeError [ERR_X]: ...
-            r"|^\s*\*\* \(\w+(?:\.\w+)*\).*$"  # Elixir raise
-            r"|^.*\[ERROR\].*$|^\s*error(?: ?\[\w+\])?: .+$|^.*: error: .+$"
-            r"|^.*?(?:" + PROGRAM_FAILED.pattern + ").*$",  # rm: cannot remove 'x': Device or resource busy
-            re.I,
-        ),
-    ),
-]
 
 
 def _fold(line: str) -> str:
@@ -202,7 +77,7 @@ _STOPPED_ALONE = re.compile(r"^\s*(?:Cancell?ed|Aborted|Interrupted)\.?\s*$", re
 
 # what a build's run installed, printed shortly before its closing verdict (Gradle's `installDebug`:
 # "Installed on 1 device.", then its deprecation notes, then BUILD SUCCESSFUL)
-_SHIPPED_LINE = re.compile(_INSTALLED, re.I)
+_SHIPPED_LINE = re.compile(INSTALLED_LINE, re.I)
 SHIPPED_WITHIN = 20  # lines before the verdict
 
 
@@ -233,7 +108,7 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     stopped = next((ln for ln in lines[-3:] if _STOPPED.match(ln)), "")  # a harness's metadata block may close it
     if stopped or len(lines) == 1 and _STOPPED_ALONE.match(lines[0]):
         return "failure", _fold(stopped or lines[0])  # the harness's last word: the run did not reach its end
-    reports = [(family, p) for family, p in _RESULT_LINES if family != "failure"]
+    reports = [(family, p) for family, p in RESULT_LINES if family != "failure"]
     last_failed = None  # where the last line naming a failure is: looked for once, when needed
     blocks = count_blocks(lines)
     errors_at = None  # where a checker first counted errors: read only when a count of warnings is met
@@ -246,15 +121,17 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
             if p.match(line):
                 if family == "tests" and counts and not re.search(r"\d", line):  # `ALL TESTS PASSED!` under its counts
                     return family, clip(f"{counts}; {_fold(line)}", 2 * MAX_OUTCOME)
-                if family == "tests" and _VERDICT.match(line):  # a script checking several cases: each verdict tells
-                    verdicts = list(dict.fromkeys(" ".join(ln.split()) for ln in lines if _VERDICT.match(ln)))
+                if family == "tests" and VERDICT_LINE.match(
+                    line
+                ):  # a script checking several cases: each verdict tells
+                    verdicts = list(dict.fromkeys(" ".join(ln.split()) for ln in lines if VERDICT_LINE.match(ln)))
                     if 1 < len(verdicts) <= VERDICTS:
                         return family, clip("; ".join(verdicts), 2 * MAX_OUTCOME)
-                if _WARNINGS.match(line):
-                    if at and _ERRORS.match(lines[at - 1]):  # Biome's errors, then its warnings
+                if WARNINGS_FOUND.match(line):
+                    if at and ERRORS_FOUND.match(lines[at - 1]):  # Biome's errors, then its warnings
                         return family, _fold(f"{lines[at - 1].strip()} {line.strip()}")
                     if errors_at is None:
-                        errors_at = next((k for k, ln in enumerate(lines) if _ERRORS.match(ln)), len(lines))
+                        errors_at = next((k for k, ln in enumerate(lines) if ERRORS_FOUND.match(ln)), len(lines))
                     if errors_at < at:
                         break  # `tsc; biome lint`: the errors an earlier checker counted are the result, not these
                 if family == "build" and says_passed(line):  # Gradle's `installDebug`: what it installed
@@ -275,12 +152,12 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                     both = [ln for ln in lines if p.match(ln)][:2]
                     return family, clip("; ".join(" ".join(ln.split()) for ln in both), 2 * MAX_OUTCOME)
                 return family, _fold(line)
-    checked = next((ln for ln in reversed(lines) if _CHECKED_COUNT.match(ln)), "")
+    checked = next((ln for ln in reversed(lines) if CHECKED_COUNT.match(ln)), "")
     if not checked and status in (0, None):  # a merge stopped on a conflict (exit 1) prints its stat too
-        checked = next((ln for ln in lines if _DIFFSTAT.match(ln)), "")  # the pull's, not a `git log --stat` after it
+        checked = next((ln for ln in lines if DIFFSTAT.match(ln)), "")  # the pull's, not a `git log --stat` after it
     last_failed = _last_failure(lines) if last_failed is None else last_failed
     if checked and (status in (0, None) or last_failed < 0):  # a crash, then `0 issues found`: the crash
-        return "git" if _DIFFSTAT.match(checked) else "build", _fold(checked)
+        return "git" if DIFFSTAT.match(checked) else "build", _fold(checked)
     if last_failed >= 0:  # also for exit 0: `cmd | head` reports head's status
         return "failure", _fold(lines[last_failed])
     if status not in (0, None):  # npm's `> pkg@1.0.0 script` echo of what it runs says nothing yet
@@ -302,7 +179,7 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
 
 def _last_failure(lines: list[str]) -> int:
     """The index of the last line naming a failure (the "failure" family), -1 when none does."""
-    failed = _RESULT_LINES[-1][1]
+    failed = RESULT_LINES[-1][1]
     return next((k for k in range(len(lines) - 1, -1, -1) if failed.match(lines[k])), -1)
 
 
@@ -338,6 +215,17 @@ def may_hide(cmd: str) -> bool:
     return blind_step(cmd) or bool(re.search(r"(?<!\|)\|(?!\|)", without_heredocs(cmd)))
 
 
+# a diff summed up (`git diff --stat`, `--shortstat`, `--cached --stat`): what it prints last is git's count
+_DIFF_STAT = re.compile(r"\bgit\s+diff\b[^|;&\n]*\s--(?:short)?stat\b")
+
+
+def counted_by_read(cmd: str, outcome: str) -> bool:
+    """A read's result that no file holds: the diffstat sum git counted for `git diff --stat`
+    (`1933 files changed, 342383 insertions(+), 3145 deletions(-)`: what a merge into a fork brought,
+    held out; five corpus sessions run it before a commit). A read's lines are otherwise file text."""
+    return bool(_DIFF_STAT.search(cmd) and DIFFSTAT.match(outcome))
+
+
 def _first_few(lines: list[str]) -> str:
     """Up to VERDICTS `lines`, each on one line, joined, and how many more there were."""
     said = [" ".join(ln.split()) for ln in lines]
@@ -356,7 +244,7 @@ def is_run_verdict(line: str) -> bool:
     return any(p.match(line) for _, p in _RUN_RESULTS)
 
 
-_RUN_RESULTS = [(family, p) for family, p in _RESULT_LINES if family in ("tests", "build")]
+_RUN_RESULTS = [(family, p) for family, p in RESULT_LINES if family in ("tests", "build")]
 _PASS_WORD = re.compile(
     r"\b(?:pass(?:ed|es|ing)?|ok|success(?:ful)?|succeeded|no issues|0 (?:errors?|failures?))\b", re.I
 )
@@ -371,7 +259,7 @@ _FAILED_SOME = re.compile(
 def is_report(line: str) -> bool:
     """A line in the shape of a result (tests, build, commit, tracker, a verdict), wherever it
     stands: tool output or the agent's own report ("`npm test` passed: 72/72")."""
-    if any(p.search(line) for family, p in _RESULT_LINES if family != "failure") or _REPORTED.search(line):
+    if any(p.search(line) for family, p in RESULT_LINES if family != "failure") or _REPORTED.search(line):
         return True
     m = _PROSE_VERDICT.search(line)
     if not m or _UNSURE.search(line[max(0, m.start() - 40) : m.start()]):
