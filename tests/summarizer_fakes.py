@@ -1,10 +1,14 @@
-"""A scripted stand-in for the engine's score(): queued "answers" pick sentences, requests recorded."""
+"""A scripted stand-in for the engine's score(): queued "answers" pick sentences, requests recorded;
+and a summarizer that no model stands behind (code ranks), for tests that run whole passes."""
 
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass
+
+from hermes_mlx.summarizer import MLXSummarizer
+from hermes_mlx.summarizer.summary import Summary, parse
 
 
 @dataclass
@@ -110,3 +114,18 @@ def facts_are_in_their_session(path) -> bool:
         + [c["function"]["arguments"] for m in messages for c in m.get("tool_calls") or []]
     )
     return bool(facts.must_keep()) and all(f in said or json.dumps(f)[1:-1] in said for _, f in facts.must_keep())
+
+
+def rough_count(text: str) -> int:
+    """A token count of a quarter of the characters, at least 1: no tokenizer loaded."""
+    return max(1, len(text) // 4)
+
+
+def code_summarizer() -> MLXSummarizer:
+    """A summarizer with no model to call (code ranks), counting tokens roughly, in an 8K window."""
+    return MLXSummarizer(score=None, count_tokens=rough_count, context_window=8192)
+
+
+def one_pass(messages: list[dict]) -> Summary:
+    """`messages` summarized in one batch pass with no earlier summary, parsed back."""
+    return parse(code_summarizer().update(None, messages).text)

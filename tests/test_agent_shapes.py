@@ -12,24 +12,14 @@ runs do.
 """
 
 import pytest
-from summarizer_fakes import call
+from summarizer_fakes import call, one_pass
 
-from hermes_mlx.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.absorb import absorb
 from hermes_mlx.summarizer.digest import machine_written
 from hermes_mlx.summarizer.error_lines import at_source_line, is_error_line
 from hermes_mlx.summarizer.ledger import OUTCOME_SEP, Ledger
 from hermes_mlx.summarizer.outcomes import outcome_of
-from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.text import normalize
-
-
-def _count(text: str) -> int:
-    return max(1, len(text) // 4)
-
-
-def _pass(messages: list[dict]):
-    return parse(MLXSummarizer(score=None, count_tokens=_count, context_window=8192).update(None, messages).text)
 
 
 def _run(cid: str, name: str, output: str, **args) -> list[dict]:
@@ -41,7 +31,7 @@ def _run(cid: str, name: str, output: str, **args) -> list[dict]:
 
 def _with_a_note(request: str, note: str):
     """A whole pass over a request, a reply, a harness's note in a user turn, and a reply."""
-    return _pass(
+    return one_pass(
         [
             {"role": "user", "content": request},
             {"role": "assistant", "content": "Done: `streak` is in `HabitStats`, 29 tests pass."},
@@ -276,7 +266,7 @@ def test_cline_and_roo_codes_envelopes_say_no_words_of_their_own():
             command="npm test",
         ),
     ]
-    s = _pass(messages)
+    s = one_pass(messages)
     assert s.goal == "Rebuild the task index for the Epita workspace only"
     assert [e.line for e in s.ledger.errors] == ['Tool "use_mcp_tool" is not allowed in orchestrator mode.']
     assert any(a.endswith("I see 22 tasks since mid-August") and "Result:" not in a for a in s.ledger.asks)
@@ -403,7 +393,7 @@ def test_the_new_shapes_stay_out_of_ordinary_text():
     led = _ledger(_run("c1", "terminal", "[ERROR] Result: schema validation failed\nexit 1", command="make check"))
     assert any("[ERROR] Result: schema validation failed" in e.line for e in led.errors)
     said = "Rename the XML element <task>build</task> to <job>. Don't touch the migrations folder."
-    s = _pass([{"role": "user", "content": said}, {"role": "assistant", "content": "Renamed it in schema.xsd."}])
+    s = one_pass([{"role": "user", "content": said}, {"role": "assistant", "content": "Renamed it in schema.xsd."}])
     assert "Rename the XML element build to <job>." in s.goal and "Don't touch the migrations folder." in repr(s)
 
 

@@ -8,9 +8,8 @@ given. Checks go through whole passes of the summarizer where a user's run would
 import json
 
 import pytest
-from summarizer_fakes import call
+from summarizer_fakes import call, code_summarizer, one_pass
 
-from hermes_mlx.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.budget import fit_summary, hermes_tokens
 from hermes_mlx.summarizer.faithful import is_go_ahead
 from hermes_mlx.summarizer.outcomes import all_passed, outcome_of
@@ -19,15 +18,6 @@ from hermes_mlx.summarizer.sentences import split_sentences
 from hermes_mlx.summarizer.summary import Summary, parse, render
 from hermes_mlx.summarizer.vocabulary import CHANGE_MADE
 from hermes_mlx.summarizer.workfolder import above_given
-
-
-def _count(text: str) -> int:
-    return max(1, len(text) // 4)
-
-
-def _pass(messages: list[dict]):
-    return parse(MLXSummarizer(score=None, count_tokens=_count, context_window=8192).update(None, messages).text)
-
 
 _DOTNET = (
     "  DiffMore.Test succeeded (0.9s) → DiffMore.Test\\bin\\Debug\\net9.0\\ktsu.DiffMore.Test.dll\n\n"
@@ -40,7 +30,7 @@ _DOTNET = (
 # Cursor running `dotnet test` on .NET 9 (held out): the terminal logger's summary is the run's result;
 # NUnit's console runner and PHPUnit count the same way, `Label: N`
 def test_counts_written_label_colon_number_are_a_test_runs_result():
-    s = _pass(
+    s = one_pass(
         [
             {"role": "user", "content": "Fix the failing grouping tests."},
             {"role": "assistant", "content": "", "tool_calls": [call("c1", "run_terminal_cmd", command="dotnet test")]},
@@ -73,7 +63,7 @@ def test_a_terminal_harness_status_lines_and_drawn_tables_are_no_findings():
         "│ tela-saude.png │ 16% sem conta, R$ 302.340 em risco │\n\n"
         "✻ Baked for 6m 13s"
     )
-    s = _pass(
+    s = one_pass(
         [
             {"role": "user", "content": "Fix the kanban and the selector."},
             {
@@ -154,7 +144,7 @@ def test_a_change_reported_made_in_another_language_is_one():
 # working folder, and Files listed `references/tech/course_log.md` under it, a path that is not there;
 # `workfolder.relative` reads a monorepo's git paths (`projects/app/src/a.ts`) by the same rule
 def test_a_first_working_folder_lies_above_the_relative_paths_the_agent_gave():
-    summarizer = MLXSummarizer(score=None, count_tokens=_count, context_window=8192)
+    summarizer = code_summarizer()
     edit = call("e1", "patch", path="references/tech/course_log.md", diff="+ 2.4 done")
     first = summarizer.update(
         None,
@@ -213,7 +203,7 @@ def test_the_rules_review_of_the_ninth_round():
 # as its fallback line
 def test_a_drawn_tables_row_is_no_micro_fallback_line():
     said = "Done.\n\n│ tela-time.png │ Rep cards │\n│ tela-saude.png │ 16% sem conta │\n\n✻ Baked for 6m 13s"
-    summary = MLXSummarizer(score=None, count_tokens=_count, context_window=8192).merge(
+    summary = code_summarizer().merge(
         "## Goal\nFix it.", [{"role": "user", "content": "Fix the kanban."}, {"role": "assistant", "content": said}]
     )
     assert "│" not in summary.text and "Baked" not in summary.text
@@ -224,7 +214,7 @@ def test_a_drawn_tables_row_is_no_micro_fallback_line():
 # `git diff --stat` before a commit. A read's other lines stay file text
 def test_what_git_diff_stat_counted_is_its_result():
     stat = " skills/a/SKILL.md |  242 ++\n temp-mempalace |    1 +\n 1933 files changed, 342383 insertions(+), 3145 deletions(-)"
-    s = _pass(
+    s = one_pass(
         [
             {"role": "user", "content": "What differs from upstream now?"},
             {

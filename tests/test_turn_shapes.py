@@ -6,9 +6,8 @@ edit declares, and what a `git pull` and `uv pip install` brought. Checks go thr
 whole passes of the summarizer, as a user's runs do.
 """
 
-from summarizer_fakes import call
+from summarizer_fakes import call, code_summarizer, one_pass
 
-from hermes_mlx.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.agent_code import added_code
 from hermes_mlx.summarizer.findings import announced_changes
 from hermes_mlx.summarizer.harness import without_run_ahead
@@ -17,14 +16,6 @@ from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.text import normalize
 
 _NOTE = "[Response interrupted by a tool use result. Only one tool may be used at a time and should be placed at the end of the message.]"
-
-
-def _count(text: str) -> int:
-    return max(1, len(text) // 4)
-
-
-def _pass(messages: list[dict]):
-    return parse(MLXSummarizer(score=None, count_tokens=_count, context_window=8192).update(None, messages).text)
 
 
 # Cline with Claude 3.5 Sonnet (held out): after its `read_file` call the model went on to write the
@@ -54,7 +45,7 @@ def test_what_a_model_wrote_for_a_turn_it_had_not_seen_is_not_its_statement():
 
 
 def test_a_pass_lists_no_line_of_an_imagined_result():
-    s = _pass(
+    s = one_pass(
         [
             {"role": "user", "content": "Add an ESLint rule that marks unused files."},
             {
@@ -128,7 +119,7 @@ def test_a_change_announced_is_said_when_the_summary_has_room_to_spare():
         {"role": "assistant", "content": "The queue files carry no `id` yet, so each run needs one assigned."},
         {"role": "assistant", "content": "Now remove the now-unused `parseTaskFile` method:"},
     ]
-    summarizer = MLXSummarizer(score=None, count_tokens=_count, context_window=8192)
+    summarizer = code_summarizer()
     s = parse(summarizer.update(None, messages, budget_tokens=2000).text)
     assert "Now remove the now-unused `parseTaskFile` method:" in s.progress
     assert s.progress[0].startswith("The queue files")  # in the session's order

@@ -5,21 +5,12 @@ Checks go through whole passes of the summarizer, as a user's runs do, and the f
 """
 
 import pytest
+from summarizer_fakes import one_pass
 
-from hermes_mlx.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.directives import user_constraints
 from hermes_mlx.summarizer.extract import pasted_problems
 from hermes_mlx.summarizer.faithful import is_go_ahead
 from hermes_mlx.summarizer.ledger import USER_MESSAGE_CHARS, user_message
-from hermes_mlx.summarizer.summary import parse
-
-
-def _count(text: str) -> int:
-    return max(1, len(text) // 4)
-
-
-def _pass(messages: list[dict]):
-    return parse(MLXSummarizer(score=None, count_tokens=_count, context_window=8192).update(None, messages).text)
 
 
 # Codex CLI with a reviewing user ("Approved." five times, "Not blocking.", "Fine as-is."), VS Code
@@ -56,7 +47,7 @@ def test_a_lead_in_and_the_list_under_it_are_one_constraint():
 
 
 def test_a_reviewing_users_approvals_leave_constraints_and_stay_in_user_messages():
-    s = _pass(
+    s = one_pass(
         [
             {"role": "user", "content": "Build the weekly monitor. Keep the CLI defaults sensible."},
             {"role": "assistant", "content": "I wrote `clients.py`."},
@@ -116,7 +107,7 @@ def test_a_long_message_with_nothing_pasted_keeps_its_start_and_end_only():
 
 
 def test_a_pass_keeps_the_pasted_errors_of_a_long_user_message():
-    s = _pass([{"role": "user", "content": _BUILD_LOG}, {"role": "assistant", "content": "Ich sehe zwei Fehler."}])
+    s = one_pass([{"role": "user", "content": _BUILD_LOG}, {"role": "assistant", "content": "Ich sehe zwei Fehler."}])
     said = "\n".join([s.goal, *s.ledger.asks, *s.ledger.constraints])
     assert "gui.c:563:13: error: duplicate case value" in said
 
