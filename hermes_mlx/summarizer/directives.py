@@ -86,6 +86,15 @@ def user_constraints(text: str, limit: int = 6) -> list[str]:
     return out
 
 
+def directives_within(message: str) -> list[str]:
+    """The directives inside a user's message as User Messages lists it (one line), never the whole
+    line: what Constraints leaves out while the message shows it (`summary.said_in_asks`), read back."""
+    found = user_constraints(message)
+    if found == [message]:  # a short message that directs: its directive sentences, one by one
+        found = [c for s in USER_SENTENCE_END.split(message) if s != message for c in user_constraints(s)]
+    return [c for c in found if c != message]
+
+
 # a short lead-in and the list under it ("Do not touch:" / "- db/migrations/", "Please run:" / "- `pytest`"):
 # the directive is the lead-in's and what it directs the items', so they are one line (at most this long)
 _LEAD_IN_CHARS, _WITH_ITEMS_CHARS = 120, 300

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from itertools import groupby
 
+from .directives import directives_within
 from .ledger import FIXED_BY, WORKING_FOLDER, Command, Ledger
 from .redact import redact
 from .tidy import one_line
@@ -137,6 +138,18 @@ def beside_goal(line: str, goal: str) -> str:
     return out
 
 
+def listed_asks(s: Summary) -> list[str]:
+    """The user's messages User Messages lists: not one the Goal shows, nor one Constraints lists whole."""
+    return [a for a in s.ledger.asks if not said_in_goal(a, s.goal) and a not in s.ledger.constraints]
+
+
+def said_in_asks(line: str, asks: list[str]) -> bool:
+    """A directive a listed user message shows whole ("Please poke through and ensure …" in the message
+    it ends): listed again under Constraints it is said twice. Listed again once that message goes."""
+    said = " ".join(line.rstrip("…").split())
+    return len(said) >= 20 and any(said in a for a in asks if a != line)
+
+
 def shown(item: str, text: str, goal: str) -> bool:
     """A user's constraint or message the rendered summary carries: whole, or less what the Goal
     says (`beside_goal`), as Constraints lists it."""
@@ -153,8 +166,10 @@ def render(s: Summary) -> str:
     led = s.ledger
     section(GOAL, [s.goal] if s.goal else [])
     # dict: the rest of a request the user sent again is said once (Cursor resends its plan-mode request)
-    section(CONSTRAINTS, list(dict.fromkeys(f"- {x}" for c in led.constraints if (x := beside_goal(c, s.goal)))))
-    section(USERS, [f"- {a}" for a in led.asks if not said_in_goal(a, s.goal) and a not in led.constraints])
+    asks = listed_asks(s)
+    constraints = [x for c in led.constraints if (x := beside_goal(c, s.goal)) and not said_in_asks(x, asks)]
+    section(CONSTRAINTS, list(dict.fromkeys(f"- {x}" for x in constraints)))
+    section(USERS, [f"- {a}" for a in asks])
     for title, name in NARRATIVE.items():
         section(title, [f"- {x}" for x in getattr(s, name)])
     files = [f"- {code(p)}" + (f" ({a})" if a and a != "mentioned" else "") for p, a in led.files.items()]
@@ -339,3 +354,5 @@ def _parse_ledger(led: Ledger, kind: str, body: str) -> None:
             led.add_list("constraints", [line])
         elif kind == USERS:
             led.add_list("asks", [line])
+            # its directives, which Constraints left out while this line shows them (`said_in_asks`)
+            led.add_list("constraints", directives_within(line))

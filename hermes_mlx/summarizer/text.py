@@ -38,6 +38,7 @@ from .vocabulary import (
     SHELL_TOOLS,
     editor_subcommand,
     is_file_key,
+    with_command_keys,
 )
 
 MAX_CONTENT_CHARS = 2_000_000  # beyond this a single message is cut before any regex runs
@@ -210,6 +211,7 @@ def _parse_call(call) -> ToolCall | None:
         args = {"_raw": to_text(raw)}
     if not isinstance(args, dict):
         args = {"_raw": json.dumps(args, default=str)}
+    args = with_command_keys(args)
     nested = [] if any(k in args for k in (*FILE_KEYS, "paths")) else _nested_paths(args)
     args = {str(k): _argument(_argv_command(v) if k in COMMAND_KEYS else v) for k, v in args.items()}
     if nested:  # read as a list of paths, one a line

@@ -227,6 +227,21 @@ CODE_SNIPPET = re.compile(r"[(){}\[\];]|(?<![<>!=])=(?!=)|^[\w.\-]+:\s+\S|->|=>"
 # tools whose call is a shell command, and the argument keys a command is read from
 SHELL_TOOLS = frozenset({"terminal", "bash", "shell", "run_command", "execute_command", "exec", "run", "sh", "cmd"})
 COMMAND_KEYS = ("command", "cmd", "script", "commands")
+# the same keys as other tools spell them (Windsurf's and Antigravity's `run_command` take
+# `{"CommandLine": ...}`; a `command_line`, a `Command`): read without case or separators
+_COMMAND_KEY_SPELLINGS = {"commandline": "command", **{k: k for k in COMMAND_KEYS}}
+
+
+def with_command_keys(args: dict) -> dict:
+    """A tool call's arguments with a command under another spelling of COMMAND_KEYS renamed to it
+    (`CommandLine` → `command`), unless the call has that key too."""
+    out = {}
+    for key, value in args.items():
+        name = _COMMAND_KEY_SPELLINGS.get(re.sub(r"[_\-\s]", "", str(key)).lower(), "")
+        out[name if name and name not in args else key] = value
+    return out
+
+
 # tools that run the code they are given (Hermes's `execute_code`, OpenHands' `execute_ipython_cell`,
 # a `python_repl` or `code_interpreter`): the code is a script the agent ran, as a shell's command is
 CODE_TOOL = re.compile(r"execute_?code|execute_?ipython|run_?python|python_?repl|code_?interpreter|run_?code", re.I)

@@ -1,0 +1,132 @@
+"""What a tenth round's held-out sessions showed, each with a second source named per test: a shell
+tool's command under another spelling of its key, a Windows drive's path spelled two ways in one
+session, a user's directive listed twice. Checks go through whole passes of the summarizer where a
+user's run would.
+"""
+
+import json
+
+from summarizer_fakes import call, code_summarizer, one_pass
+
+from hermes_mlx.summarizer.summary import Summary, parse, render
+from hermes_mlx.summarizer.workfolder import relative
+
+
+# Windsurf's Cascade (held out) and Google's Antigravity call `run_command` with `{"CommandLine": ...}`
+def test_a_command_under_another_spelling_of_its_key_is_a_command_run():
+    s = one_pass(
+        [
+            {"role": "user", "content": "Regenerate the schemas and check them."},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    call("c1", "run_command", CommandLine="python tools/validate_contracts.py --output-schemas")
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "Generated 180 schemas\nAll contracts valid"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("c2", "shell", command_line="npm run build")],
+            },
+            {"role": "tool", "tool_call_id": "c2", "content": "Build succeeded in 8.0s"},
+            {"role": "assistant", "content": "The schemas are regenerated."},
+        ]
+    )
+    ran = [c.cmd for c in s.ledger.commands]
+    assert "python tools/validate_contracts.py --output-schemas" in ran and "npm run build" in ran
+
+
+# Windsurf writes `file:///c:/Users/…` links (a working folder read `/c:/Users/…`, VS Code's spelling)
+# while its file tools take `c:/Users/…`; Copilot and Cursor take `C:\Users\…` and `/c:/Users/…`
+def test_a_drive_path_in_any_spelling_is_relative_to_the_working_folder():
+    root = "/c:/Users/m/engineering-tools"
+    assert relative("c:/Users/m/engineering-tools/docs/GAP.md", root) == "docs/GAP.md"
+    assert relative("C:\\Users\\m\\engineering-tools\\src\\a.ts", root) == "src\\a.ts"
+    assert relative("/c:/Users/m/engineering-tools/x.py", "C:\\Users\\m\\engineering-tools") == "x.py"
+    assert relative("c:/Users/m/engineering-tools-old/a.py", root) == "c:/Users/m/engineering-tools-old/a.py"
+    assert relative("d:/Users/m/engineering-tools/a.py", root) == "d:/Users/m/engineering-tools/a.py"
+
+
+def test_a_session_on_a_drive_lists_its_files_relative_to_the_folder_its_links_name():
+    link = "[GAP.md](file:///c:/Users/m/tools/docs/GAP.md:0:0-0:0)"
+    s = one_pass(
+        [
+            {"role": "user", "content": "Review the gap analysis."},
+            *[
+                m
+                for i, p in enumerate(["docs/GAP.md", "docs/dat/DAT_GAP.md", "src/app.py"])
+                for m in (
+                    {
+                        "role": "assistant",
+                        "content": "",
+                        "tool_calls": [call(f"c{i}", "view_file", AbsolutePath=f"c:/Users/m/tools/{p}")],
+                    },
+                    {"role": "tool", "tool_call_id": f"c{i}", "content": "# Gap analysis\n"},
+                )
+            ],
+            {"role": "assistant", "content": f"Updated {link} with the status of each gap."},
+        ]
+    )
+    assert {"docs/GAP.md", "docs/dat/DAT_GAP.md", "src/app.py"} <= set(s.ledger.files)
+
+
+# A user's message that ends in directives (Windsurf: "… Please poke through and ensure we have the right
+# validation and compliance here."; Claude Code's: "… Don't touch the migrations."): listed whole, its
+# directives are not listed again under Constraints, and come back there when the message must go
+def test_a_directive_a_listed_message_shows_is_not_listed_twice():
+    ask = (
+        "Now working outward from our contracts, ADRs and SPECs, where do we generate the contract schemas "
+        "and messages from? We used a gen_json_schema.py file for this before, but create whatever is most "
+        "efficient in a solo-dev setup, and say which checks run it on every push and which run it by hand "
+        "before a release, and what each prints when a contract drifts from its schema or a message has no "
+        "schema at all. Please keep it tied in with our CI pipeline and tests."
+    )
+    s = one_pass(
+        [
+            {"role": "user", "content": "Audit the contracts."},
+            {"role": "assistant", "content": "The contracts are audited: 29 ADRs read."},
+            {"role": "user", "content": ask},
+            {"role": "assistant", "content": "Schemas come from tools/validate_contracts.py now."},
+        ]
+    )
+    text = render(s)
+    directive = "Please keep it tied in with our CI pipeline and tests."
+    assert directive in s.ledger.constraints and text.count(directive) == 1 and ask in text
+    s.ledger.asks.remove(ask)
+    assert directive in render(s)
+
+
+def test_the_budget_prices_a_directive_a_listed_message_shows_at_nothing_saved():
+    from hermes_mlx.summarizer.budget import fit_summary, hermes_tokens
+
+    ask = "Can you update the README for the new refresh options? Do not change the public API while doing it."
+    s = Summary(goal="Review the auth package.")
+    s.ledger.add_list("asks", [ask])
+    s.ledger.add_list("constraints", ["Do not change the public API while doing it."])
+    s.progress = [f"Finding {i}: `extractToken` prefers the Authorization header in case {i}." for i in range(30)]
+    before = render(s)
+    fit_summary(s, hermes_tokens(before) - 40)
+    assert ask in render(s) and "Do not change the public API while doing it." in s.ledger.constraints
+
+
+def test_a_summary_read_back_keeps_a_directive_said_once():
+    ask = (
+        "What failed in CI this time, and was it the same job as yesterday's, the one that timed out on the "
+        "integration tests, or something new in the lint step that the last merge brought in? I want to know "
+        "which commit started it, whether the cache was involved, and what the logs of the failing job say "
+        "about the first error, before we touch anything in the workflow files or the runner images again. "
+        "Always run the linter before you commit."
+    )
+    summarizer = code_summarizer()
+    msgs = [
+        {"role": "user", "content": "Fix CI."},
+        {"role": "assistant", "content": "CI fails on lint: 3 errors in src/app.ts."},
+        {"role": "user", "content": ask},
+        {"role": "assistant", "content": "Lint failed on unused imports; I removed them."},
+    ]
+    first = summarizer.update(None, msgs)
+    again = parse(summarizer.update(first.text, [{"role": "user", "content": "ok"}]).text)
+    assert render(again).count("Always run the linter before you commit.") == 1
+    assert json.dumps(msgs)  # the session itself is unchanged
