@@ -130,3 +130,78 @@ def test_a_summary_read_back_keeps_a_directive_said_once():
     again = parse(summarizer.update(first.text, [{"role": "user", "content": "ok"}]).text)
     assert render(again).count("Always run the linter before you commit.") == 1
     assert json.dumps(msgs)  # the session itself is unchanged
+
+
+# A Cursor user pasting a browser console between tries (held out: 20,000 characters of `[Log] …` lines,
+# one per avatar), a Cursor user pasting a request log (`GET https://… 406 (Not Acceptable)` and its
+# stack, real-2's hyperank): the lines said once carry the run; the message keeps them and the user's words
+def test_a_pasted_log_keeps_the_lines_it_says_once_and_the_users_words():
+    from hermes_mlx.summarizer.ledger import user_message, without_repeats
+
+    rows = "\n".join(
+        f'[Log] Set representativeNode for author – "{n}" – (script.js, line 164)\n'
+        f'<img src="https://files.example.social/avatars/{n}.png" class="avatar-img" data-author-id="{n}">\n'
+        for n in range(1093360, 1093375)
+    )
+    pasted = (
+        f"Kein Erfolg\n\n{rows}\n"
+        "[Log] Start rects collected: – 0 (script.js, line 368)\n"
+        '[Log] Animation setup complete - Start rects: – 0 – "End rects:" – 15 (script.js, line 403)\n'
+        f"{rows}"
+    )
+    kept = user_message(pasted)
+    assert kept.startswith("Kein Erfolg … [Log] Start rects collected: – 0")
+    assert '[Log] Animation setup complete - Start rects: – 0 – "End rects:" – 15' in kept
+    assert "representativeNode" not in kept and len(kept) < 300
+    # a message of different lines (a spec, a list of asks) is unchanged, and one all of a shape too
+    spec = "\n".join(
+        f"{i}. {w}" for i, w in enumerate(["add the route", "wire the form", "test it", "ship", "tag", "log"])
+    )
+    assert without_repeats(spec) == spec
+    phases = "\n".join(f"Phase {i}: as planned" for i in range(9))
+    assert without_repeats(phases) == phases
+    short = "Fix it\nline 1\nline 2"
+    assert without_repeats(short) == short
+
+
+# Hermes's compressor leaves a stub for each tool output it pruned (`[terminal] ran `cmd` -> exit 1, 81
+# lines output`, `[write_file] wrote to a.py (12 lines)`; a failed call's ends `FAILED: <reason>`): a
+# held-out Hermes session exported without call arguments named its commands and files only there, and
+# a port of that compressor (a second project) writes the same lines
+def test_a_hermes_compaction_stub_names_its_call_and_is_no_output():
+    from hermes_mlx.summarizer.tool_results import failed_field, tool_output
+
+    s = one_pass(
+        [
+            {"role": "user", "content": "Fix the build."},
+            {"role": "assistant", "content": "", "tool_calls": [call("c1", "terminal")]},
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": "[terminal] ran `cd /w/app && npm run build` -> exit 2, 40 lines output",
+            },
+            {"role": "assistant", "content": "", "tool_calls": [call("c2", "write_file")]},
+            {
+                "role": "tool",
+                "tool_call_id": "c2",
+                "content": "[write_file] wrote to /w/app/src-tauri/capabilities/default.json (68 lines)",
+            },
+            {"role": "assistant", "content": "", "tool_calls": [call("c3", "read_file", path="/w/app/src/App.tsx")]},
+            {
+                "role": "tool",
+                "tool_call_id": "c3",
+                "content": "[read_file] read /w/app/src/Other.tsx from line 1 (10,024 chars)",
+            },
+            {"role": "assistant", "content": "The capabilities file allows the devtools toggle now."},
+        ]
+    )
+    [ran] = [c for c in s.ledger.commands if "npm run build" in c.cmd]
+    assert ran.cmd == "cd /w/app && npm run build" and ran.statuses == [2] and not ran.outcome
+    files = {p for p in s.ledger.files if p.endswith(("default.json", ".tsx"))}
+    assert any(p.endswith("capabilities/default.json") for p in files)
+    assert not any(p.endswith("Other.tsx") for p in files)  # a call's own argument stands: the stub fills none
+    assert tool_output("[terminal] ran `pytest` -> exit 1, 81 lines output") == ""
+    assert failed_field("[read_file] read gone.py from line 40 (61 chars) FAILED: File not found: gone.py") == (
+        "File not found: gone.py"
+    )
+    assert failed_field("[terminal] ran `ls` -> exit 0, 3 lines output") == ""

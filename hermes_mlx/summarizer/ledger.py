@@ -285,11 +285,42 @@ MESSAGE_END_CHARS = USER_MESSAGE_CHARS // 4
 PASTED_SCAN_CHARS = 50_000
 
 
+# a line's shape: itself less its numbers and quoted strings (`[Log] Set node for author – "643020" –
+# (script.js, line 164)`); a shape a pasted log repeats this often is the output of a loop
+_QUOTED_OR_NUMBER = re.compile(r'"[^"\n]*"|\'[^\'\n]*\'|\d+')
+REPEATED_LINE = 3
+
+
+def without_repeats(text: str) -> str:
+    """`text` less the lines whose shape it repeats REPEATED_LINE times or more, each run of them one
+    `…`: a pasted browser console or request log (Cursor users pasting 20,000 characters of
+    `[Log] …` lines, `GET https://… 400` ones) shows what its run found in the lines it says once."""
+    lines = text.split("\n")
+    if len(lines) < 2 * REPEATED_LINE:
+        return text
+    shapes = [_QUOTED_OR_NUMBER.sub("0", ln).strip() for ln in lines]  # `"display:" "block"` has one too
+    counts: dict[str, int] = {}
+    for shape in shapes:
+        counts[shape] = counts.get(shape, 0) + 1
+    out: list[str] = []
+    for ln, shape in zip(lines, shapes, strict=True):
+        if shape and counts[shape] >= REPEATED_LINE:
+            if not out or out[-1] != "…":
+                out.append("…")
+        elif ln.strip() or not out or out[-1] != "…":  # a blank line inside a run leaves it one
+            out.append(ln)
+    return "\n".join(out) if any(ln.strip() not in ("", "…") for ln in out) else text  # all one shape: as is
+
+
 def user_message(text: str) -> str:
     """A user's message as the summary carries it: verbatim, on one line, clipped when long (its
-    start, the error lines it pasted, its end: `_clipped`). User messages are never summarized; a
-    batch pass that folds them away keeps their words."""
+    start, the error lines it pasted, its end: `_clipped`), a long one less the lines a pasted log
+    repeats (`without_repeats`). User messages are never summarized; a batch pass that folds them
+    away keeps their words."""
     one = redact(" ".join(text.split()))  # after folding: `token:` and its value on the next line meet here
+    if len(one) <= USER_MESSAGE_CHARS:
+        return one
+    one = redact(" ".join(without_repeats(text[: 2 * PASTED_SCAN_CHARS]).split()))
     if len(one) <= USER_MESSAGE_CHARS:
         return one
     # a pasted log's errors are read at its ends only when it is huge (its own redaction, in context)

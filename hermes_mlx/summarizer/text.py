@@ -13,6 +13,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from .compaction_stubs import stubbed_calls
 from .harness import (
     CONTEXT_BLOCK,
     HUMAN_WRAPPER,
@@ -274,6 +275,9 @@ def normalize(messages) -> list[Turn]:
     for before, t in zip(turns, turns[1:], strict=False):  # a slash command's prompt, expanded by its harness
         if before.role == t.role == "user" and SLASH_INVOKED.match(before.text):
             t.text, t.context = "", f"{t.context}\n{t.text}".strip()
+    for i, k, named in stubbed_calls(turns):  # a call its export kept no arguments of, named by Hermes's stub
+        was = turns[i].tool_calls[k]
+        turns[i].tool_calls[k] = _parse_call({"id": was.id, "function": {"name": was.name, "arguments": named}})
     for i, cmd in text_actions(turns):  # an action in a fenced block, its output a user message
         call = _parse_call({"id": f"text_action_{i}", "function": {"name": "bash", "arguments": {"command": cmd}}})
         turns[i].tool_calls = [call]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 
+from .compaction_stubs import is_stub, stub_failure
 from .extract import clip_line, uncut
 from .vocabulary import EXIT_STATUS_KEYS, FAILED_FIELDS, FAILED_STATUS, HELP_POINTER
 
@@ -66,7 +67,10 @@ _ENVELOPE = re.compile(r"\A\s*<returncode>\s*-?\d+\s*</returncode>\s*<output>\n?
 def tool_output(result: str) -> str:
     """What a tool printed: a JSON result's output fields, one after another; the inside of an
     agent's `<output>` envelope or labelled header, without what its terminal adds after it; any
-    other text as is. A CI log's lines are read less their time stamps (`unstamped`)."""
+    other text as is. A CI log's lines are read less their time stamps (`unstamped`). A compaction stub
+    (`[terminal] ran `npm test` -> exit 1, 81 lines output`) printed nothing it shows."""
+    if (result or "").startswith("[") and is_stub(result[:2100]):
+        return ""
     data = json_result(result)
     if data:  # `{"output": "", "metadata": {"exit_code": 1}}` printed nothing (Codex CLI's grep with no match)
         return unstamped("\n".join(output_parts(data))) or ("" if any(k in data for k in OUTPUT_KEYS) else result)
@@ -182,9 +186,11 @@ _NOT_ITS_OWN = re.compile(r"^Sibling tool call errored\b", re.I)
 
 def failed_field(result: str) -> str:
     """The error a tool result reports when it says it failed, first line: a JSON result's `error`
-    when it says so (FAILED_FIELDS), or the words in a harness's error envelope (_ERROR_ENVELOPE,
-    _TOOL_ERROR)."""
+    when it says so (FAILED_FIELDS), the words in a harness's error envelope (_ERROR_ENVELOPE,
+    _TOOL_ERROR), or the reason Hermes's compaction stub gives (`FAILED: File not found: a.py`)."""
     stripped = (result or "").lstrip()
+    if stripped.startswith("[") and (reason := stub_failure(stripped[:2100])):
+        return clip_line(reason, 300)
     if said := _TOOL_ERROR.match(stripped[:20_000]):
         first = next((ln.strip() for ln in said.group(1).splitlines() if ln.strip()), "")
         return clip_line(first, 300) if first else ""
