@@ -6,6 +6,7 @@ user's run would.
 
 import json
 
+import pytest
 from summarizer_fakes import call, code_summarizer, one_pass
 
 from hermes_mlx.summarizer.summary import Summary, parse, render
@@ -205,3 +206,24 @@ def test_a_hermes_compaction_stub_names_its_call_and_is_no_output():
         "File not found: gone.py"
     )
     assert failed_field("[terminal] ran `ls` -> exit 0, 3 lines output") == ""
+
+
+# a benchmark script's summary (held-out Qwen Code: `Total tests: 12` / `Successful: 12` / `Failed: 0`)
+# counts its passes as dotnet's terminal logger words them (`succeeded: 52`): the block is the run's result
+@pytest.mark.parametrize(
+    ("printed", "line", "passed"),
+    [
+        (
+            "SUMMARY\n=====\nTotal tests: 12\nSuccessful: 12\nFailed: 0\n\nAverage: 13.0s\n",
+            "Total tests: 12; Successful: 12; Failed: 0",
+            True,
+        ),
+        ("Total tests: 60\nSuccessful: 36\nFailed: 24\n", "Total tests: 60; Successful: 36; Failed: 24", False),
+        ("Succeeded: 41\nFailed: 2\n", "Succeeded: 41; Failed: 2", False),
+    ],
+)
+def test_counts_of_successes_and_failures_one_a_line_are_a_runs_result(printed, line, passed):
+    from hermes_mlx.summarizer.outcomes import all_passed, outcome_of
+
+    assert outcome_of(printed, 0) == ("tests", line)
+    assert all_passed("tests", line, "python run_benchmark.py") is passed

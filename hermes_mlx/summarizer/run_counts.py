@@ -10,16 +10,18 @@ from .text import clip
 MAX_COUNTS = 320  # the block's kept lines joined are clipped here (twice outcomes.MAX_OUTCOME)
 
 # a test run's counts, one a line, as node's test runner, TAP and many a script print them (`ℹ tests 9`,
-# `ℹ pass 9`, `ℹ fail 0`, `# pass 9`, `Passed: 41`, `Failed: 0`): the block says what the run came to.
+# `ℹ pass 9`, `ℹ fail 0`, `# pass 9`, `Passed: 41`, `Failed: 0`; a benchmark script's `Total tests: 12`,
+# `Successful: 12`, `Failed: 0`, its passes worded as dotnet's are, `succeeded`): the block says what the run came to.
 # The labels a reader needs are kept (_COUNT_KEPT, the latest of each), and a cancelled or skipped
 # count that is not 0 (`ℹ cancelled 1`: a run stopped part-way passed nothing); `ℹ todo 0` and the
 # duration go
 COUNT_LINE = re.compile(
-    r"^\s*(?:[ℹ#][ \t]*)?(?P<label>tests?|total|suites|pass(?:ed|es)?|fail(?:ed|ures?|s)?|errors?|skipped|"
+    r"^\s*(?:[ℹ#][ \t]*)?(?P<label>tests?|total(?:[ \t]+tests)?|suites|pass(?:ed|es)?|succe(?:ss(?:ful|es)?|eded)|"
+    r"fail(?:ed|ures?|s)?|errors?|skipped|"
     r"cancell?ed|todo|pending|duration(?:_ms)?)(?=[ \t:])[ \t]*+:?[ \t]*+(?P<n>\d[\d.,]*+)[ \t]*+(?:ms|s)?[ \t]*+$",
     re.I,
 )
-_COUNT_KEPT = re.compile(r"tests?|total|pass|fail|error", re.I)
+_COUNT_KEPT = re.compile(r"tests?|total|pass|succe|fail|error", re.I)
 _COUNT_SAID = re.compile(r"cancel|skip", re.I)  # kept unless 0
 _COUNT_GAP = 3  # lines at most between a verdict and the counts above it
 
@@ -41,7 +43,15 @@ def count_blocks(lines: list[str]) -> dict[int, str]:
         latest: dict[str, str] = {}
         for m in matched[start:i]:
             label = m["label"].lower()
-            key = "pass" if label.startswith("pass") else "fail" if label.startswith("fail") else label.rstrip("s")
+            key = (
+                "pass"
+                if label.startswith(("pass", "succe"))
+                else "fail"
+                if label.startswith("fail")
+                else "total"
+                if label.startswith("total")
+                else label.rstrip("s")
+            )
             if _COUNT_KEPT.match(label) or _COUNT_SAID.match(label) and m["n"].strip("0.,"):
                 latest.pop(key, None)
                 latest[key] = " ".join(m.group(0).split())
