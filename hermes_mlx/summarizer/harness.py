@@ -90,6 +90,27 @@ def tagged_words(text: str) -> list[str]:
     return out
 
 
+# what Cline, Roo Code and Kilo Code send as the user when a reply called no tool (`formatResponse.noToolsUsed`:
+# "[ERROR] You did not use a tool in your previous response! …", its reminder of the call format, "(This is an
+# automated message, so do not respond to it conversationally.)") and what Cline's focus chain adds to a user
+# turn or a tool's result (`# TODO LIST RECOMMENDED`, `# TODO LIST NEEDED`: how to keep a todo list, up to the
+# turn's context block or its end): a Cline
+# session's Goal had been the first, its Constraints the call format's rules
+AUTOMATED_NOTE = re.compile(
+    r"\[ERROR\] You did not use a tool in your previous response!.*?"
+    r"(?:\(This is an automated message, so do not respond to it conversationally\.\)|\Z)"
+    r"|^# TODO LIST (?:RECOMMENDED|NEEDED)\b.*?(?=^<environment_details>|\Z)",
+    re.S | re.M,
+)
+
+
+def without_automated(text: str) -> str:
+    """`text` less a harness's automated notes to the agent (AUTOMATED_NOTE); as is when it has none."""
+    if "You did not use a tool" not in text and "# TODO LIST" not in text:
+        return text
+    return AUTOMATED_NOTE.sub("", text).strip()
+
+
 # what Cline writes when a task is resumed, before the user's words: its "[TASK RESUMPTION] This task
 # was interrupted …" paragraph and notes, the last input before the interruption, and the line before
 # the new words ("New instructions for task continuation:", or in plan mode "New message to respond

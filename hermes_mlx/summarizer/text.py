@@ -19,6 +19,7 @@ from .harness import (
     HUMAN_WRAPPER,
     SLASH_INVOKED,
     TOOL_RESULT_LABEL,
+    without_automated,
     without_examples,
     without_plan_pointer,
     without_resumption,
@@ -290,7 +291,8 @@ def without_context(text: str, role: str) -> tuple[str, str]:
     Cline's `<environment_details>` with its workspace listing, Claude Code's
     `<system-reminder>`), a tool output's less the label Cline puts before it (TOOL_RESULT_LABEL),
     and a user turn's less the tags put around the user's own words (HUMAN_WRAPPER: Cline's `<task>`,
-    `<user_message>`) and Cline's notes on a resumed task (`without_resumption`); then the blocks,
+    `<user_message>`) and Cline's notes on a resumed task (`without_resumption`), and either less a
+    harness's automated notes to the agent (`without_automated`); then the blocks,
     of which only a stated folder is read.
     A workspace listing had filled Files with 30 paths no tool touched, and the Goal with it. A
     worked example a harness shows in a user turn (`without_examples`) is another session's: it goes."""
@@ -300,6 +302,7 @@ def without_context(text: str, role: str) -> tuple[str, str]:
         text = TOOL_RESULT_LABEL.sub("", text, count=1)
     if role == "user":
         text = without_plan_pointer(without_resumption(text))
+    text = without_automated(text)  # a harness's notes to the agent, in a user turn or a tool's result
     if "<" not in text:
         return text, ""
     blocks = [m.group(0) for m in CONTEXT_BLOCK.finditer(text)]
