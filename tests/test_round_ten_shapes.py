@@ -227,3 +227,50 @@ def test_counts_of_successes_and_failures_one_a_line_are_a_runs_result(printed, 
 
     assert outcome_of(printed, 0) == ("tests", line)
     assert all_passed("tests", line, "python run_benchmark.py") is passed
+
+
+_NO_TOOL = (
+    "[ERROR] You did not use a tool in your previous response! Please retry with a tool use.\n\n"
+    "# Reminder: Instructions for Tool Use\n\nTool uses are formatted using XML-style tags.\n\n"
+    "Always adhere to this format for all tool uses to ensure proper parsing and execution.\n\n# Next Steps\n\n"
+    "If you have completed the user's task, use the attempt_completion tool.\n"
+    "(This is an automated message, so do not respond to it conversationally.)"
+)
+_TODO_NOTE = (
+    "# TODO LIST RECOMMENDED\nWhen starting a new task, it is recommended to create a todo list.\n\n"
+    "1. Include the task_progress parameter in your next tool call\n\n"
+    "Keeping the todo list updated helps track progress and ensures nothing is missed.\n\n"
+)
+
+
+# Cline, Roo Code and Kilo Code answer a reply that called no tool as the user (`noToolsUsed`), and Cline's
+# focus chain adds a todo-list note to a user turn: a held-out Cline session's Goal was the first, its
+# Constraints the call format's rules; exports of Cline (Spanish users) and of Roo Code carry the same
+def test_a_harness_note_to_the_agent_is_no_users_words():
+    s = one_pass(
+        [
+            {"role": "user", "content": "<task>\nanalyze the current project\n</task>\n\n\n" + _TODO_NOTE},
+            {"role": "assistant", "content": "The project is an MCP server with a RAG engine and a workflow engine."},
+            {
+                "role": "user",
+                "content": _NO_TOOL + "\n<environment_details>\n# Current Mode\nACT MODE\n</environment_details>",
+            },
+            {"role": "assistant", "content": "The analysis is done: 3 engines, 2 config files."},
+        ]
+    )
+    text = render(s)
+    assert s.goal == "analyze the current project"
+    for harness_words in ("did not use a tool", "adhere to this format", "TODO LIST", "task_progress"):
+        assert harness_words not in text
+
+
+# a report's label before what it concluded (Cline's "**Bottom line:** …", Copilot's "**Root cause:** …",
+# Cursor's "**Verdict:** …", Qwen Code's "**Key finding:** …") ranks its sentence as a result's
+def test_a_reports_conclusion_ranks_as_a_result():
+    from hermes_mlx.summarizer.findings import features
+
+    said = "**Bottom line:** Configure Agent OS MCP for **ONLY Cline**, use Cursor AI without it."
+    plain = "Configure Agent OS MCP for **ONLY Cline**, use Cursor AI without it."
+    kw = {"reaction": False, "before_action": False, "report": True, "recency": 0.5}
+    assert features(said, **kw)["outcome"] == 1.0 and features(plain, **kw)["outcome"] == 0.0
+    assert features("**Root cause:** the map keeps the last avatar of each author.", **kw)["outcome"] == 1.0

@@ -29,6 +29,7 @@ from .vocabulary import (
     CHANGE_MADE,
     CHANGE_VERBS,
     CHOICE_MADE,
+    CONCLUSION_LEAD,
     DECISION_CUE,
     FILE_NAME,
     IMPERATIVE,
@@ -57,7 +58,7 @@ FEATURE_WEIGHTS = {
     "log_chars": 0.47,
     "recency": -0.06,  # 0 at the span's start, 1 at its end
     "bold": 0.16,
-    "outcome": 1.82,  # in the shape of a result: a count with pass/fail words, a commit, a verdict
+    "outcome": 1.82,  # in the shape of a result: a count with pass/fail words, a commit, a verdict (CONCLUSION_LEAD)
     "noted": 0.91,  # saved to memory by the agent (memory_notes); fitted on 9 such candidates, one session
     "made": 1.24,  # a change the agent says it made ("**Deleted** `x.cs`", "I've added …": CHANGE_MADE)
 }
@@ -213,7 +214,7 @@ def features(
         "log_chars": math.log(max(20, len(text)) / 20),
         "recency": recency,
         "bold": float("**" in text),
-        "outcome": float(is_report(text)),
+        "outcome": float(is_report(text) or bool(CONCLUSION_LEAD.match(text))),
         "noted": float(noted),
         "made": float(bool(CHANGE_MADE.search(text))),
     }
