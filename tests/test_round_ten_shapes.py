@@ -274,3 +274,33 @@ def test_a_reports_conclusion_ranks_as_a_result():
     kw = {"reaction": False, "before_action": False, "report": True, "recency": 0.5}
     assert features(said, **kw)["outcome"] == 1.0 and features(plain, **kw)["outcome"] == 0.0
     assert features("**Root cause:** the map keeps the last avatar of each author.", **kw)["outcome"] == 1.0
+
+
+# a long request whose directive runs into the clip of its message (real-2's hyperank: "ignore what we did in
+# the past, … lets do this fresh new aproach:" then an 80,000-character spec): read back, the summary still
+# verifies, and no directive is made of the cut's two sides
+def test_a_clipped_message_read_back_verifies_and_makes_no_directive_across_its_cut():
+    from hermes_mlx.summarizer.directives import directives_within
+
+    parts = ("auth", "feed", "votes", "shop", "admin", "search", "profile", "billing")
+    spec = "\n".join(f"- [ ] {a} talks to {b} through its own client" for a in parts for b in parts if a != b)
+    ask = (
+        "ignore what we did in the past, we will still use the old logo but dont hoard, lets do this fresh:\n\n" + spec
+    )
+    summarizer = code_summarizer()
+    msgs = [
+        {"role": "user", "content": "Rebuild the app."},
+        {"role": "assistant", "content": "The old app is archived in `legacy/`."},
+        {"role": "user", "content": ask},
+        {"role": "assistant", "content": "The auth module is wired: 12 tests pass."},
+    ]
+    first = summarizer.update(None, msgs)
+    again = summarizer.update(first.text, [{"role": "assistant", "content": "The feed module is wired too."}])
+    assert "ignore what we did in the past" in again.text
+    listed = [line[2:] for line in again.text.splitlines() if line.startswith("- ignore what")]
+    assert listed and all(" … " not in c for line in listed for c in directives_within(line))
+    back = parse(again.text)  # the directive the message shows is the ledger's, and listed once it goes
+    directive = "ignore what we did in the past, we will still use the old logo but dont hoard, lets do this fresh:"
+    assert directive in back.ledger.constraints
+    back.ledger.asks = [a for a in back.ledger.asks if not a.startswith("ignore")]
+    assert f"- {directive}" in render(back)

@@ -89,10 +89,14 @@ def user_constraints(text: str, limit: int = 6) -> list[str]:
 def directives_within(message: str) -> list[str]:
     """The directives inside a user's message as User Messages lists it (one line), never the whole
     line: what Constraints leaves out while the message shows it (`summary.said_in_asks`), read back."""
-    found = user_constraints(message)
-    if found == [message]:  # a short message that directs: its directive sentences, one by one
-        found = [c for s in USER_SENTENCE_END.split(message) if s != message for c in user_constraints(s)]
-    return [c for c in found if c != message]
+    # its lines as the user wrote them, as far as one line shows them: a list's items, and either side of a cut
+    lines = _FOLDED_ITEM.sub("\n", message).replace(" … ", "\n")
+    pieces = re.split(rf"{USER_SENTENCE_END.pattern}|\n+", lines)
+    found = [c for piece in pieces if piece.strip() != message for c in user_constraints(piece.strip())]
+    return [c for c in dict.fromkeys(found) if c != message]
+
+
+_FOLDED_ITEM = re.compile(r" (?=(?:[-*+•]|\d+[.)]) )")
 
 
 # a short lead-in and the list under it ("Do not touch:" / "- db/migrations/", "Please run:" / "- `pytest`"):

@@ -152,8 +152,9 @@ def said_in_asks(line: str, asks: list[str]) -> bool:
 
 def shown(item: str, text: str, goal: str) -> bool:
     """A user's constraint or message the rendered summary carries: whole, or less what the Goal
-    says (`beside_goal`), as Constraints lists it."""
-    return item in text or beside_goal(item, goal) in text
+    says (`beside_goal`), as Constraints lists it, or inside a listed message (`said_in_asks`)."""
+    rest = beside_goal(item, goal)
+    return item in text or rest in text or said_in_asks(rest, [text])
 
 
 def render(s: Summary) -> str:
