@@ -112,9 +112,10 @@ def hygiene(summary: str, messages: list[Message]) -> dict[str, list[str]]:
     for i, x in enumerate(narrative):
         if any(x == y or near_duplicate(x, y) for y in narrative[:i]):
             out["duplicates"].append(x)
-    # a user's sentence the Goal already shows whole, listed again
-    said = [*s.ledger.constraints, *s.ledger.asks]
-    out["duplicates"] += [x for x in said if x != s.goal and said_in_goal(x, s.goal)]
+    # a user's sentence the Goal already shows whole, listed again (a directive read back from a listed
+    # message is in the ledger, not listed: summary.directives_within)
+    said, listed = [*s.ledger.constraints, *s.ledger.asks], set(summary.splitlines())
+    out["duplicates"] += [x for x in said if x != s.goal and said_in_goal(x, s.goal) and f"- {x}" in listed]
     bullets = [ln for ln in summary.splitlines() if ln.startswith("- ")]  # any section's line said twice
     out["duplicates"] += [ln for i, ln in enumerate(bullets) if ln in bullets[:i] and ln[2:] not in out["duplicates"]]
     out["fragments"] = [x for x in s.progress if _fragment(x)]
