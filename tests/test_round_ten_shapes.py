@@ -304,3 +304,31 @@ def test_a_clipped_message_read_back_verifies_and_makes_no_directive_across_its_
     assert directive in back.ledger.constraints
     back.ledger.asks = [a for a in back.ledger.asks if not a.startswith("ignore")]
     assert f"- {directive}" in render(back)
+
+
+# Cline's, Roo Code's and Kilo Code's `toolDenied` (held-out Cline: a design doc the user would not have
+# written), Claude Code's rejection, Codex's "patch rejected by user": the call did nothing, and it says so
+@pytest.mark.parametrize(
+    "refused",
+    [
+        "The user denied this operation. The file was not created.",
+        "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
+        "edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user.",
+        "patch rejected by user",
+    ],
+)
+def test_a_call_the_user_turned_down_changed_nothing_and_says_so(refused):
+    s = one_pass(
+        [
+            {"role": "user", "content": "Write the design down."},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("c1", "write_to_file", path="DESIGN.md", content="# Design\n")],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": refused},
+            {"role": "assistant", "content": "Understood: the design stays in this conversation only."},
+        ]
+    )
+    assert s.ledger.files.get("DESIGN.md") != "created"
+    assert any(e.line.startswith(refused.split(" (")[0][:40]) for e in s.ledger.errors)

@@ -15,7 +15,7 @@ import re
 
 from .compaction_stubs import is_stub, stub_failure
 from .extract import clip_line, uncut
-from .vocabulary import EXIT_STATUS_KEYS, FAILED_FIELDS, FAILED_STATUS, HELP_POINTER
+from .vocabulary import EXIT_STATUS_KEYS, FAILED_FIELDS, FAILED_STATUS, HELP_POINTER, USER_REFUSED
 
 _EXIT_TEXT = re.compile(
     r"(?:<returncode>(?=-?\d{1,3}</returncode>)|exit(?:ed)?(?: with)?(?: code| status)?[:= ]+|returned non-zero exit status |\[exit(?: code)? |exit_code[\"']?\s*[:=]\s*|returncode[\"']?\s*[:=]\s*)(-?\d{1,3})\b",
@@ -187,10 +187,13 @@ _NOT_ITS_OWN = re.compile(r"^Sibling tool call errored\b", re.I)
 def failed_field(result: str) -> str:
     """The error a tool result reports when it says it failed, first line: a JSON result's `error`
     when it says so (FAILED_FIELDS), the words in a harness's error envelope (_ERROR_ENVELOPE,
-    _TOOL_ERROR), or the reason Hermes's compaction stub gives (`FAILED: File not found: a.py`)."""
+    _TOOL_ERROR), the reason Hermes's compaction stub gives (`FAILED: File not found: a.py`), or a
+    harness's word that the user turned the call down (USER_REFUSED)."""
     stripped = (result or "").lstrip()
     if stripped.startswith("[") and (reason := stub_failure(stripped[:2100])):
         return clip_line(reason, 300)
+    if refused := USER_REFUSED.search(stripped[:2100]):
+        return clip_line(refused.group(0).strip(), 300)
     if said := _TOOL_ERROR.match(stripped[:20_000]):
         first = next((ln.strip() for ln in said.group(1).splitlines() if ln.strip()), "")
         return clip_line(first, 300) if first else ""

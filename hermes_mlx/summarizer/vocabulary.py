@@ -271,6 +271,14 @@ def is_file_key(key: str) -> bool:
 
 # a JSON tool result's exit status, under any of the names tools use
 EXIT_STATUS_KEYS = ("exit_code", "exitCode", "returncode", "return_code", "exit_status", "status_code")
+# a harness saying the user turned the call down, on a line of the result (Cline's, Roo Code's and Kilo
+# Code's `toolDenied`: "The user denied this operation." with what it did not do; Claude Code's "The user
+# doesn't want to proceed with this tool use."; Codex's "exec command rejected by user"): nothing was done
+USER_REFUSED = re.compile(
+    r"^[ \t]*(?:The user denied this operation\b[^\n]{0,200}|The user doesn['’]t want to proceed with this tool use\."
+    r"|(?:exec command|patch) rejected by user\b[^\n]{0,200})",
+    re.M,
+)
 # a JSON tool result that says it failed: {"success": false, "error": "..."} (Hermes's file tools)
 FAILED_FIELDS = {"success": False, "ok": False}
 FAILED_STATUS = frozenset({"error", "failed", "failure"})
