@@ -332,3 +332,36 @@ def test_a_call_the_user_turned_down_changed_nothing_and_says_so(refused):
     )
     assert s.ledger.files.get("DESIGN.md") != "created"
     assert any(e.line.startswith(refused.split(" (")[0][:40]) for e in s.ledger.errors)
+
+
+# Gemini CLI's and Qwen Code's note before an output they saved to a file, then the labelled output (held-out
+# Qwen Code; Gemini CLI's coreToolScheduler writes it): the command's output and status are read past it,
+# and the shell's "Error: (none)" says there was none
+def test_an_output_cut_and_saved_by_its_harness_is_read_past_the_note():
+    from hermes_mlx.summarizer.error_lines import is_error_line
+    from hermes_mlx.summarizer.tool_results import exit_status, tool_output
+
+    saved = (
+        "Tool output was too large and has been truncated.\n"
+        "The full output has been saved to: C:\\Users\\a\\.qwen\\tmp\\x\\run_shell_command:60.output\n"
+        "To read the complete output, use the read_file tool with the absolute file path above.\n"
+        "The truncated output below shows the beginning and end of the content.\n"
+        "Truncated part of the output:\n"
+        "Command: python research\\analyze.py\nDirectory: (root)\nOutput: ANALYSIS\nLoading results\n"
+        "... [CONTENT TRUNCATED] ...\n"
+        "UnicodeEncodeError: 'charmap' codec can't encode character '\\u2705' in position 157\n"
+        "Error: (none)\nExit Code: 1\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: (none)"
+    )
+    out = tool_output(saved)
+    assert out.startswith("ANALYSIS") and out.endswith("in position 157") and exit_status(saved) == 1
+    assert not is_error_line("Error: (none)") and is_error_line("Error: connection refused")
+
+
+# a reading tool's output pruned by an earlier pass keeps no "result" from the file's own lines (held-out
+# Qwen Code's read_file of a dataclass: `error: Optional[str] = None` came back as an error)
+def test_a_pruned_read_keeps_no_line_of_its_file_as_a_result():
+    from hermes_mlx.compactor.batch import one_line
+
+    code = "Showing lines 1-168 of 664 total lines.\n\n---\n\n@dataclass\nclass TestResult:\n    error: Optional[str] = None\n"
+    assert "result:" not in one_line("read_file", code)
+    assert "result: FAILED (errors=2)" in one_line("terminal", "Ran 5 tests in 0.1s\n\nFAILED (errors=2)\n")

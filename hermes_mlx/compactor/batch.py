@@ -33,9 +33,10 @@ from hermes_mlx.compactor.users import fit_users
 from hermes_mlx.summarizer.api import Message
 from hermes_mlx.summarizer.budget import hermes_summary_budget, hermes_tokens
 from hermes_mlx.summarizer.extract import error_report
-from hermes_mlx.summarizer.outcomes import is_run_verdict, outcome_line, says_passed
+from hermes_mlx.summarizer.outcomes import is_run_verdict, outcome_of, says_passed
 from hermes_mlx.summarizer.shell_words import EDIT_NOT_APPLIED
 from hermes_mlx.summarizer.tool_results import exit_status, failed_field, tool_output
+from hermes_mlx.summarizer.vocabulary import reads_contents
 
 logger = logging.getLogger(telemetry.LOGGER_NAME)
 
@@ -79,7 +80,9 @@ def one_line(name: str, text: str) -> str:
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)  # no list of 50 MB of lines
     # the result line stays (`14 passed in 0.19s`, a commit line), and so does the error of a call
     # that says it failed (its exit status, a failed run's verdict, a rejected edit, an error field)
-    result = outcome_line(body, status)
+    family, result = outcome_of(body, status)
+    if family == "failure" and status is None and reads_contents(name, "", {}):
+        result = ""  # a line of the file a reading tool printed (`error: Optional[str] = None`), no failure
     said = f"; result: {result}" if result and result != first else ""
     failed_run = bool(result) and is_run_verdict(result) and not says_passed(result)  # `FAILED (errors=6)`
     if status not in (0, None) or failed_run or EDIT_NOT_APPLIED.search(body[:4096]) or failed_field(text):

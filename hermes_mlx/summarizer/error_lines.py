@@ -178,8 +178,13 @@ def _in_object(line: str, at: int) -> bool:
     return before.count("{") > before.count("}") and "}" in line[at:] and not line.lstrip().startswith("{")
 
 
+# a shell tool's field saying there was no error (Gemini CLI's and Qwen Code's `Error: (none)`, inside an
+# output when one tool's report is printed in another's)
+_NO_ERROR = re.compile(r"^\s*(?:Error|Stderr): \((?:none|empty)\)\s*$", re.I)
+
+
 def _noise(line: str) -> bool:
-    return bool(_MAVEN_NOISE.match(line))
+    return bool(_MAVEN_NOISE.match(line) or _NO_ERROR.match(line))
 
 
 def _fold(text: str, n: int) -> str:

@@ -144,8 +144,19 @@ def _header(lines: list[str]) -> bool:
     return bool(lines) and bool(_LABEL_LINE.match(lines[0]))
 
 
+# Gemini CLI's and Qwen Code's note before an output they cut and saved to a file ("Tool output was too large
+# and has been truncated.", where it was saved, how to read it, then "Truncated part of the output:"): the
+# labelled output follows it
+_SAVED_NOTE = re.compile(
+    r"\A\s*(?:Tool output|[\w ]{1,30}) was too large and has been truncated\.\n(?s:.{0,1500}?)^Truncated part of the output:\n",
+    re.M,
+)
+
+
 def _unlabelled(result: str) -> str:
-    """`result` without an agent's labelled header and trailer; as is when it has none."""
+    """`result` without an agent's labelled header and trailer, and without a note that it was cut
+    (_SAVED_NOTE); as is when it has none."""
+    result = _SAVED_NOTE.sub("", result, count=1) if result.lstrip().startswith(("Tool", "Shell", "Output")) else result
     lines = result.split("\n")
     head = next((i for i, ln in enumerate(lines[:12]) if _OUTPUT_LABEL.match(ln)), None)
     if not head or not _header(lines[:head]):
