@@ -365,3 +365,19 @@ def test_a_pruned_read_keeps_no_line_of_its_file_as_a_result():
     code = "Showing lines 1-168 of 664 total lines.\n\n---\n\n@dataclass\nclass TestResult:\n    error: Optional[str] = None\n"
     assert "result:" not in one_line("read_file", code)
     assert "result: FAILED (errors=2)" in one_line("terminal", "Ran 5 tests in 0.1s\n\nFAILED (errors=2)\n")
+
+
+# a link to a local file reads as its text in a finding (held-out Windsurf's `[anova.py](file:///c:/…:0:0-0:0)`;
+# Codex's `[scripts/service.sh](/Users/…/scripts/service.sh#L1)` in real-2): no absolute path in Progress
+def test_a_link_to_a_local_file_reads_as_its_text():
+    from hermes_mlx.summarizer.sentences import paragraphs
+
+    said = (
+        "Added the ANOVA interaction terms to [anova.py](file:///c:/Users/m/tools/shared/anova.py:0:0-0:0) because "
+        "the two-way model needs them. The service is in [scripts/service.sh](/Users/i/dev/scripts/service.sh#L1) "
+        "now. Docs: [the guide](https://example.org/guide)."
+    )
+    [sentences] = paragraphs(said)
+    assert sentences[0] == "Added the ANOVA interaction terms to anova.py because the two-way model needs them."
+    assert sentences[1] == "The service is in scripts/service.sh now."
+    assert "(https://example.org/guide)" in sentences[2]

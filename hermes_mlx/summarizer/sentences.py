@@ -65,14 +65,22 @@ def _asides(line: str, code: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
+# a markdown link to a file on this machine (Windsurf's `[anova.py](file:///c:/Users/…/anova.py:0:0-0:0)`,
+# Codex's `[scripts/service.sh](/Users/…/scripts/service.sh#L1)`): its text names the file, its target
+# repeats it whole, absolute (Files says where); a web link is kept
+LOCAL_LINK = re.compile(r"\[([^\[\]\n]{1,200})\]\((?:file://|/|~/|[A-Za-z]:[\\/])[^()\s]{0,400}\)")
+
+
 def paragraphs(text: str) -> list[list[str]]:
     """Paragraph lines (outside code fences; no heading, bold or not, table row or tag) as lists of sentences.
     A list of results is one line ("- 63KB (64,573 bytes): WORKS" then "- 64KB (65,594 bytes):
     FAILS"): each item alone is half a verdict, and the boundary is in the pair. A line that ends
     mid-clause goes on in the next (`_goes_on`): "1) you're checking another channel, or" then "2)
     scheduler tick delay." is one line, as is a list item and the lowercase line wrapped after it,
-    and a short list under a lead-in that ends with a colon (`_with_short_lists_joined`)."""
+    and a short list under a lead-in that ends with a colon (`_with_short_lists_joined`). A link to a local
+    file reads as its text (LOCAL_LINK)."""
     body = re.sub(r"```.*?(?:```|$)", "\n", text, flags=re.DOTALL)
+    body = LOCAL_LINK.sub(r"\1", body)
     body = _HARD_BREAK.sub(" ", body)
     out: list[list[str]] = []
     results: list[str] = []  # consecutive list items in the shape of a result
