@@ -381,3 +381,133 @@ def test_a_link_to_a_local_file_reads_as_its_text():
     assert sentences[0] == "Added the ANOVA interaction terms to anova.py because the two-way model needs them."
     assert sentences[1] == "The service is in scripts/service.sh now."
     assert "(https://example.org/guide)" in sentences[2]
+
+
+# ---------------------------------------------------------------- the round's review: what the rules must not do
+
+
+def test_a_user_quoting_the_no_tool_message_keeps_every_word():
+    from hermes_mlx.summarizer.text import without_context
+
+    said = (
+        'My agent keeps replying with "[ERROR] You did not use a tool in your previous response! Please retry with a '
+        'tool use." after every answer. Please find where src/core/prompts/responses.ts builds that text. '
+        "Do not change the other messages in that file."
+    )
+    assert without_context(said, "user")[0] == said
+
+
+def test_a_pasted_log_keeps_the_users_words_after_it_and_their_own_list():
+    from hermes_mlx.summarizer.ledger import user_message, without_repeats
+
+    log = "\n".join(f'[Log] Set node for author – "{i}" – (script.js, line 164)' for i in range(3000))
+    ask = "QUESTION: why does the author loop never stop? Please fix only script.js and do not touch index.html."
+    assert user_message(f"My page hangs, here is the console:\n{log}\n\n{ask}").endswith(ask)
+    listed = "Apply the security review before the release:\n\n" + "\n".join(
+        f"- In parser.py, change line {n} to use '{m}' mode"
+        for n, m in ((12, "strict"), (48, "lenient"), (97, "legacy"), (120, "safe"), (150, "fast"))
+    )
+    assert without_repeats(listed) == listed
+
+
+def test_a_directive_read_back_is_one_the_message_shows_whole_and_no_code_or_dash():
+    from hermes_mlx.summarizer.directives import directives_within
+
+    said = (
+        "The login page still returns 500 after the deploy. I tried the fix from yesterday - it did not work. "
+        "The server still returns 500 - no idea why. Can you look? Here is the code: if (!user) { return; } "
+        "// we never get here. Please keep the session cookie as it is."
+    )
+    got = directives_within(said)
+    assert "Please keep the session cookie as it is." in got
+    assert all(c in said and len(c) >= 20 and "{" not in c and not c.startswith("-") for c in got)
+
+
+def test_a_budget_that_drops_a_long_message_keeps_the_latest_two():
+    from hermes_mlx.summarizer.budget import fit_summary
+
+    cons = "Do not change the public API of the auth package while doing this."
+    long_ask = "Please review the whole auth package line by line and list every problem you find. " * 6 + cons
+    s = Summary(goal="Review the auth package.")
+    s.ledger.add_list("asks", [long_ask, "second message about the refresh flow", "third message about cookies"])
+    s.ledger.add_list("constraints", [cons, "Keep it short.", "Use tabs."])
+    fit_summary(s, 130, lambda t: max(1, len(t) // 4))
+    assert s.ledger.asks[-2:] == ["second message about the refresh flow", "third message about cookies"]
+
+
+def test_a_refusal_inside_a_file_read_is_no_refusal_and_stubs_name_only_their_own_shapes():
+    from hermes_mlx.summarizer.compaction_stubs import stub_arguments
+    from hermes_mlx.summarizer.tool_results import failed_field, tool_output
+
+    assert failed_field("# Responses\n\nThe user denied this operation.\n") == ""
+    assert stub_arguments("[terminal] ran `make` -> exit ?, 0 lines output") == {"command": "make"}
+    for printed in (
+        "[build] done in 2.3s (cached)",
+        "[info] read config.json (ok)",
+        "[server] listening in prod (port 8080)",
+    ):
+        assert stub_arguments(printed) == {} and tool_output(printed) == printed
+    assert stub_arguments("[read_file] read ? from line 1 (0 chars)") == {}
+
+
+def test_a_link_in_code_or_an_image_is_kept_and_two_spellings_of_a_command_keep_the_first():
+    from hermes_mlx.summarizer.sentences import paragraphs
+    from hermes_mlx.summarizer.vocabulary import with_command_keys
+
+    [said] = paragraphs("The route is `handlers[name](/api/v1)` and the shot is ![shot](/tmp/shot.png) here.")
+    assert said == ["The route is `handlers[name](/api/v1)` and the shot is ![shot](/tmp/shot.png) here."]
+    assert with_command_keys({"COMMAND": "a", "Command": "b"}) == {"command": "a", "Command": "b"}
+
+
+def test_a_programs_own_bracketed_failure_is_no_hermes_stub():
+    from hermes_mlx.summarizer.compaction_stubs import stub_failure
+
+    assert stub_failure("[x] Tests FAILED: 3 of 10") == "" and stub_failure("[web] FAILED: timeout") == ""
+    assert stub_failure("[web_search] query='hermes' (52 chars result) FAILED: rate limited") == "rate limited"
+
+
+# the end-to-end review: a turned-down call is the user's decision, never the Open error; the user's words after
+# Cline's todo note stay; a directive read back is never a piece a cut broke off
+def test_a_turned_down_call_is_no_open_error():
+    s = one_pass(
+        [
+            {"role": "user", "content": "Add a rate limiter."},
+            {"role": "assistant", "content": "", "tool_calls": [call("c1", "terminal", command="npx tsc --noEmit")]},
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": "src/api.ts(12,7): error TS2322: Type 'string' is not assignable.\nexit code: 2",
+            },
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("c2", "write_to_file", path="src/middleware/limiter.ts", content="x")],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "c2",
+                "content": "The user denied this operation. The file was not created.",
+            },
+        ]
+    )
+    [opened] = [x for x in s.state if x.startswith("Open error")]
+    assert "TS2322" in opened and any("denied" in e.line for e in s.ledger.errors)
+
+
+def test_the_users_words_after_a_todo_note_are_kept():
+    from hermes_mlx.summarizer.harness import without_automated
+
+    note = _TODO_NOTE + "Use the redis store for the limiter, we run 4 instances."
+    assert without_automated(note) == "Use the redis store for the limiter, we run 4 instances."
+    unclosed = "# TODO LIST RECOMMENDED\nWhen starting a new task, create a todo list.\n\nUse the redis store."
+    assert "Use the redis store." in without_automated(unclosed)
+
+
+def test_no_directive_is_read_back_from_either_side_of_a_cut():
+    from hermes_mlx.summarizer.directives import directives_within
+
+    line = (
+        "We are migrating billing and keep the old totals column only for reporting until the f … services must "
+        "keep the totals column written for now. Never push to main directly, open a PR from a branch."
+    )
+    assert directives_within(line) == ["Never push to main directly, open a PR from a branch."]

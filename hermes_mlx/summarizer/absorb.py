@@ -65,6 +65,7 @@ from .vocabulary import (
     REPORT_TOOL,
     RUN_LOG,
     SLASH_COMMAND,
+    USER_REFUSED,
     reads_contents,
     tool_action,
 )
@@ -175,7 +176,9 @@ def _read_result(led: Ledger, call, text: str) -> bool:
         if slash:
             return False
     failed = failed_field(text)
-    if failed:  # {"success": false, "error": "Failed to read file: ..."} from any tool
+    # {"success": false, "error": "Failed to read file: ..."} from any tool; a command the user turned down
+    # ran nothing, and its errors stay what its last run printed (_DID_NOT_RUN)
+    if failed and not (cmd and USER_REFUSED.match(failed)):
         led.add_error(failed, cmd or tool_label(call))
     passed = False
     edit_label = ""

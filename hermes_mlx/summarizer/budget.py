@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from .findings import Finding, features, is_announced_change, near_duplicate, weigh
 from .ledger import OUTCOME_SEP
 from .outcomes import MADE, outcome_of
-from .summary import Summary, beside_goal, listed_asks, render, said_in_asks, said_in_goal
+from .summary import Summary, render, said_in_goal
 from .vocabulary import is_go_ahead
 
 CHARS_PER_TOKEN = 4
@@ -206,7 +206,6 @@ def _entries(s: Summary, count: Callable[[str], int], kept: str = "") -> list[_E
         ("identifier", led.ids),
         ("url", led.urls),
     ]
-    asks = listed_asks(s)
     for kind, items in lists:
         keep = KEEP_LAST.get(kind, 0)
         droppable = items[: max(0, len(items) - keep)]
@@ -214,8 +213,6 @@ def _entries(s: Summary, count: Callable[[str], int], kept: str = "") -> list[_E
             text = getattr(item, "line", item)
             if kind in ("user_message", "constraint") and said_in_goal(text, s.goal):
                 continue  # not rendered while the Goal shows it: dropping it saves nothing
-            if kind == "constraint" and said_in_asks(beside_goal(text, s.goal), asks):
-                continue  # nor while a listed user message shows it
             # identifiers come best first (digest.rank_ids): the last ranked go first; other lists
             # run oldest first, and among equals the oldest goes first
             rank = 1 - i / (2 * len(droppable)) if kind == "identifier" else 1

@@ -13,11 +13,22 @@ from __future__ import annotations
 
 import re
 
-# `[tool] what it did`, one line; the first words say which argument the rest names
-_STUB = re.compile(r"\A\[(?P<tool>[a-z][a-z0-9_]*)\] (?P<said>[^\n]{1,2000})\Z")
+# `[tool] what it did`, one line, for one of Hermes's tools; the first words say which argument the rest
+# names (a program's own `[build] done in 2.3s (cached)` or `[x] Tests FAILED: 3` is no stub)
+_STUB = re.compile(
+    r"\A\[(?P<tool>terminal|read_file|write_file|patch|search_files|web_search|web_extract|execute_code|"
+    r"delegate_task|skill_\w+|memory|cronjob|process|text_to_speech|browser_\w+|vision_\w+|session_search|todo|"
+    r"send_message|clarify)\] (?P<said>[^\n]{1,2000})\Z"
+)
 _NAMES = (
-    ("command", re.compile(r"^ran `(?P<value>.+?)` -> exit (?:-?\d+|\?)\b")),
-    ("path", re.compile(r"^(?:wrote to|read|[a-z]+ in) (?P<value>\S+)(?: from line \d+)? \(")),
+    ("command", re.compile(r"^ran `(?P<value>.+?)` -> exit (?:-?\d+\b|\?)")),
+    (
+        "path",
+        re.compile(
+            r"^(?:wrote to (?P<value>[^\s?]\S*) \(\d[\d,]* lines\)|read (?P<read>[^\s?]\S*) from line \d+ \("
+            r"|(?:replace|patch) in (?P<patched>[^\s?]\S*) \()"
+        ),
+    ),
 )
 _FAILED = re.compile(r"\bFAILED: (?P<reason>[^\n]+)$")
 
@@ -36,7 +47,7 @@ def stub_arguments(text: str) -> dict[str, str]:
     for key, shape in _NAMES:
         named = shape.match(m.group("said"))
         if named:
-            return {key: named.group("value")}
+            return {key: next(v for v in named.groups() if v)}
     return {}
 
 

@@ -89,14 +89,24 @@ def user_constraints(text: str, limit: int = 6) -> list[str]:
 def directives_within(message: str) -> list[str]:
     """The directives inside a user's message as User Messages lists it (one line), never the whole
     line: what Constraints leaves out while the message shows it (`summary.said_in_asks`), read back."""
-    # its lines as the user wrote them, as far as one line shows them: a list's items, and either side of a cut
-    lines = _FOLDED_ITEM.sub("\n", message).replace(" … ", "\n")
-    pieces = re.split(rf"{USER_SENTENCE_END.pattern}|\n+", lines)
-    found = [c for piece in pieces if piece.strip() != message for c in user_constraints(piece.strip())]
-    return [c for c in dict.fromkeys(found) if c != message]
+    # its lines as the user wrote them, as far as one line shows them: a lead-in before its list, and either
+    # side of a cut; each one the listed message shows whole (`summary.said_in_asks`), and no code
+    cut = message.split(" … ")
+    pieces = []
+    for k, part in enumerate(cut):
+        said = re.split(rf"{USER_SENTENCE_END.pattern}|\n+", _LIST_AFTER_LEAD.sub("\n", part))
+        said = said[1:] if k else said  # what follows a cut starts mid-sentence
+        pieces += said[:-1] if k < len(cut) - 1 and said and not said[-1].endswith(_ENDED) else said
+    pieces = [_LIST_MARK.sub("", p.strip()) for p in pieces]
+    found = [c for piece in pieces if piece != message for c in user_constraints(piece)]
+    whole = [c for c in dict.fromkeys(found) if c != message and len(c) >= 20 and c in message]
+    return [c for c in whole if not _CODE_MARK.search(c) and (c.endswith(_ENDED) or message.endswith(c))]  # no piece
+    # a cut broke off (`… until the f`)
 
 
-_FOLDED_ITEM = re.compile(r" (?=(?:[-*+•]|\d+[.)]) )")
+_ENDED = (".", "!", ":", "。", "！", "：")
+_LIST_AFTER_LEAD = re.compile(r"(?<=:) (?=(?:[-*+•]|\d+[.)]) )")
+_CODE_MARK = re.compile(r"[{};]")
 
 
 # a short lead-in and the list under it ("Do not touch:" / "- db/migrations/", "Please run:" / "- `pytest`"):

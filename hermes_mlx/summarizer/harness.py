@@ -91,15 +91,16 @@ def tagged_words(text: str) -> list[str]:
 
 
 # what Cline, Roo Code and Kilo Code send as the user when a reply called no tool (`formatResponse.noToolsUsed`:
-# "[ERROR] You did not use a tool in your previous response! …", its reminder of the call format, "(This is an
-# automated message, so do not respond to it conversationally.)") and what Cline's focus chain adds to a user
-# turn or a tool's result (`# TODO LIST RECOMMENDED`, `# TODO LIST NEEDED`: how to keep a todo list, up to the
-# turn's context block or its end): a Cline
+# "[ERROR] You did not use a tool in your previous response! …" on a line of its own, its reminder of the call
+# format, up to its "(This is an automated message, so do not respond to it conversationally.)"; a user
+# quoting its first words is no note) and what Cline's focus chain adds to a user
+# turn or a tool's result (`# TODO LIST RECOMMENDED`, `# TODO LIST NEEDED`: how to keep a todo list, up to its
+# "… ensures nothing is missed." or the turn's context block; words after it are the user's): a Cline
 # session's Goal had been the first, its Constraints the call format's rules
 AUTOMATED_NOTE = re.compile(
-    r"\[ERROR\] You did not use a tool in your previous response!.*?"
-    r"(?:\(This is an automated message, so do not respond to it conversationally\.\)|\Z)"
-    r"|^# TODO LIST (?:RECOMMENDED|NEEDED)\b.*?(?=^<environment_details>|\Z)",
+    r"^\[ERROR\] You did not use a tool in your previous response!(?s:.{0,4000}?)"
+    r"\(This is an automated message, so do not respond to it conversationally\.\)"
+    r"|^# TODO LIST (?:RECOMMENDED|NEEDED)\b(?s:.{0,4000}?)(?:ensures nothing is missed\.|(?=^<environment_details>))",
     re.S | re.M,
 )
 

@@ -289,11 +289,14 @@ PASTED_SCAN_CHARS = 50_000
 # (script.js, line 164)`); a shape a pasted log repeats this often is the output of a loop
 _QUOTED_OR_NUMBER = re.compile(r'"[^"\n]*"|\'[^\'\n]*\'|\d+')
 REPEATED_LINE = 3
+# a line a person writes as one of a list (`- In parser.py, change line 12 …`, `2) …`): never taken for a
+# log's repeated line
+_WRITTEN_LINE = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s")
 
 
 def without_repeats(text: str) -> str:
-    """`text` less the lines whose shape it repeats REPEATED_LINE times or more, each run of them one
-    `…`: a pasted browser console or request log (Cursor users pasting 20,000 characters of
+    """`text` less the lines whose shape it repeats REPEATED_LINE times or more (no list item a person
+    wrote), each run of them one `…`: a pasted browser console or request log (Cursor users pasting 20,000 characters of
     `[Log] …` lines, `GET https://… 400` ones) shows what its run found in the lines it says once."""
     lines = text.split("\n")
     if len(lines) < 2 * REPEATED_LINE:
@@ -304,7 +307,7 @@ def without_repeats(text: str) -> str:
         counts[shape] = counts.get(shape, 0) + 1
     out: list[str] = []
     for ln, shape in zip(lines, shapes, strict=True):
-        if shape and counts[shape] >= REPEATED_LINE:
+        if shape and counts[shape] >= REPEATED_LINE and not _WRITTEN_LINE.match(ln):
             if not out or out[-1] != "…":
                 out.append("…")
         elif ln.strip() or not out or out[-1] != "…":  # a blank line inside a run leaves it one
@@ -320,11 +323,11 @@ def user_message(text: str) -> str:
     one = redact(" ".join(text.split()))  # after folding: `token:` and its value on the next line meet here
     if len(one) <= USER_MESSAGE_CHARS:
         return one
-    one = redact(" ".join(without_repeats(text[: 2 * PASTED_SCAN_CHARS]).split()))
+    # a huge paste is read at its ends (its errors too, its own redaction in context): the words after it stay
+    ends = text if len(text) <= 2 * PASTED_SCAN_CHARS else f"{text[:PASTED_SCAN_CHARS]}\n…\n{text[-PASTED_SCAN_CHARS:]}"
+    one = redact(" ".join(without_repeats(ends).split()))
     if len(one) <= USER_MESSAGE_CHARS:
         return one
-    # a pasted log's errors are read at its ends only when it is huge (its own redaction, in context)
-    ends = text if len(text) <= 2 * PASTED_SCAN_CHARS else f"{text[:PASTED_SCAN_CHARS]}\n{text[-PASTED_SCAN_CHARS:]}"
     return redact(_clipped(redact(ends), one))
 
 

@@ -67,8 +67,8 @@ def _asides(line: str, code: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 # a markdown link to a file on this machine (Windsurf's `[anova.py](file:///c:/Users/…/anova.py:0:0-0:0)`,
 # Codex's `[scripts/service.sh](/Users/…/scripts/service.sh#L1)`): its text names the file, its target
-# repeats it whole, absolute (Files says where); a web link is kept
-LOCAL_LINK = re.compile(r"\[([^\[\]\n]{1,200})\]\((?:file://|/|~/|[A-Za-z]:[\\/])[^()\s]{0,400}\)")
+# repeats it whole, absolute (Files says where); a web link, an image and code (`handlers[name](/api)`) are kept
+LOCAL_LINK = re.compile(r"(?<![!\w`])\[([^\[\]\n`]{1,200})\]\((?:file://|/|~/|[A-Za-z]:[\\/])[^()\s`]{0,400}\)")
 
 
 def paragraphs(text: str) -> list[list[str]]:

@@ -18,6 +18,7 @@ from .outcomes import says_passed
 from .shell_words import read_only
 from .summary import Summary, code, render
 from .text import Turn, clip
+from .vocabulary import USER_REFUSED
 from .workfolder import above_given, settle, working_folder
 
 
@@ -63,8 +64,14 @@ _CALL_REFUSED = re.compile(r"\bInputValidationError\b|^(?:<tool_use_error>)?Inva
 def _to_act_on(error) -> bool:
     """An error a reader may have to act on. A failed read (`ls: cannot access 'lib/ai'`, a grep that
     found nothing) tells what is not there, a call the tool refused for its arguments was fixed by
-    the next call, and `… and 1 more error lines` says no error: they stay under Errors only."""
-    return not (read_only(error.cmd) or MORE_ERRORS.match(error.line) or _CALL_REFUSED.search(error.line))
+    the next call, a call the user turned down is their decision (USER_REFUSED), and `… and 1 more error
+    lines` says no error: they stay under Errors only."""
+    return not (
+        read_only(error.cmd)
+        or MORE_ERRORS.match(error.line)
+        or _CALL_REFUSED.search(error.line)
+        or USER_REFUSED.match(error.line)
+    )
 
 
 def _moot(led, error) -> bool:

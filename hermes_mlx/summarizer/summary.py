@@ -355,5 +355,6 @@ def _parse_ledger(led: Ledger, kind: str, body: str) -> None:
             led.add_list("constraints", [line])
         elif kind == USERS:
             led.add_list("asks", [line])
-            # its directives, which Constraints left out while this line shows them (`said_in_asks`)
-            led.add_list("constraints", directives_within(line))
+            # its directives, which Constraints left out while this line shows them (`said_in_asks`): oldest
+            # in the ledger, never in the latest constraints' place (KEEP_LAST)
+            led.constraints[:0] = [c for c in directives_within(line) if c not in led.constraints]

@@ -204,7 +204,7 @@ def failed_field(result: str) -> str:
     if stripped.startswith("[") and (reason := stub_failure(stripped[:2100])):
         return clip_line(reason, 300)
     if refused := USER_REFUSED.search(stripped[:2100]):
-        return clip_line(refused.group(0).strip(), 300)
+        return clip_line(refused.group("said").strip(), 300)
     if said := _TOOL_ERROR.match(stripped[:20_000]):
         first = next((ln.strip() for ln in said.group(1).splitlines() if ln.strip()), "")
         return clip_line(first, 300) if first else ""

@@ -245,7 +245,7 @@ def with_command_keys(args: dict) -> dict:
     out = {}
     for key, value in args.items():
         name = _COMMAND_KEY_SPELLINGS.get(re.sub(r"[_\-\s]", "", str(key)).lower(), "")
-        out[name if name and name not in args else key] = value
+        out[name if name and name not in args and name not in out else key] = value  # two spellings: the first
     return out
 
 
@@ -271,11 +271,12 @@ def is_file_key(key: str) -> bool:
 
 # a JSON tool result's exit status, under any of the names tools use
 EXIT_STATUS_KEYS = ("exit_code", "exitCode", "returncode", "return_code", "exit_status", "status_code")
-# a harness saying the user turned the call down, on a line of the result (Cline's, Roo Code's and Kilo
+# a harness saying the user turned the call down, as the result's first words (Cline's, Roo Code's and Kilo
 # Code's `toolDenied`: "The user denied this operation." with what it did not do; Claude Code's "The user
 # doesn't want to proceed with this tool use."; Codex's "exec command rejected by user"): nothing was done
 USER_REFUSED = re.compile(
-    r"^[ \t]*(?:The user denied this operation\b[^\n]{0,200}|The user doesn['’]t want to proceed with this tool use\."
+    r"(?:\A|^\[[^\]\n]{1,300}\] Result:[ \t]*\n)\s*"  # the result's first words, or first after Cline's label
+    r"(?P<said>The user denied this operation\b[^\n]{0,200}|The user doesn['’]t want to proceed with this tool use\."
     r"|(?:exec command|patch) rejected by user\b[^\n]{0,200})",
     re.M,
 )
