@@ -100,8 +100,8 @@ def directives_within(message: str) -> list[str]:
     pieces = [_LIST_MARK.sub("", p.strip()) for p in pieces]
     found = [c for piece in pieces if piece != message for c in user_constraints(piece)]
     whole = [c for c in dict.fromkeys(found) if c != message and len(c) >= 20 and c in message]
-    return [c for c in whole if not _CODE_MARK.search(c) and (c.endswith(_ENDED) or message.endswith(c))]  # no piece
-    # a cut broke off (`… until the f`)
+    # a sentence that ends, or the message's end: no piece a cut broke off (`… until the f`)
+    return [c for c in whole if not _CODE_MARK.search(c) and (c.endswith(_ENDED) or message.endswith(c))]
 
 
 _ENDED = (".", "!", ":", "。", "！", "：")
