@@ -511,3 +511,16 @@ def test_no_directive_is_read_back_from_either_side_of_a_cut():
         "keep the totals column written for now. Never push to main directly, open a PR from a branch."
     )
     assert directives_within(line) == ["Never push to main directly, open a PR from a branch."]
+
+
+# the end-to-end review: a user named dev (`/home/dev/…`) had every file read back as a device's, and a micro
+# pass whose files lay there failed verification ("ledger does not parse back"), 3 passes of 9
+def test_files_under_a_home_named_dev_are_files_and_a_device_is_not():
+    from hermes_mlx.summarizer.ledger import Ledger
+
+    led = Ledger()
+    for p in ("/home/dev/ledger/services/billing/f0.py", "/dev/null", "/proc/self/status", "/usr/lib/x.so"):
+        led.add_file(p, "edited")
+    assert list(led.files) == ["/home/dev/ledger/services/billing/f0.py"]
+    back = parse("## Files\n- `/home/dev/ledger/services/billing/f0.py` (edited)\n")
+    assert back.ledger.files == {"/home/dev/ledger/services/billing/f0.py": "edited"}

@@ -25,14 +25,13 @@ from .workfolder import absolute
 _NOISE_PATH = (
     "site-packages/",
     "dist-packages/",
-    "/usr/lib/",
-    "/proc/",
-    "/dev/",
     "node_modules/",
     ".venv/",
     "/lib/python",
     "<frozen",
 )
+# a system's own folders, where a path starts (`/home/dev/app/a.py` is a user's, named dev)
+_SYSTEM_DIRS = ("/usr/lib/", "/proc/", "/dev/")
 COMMAND_CHARS = 140  # a command's first line is kept up to this
 FIXED_BY = " — fixed by "  # an error a later success cleared, then that command (Errors and Fixes)
 OUTCOME_SEP = " ⇒ "  # an earlier result, then the latest: `11 failures ⇒ 0 failures`
@@ -119,7 +118,7 @@ class Ledger:
 
     def add_file(self, path: str, action: str = "mentioned") -> None:
         path = path.strip().strip("`'\"")
-        if not path or len(path) > 300 or any(n in path for n in _NOISE_PATH):
+        if not path or len(path) > 300 or any(n in path for n in _NOISE_PATH) or path.startswith(_SYSTEM_DIRS):
             return
         old = self.files.get(path)
         rank, was = ACTION_RANK.get(action, 0), ACTION_RANK.get(old, 0)
