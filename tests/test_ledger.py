@@ -70,7 +70,7 @@ def test_exit_status_forms():
 
 
 def test_json_tool_results_unwrap_one_way_for_the_ledger_and_the_models_view():
-    from hermes_mlx.summarizer.text import _tool_view
+    from hermes_mlx.summarizer.chunk import _tool_view
     from hermes_mlx.summarizer.tool_results import tool_output
 
     result = json.dumps({"output": "  collected 3\n", "stderr": None, "error": "boom: bad", "exit_code": 1})
