@@ -29,7 +29,6 @@ from .vocabulary import (
     CHANGE_MADE,
     CHANGE_VERBS,
     CHOICE_MADE,
-    CONCLUSION_LEAD,
     DECISION_CUE,
     FILE_NAME,
     IMPERATIVE,
@@ -62,6 +61,15 @@ FEATURE_WEIGHTS = {
     "noted": 0.91,  # saved to memory by the agent (memory_notes); fitted on 9 such candidates, one session
     "made": 1.24,  # a change the agent says it made ("**Deleted** `x.cs`", "I've added …": CHANGE_MADE)
 }
+
+
+# the label a report puts before what it concluded ("**Bottom line:** Configure it for ONLY Cline", "**Root
+# cause:** …", "**Verdict:** …", "Key finding: …"): Cline, Copilot, Cursor and Qwen Code reports write them
+CONCLUSION_LEAD = re.compile(
+    r"^\W{0,4}(?:bottom line|tl;?dr|conclusion|root cause|key (?:takeaway|finding)|verdict|diagnosis|the fix|"
+    r"recommendation|decision)\W{0,4}:",
+    re.I,
+)
 
 
 @dataclass

@@ -155,13 +155,6 @@ SIGNAL = re.compile(
     r"|потому|поэтому|ошибк|исправ|не работает|работает|нет\b",
     re.I,
 )
-# the label a report puts before what it concluded ("**Bottom line:** Configure it for ONLY Cline", "**Root
-# cause:** …", "**Verdict:** …", "Key finding: …"): Cline, Copilot, Cursor and Qwen Code reports write them
-CONCLUSION_LEAD = re.compile(
-    r"^\W{0,4}(?:bottom line|tl;?dr|conclusion|root cause|key (?:takeaway|finding)|verdict|diagnosis|the fix|"
-    r"recommendation|decision)\W{0,4}:",
-    re.I,
-)
 # a decision and its reason: "X doesn't support Y, so …", "Instead, …", "I'd keep A", "(推荐)"
 DECISION_CUE = re.compile(
     r"\b(?:so|instead|rather than|recommend(?:ed|ation)?|decid(?:e|ed)|chose|choose|prefer(?:red)?|"
