@@ -11,6 +11,7 @@ fragment beside the cut.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from .error_lines import at_any_line, at_source_line, cleared_by
@@ -301,9 +302,7 @@ def without_repeats(text: str) -> str:
     if len(lines) < 2 * REPEATED_LINE:
         return text
     shapes = [_QUOTED_OR_NUMBER.sub("0", ln).strip() for ln in lines]  # `"display:" "block"` has one too
-    counts: dict[str, int] = {}
-    for shape in shapes:
-        counts[shape] = counts.get(shape, 0) + 1
+    counts = Counter(shapes)
     out: list[str] = []
     for ln, shape in zip(lines, shapes, strict=True):
         if shape and counts[shape] >= REPEATED_LINE and not _WRITTEN_LINE.match(ln):

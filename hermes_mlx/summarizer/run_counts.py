@@ -23,6 +23,8 @@ COUNT_LINE = re.compile(
 )
 _COUNT_KEPT = re.compile(r"tests?|total|pass|succe|fail|error", re.I)
 _COUNT_SAID = re.compile(r"cancel|skip", re.I)  # kept unless 0
+# labels that count the same thing, as one key: a pass is a success, `Total tests` a total
+_COUNT_KEYS = (("pass", "pass"), ("succe", "pass"), ("fail", "fail"), ("total", "total"))
 _COUNT_GAP = 3  # lines at most between a verdict and the counts above it
 
 
@@ -43,15 +45,7 @@ def count_blocks(lines: list[str]) -> dict[int, str]:
         latest: dict[str, str] = {}
         for m in matched[start:i]:
             label = m["label"].lower()
-            key = (
-                "pass"
-                if label.startswith(("pass", "succe"))
-                else "fail"
-                if label.startswith("fail")
-                else "total"
-                if label.startswith("total")
-                else label.rstrip("s")
-            )
+            key = next((k for lead, k in _COUNT_KEYS if label.startswith(lead)), label.rstrip("s"))
             if _COUNT_KEPT.match(label) or _COUNT_SAID.match(label) and m["n"].strip("0.,"):
                 latest.pop(key, None)
                 latest[key] = " ".join(m.group(0).split())

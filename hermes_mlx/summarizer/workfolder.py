@@ -185,9 +185,10 @@ def relative(path: str, root: str) -> str:
     prefix = root.rstrip(sep) + sep
     if path.startswith(prefix) and len(path) > len(prefix):
         return path[len(prefix) :]
-    drive = _posix(root).rstrip("/") + "/"  # a drive's path in another spelling (`c:/a/b` under `/c:/a`)
-    if _posix(path).lower().startswith(drive.lower()) and _DRIVE.match(drive[1:]) and len(_posix(path)) > len(drive):
-        rest = _posix(path)[len(drive) :]
+    # a drive's path in another spelling (`c:/a/b` under `/c:/a`)
+    drive, posix = _posix(root).rstrip("/") + "/", _posix(path)
+    if posix.lower().startswith(drive.lower()) and _DRIVE.match(drive[1:]) and len(posix) > len(drive):
+        rest = posix[len(drive) :]
         return rest.replace("/", "\\") if "\\" in path else rest
     home = HOME_DIR.match(path) if root.startswith("~/") else None
     if home and home.group(0) != "~":  # `~/x` spelled out (Hermes's file tools: `/home/teknium/x/TODO.md`)
