@@ -54,7 +54,7 @@ from .shell_words import (
 )
 from .text import Turn, clip, command_of
 from .tidy import path_shaped
-from .tool_results import error_text, exit_status, failed_field, help_link, tool_output
+from .tool_results import error_text, exit_status, failed_field, help_link, said_succeeded, tool_output
 from .vocabulary import (
     ASKS_USER_TOOL,
     DELEGATE_TOOL,
@@ -209,7 +209,8 @@ def _read_result(led: Ledger, call, text: str) -> bool:
     said = error_text(text, output)
     errors, omitted = error_report(said) if not reads or len(said) <= READ_ANSWER_CHARS else ([], 0)
     errors = [e for e in errors if not NUMBERED_LINE.match(e)] if reads else errors
-    changed = changes and not failed and not errors and bool(CHANGE_DONE.search(said))  # it says it did
+    # it says it did, in words or in its JSON's own field
+    changed = changes and not failed and not errors and bool(CHANGE_DONE.search(said) or said_succeeded(text))
     if changes:  # code an edit echoes back (Claude Code's "All occurrences of '…' were replaced") is no error
         wrote = " ".join(" ".join(v.split()) for v in call.arguments.values() if isinstance(v, str))
         errors = [e for e in errors if not _echoed(e, wrote)]

@@ -52,8 +52,15 @@ def error_text(result: str, output: str) -> str:
     if not data or output_parts(data):
         return output
     nested = [p for v in data.values() if isinstance(v, dict) for p in output_parts(v)]
-    said_ok = any(data.get(k) is (not v) for k, v in FAILED_FIELDS.items())  # `"success": true`
-    return "\n".join(nested) if nested or said_ok else output
+    return "\n".join(nested) if nested or said_succeeded(result) else output
+
+
+def said_succeeded(result: str) -> bool:
+    """A JSON result whose own field says the call worked (`"success": true`, FAILED_FIELDS):
+    Hermes's `patch` answers so, with a diff and no word of it, and a file it changed fixes the
+    failed edits of that file before it as Claude Code's "has been updated" does."""
+    data = json_result(result)
+    return bool(data) and any(data.get(k) is (not v) for k, v in FAILED_FIELDS.items())
 
 
 # Cline's and Roo Code's (formatResponse.toolError): "The tool execution failed with the following
