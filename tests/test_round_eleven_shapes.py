@@ -42,3 +42,62 @@ def test_a_json_success_of_a_read_fixes_no_failed_edit():
         ]
     )
     assert [e.line for e in s.ledger.errors] == ["Could not find match"]
+
+
+# Aider's user typed `/ask` with Chinese words right after it (`/ask从代码结构来看…`, twice in the held-out
+# session); the slash-command rule (Aider's `/add x`, `/undo` in the corpora) read no command there
+def test_a_slash_command_with_words_of_another_script_glued_on_is_no_work():
+    s = one_pass(
+        [
+            {"role": "user", "content": "整理 models.py 的结构。"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("c1", "aider_command", command="/ask你把文件搬运到哪里了")],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "Invalid command: /ask你把文件搬运到哪里了"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("c2", "aider_command", command="/usr/bin/env true")],
+            },
+            {"role": "tool", "tool_call_id": "c2", "content": ""},
+            {"role": "assistant", "content": "已拆分 ASPP 模块。"},
+        ]
+    )
+    ran = [c.cmd for c in s.ledger.commands]
+    assert not any(c.startswith("/ask") for c in ran)
+    assert "/usr/bin/env true" in ran  # a path is no slash command
+
+
+# a bold label on the line after a hard break opens its own part (Aider's Chinese `**问题**：…  ` then
+# `**建议**：`), while a label's own text after its hard break stays its (Cursor's `**Роль (Persona):**  `)
+def test_a_bold_label_after_a_hard_break_is_no_word_of_the_line_before():
+    from hermes_mlx.summarizer.sentences import paragraphs
+
+    text = "**问题**：`num_workers=0` 会显著降低训练速度  \n**建议**：  \n\n**Роль (Persona):**  \nэксперт по Python"
+    assert paragraphs(text) == [
+        ["**问题**：`num_workers=0` 会显著降低训练速度"],
+        ["**建议**："],
+        ["**Роль (Persona):** эксперт по Python"],
+    ]
+
+
+# a task tracker's record of a decision (OpenCode's `arbeit_context_add {"type": "decision", …}`) is the
+# agent's own note, as Hermes's `memory` add is (the Hermes corpus session)
+def test_a_decision_saved_to_a_task_tracker_is_a_note_of_the_agent():
+    from hermes_mlx.summarizer.text import normalize
+    from hermes_mlx.summarizer.written import memory_notes
+
+    decided = "Use event-sourced task model with deterministic conflict resolution; ULID ids for ordering"
+    turns = normalize(
+        [
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("c1", "arbeit_context_add", task_id="tkt-1", type="decision", content=decided)],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": '{"success": true}'},
+        ]
+    )
+    assert memory_notes(turns[0]) == [decided]

@@ -115,8 +115,12 @@ _NOT_PROSE = ("|", "#", "<", "{", "}", *BOX_DRAWING)
 # markdown's hard break (two spaces before a line's end) inside a sentence: the text goes on in the
 # next line, less a list marker that line opens with (a Korean reply's "그래서 `…`은 보통  " then "1) …
 # 또는  " then "로 해석하는 게 맞습니다.", Cursor's "**Роль (Persona):**  " then its definition); a
-# sentence that ended there ends its line
-_HARD_BREAK = re.compile(r"(?<=[^\s.!?。！？])[ \t]{2,}\n[ \t]*(?:(?:\d+[.)]|[-*•])[ \t]+)?(?=[^\s#|>-])")
+# sentence that ended there ends its line, and a bold label opens a part of its own (Aider's Chinese
+# "**问题**：… 训练速度  " then "**建议**：  " then the advice as a list: the label is no word of the problem)
+_HARD_BREAK = re.compile(
+    r"(?<=[^\s.!?。！？])[ \t]{2,}\n[ \t]*(?:(?:\d+[.)]|[-*•])[ \t]+)?(?=[^\s#|>-])"
+    r"(?!\*\*[^*\n]{1,40}(?:\*\*[ \t]*[:：]|[:：][ \t]*\*\*))"
+)
 SHORT_ITEM = 100  # characters of a list item that may join its lead-in
 
 

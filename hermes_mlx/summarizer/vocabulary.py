@@ -336,9 +336,10 @@ REPORT_TOOL = re.compile(
 )
 REPORT_KEYS = ("message", "result", "text", "final_answer", "answer", "summary")
 # tools that save what the agent wants to remember (Hermes's `memory`, Cursor's `update_memory`,
-# Windsurf's `create_memory`, the MCP memory server's `add_observations`), the keys their text is
-# under, and the actions that save nothing (a removal, a search)
-MEMORY_TOOL = re.compile(r"memor|remember|observations|save_?note|add_?note", re.I)
+# Windsurf's `create_memory`, the MCP memory server's `add_observations`, a task tracker's decision or
+# note on a task: OpenCode's `arbeit_context_add {"type": "decision", "content": …}`), the keys their
+# text is under, and the actions that save nothing (a removal, a search)
+MEMORY_TOOL = re.compile(r"memor|remember|observations|save_?note|add_?note|context_?add|add_?context", re.I)
 MEMORY_KEYS = ("content", "knowledge_to_store", "memory", "text", "observations", "contents", "note", "fact")
 MEMORY_NOT_SAVED = re.compile(r"remove|delete|forget|search|read|get|list|view|query|recall|retriev", re.I)
 # a program pointing its reader to help, on the line of the link it prints (credo's `Please report incorrect
@@ -394,5 +395,6 @@ GENERIC_FAILURE = re.compile(
 # a comment line in a script passed as one command (`python3 <<'EOF'` ... `# Reproduce the 64KB hang`):
 # what the script is for, in the agent's words; a markdown heading written by a heredoc is none
 SCRIPT_COMMENT = re.compile(r"^\s*(?:#(?![#!])|//)\s*(\S+(?:\s+\S+){2,})\s*$")
-# a command the user typed to the agent itself (`/add x`, `/undo`, `/clear`): no work of the agent's
-SLASH_COMMAND = re.compile(r"^\s*/[a-z][\w-]*(?=\s|$)")
+# a command the user typed to the agent itself (`/add x`, `/undo`, `/clear`): no work of the agent's. Its
+# name is ASCII; words in another script may follow with no space (a Chinese user's `/ask从代码结构来看…`)
+SLASH_COMMAND = re.compile(r"^\s*/[a-z][a-z0-9_-]*(?=\s|$|[^\x00-\x7f])")
