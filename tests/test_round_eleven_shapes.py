@@ -101,3 +101,20 @@ def test_a_decision_saved_to_a_task_tracker_is_a_note_of_the_agent():
         ]
     )
     assert memory_notes(turns[0]) == [decided]
+
+
+# a command that failed with a result line, then passed with none, listed `(exit 1 → 0) → KeyError`: the
+# old error read as what the passing run printed (an end-to-end review's micro session; Codex's `npm test`
+# in the corpora, `(exit 1 → 0 → 0) → Error: MISTRAL_API_KEY required ⇒ …`)
+def test_a_run_whose_status_changed_with_no_result_line_keeps_no_result_from_before():
+    from hermes_mlx.summarizer.ledger import Ledger
+
+    led = Ledger()
+    led.add_command("python app.py", 1, "KeyError: 'name'")
+    led.add_command("python app.py", 0, "")
+    assert led.commands[0].outcome == "" and led.commands[0].statuses == [1, 0]
+    led.add_command("pytest -q", 0, "4 passed in 0.1s")
+    led.add_command("pytest -q", 0, "")  # the same status again: its result still stands
+    led.add_command("make", 2, "make: *** [all] Error 2")
+    led.add_command("make", None, "")  # a status not known: nothing said changed
+    assert [c.outcome for c in led.commands[1:]] == ["4 passed in 0.1s", "make: *** [all] Error 2"]

@@ -144,6 +144,10 @@ class Ledger:
                     # makes something (aider's `/undo`, a commit) made something else: all are news
                     before = before[-(MADE_RUNS - 1) :] if outcome_of(outcome)[0] in MADE else before[-1:]
                     c.outcome = OUTCOME_SEP.join([clip(x, 80) for x in before if x] + [outcome])
+                elif not outcome and None not in c.statuses[-2:] and len(set(c.statuses[-2:])) == 2:
+                    # exit 1, then 0 with no result line: the `KeyError` before is no result of this
+                    # run (Errors and Fixes keeps it, fixed by this command), nor `4 passed` of a failed one
+                    c.outcome = ""
                 self.commands.append(c)
                 return
         self.commands.append(Command(cmd, [status], outcome))
