@@ -53,9 +53,11 @@ def test_a_slash_command_with_words_of_another_script_glued_on_is_no_work():
             {
                 "role": "assistant",
                 "content": "",
-                "tool_calls": [call("c1", "aider_command", command="/ask你把文件搬运到哪里了")],
+                "tool_calls": [
+                    call("c1", "aider_command", command="/ask从代码结构来看，当前的 models.py 确实存在臃肿问题")
+                ],
             },
-            {"role": "tool", "tool_call_id": "c1", "content": "Invalid command: /ask你把文件搬运到哪里了"},
+            {"role": "tool", "tool_call_id": "c1", "content": "Invalid command: /ask从代码结构来看，当前的"},
             {
                 "role": "assistant",
                 "content": "",
@@ -118,3 +120,129 @@ def test_a_run_whose_status_changed_with_no_result_line_keeps_no_result_from_bef
     led.add_command("make", 2, "make: *** [all] Error 2")
     led.add_command("make", None, "")  # a status not known: nothing said changed
     assert [c.outcome for c in led.commands[1:]] == ["4 passed in 0.1s", "make: *** [all] Error 2"]
+
+
+# Hermes's background review sends its prompt as the user (agent/background_review.py upstream; a held-out
+# Hermes session's Constraints had become its skill-library rules)
+def test_hermes_review_prompt_is_no_users_words():
+    from hermes_mlx.summarizer.harness import without_automated
+
+    prompt = (
+        "Review the conversation above and update two things:\n\n**Memory**: who the user is.\n\n"
+        "**Skills**: Not a long flat list of narrow one-session-one-skill entries.\n\n"
+        "If genuinely nothing stands out on either, say 'Nothing to save.' and stop."
+    )
+    assert without_automated(prompt) == ""
+    older = "Review the conversation above and consider saving to memory if appropriate.\n\nIf nothing is worth saving, just say 'Nothing to save.' and stop."
+    assert without_automated(older) == ""
+    mine = "Review the conversation above and tell me which options we picked."
+    assert without_automated(mine) == mine
+    s = one_pass(
+        [
+            {"role": "user", "content": "Update the persistence layers for the new CLI."},
+            {"role": "assistant", "content": "Updated MEMORY.md and SOUL.md, committed f491337."},
+            {"role": "user", "content": prompt},
+            {"role": "assistant", "content": "Saved one memory entry."},
+        ]
+    )
+    assert not any("one-session-one-skill" in x for x in [*s.ledger.constraints, *s.ledger.asks, s.goal])
+
+
+# `git commit && git push` prints both lines; the push's range alone did not say what was committed (a held-out
+# Hermes session; the synthetic ledgerly and quayside sessions' `git commit … && git push`)
+def test_a_commit_then_push_says_both():
+    from hermes_mlx.summarizer.outcomes import outcome_of
+
+    out = "[main f491337e2] Update all persistence layers\n 3 files changed\nTo github.com:u/r.git\n   0924ed231..f491337e2  main -> main"
+    assert outcome_of(out, 0) == (
+        "git",
+        "[main f491337e2] Update all persistence layers; 0924ed231..f491337e2  main -> main",
+    )
+    assert outcome_of("To github.com:u/r.git\n   0924ed2..f491337  main -> main", 0) == (
+        "git",
+        "0924ed2..f491337  main -> main",
+    )
+
+
+# a page curl printed is the page's: its links (an HTML head's RDF namespaces, a CSP's hosts) are none the work
+# used (a held-out Codex session listed 18; Cursor's `curl -sI -X POST` in the corpora printed 9); a URL
+# template in code (`…/films_of_{year}`, `http://127.0.0.1:${PORT}/api` in the corpora) is no address
+def test_a_fetched_pages_links_and_url_templates_are_not_listed():
+    from hermes_mlx.summarizer.extract import find_urls
+
+    assert find_urls("BASE = f'https://x.org/films_of_{year}' and http://127.0.0.1:${PORT}/api ok https://x.org/a") == [
+        "https://x.org/a"
+    ]
+    page = '<html><head><link rel="dc" href="http://purl.org/dc/terms/"/></head>' + "x" * 500
+    s = one_pass(
+        [
+            {"role": "user", "content": "Scrape the table."},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("c1", "shell", command="curl -s https://en.wikipedia.org/wiki/A | head -50")],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": page},
+            {"role": "assistant", "content": "The table is in the second section."},
+        ]
+    )
+    assert "http://purl.org/dc/terms/" not in s.ledger.urls
+
+
+# the same error again, by a retry (Aider's `Input length 173754 exceeds …` three times, at other lengths) or at
+# another line of one file (flake8's F821 at lines 143 to 146; Kotlin's `Test.kt:61:` and `:74:` in the
+# corpora): one error, the first; another test or another file's failure stays its own
+def test_the_same_error_again_is_listed_once():
+    from hermes_mlx.summarizer.ledger import Ledger
+
+    led = Ledger()
+    led.add_error("Input length 173754 exceeds the maximum length 131072. Request id: 0217682301377579936a5f6e8f40", "")
+    led.add_error("Input length 173821 exceeds the maximum length 131072. Request id: 021768230181940e53a20c38311f", "")
+    led.add_error("models.py:143:21: F821 undefined name 'DecoderBlock'", "flake8 models.py")
+    led.add_error("models.py:144:21: F821 undefined name 'DecoderBlock'", "flake8 models.py")
+    led.add_error("FAILED tests/test_a.py::test_1", "pytest")
+    led.add_error("FAILED tests/test_a.py::test_2", "pytest")
+    led.add_error("Failed to read file: /home/t/patch_test_70k.txt", "patch")
+    led.add_error("Failed to read file: /home/t/patch_test_65k.txt", "patch")
+    assert [e.line for e in led.errors] == [
+        "Input length 173754 exceeds the maximum length 131072. Request id: 0217682301377579936a5f6e8f40",
+        "models.py:143:21: F821 undefined name 'DecoderBlock'",
+        "FAILED tests/test_a.py::test_1",
+        "FAILED tests/test_a.py::test_2",
+        "Failed to read file: /home/t/patch_test_70k.txt",
+        "Failed to read file: /home/t/patch_test_65k.txt",
+    ]
+
+
+# Errors and Fixes said `fixed by X:` twice when another fix came between (a held-out Codex session)
+def test_each_fix_is_said_once_with_all_it_cleared():
+    from hermes_mlx.summarizer.summary import Summary, parse, render
+
+    s = Summary()
+    s.ledger.resolved = ["ValueError: a", "AttributeError: b", "ValueError: c"]
+    s.ledger.fixes = {
+        "ValueError: a": "python s.py",
+        "AttributeError: b": "python t.py",
+        "ValueError: c": "python s.py",
+    }
+    text = render(s)
+    assert text.count("fixed by `python s.py`") == 1
+    assert parse(text).ledger.fixes == s.ledger.fixes
+
+
+# a report's "Next steps" list is what is left, not progress (a held-out Codex session listed both)
+def test_a_next_step_is_not_also_progress():
+    s = one_pass(
+        [
+            {"role": "user", "content": "Write the scraper."},
+            {"role": "assistant", "content": "", "tool_calls": [call("c1", "shell", command="python scrape.py")]},
+            {"role": "tool", "tool_call_id": "c1", "content": "wrote 330 rows to highest_grossing.csv"},
+            {
+                "role": "assistant",
+                "content": "Generated `highest_grossing.csv` with 330 rows covering 1994 through 2024.\n\n"
+                "Next steps:\n1. Spot-check a few recent years in `highest_grossing.csv` for the currency format.\n"
+                "2. Commit `scrape.py` and the CSV if you are happy with the output.",
+            },
+        ]
+    )
+    assert s.remaining and not set(s.remaining) & set(s.progress)

@@ -48,6 +48,7 @@ from .shell_words import (
     EDITOR_COMMAND,
     OPEN_FILE_EDIT,
     OPEN_FILE_SHOWN,
+    fetches_web,
     patch_file_actions,
     read_only,
     shell_file_action,
@@ -238,8 +239,8 @@ def _read_result(led: Ledger, call, text: str) -> bool:
         ):
             for p in find_paths(line)[:4]:
                 led.add_file(p, "mentioned")
-    # URLs the work used, not a document's: a search's hits, a page fetched, a file read back
-    # (a comment's link in mix.exs), another agent's list of sources, a program's help link
+    # URLs the work used, not a document's: a search's hits, a page fetched (by a tool or by curl), a file
+    # read back (a comment's link in mix.exs), another agent's list of sources, a program's help link
     urls = [u for u in find_urls(output) if not re.search(r"pythonhosted|pypi\.org/simple|registry\.npmjs", u)]
     urls = [u for u in urls if not help_link(u, output)]
     name = call.name.lower() if call is not None else ""
@@ -247,6 +248,7 @@ def _read_result(led: Ledger, call, text: str) -> bool:
         bool(FOUND_URLS_TOOL.search(name))
         or (reads and len(output) > READ_ANSWER_CHARS)
         or (bool(DELEGATE_TOOL.search(name)) and len(urls) > MANY_URLS)
+        or fetches_web(cmd)
     )
     if not document:
         led.add_list("urls", urls[:3])

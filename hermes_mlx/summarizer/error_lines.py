@@ -145,6 +145,16 @@ def at_any_line(error: str) -> str:
     return re.sub(r"(?<=[:(,])\d+", "#", error)
 
 
+def error_shape(error: str) -> str:
+    """An error line less its standalone numbers and long hex ids (`Input length 173754 exceeds …
+    Request id: 0217…`, `Test.kt:61:` and `:74:`), a name's own digits kept (`test_2`, `patch_test_70k`):
+    the same error said again, by a retry or at another line of one file, is one error."""
+    return _NUMBERS.sub("#", error)
+
+
+_NUMBERS = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}\b|(?<![\w.])\d+(?:\.\d+)*(?!\w)")
+
+
 def at_source_line(error: str) -> str:
     """The file and line an error line points at (`RegistrationTests.cs:11`), "" if none: a fix that
     cleared a syntax error's cascade at one line (CS1519, then CS8124 and CS1026 at `(11,23)` and

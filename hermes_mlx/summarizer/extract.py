@@ -255,6 +255,8 @@ def find_urls(text: str) -> list[str]:
     text = uncut(text or "")
     for m in URL.finditer(text):
         url = m.group(0).rstrip(".,;:!?*_")
+        if "{" in url:  # a template in code (`http://127.0.0.1:${PORT}/api`, `…/films_of_{year}`): no address
+            continue
         if url not in out and not _XMLNS.search(text[max(0, m.start() - 40) : m.start()]):
             out.append(url)
     return out

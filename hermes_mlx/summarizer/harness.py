@@ -105,8 +105,18 @@ AUTOMATED_NOTE = re.compile(
 )
 
 
+# Hermes's background review (agent/background_review.py, `_MEMORY_REVIEW_PROMPT`, `_SKILL_REVIEW_PROMPT`,
+# `_COMBINED_REVIEW_PROMPT`), sent as the user after a turn: "Review the conversation above and …", its
+# rules for memory and skills, ending on when to say 'Nothing to save.'. A held-out Hermes session's
+# Constraints had been its rules ("Not a long flat list of narrow one-session-one-skill entries.")
+REVIEW_PROMPT_LEAD, REVIEW_PROMPT_MARK = "Review the conversation above and ", "'Nothing to save.'"
+
+
 def without_automated(text: str) -> str:
-    """`text` less a harness's automated notes to the agent (AUTOMATED_NOTE); as is when it has none."""
+    """`text` less a harness's automated notes to the agent (AUTOMATED_NOTE); "" for Hermes's review
+    prompt, which is the whole message; as is when it has none."""
+    if text.lstrip().startswith(REVIEW_PROMPT_LEAD) and REVIEW_PROMPT_MARK in text:
+        return ""
     if "You did not use a tool" not in text and "# TODO LIST" not in text:
         return text
     return AUTOMATED_NOTE.sub("", text).strip()

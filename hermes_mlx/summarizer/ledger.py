@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .error_lines import at_any_line, at_source_line, cleared_by
+from .error_lines import at_any_line, at_source_line, cleared_by, error_shape
 from .extract import TEST_ID, pasted_problems
 from .outcomes import MADE, is_run_verdict, outcome_of
 from .redact import redact
@@ -164,6 +164,12 @@ class Ledger:
         for e in self.errors:
             if e.line == line:
                 e.cmd, e.test = cmd or e.cmd, test or e.test
+                return
+        shape = error_shape(line)
+        for e in self.errors:  # the same error again (a retry, another line of one file): the first says it
+            if e.cmd == cmd and error_shape(e.line) == shape:
+                self.errors.remove(e)
+                self.errors.append(e)  # latest last, as the Open error reads it
                 return
         if line in self.resolved:
             self.resolved.remove(line)  # it came back

@@ -15,6 +15,8 @@ from .result_lines import (
     CHECKED_COUNT,
     DIFFSTAT,
     ERRORS_FOUND,
+    GIT_COMMIT_LINE,
+    GIT_PUSH_LINE,
     INSTALLED_LINE,
     RESULT_LINES,
     VERDICT_LINE,
@@ -148,6 +150,10 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                 conflicts = [ln for ln in lines if ln.startswith("CONFLICT (")] if family == "git" else []
                 if conflicts and line.startswith(("CONFLICT (", "error:", "fatal:")):
                     return family, clip(_first_few(conflicts), 2 * MAX_OUTCOME)
+                if family == "git" and GIT_PUSH_LINE.match(line):  # `commit && push`: what, then where it went
+                    made = next((ln for ln in reversed(lines[:at]) if GIT_COMMIT_LINE.match(ln)), "")
+                    if made:
+                        return family, clip(f"{_fold(made)}; {_fold(line)}", 2 * MAX_OUTCOME)
                 if family == "commit":  # `Removed: <hash> <subject>` then `Now at: <hash> ...`: both tell
                     both = [ln for ln in lines if p.match(ln)][:2]
                     return family, clip("; ".join(" ".join(ln.split()) for ln in both), 2 * MAX_OUTCOME)

@@ -32,6 +32,10 @@ CHECKED_COUNT = re.compile(
 # deletions(-)`; Hermes Agent's `git pull`, a `git merge`): read, like a checker's count, the first of them
 # only when no line of the main families says more (a commit's `[main abc1234] subject` above its stat)
 DIFFSTAT = re.compile(r"^\s*\d+ files? changed(?:, \d+ insertions?\(\+\))?(?:, \d+ deletions?\(-\))?\s*$")
+# git's own lines for a commit made (`[main a1b2c3d] subject`) and a branch pushed (`a1b2c3d..e4f5a6b  main -> main`):
+# a `commit && push` says both, what was committed and that it is on the remote
+GIT_COMMIT_LINE = re.compile(r"^\[[\w./\-]+(?: \(root-commit\))? [0-9a-f]{7,40}\] .+$")
+GIT_PUSH_LINE = re.compile(r"^\s*[0-9a-f]{7,40}\.\.[0-9a-f]{7,40}\s+\S+ -> \S+.*$")
 # (family, pattern) in priority order: a test summary says more than a compile line above it
 RESULT_LINES: list[tuple[str, re.Pattern]] = [
     (
@@ -86,8 +90,10 @@ RESULT_LINES: list[tuple[str, re.Pattern]] = [
     (
         "git",
         re.compile(
-            r"^\[[\w./\-]+(?: \(root-commit\))? [0-9a-f]{7,40}\] .+$"  # git commit
-            r"|^\s*[0-9a-f]{7,40}\.\.[0-9a-f]{7,40}\s+\S+ -> \S+.*$|^\s*\* \[new (?:branch|tag)\]\s+.*$"  # git push
+            GIT_COMMIT_LINE.pattern  # git commit
+            + r"|"
+            + GIT_PUSH_LINE.pattern
+            + r"|^\s*\* \[new (?:branch|tag)\]\s+.*$"  # git push
             r"|^Everything up-to-date$|^branch '.+' set up to track .+$"
             r"|^(?:fatal|error): .+$"
             r"|^Switched to (?:a new )?branch .+$|^Already up to date\.$"

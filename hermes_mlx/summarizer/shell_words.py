@@ -165,3 +165,14 @@ def _xargs_read(step: str) -> bool:
 # a script's line that only sets the shell up: `set -euo pipefail`, a plain assignment (`BIN=/x/codex`;
 # not one that runs something, `TMP=$(mktemp -d)`)
 _SHELL_SETUP = re.compile(r"^(?:set [-+][a-zA-Z]+(?: [-+]?[a-zA-Z]+)*|(?:export )?[A-Za-z_]\w*=[^\s$`;&|]*)$")
+
+
+# an HTTP client (curl, wget, HTTPie, PowerShell's) as a step's program: what it prints is what a server sent
+_HTTP_CLIENT = re.compile(r"^(?:sudo )?(?:curl|wget|https?|xh|Invoke-WebRequest|Invoke-RestMethod|iwr|irm)\b")
+
+
+def fetches_web(cmd: str) -> bool:
+    """A command one of whose steps is an HTTP client: the links in its output are the page's (an HTML
+    page's RDF namespaces, a response's CSP hosts), never ones the work used; its own URL is the command's."""
+    steps = re.split(r"&&|\|\||;|\n", cmd or "")
+    return any(_HTTP_CLIENT.match(step.strip()) for step in steps)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from itertools import groupby
 
 from .directives import directives_within
 from .ledger import FIXED_BY, WORKING_FOLDER, Command, Ledger
@@ -190,8 +189,10 @@ def render(s: Summary) -> str:
             errors.extend(f"- {code(x)}" for x in lines)
     section(ERRORS, errors)
     resolved: list[str] = []
-    for fix, run in groupby(led.resolved, key=lambda x: led.fixes.get(x, "")):
-        lines = list(run)
+    fixed: dict[str, list[str]] = {}  # each fix once, with all it cleared (a later rerun of it, too)
+    for x in led.resolved:
+        fixed.setdefault(led.fixes.get(x, ""), []).append(x)
+    for fix, lines in fixed.items():
         if fix and len(lines) > 1:  # one success cleared several: its command said once, as Errors says it
             resolved.append(f"- fixed by {code(fix)}:")
             resolved.extend(f"  - {code(x)}" for x in lines)
