@@ -246,3 +246,53 @@ def test_a_next_step_is_not_also_progress():
         ]
     )
     assert s.remaining and not set(s.remaining) & set(s.progress)
+
+
+# a script's own verdict on its checks (mini-swe-agent's `All tests passed!`, `All legacy functionality tests
+# passed!`; Codex's npm scripts' `CodeAct tests passed`, `Modern Tool Use test OK`) is the run's result, unless
+# the run failed after it (`Planning test OK`, then a crash, exit 1)
+def test_a_scripts_verdict_on_its_tests_is_the_result_unless_a_failure_follows():
+    from hermes_mlx.summarizer.outcomes import outcome_of
+
+    assert outcome_of("setup done\nAll legacy functionality tests passed!", 0) == (
+        "tests",
+        "All legacy functionality tests passed!",
+    )
+    assert outcome_of("> test\nModern Tool Use test OK", 0) == ("tests", "Modern Tool Use test OK")
+    crashed = "Planning test OK\nnode:internal/modules\nError [ERR_MODULE_NOT_FOUND]: Cannot find module 'x'"
+    assert outcome_of(crashed, 1) == ("failure", "Error [ERR_MODULE_NOT_FOUND]: Cannot find module 'x'")
+
+
+# an object's key in a dump (axios's `clarifyTimeoutError: false` in Codex's npm test output) is no exception
+def test_an_exceptions_name_is_a_class_name():
+    from hermes_mlx.summarizer.outcomes import outcome_of
+
+    assert outcome_of("    clarifyTimeoutError: false\nError: connect ECONNREFUSED 127.0.0.1:3031", 1) == (
+        "failure",
+        "Error: connect ECONNREFUSED 127.0.0.1:3031",
+    )
+    assert outcome_of("Traceback\nrequests.exceptions.ConnectionError: refused", 1) == (
+        "failure",
+        "requests.exceptions.ConnectionError: refused",
+    )
+
+
+# `pip install asgiref -q` after `No module named 'asgiref'` is that error's fix (mini-swe-agent's django,
+# astroid `wrapt` and marshmallow `simplejson`, `pytz` sessions)
+def test_an_install_of_what_was_missing_fixes_it():
+    s = one_pass(
+        [
+            {"role": "user", "content": "Reproduce the session decode crash."},
+            {"role": "assistant", "content": "", "tool_calls": [call("c1", "shell", command="python3 repro.py")]},
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": "Traceback (most recent call last):\nModuleNotFoundError: No module named 'asgiref'\n[exit code: 1]",
+            },
+            {"role": "assistant", "content": "", "tool_calls": [call("c2", "shell", command="pip install asgiref -q")]},
+            {"role": "tool", "tool_call_id": "c2", "content": "[exit code: 0]"},
+            {"role": "assistant", "content": "Installed the missing dependency."},
+        ]
+    )
+    assert s.ledger.fixes == {"ModuleNotFoundError: No module named 'asgiref'": "pip install asgiref -q"}
+    assert not s.ledger.errors

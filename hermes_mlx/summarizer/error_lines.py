@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from .shell_words import installs_missing
 from .vocabulary import GENERIC_FAILURE, PROGRAM_FAILED, RUNNERS
 
 MAX_LINE = 2000  # a candidate line is cut to this before any regex sees it
@@ -311,10 +312,14 @@ def scan_errors(text: str, limit: int = 6) -> tuple[list[str], int]:
 
 def cleared_by(passing: str, output: str, errors: list) -> list:
     """The errors (ledger.ErrorItem) a command that passed clears: its own, a named test's (its
-    id in the command, or `<test> PASSED` in the output), and a narrower run's of the same tool
+    id in the command, or `<test> PASSED` in the output), what was missing that it installed, and a narrower run's of the same tool
     (`pytest` passing covers what `pytest tests/a.py` failed; a `-k` selection covers nothing)."""
     return [
-        e for e in errors if _covers(passing, e) or (e.test and re.search(re.escape(e.test) + r"\s+PASSED", output))
+        e
+        for e in errors
+        if _covers(passing, e)
+        or (e.test and re.search(re.escape(e.test) + r"\s+PASSED", output))
+        or installs_missing(passing, e.line)  # `pip install asgiref` after `No module named 'asgiref'`
     ]
 
 

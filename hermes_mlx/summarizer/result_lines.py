@@ -60,6 +60,9 @@ RESULT_LINES: list[tuple[str, re.Pattern]] = [
             r"\s*(?:[A-Za-z][\w ]{0,30}:\s+)?(?:[A-Za-z][\w ]{0,20}:\s*\d[\w.]*+,\s*)++[A-Za-z][\w ]{0,20}:\s*\d[\w.]*+\s*$"
             r"|^\s*\d+ (?:passing|failing|pending)\b.*$"  # mocha
             r"|^\s*All \d+ tests? pass(?:ed)?\b.*$"
+            # a script's own verdict on its checks (`All tests passed.`, `CodeAct tests passed`, `Modern Tool Use
+            # test OK`: mini-swe-agent's reproduction scripts, Codex's npm test scripts)
+            r"|^\s*(?:all\s+)?(?:[\w.-]+\s+){0,5}tests?\s+(?:passed|ok|succeeded)[.!]?\s*$"
             # a block of counts joined (_count_blocks): a pass count and a fail, total or tests count in it
             r"|^\s*+(?:[ℹ#][ \t]*+)?(?:tests?|total|pass(?:ed|es)?|fail(?:ed|ures?|s)?)(?=[ \t:])[ \t]*+:?[ \t]*+\d[\d.,]*+[ \t]*+;"
             r"(?=.*\bpass)(?=.*\b(?:fail|total|tests?)\b).*$"
@@ -141,7 +144,9 @@ RESULT_LINES: list[tuple[str, re.Pattern]] = [
             # a timeout said, not a `timeout: 0,` option or an `httpx.Timeout` in code
             r"|^.*\b(?:timed out|(?-i:Timeout(?:Error|Exception))|timeout (?:after|exceeded|expired|reached|of \d)|"
             r"deadline exceeded)\b.*$"
-            r"|^\s*(?:[A-Z]\w*\.)*[A-Z]\w*(?:Error|Exception)(?: \[\w+\])?(?::.*)?$"  # TypeError [ERR_X]: ...
+            # TypeError [ERR_X]: ..., `requests.exceptions.ConnectionError: …`; a class's name in capitals, not an
+            # object's key in a dump (axios's `clarifyTimeoutError: false`)
+            r"|^\s*(?-i:(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))(?: \[\w+\])?(?::.*)?$"
             r"|^\s*\*\* \(\w+(?:\.\w+)*\).*$"  # Elixir raise
             r"|^.*\[ERROR\].*$|^\s*error(?: ?\[\w+\])?: .+$|^.*: error: .+$"
             r"|^.*?(?:" + PROGRAM_FAILED.pattern + ").*$",  # rm: cannot remove 'x': Device or resource busy

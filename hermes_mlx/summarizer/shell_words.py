@@ -176,3 +176,26 @@ def fetches_web(cmd: str) -> bool:
     page's RDF namespaces, a response's CSP hosts), never ones the work used; its own URL is the command's."""
     steps = re.split(r"&&|\|\||;|\n", cmd or "")
     return any(_HTTP_CLIENT.match(step.strip()) for step in steps)
+
+
+# a package manager installing by name (`pip install asgiref -q`, `npm i zod`, `brew install jq`)
+PACKAGE_INSTALL = re.compile(
+    r"\b(?:pip3?|uv(?: pip)?|npm|pnpm|yarn|bun|cargo|go|gem|mix|apt(?:-get)?|brew|poetry|conda) (?:install|add|get|deps\.get|i)\b"
+)
+# an error that says what is missing by name (`No module named 'asgiref'`, `jq: command not found`, node's
+# `Cannot find module 'zod'`): an install naming it is its fix
+MISSING_NAME = re.compile(
+    r"No module named '?(?P<module>[\w-]+)|(?P<program>[\w.+-]+): command not found|command not found: (?P<cmd>[\w.+-]+)"
+    r"|Cannot find (?:module|package) '(?P<package>[@\w/.-]+)'"
+)
+
+
+def installs_missing(passing: str, error: str) -> bool:
+    """A command that installs (PACKAGE_INSTALL) the very name an `error` said was missing (MISSING_NAME):
+    `pip install asgiref -q` fixed `ModuleNotFoundError: No module named 'asgiref'` (mini-swe-agent's
+    django, astroid and marshmallow sessions)."""
+    missing = MISSING_NAME.search(error)
+    if not missing or not PACKAGE_INSTALL.search(passing):
+        return False
+    name = next(x for x in missing.groups() if x)
+    return bool(re.search(rf"(?<![\w@/.-]){re.escape(name)}(?![\w/-])", passing))

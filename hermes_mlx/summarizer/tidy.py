@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .shell_words import EDITOR_COMMAND, HEREDOC_START, read_only, without_heredocs
+from .shell_words import EDITOR_COMMAND, HEREDOC_START, PACKAGE_INSTALL, read_only, without_heredocs
 from .vocabulary import SCRIPT_COMMENT, SPECIAL_FILES
 from .workfolder import relative, scratch
 
@@ -18,8 +18,8 @@ COMMENT_CHARS = 120  # a script's comment shown beside its first line, at most
 
 ACTION_RANK = {"mentioned": 0, "read": 1, "edited": 2, "created": 3, "deleted": 3}
 _CHANGES = re.compile(
-    r"\b(?:pip3?|uv|npm|pnpm|yarn|cargo|go|gem|mix|apt(?:-get)?|brew|poetry) (?:install|add|get|deps\.get)\b"
-    r"|\bgit (?:add|commit|push|checkout|merge|rebase|apply|reset|stash)\b|\bsed -i\b|\bpatch\b|\b(?:mv|cp|rm) "
+    PACKAGE_INSTALL.pattern
+    + r"|\bgit (?:add|commit|push|checkout|merge|rebase|apply|reset|stash)\b|\bsed -i\b|\bpatch\b|\b(?:mv|cp|rm) "
 )
 _RECEIVER = re.compile(r"^(?:self|this|cls|super)\.[a-z_]")
 _FS_ROOTS = ("/home/", "/Users/", "/tmp/", "/etc/", "/var/", "/opt/", "/usr/", "/srv/", "/root/", "/mnt/", "/testbed/")
