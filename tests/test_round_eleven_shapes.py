@@ -119,7 +119,9 @@ def test_a_run_whose_status_changed_with_no_result_line_keeps_no_result_from_bef
     led.add_command("pytest -q", 0, "")  # the same status again: its result still stands
     led.add_command("make", 2, "make: *** [all] Error 2")
     led.add_command("make", None, "")  # a status not known: nothing said changed
-    assert [c.outcome for c in led.commands[1:]] == ["4 passed in 0.1s", "make: *** [all] Error 2"]
+    led.add_command("python train.py", 0, "Accuracy: 0.941")
+    led.add_command("python train.py", 137, "")  # killed with nothing said: the result said is still the latest
+    assert [c.outcome for c in led.commands[1:]] == ["4 passed in 0.1s", "make: *** [all] Error 2", "Accuracy: 0.941"]
 
 
 # Hermes's background review sends its prompt as the user (agent/background_review.py upstream; a held-out
@@ -189,26 +191,41 @@ def test_a_fetched_pages_links_and_url_templates_are_not_listed():
     assert "http://purl.org/dc/terms/" not in s.ledger.urls
 
 
-# the same error again, by a retry (Aider's `Input length 173754 exceeds …` three times, at other lengths) or at
-# another line of one file (flake8's F821 at lines 143 to 146; Kotlin's `Test.kt:61:` and `:74:` in the
-# corpora): one error, the first; another test or another file's failure stays its own
+# the same error again: at another line of one file (flake8's F821 at lines 143 to 146 in a held-out Aider
+# session; Kotlin's `Test.kt:61:` and `:74:` in the corpora) the first; a retry with other numbers (Aider's
+# `Input length 173754 exceeds …` four times) the first and the latest; another test, or the same test with
+# other parameters, or another file's failure stays its own (the rules review)
 def test_the_same_error_again_is_listed_once():
     from hermes_mlx.summarizer.ledger import Ledger
 
     led = Ledger()
-    led.add_error("Input length 173754 exceeds the maximum length 131072. Request id: 0217682301377579936a5f6e8f40", "")
-    led.add_error("Input length 173821 exceeds the maximum length 131072. Request id: 021768230181940e53a20c38311f", "")
+    for n, rid in (
+        (173754, "0217682301377579936a5f6e8f40"),
+        (173821, "021768230181940e53a20c38311f"),
+        (141649, "0217682313987b"),
+    ):
+        led.add_error(f"Input length {n} exceeds the maximum length 131072. Request id: {rid}", "")
     led.add_error("models.py:143:21: F821 undefined name 'DecoderBlock'", "flake8 models.py")
     led.add_error("models.py:144:21: F821 undefined name 'DecoderBlock'", "flake8 models.py")
-    led.add_error("FAILED tests/test_a.py::test_1", "pytest")
-    led.add_error("FAILED tests/test_a.py::test_2", "pytest")
+    for line in (
+        "FAILED tests/test_a.py::test_1 - assert 500 == 200",
+        "FAILED tests/test_a.py::test_1 - assert 404 == 200",
+        "FAILED tests/test_a.py::test_2 - assert 500 == 200",
+        "FAILED tests/test_r.py::test_round[0.125-0.13] - assert 0.12 == 0.13",
+        "FAILED tests/test_r.py::test_round[2.675-2.68] - assert 2.67 == 2.68",
+    ):
+        led.add_error(line, "pytest")
     led.add_error("Failed to read file: /home/t/patch_test_70k.txt", "patch")
     led.add_error("Failed to read file: /home/t/patch_test_65k.txt", "patch")
     assert [e.line for e in led.errors] == [
         "Input length 173754 exceeds the maximum length 131072. Request id: 0217682301377579936a5f6e8f40",
+        "Input length 141649 exceeds the maximum length 131072. Request id: 0217682313987b",
         "models.py:143:21: F821 undefined name 'DecoderBlock'",
-        "FAILED tests/test_a.py::test_1",
-        "FAILED tests/test_a.py::test_2",
+        "FAILED tests/test_a.py::test_1 - assert 500 == 200",
+        "FAILED tests/test_a.py::test_1 - assert 404 == 200",
+        "FAILED tests/test_a.py::test_2 - assert 500 == 200",
+        "FAILED tests/test_r.py::test_round[0.125-0.13] - assert 0.12 == 0.13",
+        "FAILED tests/test_r.py::test_round[2.675-2.68] - assert 2.67 == 2.68",
         "Failed to read file: /home/t/patch_test_70k.txt",
         "Failed to read file: /home/t/patch_test_65k.txt",
     ]
@@ -296,3 +313,77 @@ def test_an_install_of_what_was_missing_fixes_it():
     )
     assert s.ledger.fixes == {"ModuleNotFoundError: No module named 'asgiref'": "pip install asgiref -q"}
     assert not s.ledger.errors
+
+
+# the rules review's cases, each a wrong turn of one of this round's rules
+def test_a_verdict_that_some_tests_failed_is_no_pass():
+    from hermes_mlx.summarizer.outcomes import outcome_of
+
+    out = "FAIL: test_tax: AssertionError: 1.49 != 1.50\nNot all tests passed."
+    assert outcome_of(out, 0) == ("tests", "FAIL: test_tax: AssertionError: 1.49 != 1.50")
+    for said in ("3 of 5 tests passed", "No tests passed", "Only some tests passed"):
+        assert outcome_of(said, 0)[0] != "tests", said
+    assert outcome_of("Traceback\nsocket.gaierror: [Errno -2] Name or service not known", 1) == (
+        "failure",
+        "socket.gaierror: [Errno -2] Name or service not known",
+    )
+
+
+def test_what_is_no_fetch_no_install_and_no_slash_command():
+    from hermes_mlx.summarizer.shell_words import fetches_web, installs_missing
+    from hermes_mlx.summarizer.vocabulary import SLASH_COMMAND
+
+    assert fetches_web("cd /srv && curl -sI https://example.com | head")
+    assert not fetches_web("npx wrangler deploy && curl -s https://api.example.com/health")  # the deploy's URL
+    assert not fetches_web("python - <<'EOF'\nhttp = urllib3.PoolManager()\nEOF")
+    assert not installs_missing("cd backend && pip install -r requirements.txt", "No module named 'backend'")
+    assert installs_missing("pip install wrapt lazy-object-proxy -q", "ModuleNotFoundError: No module named 'wrapt'")
+    assert not SLASH_COMMAND.match("/backend下的测试先别管。Do not modify the database schema.")
+    assert SLASH_COMMAND.match("/fixIssue 123")
+
+
+def test_done_work_like_a_next_step_stays_progress():
+    s = one_pass(
+        [
+            {"role": "user", "content": "Fix the login redirect."},
+            {
+                "role": "assistant",
+                "content": "Fixed the login redirect bug in auth.py: it now sends users to the dashboard.\n\n"
+                "Next steps:\n1. Fix the login redirect bug in signup.py the same way.\n2. Add a test for both.",
+            },
+        ]
+    )
+    assert "Fixed the login redirect bug in auth.py: it now sends users to the dashboard." in s.progress
+
+
+# Hermes's `patch` answers `{"success": true, "diff": …, "lint": {"output": …}}`: a lint finding is no sign the
+# edit failed; the earlier failed edit of the file is fixed, and the finding stays an error of its own
+def test_a_json_success_with_lint_findings_still_fixes_the_failed_edit():
+    path = "/home/u/proj/src/c.py"
+    lint = '{"success": true, "diff": "-a\\n+b", "lint": {"output": "src/c.py:14:12: F821 undefined name \'total\'"}}'
+    s = one_pass(
+        [
+            {"role": "user", "content": "Fix the total in src/c.py."},
+            {"role": "assistant", "content": "", "tool_calls": [call("c1", "patch", path=path, old_string="x")]},
+            {"role": "tool", "tool_call_id": "c1", "content": '{"success": false, "error": "Could not find match"}'},
+            {"role": "assistant", "content": "", "tool_calls": [call("c2", "patch", path=path, old_string="y")]},
+            {"role": "tool", "tool_call_id": "c2", "content": lint},
+            {"role": "assistant", "content": "Patched; lint reports an undefined name next."},
+        ]
+    )
+    assert s.ledger.resolved == ["Could not find match"]
+    assert [e.line for e in s.ledger.errors] == ["src/c.py:14:12: F821 undefined name 'total'"]
+
+
+def test_a_review_prompt_joined_to_the_users_turn_leaves_the_users_words():
+    from hermes_mlx.summarizer.harness import without_automated
+
+    joined = "Use Decimal for money, not float.\n\nReview the conversation above and update two things:\n\n**Memory**: x\nsay 'Nothing to save.' and stop."
+    assert without_automated(joined) == "Use Decimal for money, not float."
+
+
+def test_a_numbered_bold_label_after_a_hard_break_is_not_glued_on():
+    from hermes_mlx.summarizer.sentences import paragraphs
+
+    said = [x for p in paragraphs("Training is slow  \n1. **Cause**: the GPU box is shared") for x in p]
+    assert "Training is slow" in said and not any(x.startswith("Training is slow 1") for x in said)

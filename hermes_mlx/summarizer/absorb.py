@@ -215,6 +215,8 @@ def _read_result(led: Ledger, call, text: str) -> bool:
     if changes:  # code an edit echoes back (Claude Code's "All occurrences of '…' were replaced") is no error
         wrote = " ".join(" ".join(v.split()) for v in call.arguments.values() if isinstance(v, str))
         errors = [e for e in errors if not _echoed(e, wrote)]
+    if changes and not failed and not changed and said_succeeded(text):  # Hermes's `patch` changed the file, and
+        led.resolve_file(label)  # its earlier failed edits are fixed, whatever its lint says (listed after)
     piped = status == 0 and bool(re.search(r"(?<!\|)\|(?!\|)", cmd))  # `cmd | tail` reports tail's status
     went_wrong = status not in (0, None) or bool(errors) and (status is None or piped) and not passed
     if cmd and (went_wrong or status is None):  # passed unseen only if the rule below says so now
@@ -260,7 +262,7 @@ def _read_result(led: Ledger, call, text: str) -> bool:
     first = next((ln for ln in said.splitlines() if ln.strip()), "") if len(said) <= READ_ANSWER_CHARS else ""
     said_first = is_error_line(first) and not NUMBERED_LINE.match(first) or bool(EDIT_NOT_APPLIED.search(output))
     if not cmd:
-        saved = changes and bool(CHANGE_DONE.search(said))
+        saved = changes and bool(CHANGE_DONE.search(said) or said_succeeded(text))
         return bool(failed) or status not in (0, None) or said_first and not saved
     return (status not in (0, None) or said_first) and (read_only(cmd) or bool(EDITOR_COMMAND.match(cmd)))
 

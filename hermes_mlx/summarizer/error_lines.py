@@ -147,13 +147,21 @@ def at_any_line(error: str) -> str:
 
 
 def error_shape(error: str) -> str:
-    """An error line less its standalone numbers and long hex ids (`Input length 173754 exceeds …
-    Request id: 0217…`, `Test.kt:61:` and `:74:`), a name's own digits kept (`test_2`, `patch_test_70k`):
-    the same error said again, by a retry or at another line of one file, is one error."""
-    return _NUMBERS.sub("#", error)
+    """An error line less where it points (`models.py:143:21:`, `line 12`, `(11,23)`) and long hex ids
+    (a request's `0217682301377579936a5f6e…`): the same error at another line of one file, or said again
+    by a retry, is one error, the first (where to look first). A test's parameters stay (`test_r[0.125]`)."""
+    return _HEX_ID.sub("#", at_any_line(_LINE_WORD.sub("line #", error)))
 
 
-_NUMBERS = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}\b|(?<![\w.])\d+(?:\.\d+)*(?!\w)")
+def error_numbers_shape(error: str) -> str:
+    """`error_shape` less every number it states too (`assert 500 == 200` then `assert 404 == 200`,
+    `Input length 173754 exceeds …` then `141649`): one error whose latest numbers say where it stands."""
+    return _STATED_NUMBER.sub("#", error_shape(error))
+
+
+_HEX_ID = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}\b")
+_LINE_WORD = re.compile(r"\bline \d+\b")
+_STATED_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?!\w)")
 
 
 def at_source_line(error: str) -> str:

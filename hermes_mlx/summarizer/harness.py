@@ -105,6 +105,12 @@ AUTOMATED_NOTE = re.compile(
 )
 
 
+def _review_prompt_at(text: str) -> int:
+    """Where a line of `text` opens Hermes's review prompt (REVIEW_PROMPT_LEAD), -1 if none does."""
+    at = 0 if text.lstrip().startswith(REVIEW_PROMPT_LEAD) else text.find("\n" + REVIEW_PROMPT_LEAD)
+    return at if at <= 0 else at + 1
+
+
 # Hermes's background review (agent/background_review.py, `_MEMORY_REVIEW_PROMPT`, `_SKILL_REVIEW_PROMPT`,
 # `_COMBINED_REVIEW_PROMPT`), sent as the user after a turn: "Review the conversation above and …", its
 # rules for memory and skills, ending on when to say 'Nothing to save.'. A held-out Hermes session's
@@ -113,10 +119,13 @@ REVIEW_PROMPT_LEAD, REVIEW_PROMPT_MARK = "Review the conversation above and ", "
 
 
 def without_automated(text: str) -> str:
-    """`text` less a harness's automated notes to the agent (AUTOMATED_NOTE); "" for Hermes's review
-    prompt, which is the whole message; as is when it has none."""
-    if text.lstrip().startswith(REVIEW_PROMPT_LEAD) and REVIEW_PROMPT_MARK in text:
-        return ""
+    """`text` less a harness's automated notes to the agent (AUTOMATED_NOTE) and Hermes's review prompt
+    (a message of its own, or joined to the user's turn before it: from its first line to the line that
+    ends it with REVIEW_PROMPT_MARK); as is when it has none."""
+    if REVIEW_PROMPT_MARK in text and (at := _review_prompt_at(text)) >= 0:
+        end = text.rfind(REVIEW_PROMPT_MARK)
+        end = text.find("\n", end)
+        text = (text[:at] + (text[end:] if end != -1 else "")).strip()
     if "You did not use a tool" not in text and "# TODO LIST" not in text:
         return text
     return AUTOMATED_NOTE.sub("", text).strip()

@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .error_lines import at_any_line, at_source_line, cleared_by, error_shape
+from .error_lines import at_any_line, at_source_line, cleared_by, error_numbers_shape, error_shape
 from .extract import TEST_ID, pasted_problems
 from .outcomes import MADE, is_run_verdict, outcome_of
 from .redact import redact
@@ -58,6 +58,10 @@ def shown_command(cmd: str) -> str:
 _DURATION = re.compile(
     r"\b\d+(?:[.,]\d+)?(?:\s?(?:ms|secs?|seconds?|mins?|minutes?)|s)\b|\b\d+[hm](?= ?\d+(?:\.\d+)?[ms]\b)"
 )
+
+
+def _failed(result: str) -> bool:
+    return outcome_of(result)[0] == "failure"
 
 
 def timeless(result: str) -> str:
@@ -144,9 +148,10 @@ class Ledger:
                     # makes something (aider's `/undo`, a commit) made something else: all are news
                     before = before[-(MADE_RUNS - 1) :] if outcome_of(outcome)[0] in MADE else before[-1:]
                     c.outcome = OUTCOME_SEP.join([clip(x, 80) for x in before if x] + [outcome])
-                elif not outcome and None not in c.statuses[-2:] and len(set(c.statuses[-2:])) == 2:
-                    # exit 1, then 0 with no result line: the `KeyError` before is no result of this
-                    # run (Errors and Fixes keeps it, fixed by this command), nor `4 passed` of a failed one
+                elif not outcome and status == 0 and c.statuses[-2] not in (0, None) and _failed(before[-1]):
+                    # exit 1, then 0 with no result line: the `KeyError` before is no result of this run
+                    # (Errors and Fixes keeps it, fixed by this command); a result a failed rerun left
+                    # unsaid (`Accuracy: 0.941`, then exit 137) is still the latest one said
                     c.outcome = ""
                 self.commands.append(c)
                 return
@@ -165,12 +170,18 @@ class Ledger:
             if e.line == line:
                 e.cmd, e.test = cmd or e.cmd, test or e.test
                 return
-        shape = error_shape(line)
-        for e in self.errors:  # the same error again (a retry, another line of one file): the first says it
-            if e.cmd == cmd and error_shape(e.line) == shape:
-                self.errors.remove(e)
-                self.errors.append(e)  # latest last, as the Open error reads it
-                return
+        # the same error again, of the same command and test: at another line of one file, or a retry's
+        # other request id, the first says it (where to look first), moved last as the Open error reads it;
+        # with other numbers (`assert 404 == 200` after `500`, a retry's `Input length 141649` after
+        # `173754`) the first and the latest say it, how it began and where it stands
+        shape, numbers = error_shape(line), error_numbers_shape(line)
+        same = [e for e in self.errors if e.cmd == cmd and e.test == test and error_numbers_shape(e.line) == numbers]
+        if alike := next((e for e in same if error_shape(e.line) == shape), None):
+            self.errors.remove(alike)
+            self.errors.append(alike)
+            return
+        if len(same) > 1:
+            self.errors.remove(same[-1])  # the latest so far is no longer the latest
         if line in self.resolved:
             self.resolved.remove(line)  # it came back
             self.fixes.pop(line, None)

@@ -142,7 +142,7 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                         return family, clip(f"{_fold(line)}; {_fold(shipped[-1])}", 2 * MAX_OUTCOME)
                 if family == "install" and line.lstrip().startswith("+ "):  # uv: each package a line, up to VERDICTS
                     line = _first_few([ln for ln in lines if p.match(ln) and ln.lstrip().startswith("+ ")])
-                if family == "install" and status != 0 or says_passed(line) and status not in (0, None):
+                if family == "install" and status != 0 or says_passed(line):
                     last_failed = _last_failure(lines) if last_failed is None else last_failed
                     if last_failed > at:
                         break  # `pip install -e . && python t.py`, a script's `Planning test OK` then a crash:

@@ -62,7 +62,9 @@ RESULT_LINES: list[tuple[str, re.Pattern]] = [
             r"|^\s*All \d+ tests? pass(?:ed)?\b.*$"
             # a script's own verdict on its checks (`All tests passed.`, `CodeAct tests passed`, `Modern Tool Use
             # test OK`: mini-swe-agent's reproduction scripts, Codex's npm test scripts)
-            r"|^\s*(?:all\s+)?(?:[\w.-]+\s+){0,5}tests?\s+(?:passed|ok|succeeded)[.!]?\s*$"
+            # (never one that says some did not: `Not all tests passed.`, `3 of 5 tests passed`, `No tests passed`)
+            r"|^\s*(?![^\n]*\b(?:not|no|none|only|some|few|partially)\b)(?:all\s+)?(?:[A-Za-z_.-]+\s+){0,5}tests?\s+"
+            r"(?:passed|ok|succeeded)[.!]?\s*$"
             # a block of counts joined (_count_blocks): a pass count and a fail, total or tests count in it
             r"|^\s*+(?:[ℹ#][ \t]*+)?(?:tests?|total|pass(?:ed|es)?|fail(?:ed|ures?|s)?)(?=[ \t:])[ \t]*+:?[ \t]*+\d[\d.,]*+[ \t]*+;"
             r"(?=.*\bpass)(?=.*\b(?:fail|total|tests?)\b).*$"
@@ -144,9 +146,9 @@ RESULT_LINES: list[tuple[str, re.Pattern]] = [
             # a timeout said, not a `timeout: 0,` option or an `httpx.Timeout` in code
             r"|^.*\b(?:timed out|(?-i:Timeout(?:Error|Exception))|timeout (?:after|exceeded|expired|reached|of \d)|"
             r"deadline exceeded)\b.*$"
-            # TypeError [ERR_X]: ..., `requests.exceptions.ConnectionError: …`; a class's name in capitals, not an
-            # object's key in a dump (axios's `clarifyTimeoutError: false`)
-            r"|^\s*(?-i:(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))(?: \[\w+\])?(?::.*)?$"
+            # TypeError [ERR_X]: ..., `requests.exceptions.ConnectionError: …`, `socket.gaierror: …`; a class's
+            # name in capitals or under its module, not an object's key in a dump (axios's `clarifyTimeoutError: false`)
+            r"|^\s*(?-i:(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)|(?:[A-Za-z_]\w*\.)+[a-z]\w*error)(?: \[\w+\])?(?::.*)?$"
             r"|^\s*\*\* \(\w+(?:\.\w+)*\).*$"  # Elixir raise
             r"|^.*\[ERROR\].*$|^\s*error(?: ?\[\w+\])?: .+$|^.*: error: .+$"
             r"|^.*?(?:" + PROGRAM_FAILED.pattern + ").*$",  # rm: cannot remove 'x': Device or resource busy

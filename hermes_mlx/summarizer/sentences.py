@@ -118,7 +118,7 @@ _NOT_PROSE = ("|", "#", "<", "{", "}", *BOX_DRAWING)
 # sentence that ended there ends its line, and a bold label opens a part of its own (Aider's Chinese
 # "**问题**：… 训练速度  " then "**建议**：  " then the advice as a list: the label is no word of the problem)
 _HARD_BREAK = re.compile(
-    r"(?<=[^\s.!?。！？])[ \t]{2,}\n[ \t]*(?:(?:\d+[.)]|[-*•])[ \t]+)?(?=[^\s#|>-])"
+    r"(?<=[^\s.!?。！？])[ \t]{2,}\n[ \t]*+(?:(?:\d+[.)]|[-*•])[ \t]+)?+(?=[^\s#|>-])"
     r"(?!\*\*[^*\n]{1,40}(?:\*\*[ \t]*[:：]|[:：][ \t]*\*\*))"
 )
 SHORT_ITEM = 100  # characters of a list item that may join its lead-in

@@ -167,15 +167,18 @@ def _xargs_read(step: str) -> bool:
 _SHELL_SETUP = re.compile(r"^(?:set [-+][a-zA-Z]+(?: [-+]?[a-zA-Z]+)*|(?:export )?[A-Za-z_]\w*=[^\s$`;&|]*)$")
 
 
-# an HTTP client (curl, wget, HTTPie, PowerShell's) as a step's program: what it prints is what a server sent
-_HTTP_CLIENT = re.compile(r"^(?:sudo )?(?:curl|wget|https?|xh|Invoke-WebRequest|Invoke-RestMethod|iwr|irm)\b")
+# an HTTP client (curl, wget, PowerShell's) as a step's program: what it prints is what a server sent
+_HTTP_CLIENT = re.compile(r"^(?:sudo )?(?:curl|wget|Invoke-WebRequest|Invoke-RestMethod|iwr|irm)\b")
 
 
 def fetches_web(cmd: str) -> bool:
-    """A command one of whose steps is an HTTP client: the links in its output are the page's (an HTML
-    page's RDF namespaces, a response's CSP hosts), never ones the work used; its own URL is the command's."""
-    steps = re.split(r"&&|\|\||;|\n", cmd or "")
-    return any(_HTTP_CLIENT.match(step.strip()) for step in steps)
+    """A command whose every step (a `cd` and a pipe's filters aside) is an HTTP client: the links in its
+    output are the page's (an HTML page's RDF namespaces, a response's CSP hosts), never ones the work
+    used; its own URL is the command's. Another step prints its own (`npx wrangler deploy && curl …/health`:
+    the deployed URL is the work's), and a script's lines are no steps."""
+    steps = [s.strip() for s in re.split(r"&&|\|\||;|\n", without_heredocs(cmd or "")) if s.strip()]
+    steps = [s for s in steps if not s.startswith("cd ")]
+    return bool(steps) and all(_HTTP_CLIENT.match(s) for s in steps)
 
 
 # a package manager installing by name (`pip install asgiref -q`, `npm i zod`, `brew install jq`)
@@ -185,17 +188,24 @@ PACKAGE_INSTALL = re.compile(
 # an error that says what is missing by name (`No module named 'asgiref'`, `jq: command not found`, node's
 # `Cannot find module 'zod'`): an install naming it is its fix
 MISSING_NAME = re.compile(
-    r"No module named '?(?P<module>[\w-]+)|(?P<program>[\w.+-]+): command not found|command not found: (?P<cmd>[\w.+-]+)"
-    r"|Cannot find (?:module|package) '(?P<package>[@\w/.-]+)'"
+    r"No module named '?(?P<module>[\w-]{1,100})|(?<![\w.+-])(?P<program>[\w.+-]{1,100}): command not found"
+    r"|command not found: (?P<cmd>[\w.+-]{1,100})|Cannot find (?:module|package) '(?P<package>[@\w/.-]{1,200})'"
 )
 
 
 def installs_missing(passing: str, error: str) -> bool:
-    """A command that installs (PACKAGE_INSTALL) the very name an `error` said was missing (MISSING_NAME):
-    `pip install asgiref -q` fixed `ModuleNotFoundError: No module named 'asgiref'` (mini-swe-agent's
-    django, astroid and marshmallow sessions)."""
+    """A command whose install step (PACKAGE_INSTALL) names, among its own arguments, what an `error` said
+    was missing (MISSING_NAME): `pip install asgiref -q` fixed `No module named 'asgiref'` (mini-swe-agent's
+    django, astroid and marshmallow sessions); `cd backend && pip install -r requirements.txt` installs no
+    module `backend`."""
+    if not PACKAGE_INSTALL.search(passing):
+        return False
     missing = MISSING_NAME.search(error)
-    if not missing or not PACKAGE_INSTALL.search(passing):
+    if not missing:
         return False
     name = next(x for x in missing.groups() if x)
-    return bool(re.search(rf"(?<![\w@/.-]){re.escape(name)}(?![\w/-])", passing))
+    for step in re.split(r"&&|\|\||;|\||\n", passing):
+        install = PACKAGE_INSTALL.search(step)
+        if install and re.search(rf"(?<![\w@/.-]){re.escape(name)}(?![\w/-])", step[install.end() :]):
+            return True
+    return False

@@ -41,8 +41,9 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
     s.state = state
     if plan.listed:  # the plan as these turns left it: once all of it is done, nothing is next
         s.remaining = list(plan.next_steps)
-    # a step still to do is no progress: a report's "Next steps" list had been picked as findings too
-    s.progress = [p for p in s.progress if not any(p == r or near_duplicate(p, r) for r in s.remaining)]
+    # a step still to do is no progress: a report's "Next steps" list had been picked as findings too (its
+    # very words: "Fixed the redirect in auth.py" is done work beside "Fix the redirect in signup.py")
+    s.progress = [p for p in s.progress if p not in s.remaining]
     known = s.ledger.root or _known_root(s.ledger.files)
     root = settle(known, working_folder(turns, known))
     if root and not known:  # a first root: the relative paths the agent gave so far are relative to it

@@ -395,6 +395,9 @@ GENERIC_FAILURE = re.compile(
 # a comment line in a script passed as one command (`python3 <<'EOF'` ... `# Reproduce the 64KB hang`):
 # what the script is for, in the agent's words; a markdown heading written by a heredoc is none
 SCRIPT_COMMENT = re.compile(r"^\s*(?:#(?![#!])|//)\s*(\S+(?:\s+\S+){2,})\s*$")
-# a command the user typed to the agent itself (`/add x`, `/undo`, `/clear`): no work of the agent's. Its
-# name is ASCII; words in another script may follow with no space (a Chinese user's `/ask从代码结构来看…`)
-SLASH_COMMAND = re.compile(r"^\s*/[a-z][a-z0-9_-]*(?=\s|$|[^\x00-\x7f])")
+# a command the user typed to the agent itself (`/add x`, `/undo`, `/clear`): no work of the agent's. A chat
+# command's words in another script may follow with no space (`/ask从代码结构来看…`), a folder's never do (`/backend下的…`)
+SLASH_COMMAND = re.compile(
+    r"^\s*/(?:[a-z][\w-]*(?=\s|$)|(?:ask|code|architect|add|drop|run|test|undo|clear|commit|help|web|compact|init)"
+    r"(?=[^\x00-\x7f]))"
+)
