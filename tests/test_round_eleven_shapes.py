@@ -387,3 +387,33 @@ def test_a_numbered_bold_label_after_a_hard_break_is_not_glued_on():
 
     said = [x for p in paragraphs("Training is slow  \n1. **Cause**: the GPU box is shared") for x in p]
     assert "Training is slow" in said and not any(x.startswith("Training is slow 1") for x in said)
+
+
+# an error's `after` and `fixed by` name a file tool's path as Files does, relative to the working folder (the
+# Hermes corpus session's `after \`patch ~/.hermes/hermes-agent/TODO.md\``; a held-out Hermes session's
+# `fixed by \`patch /Users/…/.hermes/MASTER.md\``); a shell command stays as it ran; and a failed edit read
+# back from a summary that way is still fixed by a later edit of the file under its whole path
+def test_a_file_tools_label_says_its_path_as_files_does():
+    from hermes_mlx.summarizer.workfolder import relative_label
+
+    assert relative_label("patch /home/u/app/src/c.py", "/home/u/app") == "patch src/c.py"
+    assert relative_label("cat /home/u/app/x.log", "/home/u/app") == "cat /home/u/app/x.log"
+    assert relative_label("python3 /home/u/app/run.py", "/home/u/app") == "python3 /home/u/app/run.py"
+    assert relative_label("patch /elsewhere/c.py", "/home/u/app") == "patch /elsewhere/c.py"
+
+    from hermes_mlx.summarizer.summary import parse, render
+
+    path = "/home/u/app/src/c.py"
+    first = [
+        {"role": "system", "content": "Working directory: /home/u/app"},
+        {"role": "user", "content": "Fix the crash in src/c.py."},
+        {"role": "assistant", "content": "", "tool_calls": [call("c1", "patch", path=path, old_string="x")]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"success": false, "error": "Could not find match"}'},
+        {"role": "assistant", "content": "The text differs; I will read the file first."},
+    ]
+    s = one_pass(first)
+    text = render(s)
+    assert "after `patch src/c.py`" in text and "/home/u/app/src" not in text.split("## Errors", 1)[1]
+    again = parse(text)
+    again.ledger.resolve_file(f"patch {path}")
+    assert again.ledger.resolved == ["Could not find match"]

@@ -64,10 +64,11 @@ FEATURE_WEIGHTS = {
 
 
 # the label a report puts before what it concluded ("**Bottom line:** Configure it for ONLY Cline", "**Root
-# cause:** …", "**Verdict:** …", "Key finding: …"): Cline, Copilot, Cursor and Qwen Code reports write them
+# cause:** …", "**Verdict:** …", "Key finding: …", Hermes's "My recommendation: …"): Cline, Copilot, Cursor and
+# Qwen Code reports write them
 CONCLUSION_LEAD = re.compile(
-    r"^\W{0,4}(?:bottom line|tl;?dr|conclusion|root cause|key (?:takeaway|finding)|verdict|diagnosis|the fix|"
-    r"recommendation|decision)\W{0,4}:",
+    r"^\W{0,4}(?:(?:my|our) )?(?:bottom line|tl;?dr|conclusion|root cause|key (?:takeaway|finding)|verdict|diagnosis|"
+    r"the fix|recommendation|decision)\W{0,4}:",
     re.I,
 )
 

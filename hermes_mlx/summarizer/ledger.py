@@ -21,6 +21,7 @@ from .redact import redact
 from .text import clip
 from .tidy import ACTION_RANK, tidy_commands, tidy_files
 from .vocabulary import GENERIC_FAILURE, tool_action
+from .workfolder import relative
 from .workfolder import absolute
 
 _NOISE_PATH = (
@@ -226,8 +227,9 @@ class Ledger:
         path = label.split(" ", 1)[1] if " " in label else ""
 
         def failed_change(e) -> bool:  # an edit tool's error on that file, not `python app.py`'s
-            tool, _, on = e.cmd.partition(" ")
-            return bool(path) and on == path and tool_action(tool, {}) in ("edited", "created")
+            tool, _, on = e.cmd.partition(" ")  # (its path as a summary read back says it: relative)
+            same = on == path or bool(self.root) and relative(on, self.root) == relative(path, self.root)
+            return bool(path) and same and tool_action(tool, {}) in ("edited", "created")
 
         done = [e for e in self.errors if (failed_here or failed_change)(e)]
         self.errors = [e for e in self.errors if e not in done]

@@ -19,7 +19,7 @@ from .shell_words import read_only
 from .summary import Summary, code, render
 from .text import Turn, clip
 from .vocabulary import USER_REFUSED
-from .workfolder import above_given, settle, working_folder
+from .workfolder import above_given, relative_label, settle, working_folder
 
 
 def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) -> None:
@@ -34,11 +34,9 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
     current = plan.in_progress or next((x[len("In progress: ") :] for x in s.state if x.startswith("In progress:")), "")
     if current and current.split(":")[0] not in plan.closed:
         state.append(f"In progress: {current}")
-    last = next((e for e in reversed(s.ledger.errors) if _to_act_on(e)), None)
-    if last is not None and not _moot(s.ledger, last):
-        line = clip(last.line, 100)  # whole under Errors
-        state.append(f"Open error: {code(line)}" + (f" after {code(last.cmd)}" if last.cmd else ""))
     s.state = state
+    last = next((e for e in reversed(s.ledger.errors) if _to_act_on(e)), None)
+    last = None if last is None or _moot(s.ledger, last) else last  # before tidy lets a command go
     if plan.listed:  # the plan as these turns left it: once all of it is done, nothing is next
         s.remaining = list(plan.next_steps)
     # a step still to do is no progress: a report's "Next steps" list had been picked as findings too (its
@@ -54,6 +52,9 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
         s.ledger.tidy(root)
     else:
         s.ledger.tidy(root, keep_commands=None, keep_files=None)
+    if last is not None:  # its label's path as Files says it, once the working folder is known
+        line, label = clip(last.line, 100), relative_label(last.cmd, s.ledger.root)  # whole under Errors
+        s.state.append(f"Open error: {code(line)}" + (f" after {code(label)}" if last.cmd else ""))
     carried = [i for i in s.ledger.ids if i not in source]  # from the earlier summary
     fresh = rank_ids([i for i in s.ledger.ids if i not in carried], turns)
     s.ledger.ids = carried + [i for i in fresh if i not in carried]

@@ -15,7 +15,7 @@ from .ledger import FIXED_BY, WORKING_FOLDER, Command, Ledger
 from .redact import redact
 from .tidy import one_line
 from .vocabulary import USER_SENTENCE_END
-from .workfolder import rooted
+from .workfolder import relative_label, rooted
 
 MARKER_START = "[CONTEXT COMPACTION"
 MARKER_END = "--- END OF CONTEXT SUMMARY"
@@ -183,7 +183,7 @@ def render(s: Summary) -> str:
         groups.setdefault(e.cmd, []).append(e.line)
     for cmd, lines in groups.items():
         if cmd:
-            errors.append(f"- after {code(cmd)}:")
+            errors.append(f"- after {code(relative_label(cmd, led.root))}:")
             errors.extend(f"  - {code(x)}" for x in lines)
         else:
             errors.extend(f"- {code(x)}" for x in lines)
@@ -193,6 +193,7 @@ def render(s: Summary) -> str:
     for x in led.resolved:
         fixed.setdefault(led.fixes.get(x, ""), []).append(x)
     for fix, lines in fixed.items():
+        fix = relative_label(fix, led.root)
         if fix and len(lines) > 1:  # one success cleared several: its command said once, as Errors says it
             resolved.append(f"- fixed by {code(fix)}:")
             resolved.extend(f"  - {code(x)}" for x in lines)

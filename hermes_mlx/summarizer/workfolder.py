@@ -15,8 +15,9 @@ import re
 from collections import Counter
 
 from .harness import CD_PREFIX, CWD_KEYS, CWD_STATED, HARNESS_STORE, HOME_DIR, SOURCE_DIRS, TEMP_DIR
+from .shell_words import read_only
 from .text import Turn
-from .vocabulary import FILE_KEYS
+from .vocabulary import FILE_KEYS, tool_action
 
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 
@@ -210,3 +211,14 @@ def absolute(path: str, root: str) -> str:
         return path
     sep = "\\" if "\\" in root else "/"
     return root.rstrip(sep) + sep + (path.replace("/", "\\") if sep == "\\" else path)
+
+
+def relative_label(label: str, root: str) -> str:
+    """A file tool's call as Errors names it (`patch /home/u/app/src/c.py`: extract.tool_label) with its
+    path as Files says it, relative to the working folder; a shell command stays as it ran (`cat /x/a.log`)."""
+    name, _, path = label.partition(" ")
+    if not root or not path or " " in path or not rooted(path) or read_only(label):
+        return label
+    if tool_action(name, {}) not in ("edited", "created", "deleted", "read"):
+        return label
+    return f"{name} {relative(path, root)}"
