@@ -21,8 +21,7 @@ from .redact import redact
 from .text import clip
 from .tidy import ACTION_RANK, tidy_commands, tidy_files
 from .vocabulary import GENERIC_FAILURE, tool_action
-from .workfolder import relative
-from .workfolder import absolute
+from .workfolder import absolute, relative
 
 _NOISE_PATH = (
     "site-packages/",
