@@ -417,3 +417,41 @@ def test_a_file_tools_label_says_its_path_as_files_does():
     again = parse(text)
     again.ledger.resolve_file(f"patch {path}")
     assert again.ledger.resolved == ["Could not find match"]
+
+
+# an export with no exit status (Claude Code): a chain that ends by pushing what it committed went past the
+# rebase conflict before it (the end-to-end review's Spanish session; the corpora's Claude Code commits)
+def test_a_push_that_went_through_moves_past_an_earlier_error_where_no_status_is_given():
+    s = one_pass(
+        [
+            {"role": "user", "content": "Rebase on main and push."},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("c1", "Bash", command="git pull --rebase origin main 2>&1 | tail -4")],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": "CONFLICT (content): Merge conflict in package.json\nerror: could not apply 5e8a0c2... fix(reservas): tz",
+            },
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    call(
+                        "c2",
+                        "Bash",
+                        command="npm install 2>&1 | tail -2 && git add package.json && GIT_EDITOR=true git rebase --continue && git push origin main",
+                    )
+                ],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "c2",
+                "content": "added 98 packages in 6s\nfound 0 vulnerabilities\n[detached HEAD 1b9f3d7] fix(reservas): tz\nSuccessfully rebased and updated refs/heads/main.\nTo github.com:l/r.git\n   f02b6e4..1b9f3d7  main -> main",
+            },
+            {"role": "assistant", "content": "Pushed 1b9f3d7 to main."},
+        ]
+    )
+    assert not any(x.startswith("Open error") for x in s.state)

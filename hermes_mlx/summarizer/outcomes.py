@@ -245,6 +245,13 @@ def says_passed(line: str, cmd: str = "") -> bool:
     return any(all_passed(family, line, cmd) and p.match(line) for family, p in _RUN_RESULTS)
 
 
+def says_made(line: str) -> bool:
+    """A result line that says something was made: a commit, a PR or a release (MADE), or git's own
+    line for a commit or a push that went through (`[main a1b2c3d] subject`, `a1..b2  main -> main`)."""
+    family, _ = outcome_of(line)
+    return family in MADE or bool(GIT_COMMIT_LINE.match(line) or GIT_PUSH_LINE.match(line.rsplit("; ", 1)[-1]))
+
+
 def is_run_verdict(line: str) -> bool:
     """A test or build run's result line (`1 failed`, go's `FAIL pkg 0.2s`, `Found 3 errors`): it
     says how the run went, not what went wrong (git's `error: …` is no such line)."""

@@ -14,7 +14,7 @@ from .faithful import directive_shaped
 from .findings import Finding, announced_changes, findings, in_session_order, is_announcement, near_duplicate, rank
 from .ledger import MORE_ERRORS
 from .narrative import add_progress
-from .outcomes import says_passed
+from .outcomes import says_made, says_passed
 from .shell_words import read_only
 from .summary import Summary, code, render
 from .text import Turn, clip
@@ -91,11 +91,14 @@ def _moot(led, error) -> bool:
 
 
 def _succeeded(c) -> bool:
-    """Its latest run exited 0, or said all passed where the export gives no status (the ledger's
-    own rule: a blind step before it could have failed unseen). A command an earlier summary
-    listed with no exit status (none was known) has no statuses once parsed back: unknown too."""
+    """Its latest run exited 0, or, where the export gives no status, said all passed (the ledger's
+    own rule: a blind step before it could have failed unseen) or made what it set out to (a commit, a
+    push, a PR: `outcomes.MADE` and git's own lines; a Claude Code chain ending `git rebase --continue &&
+    git push` had left its rebase conflict the Open error). A command an earlier summary listed with
+    no exit status (none was known) has no statuses once parsed back: unknown too."""
     latest = c.statuses[-1] if c.statuses else None
-    return latest == 0 or latest is None and says_passed(c.latest_outcome(), c.cmd)
+    said = c.latest_outcome()
+    return latest == 0 or latest is None and (says_passed(said, c.cmd) or says_made(said))
 
 
 def _known_root(files: dict) -> str:
