@@ -455,3 +455,38 @@ def test_a_push_that_went_through_moves_past_an_earlier_error_where_no_status_is
         ]
     )
     assert not any(x.startswith("Open error") for x in s.state)
+
+
+# a quoted argument's `;` or `|` is no step of the shell's (`python -c 'import stripe; print(stripe.VERSION)'`,
+# `grep -E 'a|b'`): a rerun that printed `8.11.0` where the export gives no status passed, and keeps no
+# `ModuleNotFoundError` of the run before as its result (the end-to-end review's Claude Code session)
+def test_a_quoted_semicolon_is_no_blind_step_and_a_rerun_that_passed_unseen_drops_the_old_failure():
+    from hermes_mlx.summarizer.outcomes import may_hide
+
+    assert not may_hide("cd /x && .venv/bin/python -c 'import stripe; print(stripe.VERSION)'")
+    assert not may_hide("grep -E 'a|b' app.log")
+    assert may_hide("npm test | tail -5") and may_hide("make; make test")
+    cmd = "cd /x && .venv/bin/python -c 'import stripe; print(stripe.VERSION)'"
+    s = one_pass(
+        [
+            {"role": "user", "content": "Check the stripe version."},
+            {"role": "assistant", "content": "", "tool_calls": [call("c1", "Bash", command=cmd)]},
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": "Traceback (most recent call last):\nModuleNotFoundError: No module named 'stripe'",
+            },
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("c2", "Bash", command="cd /x && .venv/bin/pip install stripe")],
+            },
+            {"role": "tool", "tool_call_id": "c2", "content": "Successfully installed stripe-8.11.0"},
+            {"role": "assistant", "content": "", "tool_calls": [call("c3", "Bash", command=cmd)]},
+            {"role": "tool", "tool_call_id": "c3", "content": "8.11.0"},
+            {"role": "assistant", "content": "stripe 8.11.0 is installed."},
+        ]
+    )
+    ran = {c.cmd: c for c in s.ledger.commands}
+    assert "ModuleNotFoundError" not in ran[cmd].outcome
+    assert not s.ledger.errors

@@ -232,6 +232,8 @@ def _read_result(led: Ledger, call, text: str) -> bool:
         led.resolve(cmd, output)
         if status is None and not passed:
             led.passed_unseen.add(shown_command(cmd))
+            if not outcome:  # a rerun that passed unseen, saying nothing of the failure before
+                led.clear_failed_result(cmd)
     elif changed:
         led.resolve_file(label)
     # paths and URLs in tool output: only where they name a problem or a change

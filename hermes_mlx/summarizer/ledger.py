@@ -157,6 +157,14 @@ class Ledger:
                 return
         self.commands.append(Command(cmd, [status], outcome))
 
+    def clear_failed_result(self, cmd: str) -> None:
+        """A command that passed with no result line keeps no failure of a run before as its result
+        (`add_command`'s rule, for a run an export gives no status: Claude Code's rerun of `python -c
+        'import stripe; …'` that printed `8.11.0` had kept its `ModuleNotFoundError`)."""
+        c = next((c for c in self.commands if c.cmd == shown_command(cmd)), None)
+        if c is not None and c.runs > 1 and _failed(c.latest_outcome()):
+            c.outcome = ""
+
     def add_error(self, line: str, cmd: str = "", test: str = "") -> None:
         cmd = shown_command(cmd)  # as Commands says it: the same command is one key in both
         if MORE_ERRORS.match(line):  # the latest count for this command replaces an older one

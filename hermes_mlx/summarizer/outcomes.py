@@ -24,7 +24,7 @@ from .result_lines import (
     WARNINGS_FOUND,
 )
 from .run_counts import COUNT_LINE, count_blocks
-from .shell_words import blind_step, without_heredocs
+from .shell_words import blind_step, unquoted
 from .text import clip
 
 MADE = ("commit", "created")  # the families that say something was made, whichever tool reports them
@@ -219,7 +219,7 @@ def may_hide(cmd: str) -> bool:
     """A command whose output may not show a step's failure: a blind step (`a; b`) or a pipe into
     another program (`npm test | tail -5`). Where a harness reports no status on a success (Claude
     Code prints `Exit code 1` only on a failure), a run with no error line passed unless it may hide."""
-    return blind_step(cmd) or bool(re.search(r"(?<!\|)\|(?!\|)", without_heredocs(cmd)))
+    return blind_step(cmd) or bool(re.search(r"(?<!\|)\|(?!\|)", unquoted(cmd)))  # not `grep 'a|b'`
 
 
 # a diff summed up (`git diff --stat`, `--shortstat`, `--cached --stat`): what it prints last is git's count

@@ -117,8 +117,14 @@ def without_heredocs(cmd: str) -> str:
 
 def blind_step(cmd: str) -> bool:
     """A chain with a step that runs whatever the one before it did (BLIND_STEP), a here-document's
-    lines aside (`a && python3 - <<'PY'` … `PY` ran the script only once a passed)."""
-    return bool(BLIND_STEP.search(without_heredocs(cmd)))
+    lines aside (`a && python3 - <<'PY'` … `PY` ran the script only once a passed), and a quoted
+    argument's (`python -c 'import stripe; print(stripe.VERSION)'` is one step)."""
+    return bool(BLIND_STEP.search(unquoted(cmd)))
+
+
+def unquoted(cmd: str) -> str:
+    """`cmd` as the shell parses it into steps: less its here-documents' lines and what its quotes hold."""
+    return _QUOTED.sub("''", without_heredocs(cmd))
 
 
 def read_only(cmd: str) -> bool:
