@@ -138,10 +138,10 @@ def test_its_reads_are_no_results_and_hold_no_errors_and_its_edits_are_not_runs(
         assert "Open file" not in text and "bash-$" not in text
     _, dacite = _summary(DACITE)
     assert {c.cmd: c.outcome for c in dacite.ledger.commands}["pytest tests -q"] == "90 passed in 0.61s"
-    # the rejected edit's error is its file's (core.py, the file open then): an edit applied to
-    # another file fixes nothing
+    # the rejected edit's error is its file's (core.py, the file open then, named as Files names it):
+    # an edit applied to another file fixes nothing
     assert [(e.line, e.cmd) for e in dacite.ledger.errors] == [
-        ("- E999 SyntaxError: invalid syntax", "edit /dacite/dacite/core.py")
+        ("- E999 SyntaxError: invalid syntax", "edit dacite/core.py")
     ]
 
 
