@@ -122,6 +122,12 @@ def test_a_run_whose_status_changed_with_no_result_line_keeps_no_result_from_bef
     led.add_command("python train.py", 0, "Accuracy: 0.941")
     led.add_command("python train.py", 137, "")  # killed with nothing said: the result said is still the latest
     assert [c.outcome for c in led.commands[1:]] == ["4 passed in 0.1s", "make: *** [all] Error 2", "Accuracy: 0.941"]
+    # a command read back from a summary that showed no exit status has none: its rerun is read alike
+    from hermes_mlx.summarizer.ledger import Command
+
+    led.commands = [Command("python app.py", [], "KeyError: 'name'")]
+    led.add_command("python app.py", 0, "")
+    assert led.commands[0].outcome == ""
 
 
 # Hermes's background review sends its prompt as the user (agent/background_review.py upstream; a held-out

@@ -148,7 +148,7 @@ class Ledger:
                     # makes something (aider's `/undo`, a commit) made something else: all are news
                     before = before[-(MADE_RUNS - 1) :] if outcome_of(outcome)[0] in MADE else before[-1:]
                     c.outcome = OUTCOME_SEP.join([clip(x, 80) for x in before if x] + [outcome])
-                elif not outcome and status == 0 and c.statuses[-2] not in (0, None) and _failed(before[-1]):
+                elif not outcome and status == 0 and _failed(before[-1]):
                     # exit 1, then 0 with no result line: the `KeyError` before is no result of this run
                     # (Errors and Fixes keeps it, fixed by this command); a result a failed rerun left
                     # unsaid (`Accuracy: 0.941`, then exit 137) is still the latest one said
