@@ -496,3 +496,18 @@ def test_a_quoted_semicolon_is_no_blind_step_and_a_rerun_that_passed_unseen_drop
     ran = {c.cmd: c for c in s.ledger.commands}
     assert "ModuleNotFoundError" not in ran[cmd].outcome
     assert not s.ledger.errors
+
+
+# cargo prints a `test result:` line for each test target and the doc-tests' last, `0 passed` for a binary:
+# that line had stood for the run (the end-to-end review's Rust session); the one that says most does
+def test_cargos_verdict_is_the_target_that_says_most():
+    from hermes_mlx.summarizer.outcomes import outcome_of
+
+    out = (
+        "test result: ok. 25 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s\n"
+        "     Running tests/it.rs\ntest result: ok. 9 passed; 0 failed; 0 ignored\n"
+        "   Doc-tests tilemap\ntest result: ok. 0 passed; 0 failed; 0 ignored"
+    )
+    assert outcome_of(out, 0)[1].startswith("test result: ok. 25 passed")
+    failed = out.replace("ok. 9 passed; 0 failed", "FAILED. 8 passed; 1 failed")
+    assert outcome_of(failed, 101) == ("tests", "test result: FAILED. 8 passed; 1 failed; 0 ignored")

@@ -121,6 +121,8 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
             return "tests", counts
         for family, p in reports:
             if p.match(line):
+                if family == "tests" and _CARGO_RESULT.match(line):  # one a test target; the doc-tests' come last
+                    line = _cargo_verdict([ln for ln in lines if _CARGO_RESULT.match(ln)])
                 if family == "tests" and counts and not re.search(r"\d", line):  # `ALL TESTS PASSED!` under its counts
                     return family, clip(f"{counts}; {_fold(line)}", 2 * MAX_OUTCOME)
                 if family == "tests" and VERDICT_LINE.match(
@@ -182,6 +184,17 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     if 0 < len(said) <= READOUT_LINES and status == 0 and _READOUT.match(said[0]):
         return "output", _fold(said[0])  # a status report leads with its readout; notes follow
     return "", ""
+
+
+# cargo prints a `test result:` line for each test target, the doc-tests' last (`0 passed` for a binary)
+_CARGO_RESULT = re.compile(r"^\s*test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed")
+
+
+def _cargo_verdict(results: list[str]) -> str:
+    """Of cargo's `test result:` lines, the one that says most: the first that failed, else the one that
+    passed the most tests (the unit tests' `25 passed`, not the doc-tests' `0 passed` after them)."""
+    failed = [ln for ln in results if int(_CARGO_RESULT.match(ln).group(2))]
+    return failed[0] if failed else max(results, key=lambda ln: int(_CARGO_RESULT.match(ln).group(1)))
 
 
 def _last_failure(lines: list[str]) -> int:
