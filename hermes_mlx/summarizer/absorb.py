@@ -70,7 +70,6 @@ from .vocabulary import (
     reads_contents,
     tool_action,
 )
-from .workfolder import relative_label
 
 MANY_URLS = 2  # an agent's text naming more is a list of sources, not links it used
 
@@ -202,8 +201,9 @@ def _read_result(led: Ledger, call, text: str) -> bool:
         if shown and not EDIT_NOT_APPLIED.search(output):  # SWE-agent's `edit 12:14`: the file it has open
             led.add_file(shown.group(1), "edited")  # and the edits of that file turned down before are fixed
             edited = shown_command(f"edit {shown.group(1)}")
-            here = relative_label(edited, led.root)  # (a summary read back names it so)
-            led.resolve_file(cmd, lambda e: e.cmd == edited or relative_label(e.cmd, led.root) == here)
+            led.resolve_file(
+                cmd, lambda e: e.cmd == edited or e.cmd.startswith("edit ") and led.same_path(e.cmd[5:], shown.group(1))
+            )
         elif shown:  # turned down: its errors are that file's
             edit_label = f"edit {shown.group(1)}"
     changes = call is not None and not cmd and tool_action(call.name, call.arguments) in ("edited", "created")

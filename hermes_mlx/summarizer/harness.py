@@ -122,8 +122,9 @@ def without_automated(text: str) -> str:
     """`text` less a harness's automated notes to the agent (AUTOMATED_NOTE) and Hermes's review prompt
     (a message of its own, or joined to the user's turn before it: from its first line to the line that
     ends it with REVIEW_PROMPT_MARK); as is when it has none."""
-    if REVIEW_PROMPT_MARK in text and 0 <= (at := _review_prompt_at(text)) < text.rfind(REVIEW_PROMPT_MARK):
-        end = text.find("\n", text.rfind(REVIEW_PROMPT_MARK))
+    mark = text.rfind(REVIEW_PROMPT_MARK)
+    if mark > 0 and 0 <= (at := _review_prompt_at(text)) < mark:  # (one scan for a text without it)
+        end = text.find("\n", mark)
         text = (text[:at] + (text[end:] if end != -1 else "")).strip()
     if "You did not use a tool" not in text and "# TODO LIST" not in text:
         return text

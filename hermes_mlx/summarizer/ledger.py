@@ -226,6 +226,11 @@ class Ledger:
             for r in verdicts:
                 self.fixes.pop(r, None)
 
+    def same_path(self, a: str, b: str) -> bool:
+        """Two paths of one file: the same, or the same under the working folder (an error's label read
+        back from a summary names its file relative: `workfolder.relative_label`)."""
+        return a == b or bool(self.root) and relative(a, self.root) == relative(b, self.root)
+
     def resolve_file(self, label: str, failed_here=None) -> None:
         """A tool changed a file (`label`: `write src/a.ts`): errors of an edit or write tool that
         failed on that file (`edit src/a.ts`: "Could not find oldString"), or those `failed_here`
@@ -234,9 +239,8 @@ class Ledger:
         path = label.split(" ", 1)[1] if " " in label else ""
 
         def failed_change(e) -> bool:  # an edit tool's error on that file, not `python app.py`'s
-            tool, _, on = e.cmd.partition(" ")  # (its path as a summary read back says it: relative)
-            same = on == path or bool(self.root) and relative(on, self.root) == relative(path, self.root)
-            return bool(path) and same and tool_action(tool, {}) in ("edited", "created")
+            tool, _, on = e.cmd.partition(" ")
+            return bool(path) and self.same_path(on, path) and tool_action(tool, {}) in ("edited", "created")
 
         done = [e for e in self.errors if (failed_here or failed_change)(e)]
         self.errors = [e for e in self.errors if e not in done]
