@@ -323,12 +323,13 @@ def test_an_install_of_what_was_missing_fixes_it():
 
 # the rules review's cases, each a wrong turn of one of this round's rules
 def test_a_verdict_that_some_tests_failed_is_no_pass():
-    from hermes_mlx.summarizer.outcomes import outcome_of
+    from hermes_mlx.summarizer.outcomes import outcome_of, says_passed
 
     out = "FAIL: test_tax: AssertionError: 1.49 != 1.50\nNot all tests passed."
     assert outcome_of(out, 0) == ("tests", "FAIL: test_tax: AssertionError: 1.49 != 1.50")
-    for said in ("3 of 5 tests passed", "No tests passed", "Only some tests passed"):
+    for said in ("No tests passed", "Only some tests passed"):
         assert outcome_of(said, 0)[0] != "tests", said
+    assert not says_passed(outcome_of("3 of 5 tests passed", 0)[1])  # a count: the run's verdict, no pass
     assert outcome_of("Traceback\nsocket.gaierror: [Errno -2] Name or service not known", 1) == (
         "failure",
         "socket.gaierror: [Errno -2] Name or service not known",

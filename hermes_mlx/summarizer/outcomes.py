@@ -13,6 +13,7 @@ import re
 
 from .result_lines import (
     CHECKED_COUNT,
+    COUNTED_VERDICT,
     DIFFSTAT,
     ERRORS_FOUND,
     GIT_COMMIT_LINE,
@@ -224,8 +225,12 @@ def all_passed(family: str, line: str, cmd: str = "") -> bool:
         family in ("tests", "build")
         and bool(_PASS_WORD.search(line))
         and not _FAILED_SOME.search(line)
+        and not any(a != b for a, b in _COUNT_OF.findall(line))  # `75/76 PASS`: one did not
         and not blind_step(cmd)
     )
+
+
+_COUNT_OF = re.compile(r"\b(\d+)\s*(?:/|of)\s*(\d+)\b")
 
 
 def may_hide(cmd: str) -> bool:
@@ -322,9 +327,7 @@ _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)|[。；！]")
 # a count with pass/fail words, in any order ("72/72 tests pass", "passed: 12/12", "3 of 5 failed"),
 # and a verdict after a label ("64KB (65,594 bytes): FAILS")
 _REPORTED = re.compile(
-    r"\b\d+\s*(?:/|of)\s*\d+\s+(?:\w+\s+)?(?:pass(?:ed|es|ing)?|fail(?:ed|s|ing)?|succeeded|ok)\b"
-    r"|\b(?:pass(?:ed)?|fail(?:ed)?|ok)\b:?\s*\d+\s*/\s*\d+\b"
-    r"|:\s+(?:WORKS|FAILS|OK|PASS(?:ED)?|FAIL(?:ED)?|SUCCESS|BROKEN)\b[!.]?\s*$"
+    COUNTED_VERDICT + r"|:\s+(?:WORKS|FAILS|OK|PASS(?:ED)?|FAIL(?:ED)?|SUCCESS|BROKEN)\b[!.]?\s*$"
     # a count that moved ("down from 12 crons to **2**", "failures went from 11 to 0", "12 → 2 errors")
     r"|\bfrom \**\d[\d,.]*\**\s+(?:[\w-]+\s+){0,2}to \**\d|\b\d[\d,.]*\s*(?:→|->)\s*\d",
     re.I,

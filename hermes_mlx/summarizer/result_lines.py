@@ -36,6 +36,12 @@ DIFFSTAT = re.compile(r"^\s*\d+ files? changed(?:, \d+ insertions?\(\+\))?(?:, \
 # a `commit && push` says both, what was committed and that it is on the remote
 GIT_COMMIT_LINE = re.compile(r"^\[[\w./\-]+(?: \(root-commit\))? [0-9a-f]{7,40}\] .+$")
 GIT_PUSH_LINE = re.compile(r"^\s*[0-9a-f]{7,40}\.\.[0-9a-f]{7,40}\s+\S+ -> \S+.*$")
+# a count with pass/fail words, in any order ("72/72 tests pass", "passed: 12/12", "3 of 5 failed", a
+# script's `CITADEL Test Suite: 76/76 PASS`): a verdict in tool output and in the agent's own report
+COUNTED_VERDICT = (
+    r"\b\d+\s*(?:/|of)\s*\d+\s+(?:\w+\s+)?(?:pass(?:ed|es|ing)?|fail(?:ed|s|ing)?|succeeded|ok)\b"
+    r"|\b(?:pass(?:ed)?|fail(?:ed)?|ok)\b:?\s*\d+\s*/\s*\d+\b"
+)
 # (family, pattern) in priority order: a test summary says more than a compile line above it
 RESULT_LINES: list[tuple[str, re.Pattern]] = [
     (
@@ -72,7 +78,8 @@ RESULT_LINES: list[tuple[str, re.Pattern]] = [
             r"|"
             + VERDICT_LINE.pattern
             # a script's verdict in capitals: DEADLOCK CONFIRMED after 25 polls!, BUG REPRODUCED, FIX VERIFIED
-            + r"|^\s*(?-i:(?:[A-Z]{3,} ){1,3}(?:CONFIRMED|REPRODUCED|VERIFIED|FIXED|WORKS|SUCCEEDED|PASSED|FAILED))\b.*$",
+            + r"|^\s*(?-i:(?:[A-Z]{3,} ){1,3}(?:CONFIRMED|REPRODUCED|VERIFIED|FIXED|WORKS|SUCCEEDED|PASSED|FAILED))\b.*$"
+            + rf"|^[^\n]{{0,80}}?(?:{COUNTED_VERDICT})[^\n]*$",
             re.I,
         ),
     ),
