@@ -143,7 +143,14 @@ def foreign_lines(output: str, command: str) -> str:
 def at_any_line(error: str) -> str:
     """An error line with its line and column numbers blanked (`Config.kt:147:12` -> `Config.kt:#:#`):
     one error reported at several places reads the same."""
-    return re.sub(r"(?<=[:(,])\d+", "#", error)
+    return _AT_FILE_LINE.sub(
+        lambda m: (m.group(1) or m.group(3) or "") + re.sub(r"\d+", "#", m.group(2) or m.group(4)), error
+    )
+
+
+# a line and column after a file's name (`Config.kt:147:12`, `Tests.cs(11,23)`, `F.java:[4,7]`) or leading a linter's
+# line (eslint's `  12:4  error …`); a port or an address (`127.0.0.1:5432`, `localhost:6379`) is what failed, not where
+_AT_FILE_LINE = re.compile(r"(\w\.[A-Za-z]\w{0,9})((?::\d+){1,2}|\(\d+(?:,\d+)?\)|:\[\d+,\d+\])|^(\s*)(\d+:\d+)(?=\s)")
 
 
 def error_shape(error: str) -> str:

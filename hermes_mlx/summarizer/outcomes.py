@@ -145,11 +145,17 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
                         return family, clip(f"{_fold(line)}; {_fold(shipped[-1])}", 2 * MAX_OUTCOME)
                 if family == "install" and line.lstrip().startswith("+ "):  # uv: each package a line, up to VERDICTS
                     line = _first_few([ln for ln in lines if p.match(ln) and ln.lstrip().startswith("+ ")])
-                if family == "install" and status != 0 or says_passed(line):
+                if (
+                    family == "install"
+                    and status != 0
+                    or says_passed(line)
+                    and (status != 0 or not _DIGIT.search(line))
+                ):
                     last_failed = _last_failure(lines) if last_failed is None else last_failed
                     if last_failed > at:
                         break  # `pip install -e . && python t.py`, a script's `Planning test OK` then a crash:
-                        # what failed after says how the run went
+                        # what failed after says how the run went; a runner's count at exit 0 stands (pytest's
+                        # `8 passed` before asyncio's `RuntimeError: Event loop is closed` at shutdown)
                 # where a merge or rebase stopped: each conflict, up to VERDICTS (before a rebase's `error:`)
                 conflicts = [ln for ln in lines if ln.startswith("CONFLICT (")] if family == "git" else []
                 if conflicts and line.startswith(("CONFLICT (", "error:", "fatal:")):
@@ -230,6 +236,7 @@ def all_passed(family: str, line: str, cmd: str = "") -> bool:
     )
 
 
+_DIGIT = re.compile(r"\d")
 _COUNT_OF = re.compile(r"\b(\d+)\s*(?:/|of)\s*(\d+)\b")
 
 

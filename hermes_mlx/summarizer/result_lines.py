@@ -69,7 +69,7 @@ RESULT_LINES: list[tuple[str, re.Pattern]] = [
             # a script's own verdict on its checks (`All tests passed.`, `CodeAct tests passed`, `Modern Tool Use
             # test OK`: mini-swe-agent's reproduction scripts, Codex's npm test scripts)
             # (never one that says some did not: `Not all tests passed.`, `3 of 5 tests passed`, `No tests passed`)
-            r"|^\s*(?![^\n]*\b(?:not|no|none|only|some|few|partially)\b)(?:all\s+)?(?:[A-Za-z_.-]+\s+){0,5}tests?\s+"
+            r"|^\s*(?![^\n]*\b(?:not|no|none|only|some|few|partially|most|half|several|many|whether|if|checking|majority|certain)\b)(?:all\s+)?(?:[A-Za-z_.-]+\s+){0,5}tests?\s+"
             r"(?:passed|ok|succeeded)[.!]?\s*$"
             # a block of counts joined (_count_blocks): a pass count and a fail, total or tests count in it
             r"|^\s*+(?:[ℹ#][ \t]*+)?(?:tests?|total|pass(?:ed|es)?|fail(?:ed|ures?|s)?)(?=[ \t:])[ \t]*+:?[ \t]*+\d[\d.,]*+[ \t]*+;"

@@ -124,7 +124,14 @@ def blind_step(cmd: str) -> bool:
 
 def unquoted(cmd: str) -> str:
     """`cmd` as the shell parses it into steps: less its here-documents' lines and what its quotes hold."""
-    return _QUOTED.sub("''", without_heredocs(cmd))
+    return _QUOTED.sub("''", _INNER_SHELL.sub(r"\1 \3", without_heredocs(cmd)))
+
+
+# the command string a shell, `su` or `ssh` runs (`docker compose exec api sh -c "npm test | tail -4"`, `ssh host
+# 'cd app && make'`): its `|` and `;` are steps, not data
+_INNER_SHELL = re.compile(
+    r"(\b(?:(?:ba|z|da|k)?sh|su)(?:\s+-[\w-]+)*?\s+-\w*c|\bssh(?:\s+-\S+)*\s+[\w.@-]+)\s+(['\"])([^\n]*?)\2"
+)
 
 
 def read_only(cmd: str) -> bool:
@@ -184,7 +191,15 @@ def fetches_web(cmd: str) -> bool:
     the deployed URL is the work's), and a script's lines are no steps."""
     steps = [s.strip() for s in re.split(r"&&|\|\||;|\n", without_heredocs(cmd or "")) if s.strip()]
     steps = [s for s in steps if not s.startswith("cd ")]
-    return bool(steps) and all(_HTTP_CLIENT.match(s) for s in steps)
+    return bool(steps) and all(_HTTP_CLIENT.match(s) and not _SENDS.search(s) for s in steps)
+
+
+# a request that sends (`curl -X POST …/pulls -d '{…}'`, `-F`, `-T`, PowerShell's `-Method Post`): what it answers
+# is what the work made (a PR's `html_url`, a deploy's `url`), never a page read
+_SENDS = re.compile(
+    r"\s(?:-X\s*|--request\s+|-Method\s+)(?:POST|PUT|PATCH|DELETE)\b|\s(?:-d|--data(?:-\w+)?|-F|--form|-T|--upload-file|-Body)(?:\s|=)",
+    re.I,
+)
 
 
 # a package manager installing by name (`pip install asgiref -q`, `npm i zod`, `brew install jq`)
@@ -199,6 +214,9 @@ MISSING_NAME = re.compile(
 )
 
 
+_INSTALL_LEAD = re.compile(r"^(?:(?:sudo|[A-Z_]+=\S*|python3?(?:\.\d+)? -m|uv run)\s+)*")
+
+
 def installs_missing(passing: str, error: str) -> bool:
     """A command whose install step (PACKAGE_INSTALL) names, among its own arguments, what an `error` said
     was missing (MISSING_NAME): `pip install asgiref -q` fixed `No module named 'asgiref'` (mini-swe-agent's
@@ -210,8 +228,11 @@ def installs_missing(passing: str, error: str) -> bool:
     if not missing:
         return False
     name = next(x for x in missing.groups() if x)
-    for step in re.split(r"&&|\|\||;|\||\n", passing):
-        install = PACKAGE_INSTALL.search(step)
+    for step in re.split(r"&&|\|\||;|\||\n", without_heredocs(passing)):
+        # the step's own program (a Dockerfile's `RUN pip install` written by `cat <<EOF`, a `grep "npm install x"`
+        # install nothing)
+        step = _INSTALL_LEAD.sub("", step.strip())
+        install = PACKAGE_INSTALL.match(step)
         if install and re.search(rf"(?<![\w@/.-]){re.escape(name)}(?![\w/-])", step[install.end() :]):
             return True
     return False

@@ -98,7 +98,12 @@ def _succeeded(c) -> bool:
     no exit status (none was known) has no statuses once parsed back: unknown too."""
     latest = c.statuses[-1] if c.statuses else None
     said = c.latest_outcome()
-    return latest == 0 or latest is None and (says_passed(said, c.cmd) or says_made(said))
+    return latest == 0 or latest is None and (says_passed(said, c.cmd) or says_made(said) and _VCS.search(c.cmd))
+
+
+# a command of a version-control tool: what it makes (a commit, a push, a PR) is what it set out to do; an edit
+# tool's automatic commit (Aider's `Applied edit to x / Commit 3e1f0a2 …`) says nothing of a test that failed
+_VCS = re.compile(r"(?:^|&&|\|\||;)\s*(?:git|gh|glab|hg|jj|svn)\b")
 
 
 def _known_root(files: dict) -> str:

@@ -179,11 +179,11 @@ def render(s: Summary) -> str:
     section(COMMANDS, [f"- {code(c.cmd)} {c.status_text()}".rstrip() for c in led.commands])
     errors: list[str] = []
     groups: dict[str, list[str]] = {}
-    for e in led.errors:
-        groups.setdefault(e.cmd, []).append(e.line)
+    for e in led.errors:  # by the label as shown: `patch /home/u/app/src/c.py` and `patch src/c.py` are one
+        groups.setdefault(relative_label(e.cmd, led.root) if e.cmd else "", []).append(e.line)
     for cmd, lines in groups.items():
         if cmd:
-            errors.append(f"- after {code(relative_label(cmd, led.root))}:")
+            errors.append(f"- after {code(cmd)}:")
             errors.extend(f"  - {code(x)}" for x in lines)
         else:
             errors.extend(f"- {code(x)}" for x in lines)
@@ -191,9 +191,9 @@ def render(s: Summary) -> str:
     resolved: list[str] = []
     fixed: dict[str, list[str]] = {}  # each fix once, with all it cleared (a later rerun of it, too)
     for x in led.resolved:
-        fixed.setdefault(led.fixes.get(x, ""), []).append(x)
+        fix = led.fixes.get(x, "")
+        fixed.setdefault(relative_label(fix, led.root) if fix else "", []).append(x)
     for fix, lines in fixed.items():
-        fix = relative_label(fix, led.root)
         if fix and len(lines) > 1:  # one success cleared several: its command said once, as Errors says it
             resolved.append(f"- fixed by {code(fix)}:")
             resolved.extend(f"  - {code(x)}" for x in lines)
