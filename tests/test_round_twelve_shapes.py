@@ -128,3 +128,110 @@ def test_one_file_given_two_ways_is_one_heading():
     ]
     text = render(Summary(goal="Fix c.py", ledger=led))
     assert text.count("- after `patch src/c.py`:") == 1
+
+
+# Hermes sends notices in the user's role (its `[IMPORTANT: Background process … completed`, `[ASYNC DELEGATION`,
+# the todo list carried over a compression): a held-out Hermes session's Goal had been a push's rejection; the
+# notices' own markers are listed by Hermes's code and by clients that render them as notes, not user bubbles
+def test_hermes_notices_in_the_users_role_are_no_goal():
+    s = one_pass(
+        [
+            {"role": "user", "content": "Merge upstream into my fork and keep my skills folder."},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("c1", "terminal", command="git push origin main")],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": '{"output": "Background process started", "exit_code": 0}',
+            },
+            {
+                "role": "user",
+                "content": "[IMPORTANT: Background process proc_6361b64bb6fb completed (exit code 1).\nCommand: git push "
+                "origin main\nOutput:\n ! [remote rejected] main -> main (refusing to allow an OAuth App)]",
+            },
+            {"role": "assistant", "content": "The push was rejected for the workflow scope."},
+        ]
+    )
+    assert s.goal.startswith("Merge upstream")
+    assert not any("IMPORTANT" in a for a in s.ledger.asks)
+
+
+# a step said with its reason, ending on the colon before the call that takes it (Claude Code's "Now let me also
+# remove the `.dialyzerignore` file since we no longer need it:", Hermes's Chinese "直接使用上游的 README（因为上游的是
+# 官方文档）："): a decision, not an announcement; a read with its reason still announces
+def test_a_step_with_its_reason_before_a_colon_is_a_decision():
+    from hermes_mlx.summarizer.findings import changes_course, is_announcement
+
+    assert not is_announcement("Now let me also remove the `.dialyzerignore` file since we no longer need it:")
+    assert not is_announcement("直接使用上游的 README（因为上游的是官方文档）：")
+    assert is_announcement("Let me check L003.py since it is large:")
+    assert is_announcement("Let me read the README since it explains the setup:")
+    assert changes_course("需要**先移除 skills 目录**，合并后再恢复：")  # "we need to remove …" said in Chinese
+
+
+# a terminal's prompt with the command typed at it (Cursor's `me@host app % bun run …` around what it printed)
+# and an export's record of the call (Copilot's `Ran terminal command: cargo test`) are no result of it
+def test_an_echo_of_the_command_is_no_result():
+    from hermes_mlx.summarizer.error_lines import echoed_lines
+
+    assert echoed_lines("Ran terminal command: cargo test", "cargo test") == ""
+    out = 'me@host minsky % bun run cli.ts tasks status set "#008" DONE\nStatus for task #008 updated to: DONE\nme@host minsky %'
+    assert echoed_lines(out, 'bun run cli.ts tasks status set "#008" DONE') == "Status for task #008 updated to: DONE"
+    assert echoed_lines("compiling\nok", "make test") == "compiling\nok"
+
+
+# a count of tests and that all passed, in the agent's report (Copilot's "**Total: 33 tests**, all passing", "61
+# total tests (including doc tests) - all passing"); "tests to check all passing cases" says no result
+def test_a_count_of_tests_all_passing_is_a_report():
+    from hermes_mlx.summarizer.outcomes import is_report
+
+    assert is_report("**Total: 33 tests**, all passing successfully.")
+    assert is_report("- **61 total tests** (including doc tests) - all passing ✅")
+    assert not is_report("I wrote 3 tests to check all passing cases.")
+
+
+# Bun's and Jest's failed matcher: the values it printed below say what failed (a held-out Cursor session's
+# `Received: "/tmp/…/git/test-session"` was the bug)
+def test_a_failed_matchers_expected_and_received_values_stay_with_it():
+    from hermes_mlx.summarizer.error_lines import scan_errors
+
+    bun = 'error: expect(received).toBe(expected)\n\nExpected: "/tmp/a/repo/s"\nReceived: "/tmp/a/s"\n\n  at x (cd.test.ts:3:1)'
+    assert scan_errors(bun)[0] == [
+        'error: expect(received).toBe(expected) Expected: "/tmp/a/repo/s"; Received: "/tmp/a/s"'
+    ]
+    jest = "  ● sum › adds\n\n    expect(received).toBe(expected) // Object.is equality\n\n    Expected: 5\n    Received: 4\n"
+    assert scan_errors(jest)[0] == ["● sum › adds Expected: 5; Received: 4"]
+
+
+# what a background run printed, in Hermes's notice of its end, is that command's result: a held-out Hermes
+# session's `git push` was rejected there (` ! [remote rejected] main -> main (refusing …)`, git's own line for a
+# push turned down, as `! [rejected] … (fetch first)` is; the corpora's Claude Code sessions push too)
+def test_a_background_runs_end_is_its_commands_result():
+    s = one_pass(
+        [
+            {"role": "user", "content": "Push my fork to GitHub."},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("c1", "terminal", command="git push origin main")],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": '{"output": "Background process started", "exit_code": 0}',
+            },
+            {
+                "role": "user",
+                "content": "[IMPORTANT: Background process proc_6361b64bb6fb completed (exit code 1).\nCommand: git push "
+                "origin main\nOutput:\nTo https://github.com/me/fork.git\n ! [remote rejected] main -> main (refusing to "
+                "allow an OAuth App to create or update workflow)\nerror: failed to push some refs]",
+            },
+            {"role": "assistant", "content": "The push was rejected for the workflow scope."},
+        ]
+    )
+    lines = [e.line for e in s.ledger.errors]
+    assert any("[remote rejected] main -> main (refusing to allow an OAuth App" in x for x in lines), lines
+    assert any(x.startswith("Open error") for x in s.state)

@@ -7,12 +7,13 @@ result and each message's text, in order, so a later run of a command resolves a
 
 from __future__ import annotations
 
+import json
 import re
 
 from .agent_code import added_code, code_names
 from .digest import human_words, machine_written
 from .directives import user_constraints
-from .error_lines import foreign_lines
+from .error_lines import echoed_lines, foreign_lines
 from .extract import (
     error_report,
     find_ids,
@@ -53,7 +54,7 @@ from .shell_words import (
     read_only,
     shell_file_action,
 )
-from .text import Turn, clip, command_of
+from .text import ToolCall, Turn, clip, command_of
 from .tidy import path_shaped
 from .tool_results import error_text, exit_status, failed_field, help_link, said_succeeded, tool_output
 from .vocabulary import (
@@ -166,7 +167,7 @@ def _read_result(led: Ledger, call, text: str) -> bool:
     if is_placeholder(text):  # output a compactor pruned: the lines it kept are all there is; its
         # first line when an editor shows its file, or when it says the call failed (not a read's line)
         output = placeholder_lines(text, lambda line: OPEN_FILE_SHOWN.match(line) or is_error_line(line) and not reads)
-    output = foreign_lines(output, call.text) if cmd else output
+    output = echoed_lines(foreign_lines(output, call.text), call.text) if cmd else output
     slash = call is not None and bool(SLASH_COMMAND.match(call.text or ""))
     if call is not None and not cmd:
         # a commit or a PR made by any tool (aider's own report) is an outcome; a command the
@@ -296,8 +297,21 @@ def _read_text(led: Ledger, t: Turn) -> None:
         _read_user_words(led, human_words(text), machine)
         if machine:  # a user quoting aider's log in a request of theirs confirmed nothing
             _read_confirmed(led, text)
+        if done := BACKGROUND_DONE.match(text):  # what a background run printed is that command's result
+            cmd, status, output = done.group("cmd").strip(), int(done.group("status")), done.group("output")
+            call = ToolCall("background", "terminal", {"command": cmd}, cmd)
+            _read_result(led, call, json.dumps({"output": output.strip(), "exit_code": status}))
     if t.role == "assistant":
         led.add_list("ids", code_names(text, exclude=set(led.files) | {c.cmd for c in led.commands}))
+
+
+# Hermes's notice of a background process that ended (tools/process_registry, sent in the user's role):
+# its command, exit code and output; a held-out session's `git push` was rejected there
+BACKGROUND_DONE = re.compile(
+    r"\A\s*\[IMPORTANT: Background process \S+ completed[^(\n]*\(exit[ _]code[=:]?\s*(?P<status>-?\d+)\)\.?[ \t]*\n"
+    r"Command: (?P<cmd>[^\n]+)\nOutput:[ \t]*\n?(?P<output>.*?)\]?\s*\Z",
+    re.S,
+)
 
 
 def _read_confirmed(led: Ledger, text: str) -> None:

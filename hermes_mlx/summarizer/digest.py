@@ -26,6 +26,11 @@ _MACHINE_USER = re.compile(
     r"|\[Request interrupted by user|Command running in background with ID|Caveat: The messages below"
     r"|This session is being continued from a previous conversation|\[CONTEXT COMPACTION"
     r"|<pr_description>"
+    # Hermes's notices sent in the user's role (a background process that finished, a delegation's report,
+    # the todo list carried over a compression, its merged prior context): a held-out session's Goal had
+    # been a `git push`'s rejection reported by `[IMPORTANT: Background process proc_… completed (exit code 1).`
+    r"|\[IMPORTANT: (?:Background process \S+|\d+ background processes)\b|\[ASYNC DELEGATION\b"
+    r"|\[Your active task list was preserved across context compression\]|\[PRIOR CONTEXT\b"
     # Claude Code's record of a Stop hook that sent the agent back to work (its `isMeta` turns)
     r"|(?:Subagent)?Stop hook feedback:"
     # a harness turning down a reply it could not parse, in its template's words: mini-swe-agent's

@@ -45,6 +45,7 @@ ERROR_LINE = re.compile(
     r"|^\* What went wrong:"  # Gradle
     r"|^e: (?:file://)?\S{1,300}?\.kts?(?::\d+:\d+|: \(\d+, \d+\):)\s"  # Kotlin: e: file:///a/B.kt:207:21 Conflicting …
     r"|^curl: \(\d+\)"
+    r"|^\s*! \[(?:remote )?rejected\]\s"  # git push: ` ! [remote rejected] main -> main (reason)`, `[rejected] … (fetch first)`
     r"|\bHTTP(?:/[\d.]+)?\s+[45]\d\d\b|\bstatus(?: code)?[:= ]+[45]\d\d\b|\b[45]\d\d (?:Client|Server) Error\b"
     r"|^\s*E[A-Z]{2,9}: [a-z]"  # Node / libuv errno: EISDIR: illegal operation on a directory
     r"|^\s*\*\* \([A-Z]\w*(?:\.\w+)*\)"  # Elixir: ** (BadMapError) expected a map
@@ -112,6 +113,25 @@ _START_UP = re.compile(  # a shell's start-up file, or the shell itself (`/usr/b
     r"(?:^|/)(?:\.(?:bashrc|bash_profile|bash_login|profile|zshrc|zprofile|zshenv|zlogin)|profile|(?:ba|z|da|k|fi)?sh)$"
     r"|^/etc/"
 )
+
+
+def echoed_lines(output: str, command: str) -> str:
+    """`output` without the lines that only echo `command` (a terminal's prompt and the command typed at it,
+    `me@host app % bun run x`, or an export's record of the call, Copilot's `Ran terminal command: cargo test`)
+    and a bare prompt line (`me@host app %`): they had been the command's result, or hid the one line it printed."""
+    said = " ".join(command.split())
+    if len(said) < 3 or "\n" in command.strip():
+        return output
+    kept = [ln for ln in output.split("\n") if not _echoes(" ".join(ln.split()), said)]
+    return "\n".join(kept) if len(kept) < output.count("\n") + 1 else output
+
+
+def _echoes(line: str, said: str) -> bool:
+    return line.endswith(said) and len(line) - len(said) <= ECHO_LEAD or bool(_BARE_PROMPT.fullmatch(line))
+
+
+ECHO_LEAD = 80  # a prompt or a record's words before the command: `me@host ~/app %`, `Ran terminal command:`
+_BARE_PROMPT = re.compile(r"[\w.-]+@[\w.-]+(?::| )[^\s%$#]{0,60} ?[%$#]")
 
 
 def foreign_lines(output: str, command: str) -> str:
@@ -232,6 +252,11 @@ def _follow(lines: list[str], i: int) -> tuple[str, str]:
         return _gradle_reason(lines, i), ""
     if re.search(r"\bpanicked at \S+:$", lines[i].rstrip()):
         return nxt.strip(), ""  # Rust >= 1.73: the message is on the next line
+    if _MATCHER.search(lines[i]) or _MATCHER.search(nxt):  # Bun's `error: expect(received).toBe(expected)`,
+        # Jest's `● suite › test` above it: the values below say what failed
+        said = [ln.strip() for ln in lines[i + 1 : i + 10] if _EXPECTED.match(ln)]
+        if said:
+            return _fold("; ".join(said[:2]), 200), ""
     m = _ARROW.match(nxt) or _AT_FRAME.match(nxt)  # rustc/ruff `--> f:l:c`, Node/Java `at f (x.js:3:9)`
     if m:
         return "", m.group(1).strip()
@@ -239,6 +264,10 @@ def _follow(lines: list[str], i: int) -> tuple[str, str]:
     if head.endswith(":") and not head[:1].isdigit() and 0 < len(said) <= 160 and not is_error_line(said):
         return said, ""  # the message goes on below: Elixir's `** (BadMapError) expected a map, got:`
     return "", ""
+
+
+_MATCHER = re.compile(r"\bexpect\(received\)\.(?:not\.)?\w+\(")
+_EXPECTED = re.compile(r"^\s*(?:Expected|Received)(?: [\w ]{0,20})?:\s+\S")
 
 
 def _gradle_reason(lines: list[str], i: int) -> str:

@@ -110,7 +110,7 @@ _POINTS_AT = re.compile(r"\b(?:look(?:ing)?|notic(?:e|ing)|see|seeing|check(?:in
 # rather than using create-next-app, since the current directory is not empty."): a decision; a read
 # with its reason ("Let me first look at videos.py since it's currently open.") is still what comes next
 _STEP_WITH_REASON = re.compile(
-    r"^(?!.*\b(?:look|check|read|view|see|examin|explor|inspect|search|find|open|tr(?:y|ie)|grep|list|investigat|dig|"
+    r"^(?!.*\b(?:look|check|read(?!me\b)|view|see|examin|explor|inspect|search|find|open|tr(?:y|ie)|grep|list|investigat|dig|"
     r"wait|re-?run|run|verif|review|debug)\w*).*?(?:\b(?:because|since)\b|因为|由于)",
     re.I,
 )
@@ -133,6 +133,9 @@ def is_announcement(sentence: str) -> bool:
     )
     if ACTIVITY.match(s) and not SIGNAL.search(s):
         return True  # "Running the export tests.", "Reviewing module 3 of 7": an activity, not a result
+    if s.endswith((":", "：")) and _STEP_WITH_REASON.search(s):
+        return False  # a step with its reason, before the call that takes it ("Now let me also remove the
+        # `.dialyzerignore` file since we no longer need it:", Hermes's "直接使用上游的 README（因为上游的是官方文档）：")
     chose = bool(CHOICE_MADE.search(CODE_SPAN.sub("", s))) and not s.endswith((":", "?", "：", "？"))
     if IMPERATIVE.match(s) and not chose:
         return True  # "Now update `session_live.ex` — pass ...": an order to itself

@@ -336,7 +336,11 @@ _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)|[。；！]")
 _REPORTED = re.compile(
     COUNTED_VERDICT + r"|:\s+(?:WORKS|FAILS|OK|PASS(?:ED)?|FAIL(?:ED)?|SUCCESS|BROKEN)\b[!.]?\s*$"
     # a count that moved ("down from 12 crons to **2**", "failures went from 11 to 0", "12 → 2 errors")
-    r"|\bfrom \**\d[\d,.]*\**\s+(?:[\w-]+\s+){0,2}to \**\d|\b\d[\d,.]*\s*(?:→|->)\s*\d",
+    r"|\bfrom \**\d[\d,.]*\**\s+(?:[\w-]+\s+){0,2}to \**\d|\b\d[\d,.]*\s*(?:→|->)\s*\d"
+    # a count of tests and that all passed ("**Total: 33 tests**, all passing", "61 total tests (including doc
+    # tests) - all passing": Copilot's reports; Claude Code's "87 tests, all green")
+    r"|\b\d+\**\s+(?:[\w-]+\s+){0,2}tests?\b[^.\n]{0,60}?\ball\s+(?:pass(?:ing|ed|es)?|green|succeed(?:ed|ing)?)\b"
+    r"(?!\s+(?:cases?|tests?|scenarios?|paths?|inputs?|ones?)\b)",
     re.I,
 )
 _OURS = re.compile(r"^\s*\[(?:tool output pruned|duplicate tool output):")

@@ -84,7 +84,9 @@ CHANGE_INTENT = re.compile(
     r"|(?:i['’]?m|i am|we['’]?re|we are)\s+(?:now\s+|also\s+)?(?:"
     + "|".join(map(_ing, CHANGE_VERBS))
     + r"))\b(?!\s+sure\b)"
-    r"|^(?:" + _ZH_NEXT + r")(?:改为|改成|修改|删除|移除|添加|替换|重写|切换|使用)",
+    r"|^(?:(?:"
+    + _ZH_NEXT
+    + r")|(?:我们|我)?(?:需要|必须|得)\**(?:先|再)?\**)(?:改为|改成|修改|删除|移除|添加|替换|重写|切换|使用|恢复)",
     re.I,
 )
 # what must happen, said as a need ("We need to handle empty tables", "it has to run first")
