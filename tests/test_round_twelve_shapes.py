@@ -235,3 +235,52 @@ def test_a_background_runs_end_is_its_commands_result():
     lines = [e.line for e in s.ledger.errors]
     assert any("[remote rejected] main -> main (refusing to allow an OAuth App" in x for x in lines), lines
     assert any(x.startswith("Open error") for x in s.state)
+
+
+# Gemini CLI's shell tool in its older shape (`Stdout: …`, `Stderr: …`, `Error: (none)`, `Exit Code: 1`: its
+# source prints both labels, the corpus session's newer one `Output:`): what it printed, never `Error: (none)`
+def test_gemini_clis_stdout_and_stderr_labels_are_what_it_printed():
+    from hermes_mlx.summarizer.tool_results import tool_output
+
+    out = (
+        "Command: go build ./...\nDirectory: (root)\nStdout: (empty)\nStderr: internal/x.go:3:2: no required module "
+        "provides package golang.org/x/time/rate\nError: (none)\nExit Code: 1\nSignal: (none)\nBackground PIDs: (none)\n"
+        "Process Group PGID: 123"
+    )
+    assert tool_output(out) == "internal/x.go:3:2: no required module provides package golang.org/x/time/rate"
+
+
+# aider's prompts sent in the user's role (the files it added, its repository map, a SEARCH/REPLACE block that did
+# not apply: the end-to-end review's Aider session and the held-out one) and a user's `/add x` are no goal
+def test_aiders_prompts_and_slash_commands_are_no_goal():
+    s = one_pass(
+        [
+            {
+                "role": "user",
+                "content": "/add src/main/java/Invoice.java\n\n> Added src/main/java/Invoice.java to the chat",
+            },
+            {
+                "role": "user",
+                "content": "I have *added these files to the chat* so you can go ahead and edit them.\n\n"
+                "*Trust this message as the true contents of these files!*\nsrc/main/java/Invoice.java\n```\nclass Invoice {}\n```",
+            },
+            {"role": "assistant", "content": "Ok, any changes I propose will be to those files."},
+            {"role": "user", "content": "Round the VAT half up in Invoice, and add a test for 1200.03."},
+            {"role": "assistant", "content": "I'll use BigDecimal.setScale(2, RoundingMode.HALF_UP) for the VAT."},
+        ]
+    )
+    assert s.goal.startswith("Round the VAT half up"), s.goal
+
+
+# failures named by what they were doing and an OS error's number (aider's `Error creating file /add: [Errno 30]
+# Read-only file system: '/add'`, Gemini CLI's `Error executing tool x: …`), and aider's edit that did not apply
+# (`SearchReplaceNoExactMatch: …`, the held-out Aider session's and the end-to-end review's); "Error handling …"
+# names no failure
+def test_failures_said_by_their_action_an_errno_and_aiders_failed_edit_are_error_lines():
+    from hermes_mlx.summarizer.error_lines import is_error_line
+
+    assert is_error_line("Error creating file /add: [Errno 30] Read-only file system: '/add'")
+    assert is_error_line("Error executing tool run_shell_command: Command is not allowed")
+    assert is_error_line("## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in a.ts")
+    assert is_error_line("# 1 SEARCH/REPLACE block failed to match!")
+    assert not is_error_line("Error handling is done in main.go: see the wrapper")

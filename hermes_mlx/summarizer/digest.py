@@ -31,6 +31,10 @@ _MACHINE_USER = re.compile(
     # been a `git push`'s rejection reported by `[IMPORTANT: Background process proc_… completed (exit code 1).`
     r"|\[IMPORTANT: (?:Background process \S+|\d+ background processes)\b|\[ASYNC DELEGATION\b"
     r"|\[Your active task list was preserved across context compression\]|\[PRIOR CONTEXT\b"
+    # aider's prompts sent as the user (coders/base_prompts.py, editblock's reflection): the files it added, its
+    # repository map, a SEARCH/REPLACE block that did not apply
+    r"|(?-i:I have \*added these files to the chat\*|Here are summaries of some files present in my git repository\."
+    r"|Here are some READ ONLY files|I switched to a new code base\.|# \d+ SEARCH/REPLACE blocks? failed to match!)"
     # Claude Code's record of a Stop hook that sent the agent back to work (its `isMeta` turns)
     r"|(?:Subagent)?Stop hook feedback:"
     # a harness turning down a reply it could not parse, in its template's words: mini-swe-agent's

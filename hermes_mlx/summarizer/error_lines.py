@@ -45,6 +45,11 @@ ERROR_LINE = re.compile(
     r"|^\* What went wrong:"  # Gradle
     r"|^e: (?:file://)?\S{1,300}?\.kts?(?::\d+:\d+|: \(\d+, \d+\):)\s"  # Kotlin: e: file:///a/B.kt:207:21 Conflicting …
     r"|^curl: \(\d+\)"
+    # an OS error's number (`[Errno 30] Read-only file system: '/add'`), a failure named by what it was doing
+    # (aider's `Error creating file /add: …`, Gemini CLI's `Error executing tool x: …`), aider's edit that did not apply
+    r"|\[Errno -?\d+\] \S|^\s*Error (?:creat|read|writ|runn|execut|load|pars|open|connect|fetch|sav|delet|call|send|compil|install|build|start"
+    r"|import|updat|resolv|renam|mov|copy|apply|access)ing\b[^:\n]{0,100}: \S"
+    r"|^(?:## )?SearchReplaceNoExactMatch: |^# \d+ SEARCH/REPLACE blocks? failed to match!"
     r"|^\s*! \[(?:remote )?rejected\]\s"  # git push: ` ! [remote rejected] main -> main (reason)`, `[rejected] … (fetch first)`
     r"|\bHTTP(?:/[\d.]+)?\s+[45]\d\d\b|\bstatus(?: code)?[:= ]+[45]\d\d\b|\b[45]\d\d (?:Client|Server) Error\b"
     r"|^\s*E[A-Z]{2,9}: [a-z]"  # Node / libuv errno: EISDIR: illegal operation on a directory

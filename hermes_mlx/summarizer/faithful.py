@@ -23,7 +23,7 @@ from .digest import human_words
 from .sentences import paragraphs
 from .text import Turn
 from .verify import instruction_like, line_problem, main_script
-from .vocabulary import USER_SENTENCE_END, is_go_ahead
+from .vocabulary import SLASH_COMMAND, USER_SENTENCE_END, is_go_ahead
 
 REASONS = ("unsupported", "polarity", "reports_user", "empty", "filtered")
 
@@ -374,7 +374,7 @@ def goal_of(turns: list[Turn], limit: int = 300) -> str:
         if not words.strip():  # not a user turn, or one no human typed (an envelope, a notification)
             continue
         folded = " ".join(words.split())
-        if is_ack(folded):
+        if is_ack(folded) or SLASH_COMMAND.match(folded):  # `/add src/a.java` asks the agent's harness, not for work
             continue
         asks = [s for s in USER_SENTENCE_END.split(folded) if s.strip() and not directive_shaped(s)]
         asks = [s for s in asks if not is_ack(s)]

@@ -134,7 +134,8 @@ def untrailed(output: str) -> str:
 # them: Codex CLI's `Chunk ID: …`, `Wall time: …`, `Process exited with code 1`, then `Output:`;
 # Gemini CLI's `Command: …`, `Directory: …`, `Output: …`, then `Error: (none)`, `Exit Code: 127`, …
 _LABEL_LINE = re.compile(r"^[A-Z][\w ()/.-]{0,30}:(?: .*)?$")
-_OUTPUT_LABEL = re.compile(r"^Output:[ \t]?(.*)$")
+_OUTPUT_LABEL = re.compile(r"^(?:Output|Stdout):[ \t]?(.*)$")  # Gemini CLI's older shell tool: Stdout:, Stderr:
+_STDERR_LABEL = re.compile(r"^Stderr:[ \t]?(.*)$")
 _NO_ERROR = re.compile(r"^Error: \((?:none|empty)\)\s*$", re.I)
 _NO_OUTPUT = re.compile(r"^\s*\((?:empty|none)\)\s*$", re.I)
 
@@ -178,7 +179,8 @@ def _unlabelled(result: str) -> str:
     if not any(_EXIT_TEXT.search(ln) for ln in lines[:head] + trailer):
         return result  # no status reported: a file that happens to start with `Key: value` lines
     said = [ln for ln in trailer if ln.startswith("Error:") and not _NO_ERROR.match(ln)]
-    return "\n".join((body[:start] if start is not None else body) + said).strip("\n")
+    body = [_STDERR_LABEL.sub(r"\1", ln) for ln in (body[:start] if start is not None else body)]
+    return "\n".join([ln for ln in body if not _NO_OUTPUT.match(ln)] + said).strip("\n")
 
 
 def exit_status(result: str) -> int | None:
