@@ -284,3 +284,37 @@ def test_failures_said_by_their_action_an_errno_and_aiders_failed_edit_are_error
     assert is_error_line("## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in a.ts")
     assert is_error_line("# 1 SEARCH/REPLACE block failed to match!")
     assert not is_error_line("Error handling is done in main.go: see the wrapper")
+
+
+# Chinese parity of the English words a finding is read by: need, must, should, not, missing (SIGNAL), "I now …"
+# (我现在, as 现在我), and update/add/fix/create as changes (a held-out Hermes session's "… 没有在自检报告中详细展开。
+# 我现在更新自检报告，补充…：" is a finding and the change it led to, as "… isn't covered. Let me update …:" is)
+def test_a_chinese_finding_and_the_change_it_led_to_is_one_finding():
+    from hermes_mlx.summarizer.findings import is_announcement, is_musing
+
+    assert not is_announcement("用户说的是**双层自演进机制**没有在报告中展开。我现在更新自检报告，补充完整的六层架构：")
+    assert is_announcement("我现在更新自检报告：")
+    assert not is_musing("README 中的描述也需要补充 L6 的细节")
+
+
+# the names a patch or a diff argument declares (Cursor's `edit_file` diff `+ export interface TestDependencies {`,
+# Codex's apply_patch `+def load(…):`, Roo Code's and Cline's SEARCH/REPLACE) and a new file's (`write_to_file`),
+# as an edit's new_string already gave them: Identifiers
+def test_what_a_patch_or_a_new_file_declares_is_an_identifier():
+    from hermes_mlx.summarizer.agent_code import added_code
+
+    diff = "```diff\n  }\n+ // For tests\n+ export interface TestDependencies {\n+   execAsync?: typeof execAsync;\n+ }\n```"
+    assert added_code({"target_file": "src/domain/workspace.ts", "diff": diff}) == [
+        "export interface TestDependencies {"
+    ]
+    patch = "*** Begin Patch\n*** Update File: app.py\n@@\n-RETRIES = 2\n+RETRIES = 3\n*** End Patch"
+    assert added_code({"input": patch}) == ["RETRIES = 3"]
+    replace = "<<<<<<< SEARCH\nTIMEOUT = 5\n=======\nTIMEOUT = 30\n>>>>>>> REPLACE"
+    assert added_code({"path": "cfg.py", "diff": replace}) == ["TIMEOUT = 30"]
+    new_file = "import os\n\nclass CactusAdapter:\n    def generate(self, prompt: str) -> str:\n        return prompt\n"
+    assert added_code({"path": "a.py", "content": new_file}, "created") == [
+        "class CactusAdapter:",
+        "def generate(self, prompt: str) -> str:",
+    ]
+    assert added_code({"path": "notes.md", "content": "x = 1\ny = 2\n"}) == []  # not a write: nothing said
+    assert added_code({"new_string": "if (ready) {", "old_string": ""}) == []

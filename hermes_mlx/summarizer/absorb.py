@@ -132,7 +132,7 @@ def _read_call(led: Ledger, call) -> None:
     led.add_list("urls", find_urls(str(call.arguments.get("query") or "")))
     said = call.text if _is_command(call) else " ".join(clip(str(v), 120) for v in call.arguments.values())
     led.add_list("urls", find_urls(said))  # arguments clipped with a mark: no URL cut open
-    led.add_list("ids", find_ids(call.text) if _is_command(call) else added_code(call.arguments))
+    led.add_list("ids", find_ids(call.text) if _is_command(call) else added_code(call.arguments, action))
     if _is_command(call):  # a shell-only agent reads and edits files with commands
         head = whole_head(call.text).split("\n", 1)[0]
         verb = shell_file_action(head)

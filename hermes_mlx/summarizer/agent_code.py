@@ -49,16 +49,22 @@ def code_names(text: str, exclude: set = frozenset(), limit: int = 12) -> list[s
 ADDED_LINES = 2  # an edit that adds this many lines or fewer: each is code the agent wrote
 
 
-def added_code(args: dict) -> list[str]:
+def added_code(args: dict, action: str = "") -> list[str]:
     """The lines of code a short edit adds (its new text's lines its old text lacks), when it adds
     at most ADDED_LINES: the dependency a one-line edit puts in `mix.exs` is code the agent wrote,
     as a short block it shows is (`code_names`). A longer edit's lines are the file's but for the
     names it declares (`_declares`, DECLARED_LINES at most), and a line whose secret was cut out
-    says nothing."""
+    says nothing. The new and old text are an edit's own fields (EDIT_NEW_KEYS), else what a patch
+    or diff argument adds and takes away (`_patch_sides`: Codex's apply_patch, Cline's and Roo Code's
+    SEARCH/REPLACE, a unified diff), else a new file's text (`action` "created": WRITE_KEYS)."""
     new = next((args[k] for k in EDIT_NEW_KEYS if isinstance(args.get(k), str)), None)
+    old = next((args[k] for k in EDIT_OLD_KEYS if isinstance(args.get(k), str)), "")
+    if new is None:
+        new, old = _patch_sides(args)
+    if new is None and action == "created":
+        new = next((args[k] for k in WRITE_KEYS if isinstance(args.get(k), str)), None)
     if new is None:
         return []
-    old = next((args[k] for k in EDIT_OLD_KEYS if isinstance(args.get(k), str)), "")
     kept = {ln.strip() for ln in old.splitlines()}
     added = [ln.strip() for ln in new.splitlines() if ln.strip() and ln.strip() not in kept]
     longer = len(added) > ADDED_LINES
@@ -67,11 +73,32 @@ def added_code(args: dict) -> list[str]:
         for ln in added
         if len(ln) <= CODE_LINE_CHARS
         and REDACTED not in ln
-        and _snippet(ln)
-        and _whole_line(ln)
+        and (_snippet(ln) or _declares(ln))  # `class CactusAdapter:` names what it makes
+        and (_whole_line(ln) or _declares(ln) and _whole_line(ln[:-1]) and ln.endswith("{"))  # `interface X {`
         and (not longer or _declares(ln))
     ]
     return kept[:DECLARED_LINES] if longer else kept
+
+
+WRITE_KEYS = ("content", "file_text", "contents", "code")  # a write tool's whole new text
+_SEARCH_REPLACE = re.compile(r"^<{5,9} SEARCH[^\n]*\n(.*?)^={5,9}[ \t]*\n(.*?)^>{5,9} REPLACE", re.S | re.M)
+_DIFF_LINE = re.compile(r"^([+-])(?![+-]{2} )(.*)$", re.M)  # `+line`, `-line`, not `+++ b/x` / `--- a/x`
+
+
+def _patch_sides(args: dict) -> tuple[str | None, str]:
+    """(what a patch or diff argument adds, what it takes away); (None, "") when no argument is one."""
+    for value in args.values():
+        if not isinstance(value, str) or "\n" not in value:
+            continue
+        blocks = _SEARCH_REPLACE.findall(value)
+        if blocks:
+            return "\n".join(b[1] for b in blocks), "\n".join(b[0] for b in blocks)
+        lines = _DIFF_LINE.findall(value)
+        if lines and (
+            "\n@@" in value or value.lstrip().startswith(("@@", "*** Begin Patch", "--- ", "diff --git", "```diff"))
+        ):
+            return "\n".join(t for s, t in lines if s == "+"), "\n".join(t for s, t in lines if s == "-")
+    return None, ""
 
 
 def _declares(line: str) -> bool:
@@ -92,7 +119,7 @@ DECLARED_LINES = 3
 _DECLARED = re.compile(
     r"(?:export\s+)?(?:(?:const|let|var|val|final|static|public|private|protected|internal|readonly|async|pub|"
     r"float|int|double|bool|char|long|auto|string|String|def|fn|func|function|class|struct|interface|type|enum)\s+)+"
-    r"[A-Za-z_$][\w$]*\s*(?:[=(:<]|\w)"
+    r"[A-Za-z_$][\w$]*\s*(?:[=(:<{]|\w)"
 )
 
 

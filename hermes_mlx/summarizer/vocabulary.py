@@ -18,7 +18,7 @@ from .shell_words import read_only
 
 # how a Chinese sentence says what the agent does next ("让我…", "接下来…"): an announcement's
 # lead, and a change's when a change verb follows
-_ZH_NEXT = "让我|我来|我先|接下来|现在我|下面我"
+_ZH_NEXT = "让我|我来|我先|接下来|现在我|我现在|下面我"
 _OPENERS = (  # the words an announcement or an aside may open with ("Now, let me ...", "So my next step ...")
     r"^(?:(?:now|next|first|then|finally|after that|after this|afterwards?|okay|ok|great|good|perfect|alright|all right|"
     r"excellent|so|also|and|yes|right|hmm|wait|actually)\b\s*[,!.:\-—–]?\s*)*"
@@ -86,7 +86,7 @@ CHANGE_INTENT = re.compile(
     + r"))\b(?!\s+sure\b)"
     r"|^(?:(?:"
     + _ZH_NEXT
-    + r")|(?:我们|我)?(?:需要|必须|得)\**(?:先|再)?\**)(?:改为|改成|修改|删除|移除|添加|替换|重写|切换|使用|恢复)",
+    + r")|(?:我们|我)?(?:需要|必须|得)\**(?:先|再)?\**)(?:改为|改成|修改|删除|移除|添加|替换|重写|切换|使用|恢复|更新|补充|修复|创建|新增|实现|重构)",
     re.I,
 )
 # what must happen, said as a need ("We need to handle empty tables", "it has to run first")
@@ -152,6 +152,7 @@ SIGNAL = re.compile(
     r"messed up|lost|issues?|problems?|complain(?:s|ing)?|oops|broken|error|unexpected|instead of|"
     r"all \d+|\d+ (?:tests?|failures?|errors?|passed))\b"
     r"|因为|所以|原因|根因|导致|失败|成功|错误|修复|已|不支持|无法|问题|(?:测试|全部|都|已)通过|跑通|正常|报错|拒绝|下降|阻塞"
+    r"|需要|必须|应该|没有|不是|缺少|缺失"  # the English list's needs, must, should, not, isn't, missing
     r"|ため|(?<!も)ので(?!す|しょう|は)|できな(?:い|かった)|失敗|成功|エラー|修正|原因|通過|完了"
     r"|때문|그래서|실패|성공|오류|에러|(?<![가-힣])원인|문제|않습니다|없습니다|못했|불가(?!피)|부정확|잘못"
     r"|потому|поэтому|ошибк|исправ|не работает|работает|нет\b",
