@@ -318,3 +318,41 @@ def test_what_a_patch_or_a_new_file_declares_is_an_identifier():
     ]
     assert added_code({"path": "notes.md", "content": "x = 1\ny = 2\n"}) == []  # not a write: nothing said
     assert added_code({"new_string": "if (ready) {", "old_string": ""}) == []
+
+
+# a call through an agent's MCP wrapper (Cline's, Roo Code's, IBM Bob's `use_mcp_tool`) is read as the tool it
+# names, as Claude Code's `mcp__github__get_file_contents` is: a held-out Cline session's GitHub reads had listed
+# the API's blob URLs and made a `Not Found` of a wrong path the Open error; a read that found nothing tells what is
+# not there (as a failed `ls` does), while a read tool's other errors stay to act on
+def test_an_mcp_wrappers_call_is_the_tool_it_names_and_a_read_that_found_nothing_is_no_open_error():
+    import json
+
+    args = {
+        "server_name": "github.com/modelcontextprotocol/servers/tree/main/src/github",
+        "tool_name": "get_file_contents",
+    }
+    args["arguments"] = json.dumps({"owner": "cline", "repo": "prompts", "path": "clinerules"})
+    s = one_pass(
+        [
+            {"role": "user", "content": "Read the rules in the cline/prompts repo and design our docs from them."},
+            {"role": "assistant", "content": "", "tool_calls": [call("c1", "use_mcp_tool", **args)]},
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": 'Error executing MCP tool: {"code":-32603,"message":"MCP error -32603: Not Found"}',
+            },
+            {
+                "role": "assistant",
+                "content": "The folder is `.clinerules`, not `clinerules`; the docs go under ai-dev-docs/.",
+            },
+        ]
+    )
+    assert not any(x.startswith("Open error") for x in s.state)
+    from hermes_mlx.summarizer.text import normalize
+
+    (t,) = normalize([{"role": "assistant", "content": "", "tool_calls": [call("c1", "use_mcp_tool", **args)]}])
+    assert (t.tool_calls[0].name, t.tool_calls[0].arguments["path"]) == ("mcp__github__get_file_contents", "clinerules")
+    from hermes_mlx.summarizer.ledger import ErrorItem
+    from hermes_mlx.summarizer.state import _to_act_on
+
+    assert _to_act_on(ErrorItem("src/A.cs(3,1): error CS1061: no definition for 'Products'", "get_errors"))

@@ -209,7 +209,7 @@ def _read_result(led: Ledger, call, text: str) -> bool:
             edit_label = f"edit {shown.group(1)}"
     changes = call is not None and not cmd and tool_action(call.name, call.arguments) in ("edited", "created")
     # a failed edit names its file: a later write of it fixes it
-    label = edit_label or (tool_label(call) if changes else cmd)
+    label = edit_label or (tool_label(call) if changes or call is not None and not cmd else cmd)  # which call failed
     said = error_text(text, output)
     errors, omitted = error_report(said) if not reads or len(said) <= READ_ANSWER_CHARS else ([], 0)
     errors = [e for e in errors if not NUMBERED_LINE.match(e)] if reads else errors

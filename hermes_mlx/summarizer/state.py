@@ -18,7 +18,7 @@ from .outcomes import says_made, says_passed
 from .shell_words import read_only
 from .summary import Summary, code, render
 from .text import Turn, clip
-from .vocabulary import USER_REFUSED
+from .vocabulary import USER_REFUSED, tool_action
 from .workfolder import above_given, relative_label, settle, working_folder
 
 
@@ -72,10 +72,22 @@ def _to_act_on(error) -> bool:
     lines` says no error: they stay under Errors only."""
     return not (
         read_only(error.cmd)
+        or _not_there(error)
         or MORE_ERRORS.match(error.line)
         or _CALL_REFUSED.search(error.line)
         or USER_REFUSED.match(error.line)
     )
+
+
+def _not_there(error) -> bool:
+    """A read tool's call that found nothing at the path it was given (an MCP `get_file_contents` of
+    `clinerules` answering `Not Found`, `read_file` of a file not there): it tells what is not there, as a
+    failed `ls` does; a read tool's other errors (Copilot's `get_errors` listing CS1061) are to act on."""
+    name = error.cmd.split(" ", 1)[0]
+    return bool(name) and tool_action(name, {}) == "read" and bool(_NOT_THERE.search(error.line))
+
+
+_NOT_THERE = re.compile(r"\bnot found\b|no such file|does ?n[o']t exist|\bENOENT\b|\b404\b|cannot find", re.I)
 
 
 def _moot(led, error) -> bool:

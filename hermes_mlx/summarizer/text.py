@@ -33,6 +33,7 @@ from .vocabulary import (
     CODE_TOOL,
     COMMAND_KEYS,
     FILE_KEYS,
+    MCP_WRAPPER_TOOLS,
     REPORT_KEYS,
     REPORT_TOOL,
     SHELL_TOOLS,
@@ -157,6 +158,22 @@ def clip(text: str, n: int) -> str:
     return out
 
 
+def _unwrapped_mcp(name: str, args: dict) -> tuple[str, dict]:
+    """A call an agent makes through its MCP wrapper (Cline's, Roo Code's and IBM Bob's `use_mcp_tool`:
+    `server_name`, `tool_name`, `arguments` as JSON) as Claude Code names and passes one directly
+    (`mcp__github__get_file_contents`, its own arguments): what it reads or changes is read off the tool's name."""
+    if name not in MCP_WRAPPER_TOOLS or not isinstance(args.get("tool_name"), str):
+        return name, args
+    inner = args.get("arguments")
+    if isinstance(inner, str):
+        try:
+            inner = json.loads(inner)
+        except (ValueError, RecursionError):
+            inner = {"_raw": inner}
+    server = re.split(r"[/\\]", str(args.get("server_name") or "mcp").rstrip("/\\"))[-1] or "mcp"
+    return f"mcp__{server}__{args['tool_name']}", inner if isinstance(inner, dict) else {}
+
+
 def _argument(value):
     """One tool-call argument as text (redacted); a list of records (a todo tool's items with
     their status) stays JSON, so who reads it can tell the open items from the done ones."""
@@ -217,6 +234,7 @@ def _parse_call(call) -> ToolCall | None:
         args = {"_raw": to_text(raw)}
     if not isinstance(args, dict):
         args = {"_raw": json.dumps(args, default=str)}
+    name, args = _unwrapped_mcp(name, args)
     args = with_command_keys(args)
     nested = [] if any(k in args for k in (*FILE_KEYS, "paths")) else _nested_paths(args)
     args = {str(k): _argument(_argv_command(v) if k in COMMAND_KEYS else v) for k, v in args.items()}
