@@ -356,3 +356,23 @@ def test_an_mcp_wrappers_call_is_the_tool_it_names_and_a_read_that_found_nothing
     from hermes_mlx.summarizer.state import _to_act_on
 
     assert _to_act_on(ErrorItem("src/A.cs(3,1): error CS1061: no definition for 'Products'", "get_errors"))
+
+
+# a handoff read back may list a thing twice (Hermes's own summary: "添加 upstream: `https://…`" under one heading,
+# "upstream: `https://…`" under the next; the duplicates a Hermes handoff left in round eleven's and twelve's
+# held-out sessions): the later goes, the earlier taking its words when they say more
+def test_a_narrative_line_that_says_what_an_earlier_one_says_goes():
+    from hermes_mlx.summarizer.summary import Summary
+    from hermes_mlx.summarizer.verify import unrepeated
+
+    s = Summary(
+        progress=[
+            "upstream: `https://github.com/nousresearch/hermes-agent.git`",
+            "Merged with --allow-unrelated-histories",
+            "添加 upstream: `https://github.com/nousresearch/hermes-agent.git`",
+        ],
+        decisions=["Merged with --allow-unrelated-histories -X ours"],
+    )
+    unrepeated(s)
+    assert s.progress == ["添加 upstream: `https://github.com/nousresearch/hermes-agent.git`"]
+    assert s.decisions == ["Merged with --allow-unrelated-histories -X ours"]  # says more: the progress line goes

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from .budget import fit_summary
 from .extract import INJECTION, find_ids, find_paths, find_urls
+from .findings import near_duplicate
 from .ledger import Ledger
 from .redact import has_secret
 from .summary import Summary, parse, render, shown
@@ -200,6 +201,31 @@ def unquote_user(s: Summary) -> None:
         s.progress = [p for p in s.progress if len(p.split()) < QUOTED_WORDS or not any(p in x for x in said)]
 
 
+def unrepeated(s: Summary) -> None:
+    """A narrative line that says what an earlier one says (findings.near_duplicate) goes, unless it says
+    more: then it takes the earlier's place in the same section, or the earlier goes from another. A
+    handoff read back may list a thing twice (Hermes's own summary had "添加 upstream: `https://…`" under
+    one heading and "upstream: `https://…`" under the next), and new lines join such a list through
+    `add_progress`'s rule alone."""
+    entries = [(name, x) for name in _NARRATIVE for x in getattr(s, name)]
+    keep = [True] * len(entries)
+    for j, (name, x) in enumerate(entries):
+        i = next((i for i in range(j) if keep[i] and near_duplicate(x, entries[i][1])), None)
+        if i is None:
+            continue
+        if len(x) <= len(entries[i][1]):
+            keep[j] = False
+        elif entries[i][0] == name:
+            entries[i], keep[j] = (name, x), False  # the same, said more fully: in the earlier's place
+        else:
+            keep[i] = False
+    for name in _NARRATIVE:
+        setattr(s, name, [x for (n, x), k in zip(entries, keep) if k and n == name])
+
+
+_NARRATIVE = ("progress", "decisions", "remaining", "questions")
+
+
 def finished(
     s: Summary, sources: str, stats: dict, details: dict, budget_tokens: int | None = None, kept=None
 ) -> tuple[str, dict]:
@@ -207,6 +233,7 @@ def finished(
     messages still show goes first), rendered, verified, repaired by code where it can be (the
     progress lines the verifier objects to drop); raises when it cannot be made good."""
     unquote_user(s)
+    unrepeated(s)
     if budget_tokens:
         dropped = fit_summary(s, budget_tokens, kept=lambda: source_text(normalize(kept)) if kept else "")
         if dropped:
