@@ -376,3 +376,18 @@ def test_a_narrative_line_that_says_what_an_earlier_one_says_goes():
     unrepeated(s)
     assert s.progress == ["添加 upstream: `https://github.com/nousresearch/hermes-agent.git`"]
     assert s.decisions == ["Merged with --allow-unrelated-histories -X ours"]  # says more: the progress line goes
+
+
+# a rerun with another trim of its output is the same run (the end-to-end review's Codex session: `python manage.py
+# test bookings -v 1 2>&1 | tail -25` failed, `python manage.py test bookings 2>&1 | tail -4` passed; Claude Code's
+# `npm test 2>&1 | tail -20` then `| head -40` in the corpora): its pass fixes what the other failed
+def test_a_rerun_with_another_trim_of_its_output_fixes_what_it_failed():
+    from hermes_mlx.summarizer.error_lines import chain_steps, cleared_by
+    from hermes_mlx.summarizer.ledger import ErrorItem
+
+    assert chain_steps("python manage.py test bookings 2>&1 | tail -4") == chain_steps(
+        "python manage.py test bookings | tail -25"
+    )
+    failed = ErrorItem("AssertionError: 200 != 400", "python manage.py test bookings -v 1 2>&1 | tail -25")
+    assert cleared_by("python manage.py test bookings 2>&1 | tail -4", "OK", [failed]) == [failed]
+    assert chain_steps('npm test | grep -E "FAIL|PASS"') == frozenset({'npm test | grep -E "FAIL|PASS"'})

@@ -378,12 +378,15 @@ def chain_steps(cmd: str) -> frozenset[str]:
     fail unseen."""
     if "||" in cmd:
         return frozenset()
-    steps = [" ".join(step.replace("2>&1", "").split()) for step in re.split(r"&&|;", cmd)]
+    steps = [" ".join(_OUTPUT_FILTER.sub("", step.replace("2>&1", "")).split()) for step in re.split(r"&&|;", cmd)]
     if steps[-1].endswith("…"):
         steps.pop()
     return frozenset(s for s in steps if s and not s.startswith("cd "))
 
 
+# what only trims a step's output to read (`| tail -4`, `| head -40`, `| grep -E "FAIL|PASS"`): a rerun with
+# another trim is the same run (Codex's `python manage.py test … | tail -4`, then `| tail -25`)
+_OUTPUT_FILTER = re.compile(r"(?:\s*\|\s*(?:tail|head|grep|egrep|rg|less|more|cat|tee|sed -n)\b[^|]*)+$")
 _MORE_LINES = re.compile(r"\s*\(\+\d+ more lines?\)\s*$")
 
 
@@ -397,7 +400,7 @@ def _covers(passing: str, err) -> bool:
     if err.test and (err.test in passing or err.test.split("::")[0] in passing.split()):
         return True
     if err.cmd:  # the lines a multi-line command hides (`(+6 more lines)`) are no word of it
-        a, b = _MORE_LINES.sub("", passing).split(), _MORE_LINES.sub("", err.cmd).split()
+        a, b = (_OUTPUT_FILTER.sub("", _MORE_LINES.sub("", x).replace("2>&1", "")).split() for x in (passing, err.cmd))
         head = 2 if len(a) > 1 and a[0] in RUNNERS else 1
         if a[:head] == b[:head] and set(a[head:]) <= set(b[head:]) and not any(x.startswith("-k") for x in a):
             return True  # a broader run of the same tool passed
