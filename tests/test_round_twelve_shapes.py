@@ -132,8 +132,10 @@ def test_one_file_given_two_ways_is_one_heading():
 
 # Hermes sends notices in the user's role (its `[IMPORTANT: Background process … completed`, `[ASYNC DELEGATION`,
 # the todo list carried over a compression): a held-out Hermes session's Goal had been a push's rejection; the
-# notices' own markers are listed by Hermes's code and by clients that render them as notes, not user bubbles
-def test_hermes_notices_in_the_users_role_are_no_goal():
+# notices' own markers are listed by Hermes's code and by clients that render them as notes, not user bubbles.
+# What a background run printed, in that notice, is its command's result (` ! [remote rejected] main -> main
+# (refusing …)`, git's own line for a push turned down, as `! [rejected] … (fetch first)` is)
+def test_hermes_notices_are_no_goal_and_a_background_runs_end_is_its_commands_result():
     s = one_pass(
         [
             {"role": "user", "content": "Merge upstream into my fork and keep my skills folder."},
@@ -150,13 +152,17 @@ def test_hermes_notices_in_the_users_role_are_no_goal():
             {
                 "role": "user",
                 "content": "[IMPORTANT: Background process proc_6361b64bb6fb completed (exit code 1).\nCommand: git push "
-                "origin main\nOutput:\n ! [remote rejected] main -> main (refusing to allow an OAuth App)]",
+                "origin main\nOutput:\nTo https://github.com/me/fork.git\n ! [remote rejected] main -> main (refusing to "
+                "allow an OAuth App to create or update workflow)\nerror: failed to push some refs]",
             },
             {"role": "assistant", "content": "The push was rejected for the workflow scope."},
         ]
     )
     assert s.goal.startswith("Merge upstream")
     assert not any("IMPORTANT" in a for a in s.ledger.asks)
+    lines = [e.line for e in s.ledger.errors]
+    assert any("[remote rejected] main -> main (refusing to allow an OAuth App" in x for x in lines), lines
+    assert any(x.startswith("Open error") for x in s.state)
 
 
 # a step said with its reason, ending on the colon before the call that takes it (Claude Code's "Now let me also
@@ -204,37 +210,6 @@ def test_a_failed_matchers_expected_and_received_values_stay_with_it():
     ]
     jest = "  ● sum › adds\n\n    expect(received).toBe(expected) // Object.is equality\n\n    Expected: 5\n    Received: 4\n"
     assert scan_errors(jest)[0] == ["● sum › adds Expected: 5; Received: 4"]
-
-
-# what a background run printed, in Hermes's notice of its end, is that command's result: a held-out Hermes
-# session's `git push` was rejected there (` ! [remote rejected] main -> main (refusing …)`, git's own line for a
-# push turned down, as `! [rejected] … (fetch first)` is; the corpora's Claude Code sessions push too)
-def test_a_background_runs_end_is_its_commands_result():
-    s = one_pass(
-        [
-            {"role": "user", "content": "Push my fork to GitHub."},
-            {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": [call("c1", "terminal", command="git push origin main")],
-            },
-            {
-                "role": "tool",
-                "tool_call_id": "c1",
-                "content": '{"output": "Background process started", "exit_code": 0}',
-            },
-            {
-                "role": "user",
-                "content": "[IMPORTANT: Background process proc_6361b64bb6fb completed (exit code 1).\nCommand: git push "
-                "origin main\nOutput:\nTo https://github.com/me/fork.git\n ! [remote rejected] main -> main (refusing to "
-                "allow an OAuth App to create or update workflow)\nerror: failed to push some refs]",
-            },
-            {"role": "assistant", "content": "The push was rejected for the workflow scope."},
-        ]
-    )
-    lines = [e.line for e in s.ledger.errors]
-    assert any("[remote rejected] main -> main (refusing to allow an OAuth App" in x for x in lines), lines
-    assert any(x.startswith("Open error") for x in s.state)
 
 
 # Gemini CLI's shell tool in its older shape (`Stdout: …`, `Stderr: …`, `Error: (none)`, `Exit Code: 1`: its
@@ -360,22 +335,27 @@ def test_an_mcp_wrappers_call_is_the_tool_it_names_and_a_read_that_found_nothing
 
 # a handoff read back may list a thing twice (Hermes's own summary: "添加 upstream: `https://…`" under one heading,
 # "upstream: `https://…`" under the next; the duplicates a Hermes handoff left in round eleven's and twelve's
-# held-out sessions): the later goes, the earlier taking its words when they say more
+# held-out sessions): the later replaces the earlier, unless the earlier says twice as much, as add_progress does
 def test_a_narrative_line_that_says_what_an_earlier_one_says_goes():
     from hermes_mlx.summarizer.summary import Summary
     from hermes_mlx.summarizer.verify import unrepeated
 
     s = Summary(
         progress=[
-            "upstream: `https://github.com/nousresearch/hermes-agent.git`",
-            "Merged with --allow-unrelated-histories",
             "添加 upstream: `https://github.com/nousresearch/hermes-agent.git`",
+            "Merged with --allow-unrelated-histories",
+            "upstream: `https://github.com/nousresearch/hermes-agent.git`",
+            "Reviewing module 3 of the API",
+            "Reviewing module 4 of the API",
         ],
-        decisions=["Merged with --allow-unrelated-histories -X ours"],
+        decisions=["Merged with --allow-unrelated-histories -X ours, since skills/ is a repository of its own"],
     )
     unrepeated(s)
-    assert s.progress == ["添加 upstream: `https://github.com/nousresearch/hermes-agent.git`"]
-    assert s.decisions == ["Merged with --allow-unrelated-histories -X ours"]  # says more: the progress line goes
+    assert s.progress == [
+        "upstream: `https://github.com/nousresearch/hermes-agent.git`",
+        "Reviewing module 4 of the API",
+    ]
+    assert s.decisions == ["Merged with --allow-unrelated-histories -X ours, since skills/ is a repository of its own"]
 
 
 # a rerun with another trim of its output is the same run (the end-to-end review's Codex session: `python manage.py
@@ -391,3 +371,4 @@ def test_a_rerun_with_another_trim_of_its_output_fixes_what_it_failed():
     failed = ErrorItem("AssertionError: 200 != 400", "python manage.py test bookings -v 1 2>&1 | tail -25")
     assert cleared_by("python manage.py test bookings 2>&1 | tail -4", "OK", [failed]) == [failed]
     assert chain_steps('npm test | grep -E "FAIL|PASS"') == frozenset({'npm test | grep -E "FAIL|PASS"'})
+    chain_steps("a " + "| tail " * 20_000 + "| x")  # linear: a run of trims then no trim had backtracked for minutes

@@ -232,7 +232,8 @@ def test_on_chunk_hears_each_chunk_once():
 
 def test_update_over_budget_drops_the_lines_worth_least_and_calls_no_model():
     s, fake = make("step 39")
-    summary = "## Progress\n" + "\n".join(f"- Looked at step {i} of the handler work." for i in range(40))
+    # forty lines that say different things (near-duplicates would go before any budget: verify.unrepeated)
+    summary = "## Progress\n" + "\n".join(f"- `mod_{i}.py` calls `fn_{i}()` through `Cls{i}`." for i in range(40))
     r = s.update(
         summary,
         [{"role": "user", "content": "continue"}, {"role": "assistant", "content": "Checked the handler again."}],
@@ -241,21 +242,24 @@ def test_update_over_budget_drops_the_lines_worth_least_and_calls_no_model():
     assert r.ok and not fake.requests  # batch passes rank by code; the budget fit drops, nothing condenses
     progress = parse(r.text).progress
     assert r.details["budget_dropped"]["progress"] == 40 - len(progress) > 0
-    assert progress[-1] == "Looked at step 39 of the handler work."  # the latest stays
+    assert progress[-1] == "`mod_39.py` calls `fn_39()` through `Cls39`."  # the latest stays
 
 
 def test_defrag_keeps_chosen_steps_verbatim_and_the_ledger():
     s, _ = make("fails")
     base = s.merge(None, failing_exchange()).text
     back = parse(base)
-    back.progress += [f"Looked at step {i} of the export work." for i in range(20)]
-    s2, _ = make("step 19 export")
+    back.progress += [f"`export_{i}.py` writes `col_{i}` through `Writer{i}`." for i in range(20)]
+    s2, _ = make("export_19 col_19")
     r = s2.defrag(render(back))
     assert r.ok, r.error
     assert r.details["tokens_after"] < r.details["tokens_before"]
     assert r.details["condensed"] == "model"
     progress = parse(r.text).progress
-    assert progress[0] == "(13 more earlier steps condensed)" and "Looked at step 13 of the export work." in progress
+    assert (
+        progress[0] == "(13 more earlier steps condensed)"
+        and "`export_13.py` writes `col_13` through `Writer13`." in progress
+    )
     assert all(x in back.progress for x in progress[1:])
     for item in back.ledger.items():
         assert item in r.text

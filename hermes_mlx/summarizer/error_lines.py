@@ -378,15 +378,26 @@ def chain_steps(cmd: str) -> frozenset[str]:
     fail unseen."""
     if "||" in cmd:
         return frozenset()
-    steps = [" ".join(_OUTPUT_FILTER.sub("", step.replace("2>&1", "")).split()) for step in re.split(r"&&|;", cmd)]
+    steps = [" ".join(untrimmed(step.replace("2>&1", "")).split()) for step in re.split(r"&&|;", cmd)]
     if steps[-1].endswith("…"):
         steps.pop()
     return frozenset(s for s in steps if s and not s.startswith("cd "))
 
 
-# what only trims a step's output to read (`| tail -4`, `| head -40`, `| grep -E "FAIL|PASS"`): a rerun with
-# another trim is the same run (Codex's `python manage.py test … | tail -4`, then `| tail -25`)
-_OUTPUT_FILTER = re.compile(r"(?:\s*\|\s*(?:tail|head|grep|egrep|rg|less|more|cat|tee|sed -n)\b[^|]*)+$")
+def untrimmed(step: str) -> str:
+    """`step` less the filters that only trim its output to read (`| tail -4`, `| head -40`, `| grep FAIL`),
+    up to TRIMS of them from its end: a rerun with another trim is the same run (Codex's `python manage.py
+    test … | tail -4`, then `| tail -25`). One at a time, each anchored at the end: linear on any text."""
+    for _ in range(TRIMS):
+        m = _LAST_TRIM.search(step)
+        if not m:
+            break
+        step = step[: m.start()]
+    return step
+
+
+TRIMS = 3
+_LAST_TRIM = re.compile(r"\s*\|\s*(?:tail|head|grep|egrep|rg|less|more|cat|tee|sed -n)\b[^|]*$")
 _MORE_LINES = re.compile(r"\s*\(\+\d+ more lines?\)\s*$")
 
 
@@ -400,7 +411,7 @@ def _covers(passing: str, err) -> bool:
     if err.test and (err.test in passing or err.test.split("::")[0] in passing.split()):
         return True
     if err.cmd:  # the lines a multi-line command hides (`(+6 more lines)`) are no word of it
-        a, b = (_OUTPUT_FILTER.sub("", _MORE_LINES.sub("", x).replace("2>&1", "")).split() for x in (passing, err.cmd))
+        a, b = (untrimmed(_MORE_LINES.sub("", x).replace("2>&1", "")).split() for x in (passing, err.cmd))
         head = 2 if len(a) > 1 and a[0] in RUNNERS else 1
         if a[:head] == b[:head] and set(a[head:]) <= set(b[head:]) and not any(x.startswith("-k") for x in a):
             return True  # a broader run of the same tool passed

@@ -202,22 +202,18 @@ def unquote_user(s: Summary) -> None:
 
 
 def unrepeated(s: Summary) -> None:
-    """A narrative line that says what an earlier one says (findings.near_duplicate) goes, unless it says
-    more: then it takes the earlier's place in the same section, or the earlier goes from another. A
-    handoff read back may list a thing twice (Hermes's own summary had "添加 upstream: `https://…`" under
-    one heading and "upstream: `https://…`" under the next), and new lines join such a list through
-    `add_progress`'s rule alone."""
+    """`narrative.add_progress`'s rule over every narrative line, carried ones too: a line that says what
+    an earlier one says (findings.near_duplicate) replaces it, unless the earlier says twice as much (then
+    it goes). A handoff read back may list a thing twice (Hermes's own summary had "添加 upstream: `https://…`"
+    under one heading and "upstream: `https://…`" under the next); seven "Reviewing module N" lines end as
+    the latest."""
     entries = [(name, x) for name in _NARRATIVE for x in getattr(s, name)]
     keep = [True] * len(entries)
-    for j, (name, x) in enumerate(entries):
-        i = next((i for i in range(j) if keep[i] and near_duplicate(x, entries[i][1])), None)
-        if i is None:
-            continue
-        if len(x) <= len(entries[i][1]):
-            keep[j] = False
-        elif entries[i][0] == name:
-            entries[i], keep[j] = (name, x), False  # the same, said more fully: in the earlier's place
-        else:
+    for j, (_, x) in enumerate(entries):
+        for i in [i for i in range(j) if keep[i] and near_duplicate(x, entries[i][1])]:
+            if len(x) < len(entries[i][1]) / 2:
+                keep[j] = False  # a longer line says it and more
+                break
             keep[i] = False
     for name in _NARRATIVE:
         setattr(s, name, [x for (n, x), k in zip(entries, keep) if k and n == name])
