@@ -372,3 +372,11 @@ def test_a_rerun_with_another_trim_of_its_output_fixes_what_it_failed():
     assert cleared_by("python manage.py test bookings 2>&1 | tail -4", "OK", [failed]) == [failed]
     assert chain_steps('npm test | grep -E "FAIL|PASS"') == frozenset({'npm test | grep -E "FAIL|PASS"'})
     chain_steps("a " + "| tail " * 20_000 + "| x")  # linear: a run of trims then no trim had backtracked for minutes
+
+
+def test_a_shell_commands_not_found_stays_to_act_on():
+    from hermes_mlx.summarizer.ledger import ErrorItem
+    from hermes_mlx.summarizer.state import _to_act_on
+
+    assert _to_act_on(ErrorItem("ERROR 404: Not Found.", "wget https://app.example.com/health"))
+    assert not _to_act_on(ErrorItem("MCP error -32603: Not Found", "mcp__github__get_file_contents clinerules"))

@@ -84,7 +84,8 @@ def _not_there(error) -> bool:
     `clinerules` answering `Not Found`, `read_file` of a file not there): it tells what is not there, as a
     failed `ls` does; a read tool's other errors (Copilot's `get_errors` listing CS1061) are to act on."""
     name = error.cmd.split(" ", 1)[0]
-    return bool(name) and tool_action(name, {}) == "read" and bool(_NOT_THERE.search(error.line))
+    tool = "_" in name or bool(re.search(r"[a-z][A-Z]", name))  # a tool's name, not a shell's `wget` or `open`
+    return tool and tool_action(name, {}) == "read" and bool(_NOT_THERE.search(error.line))
 
 
 _NOT_THERE = re.compile(r"\bnot found\b|no such file|does ?n[o']t exist|\bENOENT\b|\b404\b|cannot find", re.I)
