@@ -356,6 +356,12 @@ def test_a_narrative_line_that_says_what_an_earlier_one_says_goes():
         "Reviewing module 4 of the API",
     ]
     assert s.decisions == ["Merged with --allow-unrelated-histories -X ours, since skills/ is a repository of its own"]
+    # add_progress's rule whole: a line that a twice-longer earlier one says goes, and takes no other with it
+    said = "the job runs daily at noon per the new schedule"
+    long = "the job runs daily at noon, reads `queue.yaml` first and posts to #ops with retries"
+    s = Summary(progress=[said, long, "the job runs daily at noon"])
+    unrepeated(s)
+    assert s.progress == [said, long]
 
 
 # a rerun with another trim of its output is the same run (the end-to-end review's Codex session: `python manage.py

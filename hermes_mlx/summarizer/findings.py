@@ -373,6 +373,15 @@ def near_duplicate(a: str, b: str, share: float = 0.7) -> bool:
     return len(small & big) >= share * len(small) and len(small) >= 3
 
 
+def restated(line: str, lines: list[str]) -> tuple[list[str], bool]:
+    """Of `lines`, those `line` says again (near_duplicate), and whether one of them says twice as much
+    (then `line` adds nothing and goes; else it replaces them): seven "Reviewing module N" lines end as
+    the latest; Hermes's "The cron job is configured to that channel ID." had replaced the line saying
+    the job delivered to `origin`, which shared its "the cron job is ... to that channel"."""
+    said = [p for p in lines if near_duplicate(line, p)]
+    return said, any(len(line) < len(p) / 2 for p in said)
+
+
 # A summary covers its span: each finding after a message's best is worth this much less per
 # finding of that message before it (a long report's fourth sentence comes after another
 # message's best). Measured on both corpora: 0.3 kept 122 and 125 facts in batch and micro, 0.7

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from .faithful import directive_shaped, goal_of, is_go_ahead, reports_user
-from .findings import near_duplicate
+from .findings import restated
 from .summary import Summary
 from .text import Turn, concluding_sentence
 from .tidy import one_line
@@ -58,17 +58,14 @@ def set_goal(s: Summary, turns: list[Turn]) -> None:
 
 
 def add_progress(s: Summary, notes: list[str]) -> None:
-    """New progress lines; one that says what an older line says (findings.near_duplicate) replaces
-    it, so seven "Reviewing module N" lines end as the latest one, unless the older says twice as
-    much: Hermes's "The cron job is configured to that channel ID." had replaced the line saying
-    the job delivered to `origin`, which shared its "the cron job is ... to that channel"."""
+    """New progress lines; one that says what an older line says replaces it, unless the older says
+    twice as much (findings.restated)."""
     for n in notes:
         if n in s.progress:
             continue
-        said = [p for p in s.progress if near_duplicate(n, p)]
-        if any(len(n) < len(p) / 2 for p in said):
-            continue  # a longer line says it and more ("The cron job is configured to that channel ID.")
-        s.progress = [p for p in s.progress if p not in said] + [n]
+        said, covered = restated(n, s.progress)
+        if not covered:
+            s.progress = [p for p in s.progress if p not in said] + [n]
 
 
 def paragraph_lines(body: str) -> list[str]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from .budget import fit_summary
 from .extract import INJECTION, find_ids, find_paths, find_urls
-from .findings import near_duplicate
+from .findings import restated
 from .ledger import Ledger
 from .redact import has_secret
 from .summary import Summary, parse, render, shown
@@ -202,21 +202,17 @@ def unquote_user(s: Summary) -> None:
 
 
 def unrepeated(s: Summary) -> None:
-    """`narrative.add_progress`'s rule over every narrative line, carried ones too: a line that says what
-    an earlier one says (findings.near_duplicate) replaces it, unless the earlier says twice as much (then
-    it goes). A handoff read back may list a thing twice (Hermes's own summary had "添加 upstream: `https://…`"
-    under one heading and "upstream: `https://…`" under the next); seven "Reviewing module N" lines end as
-    the latest."""
-    entries = [(name, x) for name in _NARRATIVE for x in getattr(s, name)]
-    keep = [True] * len(entries)
-    for j, (_, x) in enumerate(entries):
-        for i in [i for i in range(j) if keep[i] and near_duplicate(x, entries[i][1])]:
-            if len(x) < len(entries[i][1]) / 2:
-                keep[j] = False  # a longer line says it and more
-                break
-            keep[i] = False
+    """`narrative.add_progress`'s rule (findings.restated) over every narrative line, carried ones too,
+    across sections: a handoff read back may list a thing twice (Hermes's own summary had "添加 upstream:
+    `https://…`" under one heading and "upstream: `https://…`" under the next)."""
+    kept: list[tuple[str, str]] = []  # (section, line), in the summary's order
     for name in _NARRATIVE:
-        setattr(s, name, [x for (n, x), k in zip(entries, keep) if k and n == name])
+        for x in getattr(s, name):
+            said, covered = restated(x, [line for _, line in kept])
+            if not covered:
+                kept = [(n, line) for n, line in kept if line not in said] + [(name, x)]
+    for name in _NARRATIVE:
+        setattr(s, name, [line for n, line in kept if n == name])
 
 
 _NARRATIVE = ("progress", "decisions", "remaining", "questions")
