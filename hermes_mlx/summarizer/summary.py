@@ -180,7 +180,7 @@ def render(s: Summary) -> str:
     errors: list[str] = []
     groups: dict[str, list[str]] = {}
     for e in led.errors:  # by the label as shown: `patch /home/u/app/src/c.py` and `patch src/c.py` are one
-        groups.setdefault(relative_label(e.cmd, led.root) if e.cmd else "", []).append(e.line)
+        groups.setdefault(relative_label(e.cmd, led.root), []).append(e.line)
     for cmd, lines in groups.items():
         if cmd:
             errors.append(f"- after {code(cmd)}:")
@@ -191,8 +191,7 @@ def render(s: Summary) -> str:
     resolved: list[str] = []
     fixed: dict[str, list[str]] = {}  # each fix once, with all it cleared (a later rerun of it, too)
     for x in led.resolved:
-        fix = led.fixes.get(x, "")
-        fixed.setdefault(relative_label(fix, led.root) if fix else "", []).append(x)
+        fixed.setdefault(relative_label(led.fixes.get(x, ""), led.root), []).append(x)
     for fix, lines in fixed.items():
         if fix and len(lines) > 1:  # one success cleared several: its command said once, as Errors says it
             resolved.append(f"- fixed by {code(fix)}:")

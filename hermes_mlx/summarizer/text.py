@@ -153,8 +153,9 @@ def clip(text: str, n: int) -> str:
     # a cut can leave what reads as a credential's value (`…/test-session': No such file` cut to
     # `test-session': No…`), which the verifier then finds as a secret and fails the pass: the
     # word goes too, while a shorter cut still says something
-    while redact(out) != out and redact(text) == text and (space := out.rfind(" ", 0, len(out) - 1)) > n // 4:
-        out = out[:space].rstrip() + "…"
+    if redact(out) != out and redact(text) == text:
+        while redact(out) != out and (space := out.rfind(" ", 0, len(out) - 1)) > n // 4:
+            out = out[:space].rstrip() + "…"
     return out
 
 

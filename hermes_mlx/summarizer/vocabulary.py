@@ -227,10 +227,10 @@ CODE_SNIPPET = re.compile(r"[(){}\[\];]|(?<![<>!=])=(?!=)|^[\w.\-]+:\s+\S|->|=>"
 
 # ---------------------------------------------------------------- tools, commands and results
 
-# tools whose call is a shell command, and the argument keys a command is read from
 # an agent's one tool for every MCP server's tools (Cline's, Roo Code's, IBM Bob's `use_mcp_tool`): the call it
 # wraps is read as the tool it names (text._unwrapped_mcp)
 MCP_WRAPPER_TOOLS = frozenset({"use_mcp_tool"})
+# tools whose call is a shell command, and the argument keys a command is read from
 SHELL_TOOLS = frozenset({"terminal", "bash", "shell", "run_command", "execute_command", "exec", "run", "sh", "cmd"})
 COMMAND_KEYS = ("command", "cmd", "script", "commands")
 # the same keys as other tools spell them (Windsurf's and Antigravity's `run_command` take
