@@ -368,7 +368,7 @@ def test_a_narrative_line_that_says_what_an_earlier_one_says_goes():
 # test bookings -v 1 2>&1 | tail -25` failed, `python manage.py test bookings 2>&1 | tail -4` passed; Claude Code's
 # `npm test 2>&1 | tail -20` then `| head -40` in the corpora): its pass fixes what the other failed
 def test_a_rerun_with_another_trim_of_its_output_fixes_what_it_failed():
-    from hermes_mlx.summarizer.error_lines import chain_steps, cleared_by
+    from hermes_mlx.summarizer.fixes import chain_steps, cleared_by
     from hermes_mlx.summarizer.ledger import ErrorItem
 
     assert chain_steps("python manage.py test bookings 2>&1 | tail -4") == chain_steps(

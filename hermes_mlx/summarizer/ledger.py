@@ -14,8 +14,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .error_lines import at_any_line, at_source_line, cleared_by, error_numbers_shape, error_shape
+from .error_lines import at_any_line, at_source_line, error_numbers_shape, error_shape
 from .extract import TEST_ID, pasted_problems
+from .fixes import cleared_by
 from .outcomes import MADE, is_run_verdict, outcome_of
 from .redact import redact
 from .text import clip
