@@ -60,6 +60,14 @@ def call(cid, name, **args):
     return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
 
 
+def ran(cid, name, result, **args) -> list[dict]:
+    """One tool call and its result: the assistant's turn that makes it, and the tool's answer."""
+    return [
+        {"role": "assistant", "content": "", "tool_calls": [call(cid, name, **args)]},
+        {"role": "tool", "tool_call_id": cid, "content": result},
+    ]
+
+
 def failing_exchange():
     return [
         {

@@ -2,7 +2,7 @@
 Checks go through whole passes of the summarizer where a user's run would.
 """
 
-from summarizer_fakes import call, one_pass
+from summarizer_fakes import call, one_pass, ran
 
 
 # Hermes's `patch` answers `{"success": true, "diff": …}` with no word that it changed the file
@@ -432,32 +432,20 @@ def test_a_push_that_went_through_moves_past_an_earlier_error_where_no_status_is
     s = one_pass(
         [
             {"role": "user", "content": "Rebase on main and push."},
-            {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": [call("c1", "Bash", command="git pull --rebase origin main 2>&1 | tail -4")],
-            },
-            {
-                "role": "tool",
-                "tool_call_id": "c1",
-                "content": "CONFLICT (content): Merge conflict in package.json\nerror: could not apply 5e8a0c2... fix(reservas): tz",
-            },
-            {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": [
-                    call(
-                        "c2",
-                        "Bash",
-                        command="npm install 2>&1 | tail -2 && git add package.json && GIT_EDITOR=true git rebase --continue && git push origin main",
-                    )
-                ],
-            },
-            {
-                "role": "tool",
-                "tool_call_id": "c2",
-                "content": "added 98 packages in 6s\nfound 0 vulnerabilities\n[detached HEAD 1b9f3d7] fix(reservas): tz\nSuccessfully rebased and updated refs/heads/main.\nTo github.com:l/r.git\n   f02b6e4..1b9f3d7  main -> main",
-            },
+            *ran(
+                "c1",
+                "Bash",
+                "CONFLICT (content): Merge conflict in package.json\nerror: could not apply 5e8a0c2... fix(reservas): tz",
+                command="git pull --rebase origin main 2>&1 | tail -4",
+            ),
+            *ran(
+                "c2",
+                "Bash",
+                "added 98 packages in 6s\nfound 0 vulnerabilities\n[detached HEAD 1b9f3d7] fix(reservas): tz\nSuccessfully "
+                "rebased and updated refs/heads/main.\nTo github.com:l/r.git\n   f02b6e4..1b9f3d7  main -> main",
+                command="npm install 2>&1 | tail -2 && git add package.json && GIT_EDITOR=true git rebase --continue && "
+                "git push origin main",
+            ),
             {"role": "assistant", "content": "Pushed 1b9f3d7 to main."},
         ]
     )

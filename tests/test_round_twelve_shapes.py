@@ -2,7 +2,7 @@
 Checks go through whole passes of the summarizer where a user's run would.
 """
 
-from summarizer_fakes import call, one_pass  # noqa: F401
+from summarizer_fakes import call, one_pass, ran  # noqa: F401
 
 
 # a cut error line can end in what reads as a credential's value (Cursor's held-out `bun test`:
@@ -95,22 +95,13 @@ def test_an_edit_tools_automatic_commit_leaves_a_failed_test_open():
     s = one_pass(
         [
             {"role": "user", "content": "pytest tests/test_cart.py fails, fix the rounding"},
-            {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": [call("c1", "run", command="pytest -q tests/test_cart.py")],
-            },
-            {
-                "role": "tool",
-                "tool_call_id": "c1",
-                "content": "FAILED tests/test_cart.py::test_total - AssertionError: assert 9.99 == 10.0\n1 failed in 0.1s",
-            },
-            {"role": "assistant", "content": "", "tool_calls": [call("c2", "patch", path="shop/cart.py")]},
-            {
-                "role": "tool",
-                "tool_call_id": "c2",
-                "content": "Applied edit to shop/cart.py\nCommit 3e1f0a2 fix: quantize",
-            },
+            *ran(
+                "c1",
+                "run",
+                "FAILED tests/test_cart.py::test_total - AssertionError: assert 9.99 == 10.0\n1 failed in 0.1s",
+                command="pytest -q tests/test_cart.py",
+            ),
+            *ran("c2", "patch", "Applied edit to shop/cart.py\nCommit 3e1f0a2 fix: quantize", path="shop/cart.py"),
             {"role": "assistant", "content": "I changed the rounding to quantize."},
         ]
     )
@@ -139,16 +130,12 @@ def test_hermes_notices_are_no_goal_and_a_background_runs_end_is_its_commands_re
     s = one_pass(
         [
             {"role": "user", "content": "Merge upstream into my fork and keep my skills folder."},
-            {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": [call("c1", "terminal", command="git push origin main")],
-            },
-            {
-                "role": "tool",
-                "tool_call_id": "c1",
-                "content": '{"output": "Background process started", "exit_code": 0}',
-            },
+            *ran(
+                "c1",
+                "terminal",
+                '{"output": "Background process started", "exit_code": 0}',
+                command="git push origin main",
+            ),
             {
                 "role": "user",
                 "content": "[IMPORTANT: Background process proc_6361b64bb6fb completed (exit code 1).\nCommand: git push "
