@@ -36,7 +36,7 @@ from hermes_mlx.summarizer.extract import error_report
 from hermes_mlx.summarizer.outcomes import is_run_verdict, outcome_of, says_passed
 from hermes_mlx.summarizer.shell_words import EDIT_NOT_APPLIED
 from hermes_mlx.summarizer.tool_results import exit_status, failed_field, tool_output
-from hermes_mlx.summarizer.vocabulary import reads_contents
+from hermes_mlx.summarizer.vocabulary import DELEGATE_TOOL, reads_contents
 
 logger = logging.getLogger(telemetry.LOGGER_NAME)
 
@@ -97,7 +97,10 @@ _HEREDOC_ECHO = re.compile(r"\A(?:>[^\n]*\r?\n)+")  # the shell's `> ` echo of a
 
 
 def prune_tool_results(middle: list[Message], later: list[Message] = ()) -> tuple[list[Message], int, int]:
-    """Old tool results as one-line summaries; a result repeated later says so instead.
+    """Old tool results as one-line summaries; a result repeated later says so instead. Another
+    agent's report (DELEGATE_TOOL: Claude Code's Task, Hermes's delegate_task) stays whole: it is
+    the session's own findings in prose, which the next summary reads as the agent's text, and a
+    pass that only pruned had left its first line (a Claude Code Explore report's "Perfect!").
 
     Returns (pruned copy, results pruned, duplicates removed). The pairing of calls and results
     is untouched: only the content of tool messages changes.
@@ -120,7 +123,7 @@ def prune_tool_results(middle: list[Message], later: list[Message] = ()) -> tupl
         if again and len(text) >= 40:
             out.append({**message, "content": f"{DUPLICATE_TAG} {name}, identical to a later result]"})
             duplicates += 1
-        elif len(text) >= PRUNE_MIN_CHARS:
+        elif len(text) >= PRUNE_MIN_CHARS and not DELEGATE_TOOL.search(name.lower()):
             out.append({**message, "content": one_line(name, text)})
             pruned += 1
         else:

@@ -30,6 +30,7 @@ from .vocabulary import (
     CHANGE_VERBS,
     CHOICE_MADE,
     DECISION_CUE,
+    DELEGATE_TOOL,
     FILE_NAME,
     IMPERATIVE,
     NARRATION,
@@ -70,6 +71,15 @@ CONCLUSION_LEAD = re.compile(
     r"^\W{0,4}(?:(?:my|our) )?(?:bottom line|tl;?dr|conclusion|root cause|key (?:takeaway|finding)|verdict|diagnosis|"
     r"the fix|recommendation|decision)\W{0,4}:",
     re.I,
+)
+
+
+# a structured report's label for what it found or what it did about it ("**Fix**: Add the missing
+# `type-check` script to the root `package.json`:" in Cursor's CI analysis, Claude Code's "**Solution:**
+# Before rendering events for each day, estimate if all events will fit:"): what follows is a finding,
+# whatever its verb and its closing colon
+LABELED_FINDING = re.compile(
+    r"^\W{0,4}(?:the )?(?:fix|solution|root cause|cause|problem|issue|resolution|workaround)\W{0,4}:\s*\S", re.I
 )
 
 
@@ -124,6 +134,8 @@ _NAMES_ONLY = re.compile(
 
 def is_announcement(sentence: str) -> bool:
     """A sentence that says what the agent will do next: never a result."""
+    if LABELED_FINDING.match(sentence):
+        return False
     s = _BOLD_LEAD.sub("", sentence, count=1).strip(" -*>\t#")
     lead = _ACTIVITY_LEAD.match(s)
     if lead and not _NAMES_ONLY.fullmatch(s[lead.end() : lead.end() + 400]):  # "Adding tests: `a`, `b`." announces
@@ -210,6 +222,16 @@ def report_turns(turns: list[Turn]) -> set[int]:
     return out
 
 
+def delegate_reports(turns: list[Turn]) -> set[int]:
+    """The tool turns that answer a call to another agent (DELEGATE_TOOL: Claude Code's Task or
+    Agent, Hermes's delegate_task): the sub-agent's report is the session's own finding, as the
+    agent's text is ("**What's missing:** `ColorSchemeProvider` is NOT wrapped around the dialog
+    content!"), read the same way. Claude Code's Explore reports held facts in two corpora sessions
+    and a held-out one."""
+    delegates = {c.id for t in turns for c in t.tool_calls if DELEGATE_TOOL.search(c.name.lower())}
+    return {i for i, t in enumerate(turns) if t.role == "tool" and t.tool_call_id in delegates}
+
+
 def features(
     text: str, *, reaction: bool, before_action: bool, report: bool, recency: float, noted: bool = False
 ) -> dict[str, float]:
@@ -244,6 +266,7 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
     out: list[tuple[str, int, dict[str, float]]] = []
     seen: set[str] = set()
     reports = report_turns(turns)
+    delegated = delegate_reports(turns)
     n = max(1, len(turns) - 1)
     for i, t in enumerate(turns):
         notes = [x for note in agent_notes(t) for x in _pieces(split_sentences(note))] if t.role == "assistant" else []
@@ -251,9 +274,9 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
             seen.add(text)
             feats = features(text, reaction=False, before_action=False, report=False, recency=i / n, noted=True)
             out.append((text, i, feats))
-        if t.role != "assistant" or not t.text.strip():
+        if (t.role != "assistant" and i not in delegated) or not t.text.strip():
             continue
-        reaction = i > 0 and turns[i - 1].role == "tool"
+        reaction = t.role == "assistant" and i > 0 and turns[i - 1].role == "tool"
         for k, sentences in enumerate(paragraphs(t.text)):
             run: list[str] = []
             runs: list[tuple[list[str], bool]] = []

@@ -1,0 +1,81 @@
+"""What a thirteenth round's held-out sessions showed, each with a second source named per test.
+Checks go through whole passes of the summarizer or compactor where a user's run would.
+"""
+
+from summarizer_fakes import one_pass, ran
+
+
+# a structured report's label says what follows is what it found or did (Cursor's held-out CI analysis:
+# "**Fix**: Add the missing `type-check` script to the root `package.json`:" before the JSON; Claude Code's
+# "**Solution:** Before rendering events for each day, estimate if all events will fit:" in the corpora)
+def test_a_labelled_fix_or_solution_is_a_finding_whatever_its_verb_or_colon():
+    from hermes_mlx.summarizer.findings import is_announcement
+
+    assert not is_announcement("**Fix**: Add the missing `type-check` script to the root `package.json`:")
+    assert not is_announcement("**Solution:** Before rendering events for each day, estimate if all events will fit:")
+    assert not is_announcement("Root cause: the pool is closed before the drain finishes.")
+    assert is_announcement("Let me add the missing `type-check` script:")
+    assert is_announcement("**Fixing the build**: let me check the config.")
+    s = one_pass(
+        [
+            {"role": "user", "content": "CI fails on type-check, please fix"},
+            *ran("c1", "read_file", '{"scripts": {"build": "next build"}}', target_file="package.json"),
+            {
+                "role": "assistant",
+                "content": "### Root Cause #1: Missing `type-check` Script\n"
+                "**Fix**: Add the missing `type-check` script to the root `package.json`:\n\n"
+                '```json\n"type-check": "tsc --noEmit"\n```',
+            },
+            {"role": "user", "content": "thanks"},
+        ]
+    )
+    assert any("Add the missing `type-check` script" in p for p in s.progress)
+
+
+# another agent's report is the session's own findings (Claude Code's Explore sub-agent, held out: "**What's
+# missing:** `ColorSchemeProvider` is NOT wrapped around the dialog content!"; the corpora's week-widget
+# session kept its facts in such a report too); its Claude Code trailer (`agentId: … (for resuming …)`,
+# `<usage>…</usage>`, three corpora sessions) is no one's words
+REPORT = (
+    "Perfect! Now I have all the pieces.\n\n## Key Findings\n\n"
+    "**What's missing:** `ColorSchemeProvider` is NOT wrapped around the dialog content in `stack.tsx`!\n"
+    "So `useColorScheme()` inside the dialog reads the parent context, and `CodeBlockRenderer` picks the wrong theme.\n"
+    + "Checked file number 12 of the dialog package for providers and found none there.\n"
+    * 20
+    + "    agentId: a3a6980a87c9a2b58 (for resuming to continue this agent's work if needed)\n"
+    "    <usage>total_tokens: 59501\n    tool_uses: 31\n    duration_ms: 65706</usage>\n"
+)
+
+
+def test_a_sub_agents_report_is_read_as_the_agents_findings_less_its_trailer():
+    s = one_pass(
+        [
+            {"role": "user", "content": "the code block in the dialog has the wrong color scheme"},
+            *ran(
+                "c1",
+                "Agent",
+                REPORT,
+                description="Explore color scheme",
+                prompt="find how the theme reaches code blocks",
+            ),
+            {"role": "assistant", "content": "I'll wrap the dialog content in `ColorSchemeProvider`."},
+            {"role": "user", "content": "go on"},
+        ]
+    )
+    said = "\n".join(s.progress)
+    assert "`ColorSchemeProvider` is NOT wrapped around the dialog content" in said
+    assert "agentId" not in said and "tool_uses" not in said and "usage>" not in said
+
+
+def test_a_pruning_pass_keeps_a_sub_agents_report_whole():
+    from hermes_mlx.compactor.batch import PRUNED_TAG, prune_tool_results
+
+    middle = [
+        *ran("c1", "Task", REPORT, description="Explore"),
+        *ran("c2", "delegate_task", REPORT.replace("12", "13"), goal="check the sheet"),
+        *ran("c3", "Read", "x = 1\n" * 200, file_path="stack.tsx"),
+    ]
+    out, pruned, _ = prune_tool_results(middle)
+    assert pruned == 1
+    assert out[1]["content"] == REPORT and out[3]["content"] == REPORT.replace("12", "13")
+    assert out[5]["content"].startswith(PRUNED_TAG)
