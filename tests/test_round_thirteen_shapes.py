@@ -79,3 +79,50 @@ def test_a_pruning_pass_keeps_a_sub_agents_report_whole():
     assert pruned == 1
     assert out[1]["content"] == REPORT and out[3]["content"] == REPORT.replace("12", "13")
     assert out[5]["content"].startswith(PRUNED_TAG)
+
+
+# Codex CLI's sandbox error wraps what a failed command printed (held-out Codex session: "failed in sandbox
+# LinuxSeccomp with execution error: sandbox denied exec error, exit code: 2, stdout: … ModuleNotFoundError:
+# No module named 'opk' …, stderr: "; codex-rs's SandboxErr::Denied message, which other tools parse alike)
+def test_codexs_sandbox_error_is_read_as_the_commands_status_and_output():
+    from hermes_mlx.summarizer.tool_results import exit_status, tool_output
+
+    wrapped = (
+        "failed in sandbox LinuxSeccomp with execution error: sandbox denied exec error, exit code: 2, stdout: \n"
+        "==== ERRORS ====\nE   ModuleNotFoundError: No module named 'opk'\n2 errors in 0.27s\n, stderr: "
+    )
+    assert exit_status(wrapped) == 2
+    assert tool_output(wrapped) == "==== ERRORS ====\nE   ModuleNotFoundError: No module named 'opk'\n2 errors in 0.27s"
+    err = "failed in sandbox MacosSeatbelt with execution error: sandbox denied exec error, exit code: 127, stdout: , stderr: bash: dist: command not found"
+    assert tool_output(err) == "bash: dist: command not found"
+    s = one_pass(
+        [
+            {"role": "user", "content": "add the subcommands and run the tests"},
+            *ran("c1", "shell", wrapped, command=["bash", "-lc", "pytest -q"]),
+            {"role": "assistant", "content": "The tests cannot import `opk` from the repo root."},
+            {"role": "user", "content": "go on"},
+        ]
+    )
+    assert any("No module named 'opk'" in e.line for e in s.ledger.errors)
+
+
+# a pruned read's placeholder counts the lines the read printed, not the JSON result's one escaped line: a
+# 258-line spec read by Codex (`{"output": "# Spec\n…", "metadata": {"exit_code": 0}}`) counted as 1 line was
+# read back as a failed short read, and its "* Permission denied → clear message" line became its result
+def test_a_pruned_json_read_counts_its_output_lines_and_has_no_result_line():
+    import json
+
+    from hermes_mlx.compactor.batch import one_line
+
+    spec = "# Spec\n\n" + "* a line of the spec\n" * 120 + "* Permission denied → clear message and instructions.\n"
+    raw = json.dumps({"output": spec, "metadata": {"exit_code": 0}})
+    assert ", 123 lines," in one_line("shell", raw)
+    s = one_pass(
+        [
+            {"role": "user", "content": "review the spec"},
+            *ran("c1", "shell", one_line("shell", raw), command=["bash", "-lc", "sed -n '1,260p' docs/spec.md"]),
+            {"role": "assistant", "content": "The spec covers install and rollback in section F."},
+            {"role": "user", "content": "ok"},
+        ]
+    )
+    assert not any("Permission denied" in c.outcome for c in s.ledger.commands)

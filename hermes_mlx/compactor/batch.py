@@ -77,7 +77,9 @@ def one_line(name: str, text: str) -> str:
         first = " ".join(stripped[:400].split())
     if len(first) > 120:
         first = first[:117] + "..."
-    lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)  # no list of 50 MB of lines
+    # the lines it printed (a JSON result's output, not its one escaped line): a read of 258 lines counted
+    # as 1 was read back as a failed short read, its file's "Permission denied →" line its result
+    lines = body.count("\n") + (0 if body.endswith("\n") or not body else 1)  # no list of 50 MB of lines
     # the result line stays (`14 passed in 0.19s`, a commit line), and so does the error of a call
     # that says it failed (its exit status, a failed run's verdict, a rejected edit, an error field)
     family, result = outcome_of(body, status)

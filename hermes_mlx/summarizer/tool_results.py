@@ -70,6 +70,23 @@ _TOOL_ERROR = re.compile(r"\A\s*The tool execution failed with the following err
 # `<output>...</output>`): the status is read from it (exit_status), the output is what is inside
 _ENVELOPE = re.compile(r"\A\s*<returncode>\s*-?\d+\s*</returncode>\s*<output>\n?(.*?)\n?</output>\s*\Z", re.S)
 
+# Codex CLI's sandbox error around what a command printed (codex-rs `SandboxErr::Denied`: "failed in
+# sandbox LinuxSeccomp with execution error: sandbox denied exec error, exit code: 2, stdout: …, stderr:
+# …"; a held-out Codex session's every failed run, and other tools parse it the same way): the status
+# is read from it (exit_status), the output is its stdout, then its stderr
+_SANDBOX_DENIED = re.compile(
+    r"\A\s*(?:failed in sandbox \w+ with execution error: )?sandbox denied exec error, exit code: -?\d+, stdout: "
+)
+
+
+def _sandboxed(result: str) -> str | None:
+    """What a command printed inside Codex's sandbox error (_SANDBOX_DENIED), or None."""
+    denied = _SANDBOX_DENIED.match(result[:200])
+    if not denied:
+        return None
+    out, sep, err = result[denied.end() :].rpartition(", stderr: ")
+    return "\n".join(x.strip("\n") for x in (out, err) if x.strip()) if sep else err
+
 
 def tool_output(result: str) -> str:
     """What a tool printed: a JSON result's output fields, one after another; the inside of an
@@ -81,6 +98,8 @@ def tool_output(result: str) -> str:
     data = json_result(result)
     if data:  # `{"output": "", "metadata": {"exit_code": 1}}` printed nothing (Codex CLI's grep with no match)
         return unstamped("\n".join(output_parts(data))) or ("" if any(k in data for k in OUTPUT_KEYS) else result)
+    if (sandboxed := _sandboxed(result or "")) is not None:
+        return unstamped(sandboxed)
     wrapped = _ENVELOPE.match(result or "") or _TOOL_ERROR.match((result or "")[:20_000])
     return unstamped(wrapped.group(1).strip("\n") if wrapped else untrailed(_unlabelled(result or "")))
 
