@@ -126,3 +126,43 @@ def test_a_pruned_json_read_counts_its_output_lines_and_has_no_result_line():
         ]
     )
     assert not any("Permission denied" in c.outcome for c in s.ledger.commands)
+
+
+# PowerShell's error record (a held-out Cursor session on Windows; the same records in Copilot's and Codex's
+# Windows terminals): the message, wrapped at the console's width, not the `+ CategoryInfo : ParserError: …`
+# field whose type name looked like the error; the prompt PowerShell prints after a command is no result
+PARSER = (
+    "PS E:\\Dev\\app> cd terraform && terraform apply -target=aws_api_gate\nway_deployment.api -auto-approve\n"
+    "At line:1 char:14\n+ cd terraform && terraform apply -target=aws_api_gateway_deployment.vi ...\n"
+    "+              ~~\nThe token '&&' is not a valid statement separator in this version.\n"
+    "    + CategoryInfo          : ParserError: (:) [], ParentContainsErrorRecordEx \n   ception\n"
+    "    + FullyQualifiedErrorId : InvalidEndOfLine\n \nPS E:\\Dev\\app>"
+)
+CMDLET = (
+    "\n\nGet-Date : Parameter cannot be processed because the parameter name 'd' is ambiguous. Possible matches \n"
+    'include: -Date -Day -DisplayHint -Debug.\nAt line:1 char:134\n+ ... --start-time $(date -d "10 min ...\n'
+    "+                                   ~~\n    + CategoryInfo          : InvalidArgument: (:) [Get-Date], Parameter \n"
+    "   BindingException\n    + FullyQualifiedErrorId : AmbiguousParameter,Microsoft.PowerShell.Commands.GetDateCommand\n"
+)
+
+
+def test_a_powershell_error_record_is_its_message_and_its_prompt_no_result():
+    from hermes_mlx.summarizer.error_lines import scan_errors
+
+    assert scan_errors(PARSER)[0] == ["The token '&&' is not a valid statement separator in this version."]
+    assert scan_errors(CMDLET)[0] == [
+        "Get-Date : Parameter cannot be processed because the parameter name 'd' is ambiguous. Possible matches "
+        "include: -Date -Day -DisplayHint -Debug."
+    ]
+    s = one_pass(
+        [
+            {"role": "user", "content": "redeploy the API"},
+            *ran("c1", "run_terminal_cmd", PARSER, command="cd terraform && terraform apply -auto-approve"),
+            *ran("c2", "run_terminal_cmd", "\nPS E:\\Dev\\app\\terraform>", command="terraform plan"),
+            {"role": "assistant", "content": "PowerShell 5 has no `&&`; I ran the steps one at a time."},
+            {"role": "user", "content": "ok"},
+        ]
+    )
+    said = [e.line for e in s.ledger.errors + s.ledger.resolved] + [c.outcome for c in s.ledger.commands]
+    assert any("is not a valid statement separator" in x for x in said)
+    assert not any("CategoryInfo" in x or x.startswith("PS E:") for x in said)

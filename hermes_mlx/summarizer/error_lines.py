@@ -135,7 +135,11 @@ def _echoes(line: str, said: str) -> bool:
 
 
 ECHO_LEAD = 80  # a prompt or a record's words before the command: `me@host ~/app %`, `Ran terminal command:`
-_BARE_PROMPT = re.compile(r"[\w.-]+@[\w.-]+(?::| )[^\s%$#]{0,60} ?[%$#]")
+# a shell's prompt alone: zsh's and bash's `me@host app %`, PowerShell's `PS E:\\Dev\\app>` and cmd.exe's
+# `C:\\Users\\me>` (Cursor's Windows terminal ends each command's output with one)
+_BARE_PROMPT = re.compile(
+    r"[\w.-]+@[\w.-]+(?::| )[^\s%$#]{0,60} ?[%$#]|PS (?:[A-Za-z]:\\|/|~)[^<>|\n]{0,200}>|[A-Za-z]:\\[^<>|\n]{0,200}>"
+)
 
 
 def foreign_lines(output: str, command: str) -> str:
@@ -301,6 +305,46 @@ def without_place(line: str) -> str:
     return _PLACE.sub("", line)
 
 
+# PowerShell's error record (Cursor's and Copilot's terminals on Windows): its message (a cmdlet's `Get-Date :
+# Parameter cannot be processed because …`, wrapped at the console's width, before `At line:1 char:134`; a
+# parser's `The token '&&' is not a valid statement separator in this version.` after the `+ ~~` caret), then
+# the fields `+ CategoryInfo : ParserError: (:) [], …`, whose type name had been read as the error
+_PS_AT = re.compile(r"^At (?:line:\d+|\S.{0,300}:\d+) char:\d+$")
+_PS_FIELD = re.compile(r"^\s*\+ (?:CategoryInfo|FullyQualifiedErrorId)\s*:")
+_PS_PROMPT = re.compile(r"^PS [^>\n]{1,260}> ")
+
+
+def _powershell_records(lines: list[str]) -> tuple[dict[int, str], set[int]]:
+    """Each PowerShell error record's message, joined from its wrapped lines, at its first line's
+    index; and the indices of the record's other lines (wrapped parts, fields), which say no more."""
+    messages: dict[int, str] = {}
+    skip: set[int] = set()
+    for i, line in enumerate(lines):
+        at, field = _PS_AT.match(line.strip()), _PS_FIELD.match(line)
+        if field:  # the field and its wrapped rest (`   BindingException`)
+            skip.add(i)
+            k = i + 1
+            while (
+                k < len(lines) and lines[k][:1].isspace() and lines[k].strip() and not lines[k].strip().startswith("+")
+            ):
+                skip.add(k)
+                k += 1
+        if not at and not (field and "CategoryInfo" in line):
+            continue
+        block = []
+        for j in range(i - 1, max(-1, i - 8), -1):  # the message's lines, up to a blank line, a caret's or a field
+            said = lines[j].strip()
+            if not said or said.startswith("+") or _PS_AT.match(said) or j in skip:
+                break
+            block.insert(0, j)
+        prompt = next((k for k, j in enumerate(block) if _PS_PROMPT.match(lines[j].strip())), None)
+        block = block[:prompt] if prompt is not None else block  # not the prompt's echo of the command
+        if block:
+            messages[block[0]] = " ".join(lines[j].strip() for j in block)
+            skip.update(block[1:])
+    return messages, skip
+
+
 def scan_errors(text: str, limit: int = 6) -> tuple[list[str], int]:
     """Error lines of one tool result, verbatim (whitespace folded) with any location the lines
     below them give, most specific first: (the `limit` kept, how many distinct others were left)."""
@@ -308,8 +352,14 @@ def scan_errors(text: str, limit: int = 6) -> tuple[list[str], int]:
     found: dict[str, tuple[int, int]] = {}  # line -> (specificity, order)
     frame = header = ""
     in_block = False  # inside one error a tool prints with a prefix on every line (npm's)
+    records, record_lines = _powershell_records(lines) if "+ CategoryInfo" in text else ({}, set())
     for i, raw in enumerate(lines):
         stripped = raw.strip()
+        if i in record_lines:
+            continue
+        if i in records:
+            found.setdefault(_fold(records[i], 240), (0, len(found)))
+            continue
         if not stripped:
             header = ""
             continue
