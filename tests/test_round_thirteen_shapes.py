@@ -166,3 +166,21 @@ def test_a_powershell_error_record_is_its_message_and_its_prompt_no_result():
     said = [e.line for e in s.ledger.errors + s.ledger.resolved] + [c.outcome for c in s.ledger.commands]
     assert any("is not a valid statement separator" in x for x in said)
     assert not any("CategoryInfo" in x or x.startswith("PS E:") for x in said)
+
+
+# a reading tool's long output, pruned, keeps no line of the file as its result or error (Gemini CLI's held-out
+# read_file of a Go file: `result := "Agent execution was terminated …"`, `// Handle error: tool not found`
+# became an Error of the summary; the corpora's reads of Python gave `error: Optional[str] = None`)
+def test_a_pruned_long_read_keeps_no_line_of_the_file_as_result_or_error():
+    from hermes_mlx.compactor.batch import one_line
+
+    source = (
+        "package agents\n\n"
+        + "\tx := 1\n" * 100
+        + (
+            '\tresult := "Agent execution was terminated before completion."\n'
+            "\tif err != nil {\n\t\t// Handle error: tool not found\n\t\treturn\n\t}\n"
+        )
+    )
+    assert one_line("read_file", source).endswith(" chars; first line: package agents]")
+    assert "error: " in one_line("terminal", source + "\nError: build failed\nexit code: 1")

@@ -36,7 +36,7 @@ from hermes_mlx.summarizer.extract import error_report
 from hermes_mlx.summarizer.outcomes import is_run_verdict, outcome_of, says_passed
 from hermes_mlx.summarizer.shell_words import EDIT_NOT_APPLIED
 from hermes_mlx.summarizer.tool_results import exit_status, failed_field, tool_output
-from hermes_mlx.summarizer.vocabulary import DELEGATE_TOOL, reads_contents
+from hermes_mlx.summarizer.vocabulary import DELEGATE_TOOL, READ_ANSWER_CHARS, reads_contents
 
 logger = logging.getLogger(telemetry.LOGGER_NAME)
 
@@ -83,11 +83,21 @@ def one_line(name: str, text: str) -> str:
     # the result line stays (`14 passed in 0.19s`, a commit line), and so does the error of a call
     # that says it failed (its exit status, a failed run's verdict, a rejected edit, an error field)
     family, result = outcome_of(body, status)
-    if family == "failure" and status is None and reads_contents(name, "", {}):
-        result = ""  # a line of the file a reading tool printed (`error: Optional[str] = None`), no failure
+    # a line of the file a reading tool printed (`error: Optional[str] = None`), no failure; nor any line of
+    # a long read (Gemini CLI's read_file of a Go file: `result := "…terminated…"`, `// Handle error: …`)
+    read = status in (0, None) and reads_contents(name, "", {})
+    if read and (family == "failure" and status is None or len(body) > READ_ANSWER_CHARS):
+        result = ""
     said = f"; result: {result}" if result and result != first else ""
     failed_run = bool(result) and is_run_verdict(result) and not says_passed(result)  # `FAILED (errors=6)`
-    if status not in (0, None) or failed_run or EDIT_NOT_APPLIED.search(body[:4096]) or failed_field(text):
+    long_read = read and len(body) > READ_ANSWER_CHARS
+    if (
+        status not in (0, None)
+        or failed_run
+        or not long_read
+        and EDIT_NOT_APPLIED.search(body[:4096])
+        or failed_field(text)
+    ):
         ends = body if len(body) <= 200_000 else body[:100_000] + "\n" + body[-100_000:]
         error = next((e for e in error_report(ends)[0] if e not in (first, result)), "")
         said += f"; error: {error}" if error else ""
