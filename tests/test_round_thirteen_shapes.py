@@ -67,7 +67,7 @@ def test_a_sub_agents_report_is_read_as_the_agents_findings_less_its_trailer():
     assert "agentId" not in said and "tool_uses" not in said and "usage>" not in said
 
 
-def test_a_pruning_pass_keeps_a_sub_agents_report_whole():
+def test_a_pruning_pass_keeps_a_sub_agents_report_whole_when_that_still_gets_under():
     from hermes_mlx.compactor.batch import PRUNED_TAG, prune_tool_results
 
     middle = [
@@ -75,7 +75,8 @@ def test_a_pruning_pass_keeps_a_sub_agents_report_whole():
         *ran("c2", "delegate_task", REPORT.replace("12", "13"), goal="check the sheet"),
         *ran("c3", "Read", "x = 1\n" * 200, file_path="stack.tsx"),
     ]
-    out, pruned, _ = prune_tool_results(middle)
+    assert prune_tool_results(middle)[1] == 3  # what a pass prunes when keeping them would not get it there
+    out, pruned, _ = prune_tool_results(middle, keep_reports=True)
     assert pruned == 1
     assert out[1]["content"] == REPORT and out[3]["content"] == REPORT.replace("12", "13")
     assert out[5]["content"].startswith(PRUNED_TAG)
@@ -184,3 +185,100 @@ def test_a_pruned_long_read_keeps_no_line_of_the_file_as_result_or_error():
     )
     assert one_line("read_file", source).endswith(" chars; first line: package agents]")
     assert "error: " in one_line("terminal", source + "\nError: build failed\nexit code: 1")
+
+
+# the rules review of this round's rules (reproductions in the round's notes): a record's message starts at its
+# `Source : ` line, never the output above it or a line before the prompt; a program's stderr that PowerShell 5
+# wraps as a NativeCommandError record (`git : Switched to a new branch`) is no error unless its line is one
+def test_a_powershell_record_is_never_the_output_above_it_nor_a_programs_notice():
+    from hermes_mlx.summarizer.error_lines import scan_errors
+
+    record = (
+        "{msg}\nAt line:1 char:40\n+ dotnet restore; Remove-Item bin -Recurse\n+                 ~~~~~~~~~~\n"
+        "    + CategoryInfo          : ObjectNotFound: (C:\\src\\bin:String) [Remove-Item], ItemNotFoundException\n"
+        "    + FullyQualifiedErrorId : {fqid}\n"
+    )
+    missing = "Remove-Item : Cannot find path 'C:\\src\\bin' because it does not exist."
+    output = "Restoring packages for C:\\src\\app.csproj...\nAll projects are up-to-date for restore.\n"
+    assert scan_errors(output + record.format(msg=missing, fqid="PathNotFound"))[0] == [missing]
+    echoed = "Build succeeded.\nPS C:\\src> dotnet build; Remove-Item bin\n"
+    assert scan_errors(echoed + record.format(msg=missing, fqid="PathNotFound"))[0] == [missing]
+    notice = "git : Switched to a new branch 'feature/login'"
+    assert scan_errors(record.format(msg=notice, fqid="NativeCommandError"))[0] == []
+    failed = "python : ModuleNotFoundError: No module named 'foo'"
+    assert scan_errors(record.format(msg=failed, fqid="NativeCommandError"))[0] == [failed]
+
+
+# a label that leads a question, an offer or a plan is no finding ("**Problem:** should we keep the retry?")
+def test_a_label_before_a_question_an_offer_or_a_plan_still_announces():
+    from hermes_mlx.summarizer.findings import is_announcement
+
+    for s in (
+        "**Fix:** I'll look at the queue worker next and then decide.",
+        "**Problem:** should we keep the retry in `client.py` or move it to the queue?",
+        "**Solution:** If you want, I can also add a retry.",
+        "Issue: Let me re-run the tests to see if it reproduces.",
+    ):
+        assert is_announcement(s), s
+
+
+# a sub-agent's refusal, error or status is no report, a JSON answer's report is its summary field, and the
+# trailer goes whether or not `<usage>` follows it; a user's own `<usage>` block is theirs, whole
+def test_only_a_sub_agents_report_is_read_as_findings_and_a_users_usage_block_stays():
+    from hermes_mlx.summarizer.text import normalize
+    from hermes_mlx.summarizer.written import delegate_reports
+
+    def reports(result: str) -> dict:
+        return delegate_reports(normalize([*ran("t1", "Task", result, description="look")]))
+
+    assert reports("The user doesn't want to proceed with this tool use. The tool use was rejected. " * 4) == {}
+    assert reports("Error: Agent type 'code-reviewer' not found. Available agents: general-purpose, Explore " * 3) == {}
+    assert reports("Agent stopped: the maximum number of turns (25) was reached.") == {}
+    found = "The cache key in `src/cache.ts` omits the locale, so French users get English pages. " * 3
+    assert reports(found + "\nagentId: a3a6980a87c9a2b58 (for resuming to continue this agent's work if needed)") == {
+        1: found.strip()
+    }
+    import json
+
+    assert reports(json.dumps({"results": [{"task_index": 0, "status": "completed", "summary": found}]})) == {
+        1: found.strip()
+    }
+    spec = "Write a CLI `pkgsync` like this:\n<usage>\npkgsync pull <remote> [--force]\n</usage>\nKeep it in `cli/pkgsync.py`."
+    assert normalize([{"role": "user", "content": spec}])[0].text == spec
+
+
+# a session whose old output is mostly sub-agent reports: when keeping them whole would not get a pruning
+# pass under its target, the summary reads them (a pass that only pruned had left each one's first line);
+# if the summary fails, the pruning is what the pass leaves, as before (the review's reproduction)
+def test_reports_too_big_to_keep_are_summarized_and_pruned_when_the_summary_fails():
+    from summarizer_fakes import code_summarizer, rough_count
+
+    from hermes_mlx.compactor.batch import BatchCompactor
+    from hermes_mlx.summarizer import MLXSummarizer
+
+    report = (
+        "## Findings\n\nThe middleware reads the token in `src/auth.ts`.\n"
+        + "Checked `src/routes/f.ts`: nothing.\n" * 250
+    )
+    msgs = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "audit the auth flow"},
+    ]
+    for k in range(6):
+        msgs += [*ran(f"t{k}", "Task", report.replace("f.ts", f"f{k}.ts"), description=f"area {k}")]
+        msgs += [
+            {"role": "assistant", "content": f"Report {k} read."},
+            {"role": "user", "content": f"continue with {k}"},
+        ]
+    msgs += [{"role": "assistant", "content": "Now summarizing."}, {"role": "user", "content": "go on"}]
+    r = BatchCompactor(code_summarizer(), threshold_tokens=12000, tail_tokens=300).compact(msgs)
+    assert r.outcome != "pruned" and "src/auth.ts" in str(r.messages)
+
+    class Down(MLXSummarizer):
+        def update(self, *a, **k):
+            raise RuntimeError("summarizer down")
+
+    r = BatchCompactor(Down(score=None, count_tokens=rough_count), threshold_tokens=12000, tail_tokens=300).compact(
+        msgs
+    )
+    assert r.outcome == "pruned" and r.changed

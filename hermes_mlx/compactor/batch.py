@@ -108,11 +108,14 @@ def one_line(name: str, text: str) -> str:
 _HEREDOC_ECHO = re.compile(r"\A(?:>[^\n]*\r?\n)+")  # the shell's `> ` echo of a here-document's lines
 
 
-def prune_tool_results(middle: list[Message], later: list[Message] = ()) -> tuple[list[Message], int, int]:
-    """Old tool results as one-line summaries; a result repeated later says so instead. Another
-    agent's report (DELEGATE_TOOL: Claude Code's Task, Hermes's delegate_task) stays whole: it is
-    the session's own findings in prose, which the next summary reads as the agent's text, and a
-    pass that only pruned had left its first line (a Claude Code Explore report's "Perfect!").
+def prune_tool_results(
+    middle: list[Message], later: list[Message] = (), *, keep_reports: bool = False
+) -> tuple[list[Message], int, int]:
+    """Old tool results as one-line summaries; a result repeated later says so instead. With
+    `keep_reports`, another agent's report (DELEGATE_TOOL: Claude Code's Task, Hermes's
+    delegate_task) stays whole: it is the session's own findings in prose, which the next summary
+    reads as the agent's text, where a pass that only pruned had left its first line (a Claude Code
+    Explore report's "Perfect!").
 
     Returns (pruned copy, results pruned, duplicates removed). The pairing of calls and results
     is untouched: only the content of tool messages changes.
@@ -135,7 +138,7 @@ def prune_tool_results(middle: list[Message], later: list[Message] = ()) -> tupl
         if again and len(text) >= 40:
             out.append({**message, "content": f"{DUPLICATE_TAG} {name}, identical to a later result]"})
             duplicates += 1
-        elif len(text) >= PRUNE_MIN_CHARS and not DELEGATE_TOOL.search(name.lower()):
+        elif len(text) >= PRUNE_MIN_CHARS and not (keep_reports and DELEGATE_TOOL.search(name.lower())):
             out.append({**message, "content": one_line(name, text)})
             pruned += 1
         else:
@@ -178,17 +181,23 @@ class BatchCompactor(Compactor):
         middle_tokens = tokens_before - kept  # a transcript's tokens are its messages' sum
 
         # Stage 2: cheap pruning. When it alone gets well under the threshold, no model is needed.
-        pruned, n_pruned, n_dups = prune_tool_results(middle, later)
-        counts = {"pruned_tool_results": n_pruned, "duplicates_removed": n_dups}
-        figures = {"tokens_before": tokens_before, "exchange_tokens": middle_tokens, "extra": counts}
-        if n_pruned + n_dups and not force:
+        # Other agents' reports stay whole (`prune_tool_results`); when only pruning them too would
+        # get there, the summary reads them first, and that pruning is what a failed summary leaves.
+        fallback = None
+        for keep_reports in (True, False):
+            pruned, n_pruned, n_dups = prune_tool_results(middle, later, keep_reports=keep_reports)
+            counts = {"pruned_tool_results": n_pruned, "duplicates_removed": n_dups}
+            figures = {"tokens_before": tokens_before, "exchange_tokens": middle_tokens, "extra": counts}
+            if force:
+                break
+            if not n_pruned + n_dups:
+                continue
             candidate = prepared[:head] + pruned + later
             tokens = transcript_tokens(candidate, self.count)
             if tokens <= s.threshold * PRUNE_TARGET_RATIO:
-                self.hold_until = 0
-                notify(s.on_compacted, candidate)
-                data = self.emit("pruned", messages, candidate, started, tokens_after=tokens, **figures)
-                return PassResult(candidate, "pruned", changed=True, telemetry=data, details=counts)
+                if keep_reports:
+                    return self._pruned(messages, candidate, tokens, figures, counts, started)
+                fallback = (candidate, tokens, figures, counts)
 
         # Stage 3: summarize the middle, iteratively over the last summary found there. The
         # summarizer gets the tool output unpruned: its ledger reads every error, path and
@@ -218,6 +227,9 @@ class BatchCompactor(Compactor):
                 previous or None, clipped, focus=focus or None, budget_tokens=budget, kept=verbatim
             )
         )
+        if not result.ok and fallback:
+            logger.info("batch summarization failed, old tool output pruned instead: %s", result.error)
+            return self._pruned(messages, *fallback, started)
         if not result.ok:
             logger.info("batch summarization failed, transcript unchanged: %s", result.error)
             data = self.emit(
@@ -265,6 +277,13 @@ class BatchCompactor(Compactor):
         )
         details = {**counts, "summary": result, "iterative": bool(previous), "focus": focus, "users": clipped}
         return PassResult(out, outcome, changed=True, telemetry=data, details=details)
+
+    def _pruned(self, messages, candidate, tokens, figures, counts, started) -> PassResult:
+        """A pass that only pruned old tool output (stage 2): no summary."""
+        self.hold_until = 0
+        notify(self.settings.on_compacted, candidate)
+        data = self.emit("pruned", messages, candidate, started, tokens_after=tokens, **figures)
+        return PassResult(candidate, "pruned", changed=True, telemetry=data, details=counts)
 
     def _let_go(self, prepared: list[Message], head: int, tokens_after: int) -> int:
         """Where the head ends if this pass must let it go: only the leading system messages stay

@@ -138,7 +138,7 @@ ECHO_LEAD = 80  # a prompt or a record's words before the command: `me@host ~/ap
 # a shell's prompt alone: zsh's and bash's `me@host app %`, PowerShell's `PS E:\\Dev\\app>` and cmd.exe's
 # `C:\\Users\\me>` (Cursor's Windows terminal ends each command's output with one)
 _BARE_PROMPT = re.compile(
-    r"[\w.-]+@[\w.-]+(?::| )[^\s%$#]{0,60} ?[%$#]|PS (?:[A-Za-z]:\\|/|~)[^<>|\n]{0,200}>|[A-Za-z]:\\[^<>|\n]{0,200}>"
+    r"[\w.-]+@[\w.-]+(?::| )[^\s%$#]{0,60} ?[%$#]|PS (?:[A-Za-z]:\\|/|~)[^<>|\n]{0,200}(?<![-=])>|[A-Za-z]:\\[^<>|\n]{0,200}(?<![-=])>"
 )
 
 
@@ -314,9 +314,17 @@ _PS_FIELD = re.compile(r"^\s*\+ (?:CategoryInfo|FullyQualifiedErrorId)\s*:")
 _PS_PROMPT = re.compile(r"^PS [^>\n]{1,260}> ")
 
 
+_PS_SOURCE = re.compile(r"^[\w.-]{1,80} : \S")  # what failed, then its message: `Get-Date : …`, `git : …`
+_PS_CARET = re.compile(r"^\+\s*~+\s*$")
+_PS_NATIVE = re.compile(r"FullyQualifiedErrorId\s*:\s*NativeCommandError")
+
+
 def _powershell_records(lines: list[str]) -> tuple[dict[int, str], set[int]]:
     """Each PowerShell error record's message, joined from its wrapped lines, at its first line's
-    index; and the indices of the record's other lines (wrapped parts, fields), which say no more."""
+    index; and the indices of the record's other lines (wrapped parts, fields), which say no more.
+    A cmdlet's message starts at its `Source : ` line above `At line:`; a parser's sits between the
+    `+ ~~` caret and the fields. A program's stderr that PowerShell 5 wraps as a record
+    (NativeCommandError: `git : Switched to a new branch 'x'`) is an error only if its line is one."""
     messages: dict[int, str] = {}
     skip: set[int] = set()
     for i, line in enumerate(lines):
@@ -331,17 +339,27 @@ def _powershell_records(lines: list[str]) -> tuple[dict[int, str], set[int]]:
                 k += 1
         if not at and not (field and "CategoryInfo" in line):
             continue
-        block = []
-        for j in range(i - 1, max(-1, i - 8), -1):  # the message's lines, up to a blank line, a caret's or a field
+        block, stop = [], ""
+        for j in range(i - 1, max(-1, i - 8), -1):  # up to a blank line, a caret's, a field or a prompt
             said = lines[j].strip()
-            if not said or said.startswith("+") or _PS_AT.match(said) or j in skip:
+            if not said or said.startswith("+") or _PS_AT.match(said) or j in skip or _PS_PROMPT.match(said):
+                stop = said
                 break
             block.insert(0, j)
-        prompt = next((k for k, j in enumerate(block) if _PS_PROMPT.match(lines[j].strip())), None)
-        block = block[:prompt] if prompt is not None else block  # not the prompt's echo of the command
-        if block:
-            messages[block[0]] = " ".join(lines[j].strip() for j in block)
+        if at:  # from the last `Source : ` line on: the lines above it are the output before the error
+            start = next((k for k in range(len(block) - 1, -1, -1) if _PS_SOURCE.match(lines[block[k]].strip())), None)
+            block = block[start:] if start is not None else []
+        elif not _PS_CARET.match(stop):
+            block = []  # a parser's message stands right below its caret
+        if not block:
+            continue
+        said = " ".join(lines[j].strip() for j in block)
+        native = any(_PS_NATIVE.search(ln) for ln in lines[i : i + 12])
+        if not native or is_error_line(said.split(" : ", 1)[-1]):
+            messages[block[0]] = said
             skip.update(block[1:])
+        else:
+            skip.update(block)  # a program's notice on stderr, no error
     return messages, skip
 
 

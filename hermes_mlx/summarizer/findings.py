@@ -30,7 +30,6 @@ from .vocabulary import (
     CHANGE_VERBS,
     CHOICE_MADE,
     DECISION_CUE,
-    DELEGATE_TOOL,
     FILE_NAME,
     IMPERATIVE,
     NARRATION,
@@ -40,7 +39,7 @@ from .vocabulary import (
     SPECIFIC,
     WILL_DO_END,
 )
-from .written import agent_notes
+from .written import agent_notes, delegate_reports
 
 # A finding's score is the sum of its features times these weights (a logistic model's
 # log-odds that the line carries a fact a reader needs). Fitted by
@@ -79,7 +78,7 @@ CONCLUSION_LEAD = re.compile(
 # Before rendering events for each day, estimate if all events will fit:"): what follows is a finding,
 # whatever its verb and its closing colon
 LABELED_FINDING = re.compile(
-    r"^\W{0,4}(?:the )?(?:fix|solution|root cause|cause|problem|issue|resolution|workaround)\W{0,4}:\s*\S", re.I
+    r"^\W{0,4}(?:the )?(?:fix|solution|root cause|cause|problem|issue|resolution|workaround)\W{0,4}:\s*(?=\S)", re.I
 )
 
 
@@ -134,8 +133,8 @@ _NAMES_ONLY = re.compile(
 
 def is_announcement(sentence: str) -> bool:
     """A sentence that says what the agent will do next: never a result."""
-    if LABELED_FINDING.match(sentence):
-        return False
+    if label := LABELED_FINDING.match(sentence):  # a finding, unless what the label leads asks or plans
+        return _asks_or_plans(sentence[label.end() :].strip(" *_\t"))
     s = _BOLD_LEAD.sub("", sentence, count=1).strip(" -*>\t#")
     lead = _ACTIVITY_LEAD.match(s)
     if lead and not _NAMES_ONLY.fullmatch(s[lead.end() : lead.end() + 400]):  # "Adding tests: `a`, `b`." announces
@@ -168,6 +167,12 @@ def is_announcement(sentence: str) -> bool:
     if s.endswith((":", "：", "...", "…")) and len(said := split_sentences(s)) > 1 and changes_course(said[-1]):
         return False  # a finding and the change it led to ("... Let's modify the FixedWidth writer:")
     return s.endswith((":", "?", "...", "…", "：", "？"))
+
+
+def _asks_or_plans(said: str) -> bool:
+    """What a label leads that is still a question, an offer or a plan ("**Problem:** should we keep
+    the retry?", "**Solution:** If you want, I can also add a retry.", "**Fix:** I'll look at it next.")."""
+    return said.endswith(("?", "？")) or bool(OFFER.match(said) or ANNOUNCE.match(said) or WILL_DO_END.search(said))
 
 
 def changes_course(sentence: str) -> bool:
@@ -222,16 +227,6 @@ def report_turns(turns: list[Turn]) -> set[int]:
     return out
 
 
-def delegate_reports(turns: list[Turn]) -> set[int]:
-    """The tool turns that answer a call to another agent (DELEGATE_TOOL: Claude Code's Task or
-    Agent, Hermes's delegate_task): the sub-agent's report is the session's own finding, as the
-    agent's text is ("**What's missing:** `ColorSchemeProvider` is NOT wrapped around the dialog
-    content!"), read the same way. Claude Code's Explore reports held facts in two corpora sessions
-    and a held-out one."""
-    delegates = {c.id for t in turns for c in t.tool_calls if DELEGATE_TOOL.search(c.name.lower())}
-    return {i for i, t in enumerate(turns) if t.role == "tool" and t.tool_call_id in delegates}
-
-
 def features(
     text: str, *, reaction: bool, before_action: bool, report: bool, recency: float, noted: bool = False
 ) -> dict[str, float]:
@@ -266,7 +261,7 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
     out: list[tuple[str, int, dict[str, float]]] = []
     seen: set[str] = set()
     reports = report_turns(turns)
-    delegated = delegate_reports(turns)
+    delegated = delegate_reports(turns)  # a sub-agent's report is read as the agent's own words
     n = max(1, len(turns) - 1)
     for i, t in enumerate(turns):
         notes = [x for note in agent_notes(t) for x in _pieces(split_sentences(note))] if t.role == "assistant" else []
@@ -274,10 +269,11 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
             seen.add(text)
             feats = features(text, reaction=False, before_action=False, report=False, recency=i / n, noted=True)
             out.append((text, i, feats))
-        if (t.role != "assistant" and i not in delegated) or not t.text.strip():
+        said = t.text if t.role == "assistant" else delegated.get(i, "")
+        if not said.strip():
             continue
         reaction = t.role == "assistant" and i > 0 and turns[i - 1].role == "tool"
-        for k, sentences in enumerate(paragraphs(t.text)):
+        for k, sentences in enumerate(paragraphs(said)):
             run: list[str] = []
             runs: list[tuple[list[str], bool]] = []
             for s in sentences:

@@ -26,16 +26,29 @@ CWD_STATED = re.compile(
 # listing), Claude Code's `<system-reminder>`, Codex's `<environment_context>` and
 # `<user_instructions>`, Cursor's `<user_info>` and `<additional_data>`, OpenHands'
 # `<RUNTIME_INFORMATION>`, and Codex's `<turn_aborted>` notice that the user interrupted a turn (its
-# "The user interrupted the previous turn on purpose. …" had led a user's message), and the trailer of
-# Claude Code's sub-agent report (`agentId: a3a6980 (for resuming to continue this agent's work if
-# needed)`, `<usage>total_tokens: …</usage>`: four sessions, three of them in the corpora). Only the
+# "The user interrupted the previous turn on purpose. …" had led a user's message). Only the
 # folder it states is read (CWD_STATED).
 CONTEXT_BLOCK = re.compile(
     r"<(environment_details|system-reminder|environment_context|user_instructions|user_info|additional_data|"
-    r"runtime_information|repository_info|turn_aborted|usage)>.*?</\1>"
-    r"|^[ \t]*agentId: \w+ \(for resuming[^)\n]*\)[ \t]*$",
-    re.S | re.I | re.M,
+    r"runtime_information|repository_info|turn_aborted)>.*?</\1>",
+    re.S | re.I,
 )
+# the trailer Claude Code puts at the end of a sub-agent's report (`agentId: a3a6980 (for resuming to
+# continue this agent's work if needed)`, then `<usage>total_tokens: …</usage>`: four sessions, three of
+# them in the corpora): no one's words. Only a report's last characters are searched
+REPORT_TRAILER = re.compile(
+    r"\n[ \t]*agentId: \w+ \(for resuming[^)\n]*\)[ \t]*(?:\n[ \t]*<usage>[^<]{0,400}</usage>)?\s*\Z"
+    r"|\n[ \t]*<usage>[^<]{0,400}</usage>\s*\Z"
+)
+
+
+def without_report_trailer(report: str) -> str:
+    """A sub-agent's report less its harness's trailer (REPORT_TRAILER)."""
+    tail = max(0, len(report) - 700)
+    m = REPORT_TRAILER.search(report, tail)
+    return report[: m.start()] if m else report
+
+
 # a worked example a harness shows the agent in a user turn, after the lines that introduce it:
 # SWE-agent's "Here is a demonstration …" then `--- DEMONSTRATION ---` … `--- END OF DEMONSTRATION ---`,
 # OpenHands' "Here's a running example …" then `--- START OF EXAMPLE ---` … `--- END OF EXAMPLE ---`.

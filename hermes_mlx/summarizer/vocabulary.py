@@ -328,6 +328,10 @@ def tool_action(name: str, args: dict) -> str:
     return "mentioned"
 
 
+# the arguments in which an editing tool states its change in one sentence (Cursor's `edit_file`
+# `instructions`: "A single sentence instruction describing what you are going to do for the sketched
+# edit", as Morph-style apply tools ask; Gemini CLI's `replace` `instruction`)
+CHANGE_NOTE_KEYS = ("instructions", "instruction")
 # tools whose output is another agent's report (Claude Code's Task, Hermes's delegate_task)
 DELEGATE_TOOL = re.compile(r"delegate|subagent|^task$|^agent$|spawn_agent")
 # tools whose output is the user's own answer, and tools whose output lists what a search found

@@ -8,14 +8,83 @@ from __future__ import annotations
 import json
 
 from .digest import done_notes
+from .error_lines import is_error_line
+from .harness import without_report_trailer
 from .text import Turn
-from .vocabulary import MEMORY_KEYS, MEMORY_NOT_SAVED, MEMORY_TOOL
+from .tool_results import json_result
+from .vocabulary import (
+    CHANGE_NOTE_KEYS,
+    DELEGATE_TOOL,
+    MEMORY_KEYS,
+    MEMORY_NOT_SAVED,
+    MEMORY_TOOL,
+    REPORT_KEYS,
+    USER_REFUSED,
+    tool_action,
+)
+
+# the fields a sub-agent's JSON answer keeps its report in (`{"results": [{"summary": "…"}]}`): a report
+# tool's, and where a program's answer is
+REPORT_FIELDS = (*REPORT_KEYS, "report", "output", "content", "response")
+# a report shorter than this is a status (`{"agentId": "0ea6…"}`, "Agent stopped: …"), no findings
+REPORT_MIN_CHARS = 200
+
+
+def delegate_reports(turns: list[Turn]) -> dict[int, str]:
+    """What another agent reported, by the index of the tool turn that carries it (DELEGATE_TOOL:
+    Claude Code's Task or Agent, Hermes's delegate_task): the sub-agent's findings in prose, read as
+    the agent's own text ("**What's missing:** `ColorSchemeProvider` is NOT wrapped around the dialog
+    content!"; Claude Code's Explore reports held facts in two corpora sessions and a held-out one).
+    Less its harness's trailer, a JSON answer's report fields only; never a refusal, an error or a
+    status too short to be a report."""
+    delegates = {c.id for t in turns for c in t.tool_calls if DELEGATE_TOOL.search(c.name.lower())}
+    out = {}
+    for i, t in enumerate(turns):
+        if t.role != "tool" or t.tool_call_id not in delegates:
+            continue
+        data = json_result(t.text)
+        said = "\n\n".join(_report_fields(data)) if data is not None else without_report_trailer(t.text).strip()
+        first = next((ln for ln in said.splitlines() if ln.strip()), "")
+        if len(said) >= REPORT_MIN_CHARS and not USER_REFUSED.match(said) and not is_error_line(first):
+            out[i] = said
+    return out
+
+
+def _report_fields(value, depth: int = 0) -> list[str]:
+    """The strings under REPORT_FIELDS in a JSON answer, nested lists and objects followed."""
+    if depth > 4:
+        return []
+    if isinstance(value, list):
+        return [x for v in value[:50] for x in _report_fields(v, depth + 1)]
+    if isinstance(value, dict):
+        out = []
+        for k, v in list(value.items())[:50]:
+            if isinstance(v, str) and k.lower() in REPORT_FIELDS:
+                out.append(v.strip())
+            elif isinstance(v, (list, dict)):
+                out += _report_fields(v, depth + 1)
+        return out
+    return []
 
 
 def agent_notes(turn: Turn) -> list[str]:
     """What the agent wrote down in `turn`'s tool calls as its own record: memory notes
-    (`memory_notes`) and the notes a todo tool keeps on the steps it marks done (`digest.done_notes`)."""
-    return memory_notes(turn) + [n for call in turn.tool_calls for n in done_notes(call.arguments)]
+    (`memory_notes`), the notes a todo tool keeps on the steps it marks done (`digest.done_notes`)
+    and an edit's own account of its change (`change_notes`)."""
+    notes = memory_notes(turn) + [n for call in turn.tool_calls for n in done_notes(call.arguments)]
+    return notes + change_notes(turn)
+
+
+def change_notes(turn: Turn) -> list[str]:
+    """The sentence an editing call gives for its change (CHANGE_NOTE_KEYS: Gemini CLI's `replace`
+    `instruction`, "Define SerializableContent struct for custom JSON marshaling/unmarshaling of chat
+    history."; Cursor's `edit_file` `instructions`, "I will add the missing `type-check` script."):
+    what the agent changed and why, in its own words, which its prose often does not repeat."""
+    out = []
+    for call in turn.tool_calls:
+        if tool_action(call.name, call.arguments) in ("edited", "created"):
+            out += [v.strip() for k in CHANGE_NOTE_KEYS if isinstance(v := call.arguments.get(k), str) and v.strip()]
+    return out
 
 
 def memory_notes(turn: Turn) -> list[str]:
