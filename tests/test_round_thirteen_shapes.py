@@ -298,3 +298,27 @@ def test_a_change_of_approach_with_what_it_does_is_a_decision():
         assert not is_announcement(s) and not is_musing(s), s
     assert is_announcement("Let me try a different approach.")
     assert is_announcement("Let me try a different approach to get the documentation:")
+
+
+# aider's own history file quotes what its console printed (`> Commit 8145bab chore: …  `, markdown's quote and
+# two-space line break: the corpora's aider sessions' source files, a held-out one converted as written): read
+# less the quote marks, its commits are outcomes; a shell's `> ` echo before real output is not a quote
+def test_a_quoted_console_is_read_as_printed():
+    from hermes_mlx.summarizer.tool_results import tool_output
+
+    quoted = "> Tokens: 6.3k sent, 191 received.  \n> Applied edit to nginx/q.conf  \n> Commit 8145bab chore: Remove auth check  \n"
+    assert (
+        tool_output(quoted)
+        == "Tokens: 6.3k sent, 191 received.\nApplied edit to nginx/q.conf\nCommit 8145bab chore: Remove auth check"
+    )
+    echo = "> import os\n> print(1)\n1\n"
+    assert tool_output(echo) == echo
+    s = one_pass(
+        [
+            {"role": "user", "content": "why does qbittorrent redirect to admin?"},
+            *ran("c1", "aider", quoted, stream="aider console output"),
+            {"role": "assistant", "content": "The auth check is gone; reload nginx and try again."},
+            {"role": "user", "content": "ok"},
+        ]
+    )
+    assert any("Commit 8145bab chore: Remove auth check" in c.outcome for c in s.ledger.commands)

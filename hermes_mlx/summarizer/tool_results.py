@@ -88,6 +88,20 @@ def _sandboxed(result: str) -> str | None:
     return "\n".join(x.strip("\n") for x in (out, err) if x.strip()) if sep else err
 
 
+# a markdown export's quote of what a tool printed: aider's `.aider.chat.history.md` (the corpora's aider
+# sessions' source files, and a held-out one kept as written) writes its console lines as `> Applied edit to
+# x  `, `> Commit 8145bab fix: …  `, each ending in markdown's two-space line break
+def _unquoted(text: str) -> str:
+    """`text` less the quote marks when every line of it is quoted; else as it is."""
+    lines = text.splitlines()
+    said = [ln for ln in lines if ln.strip()]
+    if len(said) < 2 or not all(ln.startswith(">") for ln in said):
+        return text
+    return "\n".join(
+        ln[2:].rstrip() if ln.startswith("> ") else ln[1:].rstrip() if ln.startswith(">") else ln for ln in lines
+    )
+
+
 def tool_output(result: str) -> str:
     """What a tool printed: a JSON result's output fields, one after another; the inside of an
     agent's `<output>` envelope or labelled header, without what its terminal adds after it; any
@@ -95,6 +109,8 @@ def tool_output(result: str) -> str:
     (`[terminal] ran `npm test` -> exit 1, 81 lines output`) printed nothing it shows."""
     if (result or "").startswith("[") and is_stub(result[:2100]):
         return ""
+    if (result or "").startswith(">"):
+        result = _unquoted(result)
     data = json_result(result)
     if data:  # `{"output": "", "metadata": {"exit_code": 1}}` printed nothing (Codex CLI's grep with no match)
         return unstamped("\n".join(output_parts(data))) or ("" if any(k in data for k in OUTPUT_KEYS) else result)
