@@ -322,3 +322,39 @@ def test_a_quoted_console_is_read_as_printed():
         ]
     )
     assert any("Commit 8145bab chore: Remove auth check" in c.outcome for c in s.ledger.commands)
+
+
+# the end-to-end review's hand-made sessions: Gemini CLI's first turn (its environment, sent in the user's name;
+# a held-out Gemini CLI session opens with it) is no Goal, nor is Copilot's `@agent Continue: "Continue to
+# iterate?"` button (a held-out Copilot session; exported chats of many repositories show it); and a numbered line
+# an edit tool echoes from the file it changed (Claude Code's `2→// error: …`) is no error, as a read's is not
+def test_harness_turns_are_no_goal_and_an_edits_echoed_file_line_no_error():
+    gemini = (
+        "This is the Gemini CLI. We are setting up the context for our chat.\nToday's date is Saturday, December 7, "
+        "2024.\nMy operating system is: linux\nI'm currently working in the directory: /home/a/proj"
+    )
+    for first in (gemini, '@agent Continue: "Continue to iterate?"'):
+        s = one_pass(
+            [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "hello"},
+                {"role": "user", "content": first},
+                {"role": "assistant", "content": "Got it."},
+                {"role": "user", "content": "Make the retry policy respect Retry-After on 429."},
+                {"role": "assistant", "content": "I'll read `retry.go` first."},
+            ]
+        )
+        assert s.goal.startswith("Make the retry policy"), s.goal
+    snippet = (
+        "The file /w/src/lib/redis.ts has been updated. Here's the result of running `cat -n` on a snippet of the "
+        "edited file:\n     2→// error: connection refused is expected in local dev\n     3→export const redis = 1;"
+    )
+    s = one_pass(
+        [
+            {"role": "user", "content": "Make the redis client fail fast."},
+            *ran("c1", "Edit", snippet, file_path="/w/src/lib/redis.ts", old_string="20", new_string="1"),
+            {"role": "assistant", "content": "Done: one retry per request."},
+            {"role": "user", "content": "thanks"},
+        ]
+    )
+    assert not any("connection refused" in e.line for e in s.ledger.errors + s.ledger.resolved)

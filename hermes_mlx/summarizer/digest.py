@@ -37,6 +37,13 @@ _MACHINE_USER = re.compile(
     r"|Here are some READ ONLY files|I switched to a new code base\.|# \d+ SEARCH/REPLACE blocks? failed to match!)"
     # Claude Code's record of a Stop hook that sent the agent back to work (its `isMeta` turns)
     r"|(?:Subagent)?Stop hook feedback:"
+    # VS Code Copilot's buttons, sent in the user's name (`@agent Continue: "Continue to iterate?"` after its
+    # request limit, `@agent Enable: "Enable **Gemini 3 Pro (Preview)** for all clients"`, `@agent Try Again`):
+    # a held-out session's Goal had been the model's enablement; exported chats of many repositories show them
+    r"|@agent (?:Continue|Enable|Try Again)\b"
+    # Gemini CLI's first turn, its environment in the user's name (the folder, the date, a listing of the
+    # files): a held-out session opens with it, and a hand-made one whose user said "hi" first had it as Goal
+    r"|This is the Gemini CLI\. We are setting up the context for our chat\."
     # a harness turning down a reply it could not parse, in its template's words: mini-swe-agent's
     # format error, SWE-agent's (a person's "your output was not formatted correctly: …" is theirs)
     r"|(?-i:Please always provide EXACTLY ONE action in triple backticks\b"
