@@ -5,6 +5,18 @@ Checks go through whole passes of the summarizer or compactor where a user's run
 from summarizer_fakes import one_pass, ran
 
 
+def asked(request: str, steps: list[dict], said: str, reply: str = "ok"):
+    """One batch pass over a user's request, the calls made for it, what the agent said, the user's reply."""
+    return one_pass(
+        [
+            {"role": "user", "content": request},
+            *steps,
+            {"role": "assistant", "content": said},
+            {"role": "user", "content": reply},
+        ]
+    )
+
+
 # a structured report's label says what follows is what it found or did (Cursor's held-out CI analysis:
 # "**Fix**: Add the missing `type-check` script to the root `package.json`:" before the JSON; Claude Code's
 # "**Solution:** Before rendering events for each day, estimate if all events will fit:" in the corpora)
@@ -96,13 +108,11 @@ def test_codexs_sandbox_error_is_read_as_the_commands_status_and_output():
     assert tool_output(wrapped) == "==== ERRORS ====\nE   ModuleNotFoundError: No module named 'opk'\n2 errors in 0.27s"
     err = "failed in sandbox MacosSeatbelt with execution error: sandbox denied exec error, exit code: 127, stdout: , stderr: bash: dist: command not found"
     assert tool_output(err) == "bash: dist: command not found"
-    s = one_pass(
-        [
-            {"role": "user", "content": "add the subcommands and run the tests"},
-            *ran("c1", "shell", wrapped, command=["bash", "-lc", "pytest -q"]),
-            {"role": "assistant", "content": "The tests cannot import `opk` from the repo root."},
-            {"role": "user", "content": "go on"},
-        ]
+    s = asked(
+        "add the subcommands and run the tests",
+        [*ran("c1", "shell", wrapped, command=["bash", "-lc", "pytest -q"])],
+        "The tests cannot import `opk` from the repo root.",
+        "go on",
     )
     assert any("No module named 'opk'" in e.line for e in s.ledger.errors)
 
@@ -118,13 +128,11 @@ def test_a_pruned_json_read_counts_its_output_lines_and_has_no_result_line():
     spec = "# Spec\n\n" + "* a line of the spec\n" * 120 + "* Permission denied → clear message and instructions.\n"
     raw = json.dumps({"output": spec, "metadata": {"exit_code": 0}})
     assert ", 123 lines," in one_line("shell", raw)
-    s = one_pass(
-        [
-            {"role": "user", "content": "review the spec"},
-            *ran("c1", "shell", one_line("shell", raw), command=["bash", "-lc", "sed -n '1,260p' docs/spec.md"]),
-            {"role": "assistant", "content": "The spec covers install and rollback in section F."},
-            {"role": "user", "content": "ok"},
-        ]
+    s = asked(
+        "review the spec",
+        [*ran("c1", "shell", one_line("shell", raw), command=["bash", "-lc", "sed -n '1,260p' docs/spec.md"])],
+        "The spec covers install and rollback in section F.",
+        "ok",
     )
     assert not any("Permission denied" in c.outcome for c in s.ledger.commands)
 
@@ -155,14 +163,14 @@ def test_a_powershell_error_record_is_its_message_and_its_prompt_no_result():
         "Get-Date : Parameter cannot be processed because the parameter name 'd' is ambiguous. Possible matches "
         "include: -Date -Day -DisplayHint -Debug."
     ]
-    s = one_pass(
+    s = asked(
+        "redeploy the API",
         [
-            {"role": "user", "content": "redeploy the API"},
             *ran("c1", "run_terminal_cmd", PARSER, command="cd terraform && terraform apply -auto-approve"),
             *ran("c2", "run_terminal_cmd", "\nPS E:\\Dev\\app\\terraform>", command="terraform plan"),
-            {"role": "assistant", "content": "PowerShell 5 has no `&&`; I ran the steps one at a time."},
-            {"role": "user", "content": "ok"},
-        ]
+        ],
+        "PowerShell 5 has no `&&`; I ran the steps one at a time.",
+        "ok",
     )
     said = [e.line for e in s.ledger.errors + s.ledger.resolved] + [c.outcome for c in s.ledger.commands]
     assert any("is not a valid statement separator" in x for x in said)
@@ -313,13 +321,11 @@ def test_a_quoted_console_is_read_as_printed():
     )
     echo = "> import os\n> print(1)\n1\n"
     assert tool_output(echo) == echo
-    s = one_pass(
-        [
-            {"role": "user", "content": "why does qbittorrent redirect to admin?"},
-            *ran("c1", "aider", quoted, stream="aider console output"),
-            {"role": "assistant", "content": "The auth check is gone; reload nginx and try again."},
-            {"role": "user", "content": "ok"},
-        ]
+    s = asked(
+        "why does qbittorrent redirect to admin?",
+        [*ran("c1", "aider", quoted, stream="aider console output")],
+        "The auth check is gone; reload nginx and try again.",
+        "ok",
     )
     assert any("Commit 8145bab chore: Remove auth check" in c.outcome for c in s.ledger.commands)
 
@@ -349,12 +355,10 @@ def test_harness_turns_are_no_goal_and_an_edits_echoed_file_line_no_error():
         "The file /w/src/lib/redis.ts has been updated. Here's the result of running `cat -n` on a snippet of the "
         "edited file:\n     2→// error: connection refused is expected in local dev\n     3→export const redis = 1;"
     )
-    s = one_pass(
-        [
-            {"role": "user", "content": "Make the redis client fail fast."},
-            *ran("c1", "Edit", snippet, file_path="/w/src/lib/redis.ts", old_string="20", new_string="1"),
-            {"role": "assistant", "content": "Done: one retry per request."},
-            {"role": "user", "content": "thanks"},
-        ]
+    s = asked(
+        "Make the redis client fail fast.",
+        [*ran("c1", "Edit", snippet, file_path="/w/src/lib/redis.ts", old_string="20", new_string="1")],
+        "Done: one retry per request.",
+        "thanks",
     )
     assert not any("connection refused" in e.line for e in s.ledger.errors + s.ledger.resolved)
