@@ -362,3 +362,42 @@ def test_harness_turns_are_no_goal_and_an_edits_echoed_file_line_no_error():
         "thanks",
     )
     assert not any("connection refused" in e.line for e in s.ledger.errors + s.ledger.resolved)
+
+
+# the second rules review (reproductions in the round's notes): a PowerShell record with no `Source : ` line is the
+# line above `At` (a method's null-valued expression, a script's `throw`), and a script's path is a source; a
+# report that opens with the error it explains is read; a label before a plain finding stays one; a search for
+# "another way" still announces; a user's own "@agent continue the migration …" is their request; a terminal
+# reader's long output keeps its result and error when pruned; a shell's `> ` echo is no quoted console
+def test_the_second_reviews_cases():
+    from hermes_mlx.compactor.batch import one_line
+    from hermes_mlx.summarizer.digest import machine_written
+    from hermes_mlx.summarizer.error_lines import scan_errors
+    from hermes_mlx.summarizer.findings import is_announcement
+    from hermes_mlx.summarizer.text import normalize
+    from hermes_mlx.summarizer.tool_results import tool_output
+    from hermes_mlx.summarizer.written import delegate_reports
+
+    record = "{msg}\nAt C:\\x\\deploy.ps1:12 char:5\n+     throw $x\n+     ~~~~~~~~\n    + CategoryInfo          : x\n"
+    for msg in ("You cannot call a method on a null-valued expression.", "Deployment failed: missing appsettings.json"):
+        assert scan_errors("Restoring…\n" + record.format(msg=msg))[0] == [msg]
+    policy = (
+        ".\\deploy.ps1 : File C:\\x\\deploy.ps1 cannot be loaded because running scripts is disabled on this system."
+    )
+    assert scan_errors(record.format(msg=policy))[0] == [policy]
+    report = (
+        "Error: useAuth must be used within an AuthProvider is thrown on the login page.\n\nThe crash comes from " * 3
+    )
+    assert delegate_reports(normalize(ran("t1", "Task", report, description="debug"))) == {1: report.strip()}
+    assert not is_announcement("**Root cause:** Let me be clear — the cache key in `src/fmt.py` omits the locale, so …")
+    assert is_announcement("Let me check if there is another way to do this.")
+    assert is_announcement("Let me try another way to run the tests.")
+    assert not machine_written("@agent continue the migration to Vite; never edit vite.config.ts by hand")
+    assert machine_written('@agent Continue: "Continue to iterate?"')
+    run = (
+        "test_0 PASSED\n" * 400
+        + "FAILED tests/test_api.py::test_login - AssertionError\n1 failed, 400 passed in 12.3s\n"
+    )
+    assert "result: 1 failed, 400 passed" in one_line("get_terminal_output", run)
+    echo = "> ERROR: connection refused\n> retrying\n"
+    assert tool_output(echo) == echo

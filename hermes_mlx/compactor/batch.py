@@ -36,7 +36,7 @@ from hermes_mlx.summarizer.extract import error_report
 from hermes_mlx.summarizer.outcomes import is_run_verdict, outcome_of, says_passed
 from hermes_mlx.summarizer.shell_words import EDIT_NOT_APPLIED
 from hermes_mlx.summarizer.tool_results import exit_status, failed_field, tool_output
-from hermes_mlx.summarizer.vocabulary import DELEGATE_TOOL, READ_ANSWER_CHARS, reads_contents
+from hermes_mlx.summarizer.vocabulary import DELEGATE_TOOL, PROGRAM_OUTPUT_TOOL, READ_ANSWER_CHARS, reads_contents
 
 logger = logging.getLogger(telemetry.LOGGER_NAME)
 
@@ -86,11 +86,12 @@ def one_line(name: str, text: str) -> str:
     # a line of the file a reading tool printed (`error: Optional[str] = None`), no failure; nor any line of
     # a long read (Gemini CLI's read_file of a Go file: `result := "…terminated…"`, `// Handle error: …`)
     read = status in (0, None) and reads_contents(name, "", {})
-    if read and (family == "failure" and status is None or len(body) > READ_ANSWER_CHARS):
+    file_read = read and not PROGRAM_OUTPUT_TOOL.search(name.lower())  # not Copilot's get_terminal_output
+    if read and family == "failure" and status is None or file_read and len(body) > READ_ANSWER_CHARS:
         result = ""
     said = f"; result: {result}" if result and result != first else ""
     failed_run = bool(result) and is_run_verdict(result) and not says_passed(result)  # `FAILED (errors=6)`
-    long_read = read and len(body) > READ_ANSWER_CHARS
+    long_read = file_read and len(body) > READ_ANSWER_CHARS
     if (
         status not in (0, None)
         or failed_run
@@ -184,10 +185,14 @@ class BatchCompactor(Compactor):
         # Other agents' reports stay whole (`prune_tool_results`); when only pruning them too would
         # get there, the summary reads them first, and that pruning is what a failed summary leaves.
         fallback = None
-        for keep_reports in (True, False):
+        names = _call_names(prepared)
+        reports = any(DELEGATE_TOOL.search((names.get(m.get("tool_call_id")) or "").lower()) for m in middle)
+        for keep_reports in (True, False) if reports else (True,):
             pruned, n_pruned, n_dups = prune_tool_results(middle, later, keep_reports=keep_reports)
-            counts = {"pruned_tool_results": n_pruned, "duplicates_removed": n_dups}
-            figures = {"tokens_before": tokens_before, "exchange_tokens": middle_tokens, "extra": counts}
+            tried = {"pruned_tool_results": n_pruned, "duplicates_removed": n_dups}
+            if keep_reports:  # what a summary pass reports: the pruning that keeps reports whole
+                counts = tried
+                figures = {"tokens_before": tokens_before, "exchange_tokens": middle_tokens, "extra": counts}
             if force:
                 break
             if not n_pruned + n_dups:
@@ -197,7 +202,8 @@ class BatchCompactor(Compactor):
             if tokens <= s.threshold * PRUNE_TARGET_RATIO:
                 if keep_reports:
                     return self._pruned(messages, candidate, tokens, figures, counts, started)
-                fallback = (candidate, tokens, figures, counts)
+                extra = {**figures, "extra": tried}
+                fallback = (candidate, tokens, extra, tried)
 
         # Stage 3: summarize the middle, iteratively over the last summary found there. The
         # summarizer gets the tool output unpruned: its ledger reads every error, path and

@@ -40,7 +40,7 @@ _MACHINE_USER = re.compile(
     # VS Code Copilot's buttons, sent in the user's name (`@agent Continue: "Continue to iterate?"` after its
     # request limit, `@agent Enable: "Enable **Gemini 3 Pro (Preview)** for all clients"`, `@agent Try Again`):
     # a held-out session's Goal had been the model's enablement; exported chats of many repositories show them
-    r"|@agent (?:Continue|Enable|Try Again)\b"
+    r"|(?-i:@agent (?:Continue: \"Continue to iterate\?\"|Enable: \"[^\"\n]{1,300}\"|Try Again)\s*$)"
     # Gemini CLI's first turn, its environment in the user's name (the folder, the date, a listing of the
     # files): a held-out session opens with it, and a hand-made one whose user said "hi" first had it as Goal
     r"|This is the Gemini CLI\. We are setting up the context for our chat\."

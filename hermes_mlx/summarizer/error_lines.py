@@ -314,7 +314,7 @@ _PS_FIELD = re.compile(r"^\s*\+ (?:CategoryInfo|FullyQualifiedErrorId)\s*:")
 _PS_PROMPT = re.compile(r"^PS [^>\n]{1,260}> ")
 
 
-_PS_SOURCE = re.compile(r"^[\w.-]{1,80} : \S")  # what failed, then its message: `Get-Date : …`, `git : …`
+_PS_SOURCE = re.compile(r"^[\w.\\/:~-]{1,200} : \S")  # what failed, then why: `Get-Date : …`, `.\\deploy.ps1 : …`
 _PS_CARET = re.compile(r"^\+\s*~+\s*$")
 _PS_NATIVE = re.compile(r"FullyQualifiedErrorId\s*:\s*NativeCommandError")
 
@@ -346,9 +346,11 @@ def _powershell_records(lines: list[str]) -> tuple[dict[int, str], set[int]]:
                 stop = said
                 break
             block.insert(0, j)
-        if at:  # from the last `Source : ` line on: the lines above it are the output before the error
+        if at:  # from the last `Source : ` line on (the lines above it are output), else the line above `At`
             start = next((k for k in range(len(block) - 1, -1, -1) if _PS_SOURCE.match(lines[block[k]].strip())), None)
-            block = block[start:] if start is not None else []
+            # (a method's `You cannot call a method on a null-valued expression.`, a script's `throw`),
+            # unless a prompt is right above: then the lines are its echo of the command
+            block = block[start:] if start is not None else [] if _PS_PROMPT.match(stop) else block[-1:]
         elif not _PS_CARET.match(stop):
             block = []  # a parser's message stands right below its caret
         if not block:

@@ -172,7 +172,8 @@ def is_announcement(sentence: str) -> bool:
 def _asks_or_plans(said: str) -> bool:
     """What a label leads that is still a question, an offer or a plan ("**Problem:** should we keep
     the retry?", "**Solution:** If you want, I can also add a retry.", "**Fix:** I'll look at it next.")."""
-    return said.endswith(("?", "？")) or bool(OFFER.match(said) or ANNOUNCE.match(said) or WILL_DO_END.search(said))
+    plans = bool(ANNOUNCE.match(said)) and not _specific_result(said)  # not "Let me be clear — `x` omits y, so …"
+    return said.endswith(("?", "？")) or plans or bool(OFFER.match(said) or WILL_DO_END.search(said))
 
 
 def changes_course(sentence: str) -> bool:

@@ -97,6 +97,8 @@ def _unquoted(text: str) -> str:
     said = [ln for ln in lines if ln.strip()]
     if len(said) < 2 or not all(ln.startswith(">") for ln in said):
         return text
+    if 2 * sum(ln.endswith("  ") for ln in said) < len(said):  # markdown's line breaks: not a shell's `> ` echo
+        return text
     return "\n".join(
         ln[2:].rstrip() if ln.startswith("> ") else ln[1:].rstrip() if ln.startswith(">") else ln for ln in lines
     )

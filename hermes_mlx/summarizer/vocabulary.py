@@ -162,7 +162,7 @@ SIGNAL = re.compile(
 # notes." after a grep failed, OpenCode; "Let me try a different approach and analyze the issues based on
 # what I can see from the files", Cursor, its shell broken): both held-out sessions' facts
 NEW_APPROACH = (
-    r"\b(?:a different|another|a simpler) (?:approach|way|method|strategy)\b(?= +(?:to|and|by|that|which|—|-) +\w)"
+    r"\b(?:use|try|take|switch to|go with) (?:a different|another|a simpler) approach\b(?= +(?:to|and|by|—|-) +\w)"
 )
 # a decision and its reason: "X doesn't support Y, so …", "Instead, …", "I'd keep A", "(推荐)"
 DECISION_CUE = re.compile(
@@ -339,6 +339,9 @@ def tool_action(name: str, args: dict) -> str:
 # `instructions`: "A single sentence instruction describing what you are going to do for the sketched
 # edit", as Morph-style apply tools ask; Gemini CLI's `replace` `instruction`)
 CHANGE_NOTE_KEYS = ("instructions", "instruction")
+# reading tools whose output is what a program printed, not a file (Copilot's `get_terminal_output`,
+# `read_process_output`, `getTerminalOutput`): its lines are a run's result and errors
+PROGRAM_OUTPUT_TOOL = re.compile(r"terminal|process|output")
 # tools whose output is another agent's report (Claude Code's Task, Hermes's delegate_task)
 DELEGATE_TOOL = re.compile(r"delegate|subagent|^task$|^agent$|spawn_agent")
 # tools whose output is the user's own answer, and tools whose output lists what a search found

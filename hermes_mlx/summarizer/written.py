@@ -44,10 +44,23 @@ def delegate_reports(turns: list[Turn]) -> dict[int, str]:
             continue
         data = json_result(t.text)
         said = "\n\n".join(_report_fields(data)) if data is not None else without_report_trailer(t.text).strip()
+        if data is not None and not said:  # a report under a key of its own (`final_report`): its longest text
+            said = max(_strings(data), key=len, default="").strip()
         first = next((ln for ln in said.splitlines() if ln.strip()), "")
-        if len(said) >= REPORT_MIN_CHARS and not USER_REFUSED.match(said) and not is_error_line(first):
+        failed = is_error_line(first) and "\n" not in said  # an error alone, not a report that opens with one
+        if len(said) >= REPORT_MIN_CHARS and not USER_REFUSED.match(said) and not failed:
             out[i] = said
     return out
+
+
+def _strings(value, depth: int = 0) -> list[str]:
+    """Every string in a JSON answer, nested lists and objects followed."""
+    if depth > 4:
+        return []
+    if isinstance(value, str):
+        return [value]
+    items = value[:50] if isinstance(value, list) else list(value.values())[:50] if isinstance(value, dict) else []
+    return [x for v in items for x in _strings(v, depth + 1)]
 
 
 def _report_fields(value, depth: int = 0) -> list[str]:
