@@ -401,3 +401,20 @@ def test_the_second_reviews_cases():
     assert "result: 1 failed, 400 passed" in one_line("get_terminal_output", run)
     echo = "> ERROR: connection refused\n> retrying\n"
     assert tool_output(echo) == echo
+
+
+# files alike but for their numbers (Hermes's probe `~/patch_test_10k.txt` … `_64k.txt`, npm's dated debug logs in a
+# held-out Cursor session) tell a reader one thing: after the first, each is worth what a command run again is,
+# so a finding outlives the ninth size of a probe
+def test_files_alike_but_for_their_numbers_are_worth_less_after_the_first():
+    from hermes_mlx.summarizer.budget import SAID_LATER, _entries
+    from hermes_mlx.summarizer.summary import parse
+
+    s = parse(
+        "## Files\n- `~/patch_test_10k.txt` (edited)\n- `~/patch_test_30k.txt` (edited)\n- `src/app.py` (edited)\n"
+    )
+    worth = {e.kind: [] for e in _entries(s, len)}
+    for e in _entries(s, len):
+        worth[e.kind].append(e.value * e.tokens)
+    first, second, other = worth["changed_file"]
+    assert abs(second - first * SAID_LATER) < 1e-9 and abs(other - first) < 1e-9

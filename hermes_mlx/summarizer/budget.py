@@ -250,9 +250,13 @@ def _entries(s: Summary, count: Callable[[str], int], kept: str = "") -> list[_E
         value = ENTRY_VALUE[kind] * (SAID_LATER if _run_again(runs[i], runs[i + 1 :], c.outcome) else 1)
         add(kind, value, shown, _remover(led.commands, c), said=said)
     named = named_text(s)
+    shapes: set[str] = set()
     for path, action in list(led.files.items()):
         kind = file_kind(path, action, named)
-        add(kind, ENTRY_VALUE[kind], path, _file_remover(led.files, path))
+        shape = re.sub(r"\d+", "N", path)  # `patch_test_10k.txt`, `patch_test_30k.txt`, …: one probe, its sizes
+        alike = SAID_LATER if shape in shapes and shape != path else 1
+        shapes.add(shape)
+        add(kind, ENTRY_VALUE[kind] * alike, path, _file_remover(led.files, path))
     for title, body in s.extras:
         add("other_section", ENTRY_VALUE["other_section"], body, lambda title=title: _trim_extra_titled(s, title))
     return out
