@@ -135,8 +135,8 @@ def _echoes(line: str, said: str) -> bool:
 
 
 ECHO_LEAD = 80  # a prompt or a record's words before the command: `me@host ~/app %`, `Ran terminal command:`
-# a shell's prompt alone: zsh's and bash's `me@host app %`, PowerShell's `PS E:\\Dev\\app>` and cmd.exe's
-# `C:\\Users\\me>` (Cursor's Windows terminal ends each command's output with one)
+# a shell's prompt alone: zsh's and bash's `me@host app %`, PowerShell's `PS E:\Dev\app>` and cmd.exe's
+# `C:\Users\me>` (Cursor's Windows terminal ends each command's output with one)
 _BARE_PROMPT = re.compile(
     r"[\w.-]+@[\w.-]+(?::| )[^\s%$#]{0,60} ?[%$#]|PS (?:[A-Za-z]:\\|/|~)[^<>|\n]{0,200}(?<![-=])>|[A-Za-z]:\\[^<>|\n]{0,200}(?<![-=])>"
 )

@@ -1,6 +1,6 @@
 """What the agent wrote down, as opposed to what it said: the notes it kept as its own record (a
-memory tool's notes, a todo tool's notes on the steps it marks done), which findings.py reads as
-findings.
+memory tool's notes, a todo tool's notes on the steps it marks done, an edit's account of its
+change), and what another agent reported to it, which findings.py reads as findings.
 """
 
 from __future__ import annotations
