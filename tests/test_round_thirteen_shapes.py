@@ -418,3 +418,22 @@ def test_files_alike_but_for_their_numbers_are_worth_less_after_the_first():
         worth[e.kind].append(e.value * e.tokens)
     first, second, other = worth["changed_file"]
     assert abs(second - first * SAID_LATER) < 1e-9 and abs(other - first) < 1e-9
+
+
+# a command that only prints its own here-document (OpenCode's held-out `cat << 'EOF'` checklist, "✓ Created file:
+# state-of-ai-2026.2.md"; Claude Code's and OpenCode's "IMPLEMENTATION COMPLETE" summaries in public transcripts)
+# prints the agent's own words: no result line; one that writes or pipes its here-document is another matter
+def test_a_here_document_printed_to_the_terminal_is_no_result():
+    from hermes_mlx.summarizer.shell_words import prints_own_text
+
+    assert prints_own_text("cat << 'EOF'\n=== DONE ===\nEOF") and prints_own_text('cat <<- "END"\n x\nEND')
+    assert not prints_own_text("cat << 'EOF' > notes.md\nx\nEOF") and not prints_own_text(
+        "cat << 'EOF' | python3\nx\nEOF"
+    )
+    checklist = "=== TASK COMPLETION VALIDATION ===\n\n✓ Created file: deck.md\n✓ 12 slides"
+    s = asked(
+        "build the deck",
+        ran("c1", "bash", checklist, command=f"cat << 'EOF'\n{checklist}\nEOF"),
+        "The deck is built.",
+    )
+    assert not any(c.outcome for c in s.ledger.commands)

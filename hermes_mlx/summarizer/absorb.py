@@ -51,6 +51,7 @@ from .shell_words import (
     OPEN_FILE_SHOWN,
     fetches_web,
     patch_file_actions,
+    prints_own_text,
     read_only,
     shell_file_action,
 )
@@ -199,6 +200,8 @@ def _read_result(led: Ledger, call, text: str) -> bool:
         lines = pruned_lines(text) or output.count("\n") + 1
         read_failed = family == "failure" and (status not in (0, None) or lines < 4)
         if read_only(cmd) and not read_failed and not RUN_LOG.search(cmd) and not counted_by_read(cmd, outcome):
+            outcome = ""
+        if prints_own_text(call.text or ""):  # `cat << 'EOF'` and a checklist: the agent's words, no result
             outcome = ""
         led.add_command(cmd, status, outcome)
         shown = OPEN_FILE_SHOWN.search(output) if OPEN_FILE_EDIT.match(cmd) else None

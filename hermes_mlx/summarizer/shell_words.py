@@ -98,6 +98,15 @@ BLIND_STEP = re.compile(r";|\|\||\n")
 # a here-document's start (`python3 - <<'PY'`, `cat <<-EOF > x`, PowerShell's `$x = @'` here-string,
 # which a line opening `'@` ends): its lines up to the delimiter are input
 HEREDOC_START = re.compile(r"<<-?[ \t]*(['\"]?)(\w+)\1|@(['\"])[ \t]*$")
+# a command that only prints its own here-document, nothing redirected or piped (`cat << 'EOF'` then a
+# checklist or a summary: Claude Code's "IMPLEMENTATION COMPLETE", OpenCode's "=== COMPLETE … SYSTEM ===",
+# a held-out OpenCode session's "✓ Created file: …"): what it printed is the command's own text, no result
+_PRINTS_HEREDOC = re.compile(r"\A\s*cat[ \t]+<<-?[ \t]*(['\"]?)\w+\1[ \t]*(?:\n|\Z)")
+
+
+def prints_own_text(cmd: str) -> bool:
+    """A command that only prints the here-document it carries (_PRINTS_HEREDOC)."""
+    return bool(_PRINTS_HEREDOC.match(cmd or ""))
 
 
 def without_heredocs(cmd: str) -> str:
