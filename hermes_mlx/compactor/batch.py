@@ -87,11 +87,11 @@ def one_line(name: str, text: str) -> str:
     # a long read (Gemini CLI's read_file of a Go file: `result := "…terminated…"`, `// Handle error: …`)
     read = status in (0, None) and reads_contents(name, "", {})
     file_read = read and not PROGRAM_OUTPUT_TOOL.search(name.lower())  # not Copilot's get_terminal_output
-    if read and family == "failure" and status is None or file_read and len(body) > READ_ANSWER_CHARS:
+    long_read = file_read and len(body) > READ_ANSWER_CHARS
+    if read and family == "failure" and status is None or long_read:
         result = ""
     said = f"; result: {result}" if result and result != first else ""
     failed_run = bool(result) and is_run_verdict(result) and not says_passed(result)  # `FAILED (errors=6)`
-    long_read = file_read and len(body) > READ_ANSWER_CHARS
     if (
         status not in (0, None)
         or failed_run
@@ -185,8 +185,7 @@ class BatchCompactor(Compactor):
         # Other agents' reports stay whole (`prune_tool_results`); when only pruning them too would
         # get there, the summary reads them first, and that pruning is what a failed summary leaves.
         fallback = None
-        names = _call_names(prepared)
-        reports = any(DELEGATE_TOOL.search((names.get(m.get("tool_call_id")) or "").lower()) for m in middle)
+        reports = any(DELEGATE_TOOL.search((name or "").lower()) for name in _call_names(middle).values())
         for keep_reports in (True, False) if reports else (True,):
             pruned, n_pruned, n_dups = prune_tool_results(middle, later, keep_reports=keep_reports)
             tried = {"pruned_tool_results": n_pruned, "duplicates_removed": n_dups}

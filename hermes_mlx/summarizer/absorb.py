@@ -63,6 +63,7 @@ from .vocabulary import (
     DELEGATE_TOOL,
     FILE_KEYS,
     FOUND_URLS_TOOL,
+    NUMBERED_ECHO,
     NUMBERED_LINE,
     READ_ANSWER_CHARS,
     REPORT_TOOL,
@@ -147,9 +148,6 @@ def _read_call(led: Ledger, call) -> None:
             led.add_list("ids", re.findall(r"\bdef (test_\w+)", value)[:5])
 
 
-_NUMBERED_ECHO = re.compile(r"^\s*\d+(?:→|\t)")  # the numbered forms only a file's echo has (`cat -n`'s, Claude Code's)
-
-
 def _read_result(led: Ledger, call, text: str) -> bool:
     """Read one tool result into the ledger; True when it says the call went wrong."""
     if call is not None and ASKS_USER_TOOL.search(call.name.lower()):  # the user's own answers
@@ -220,7 +218,7 @@ def _read_result(led: Ledger, call, text: str) -> bool:
     errors, omitted = error_report(said) if not reads or len(said) <= READ_ANSWER_CHARS else ([], 0)
     # a line of a file as a tool prints it, numbered (a read's; an edit's snippet of the file it changed,
     # Claude Code's `  4→// error: connection refused is expected …`): the file's text, never an error
-    errors = [e for e in errors if not NUMBERED_LINE.match(e) or not reads and not _NUMBERED_ECHO.match(e)]
+    errors = [e for e in errors if not NUMBERED_LINE.match(e) or not reads and not NUMBERED_ECHO.match(e)]
     # it says it did, in words or in its JSON's own field
     changed = changes and not failed and not errors and bool(CHANGE_DONE.search(said) or said_succeeded(text))
     if changes:  # code an edit echoes back (Claude Code's "All occurrences of '…' were replaced") is no error

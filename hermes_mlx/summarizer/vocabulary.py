@@ -386,6 +386,8 @@ def reads_contents(tool: str, cmd: str, args: dict | None = None) -> bool:
 # a line of a file as a read prints it, after its number (SWE-agent's `73:`, Claude Code's `  73→`,
 # Hermes's `73|`, `cat -n`'s `73<tab>`, `search_file`'s `Line 15:`): the file's text, never an error
 NUMBERED_LINE = re.compile(r"^\s*(?:Line )?\d+(?::|\||→|\t)")
+# ... and the forms only a file's echo has (`cat -n`'s tab, Claude Code's `→`), whichever tool printed it
+NUMBERED_ECHO = re.compile(r"^\s*\d+(?:→|\t)")
 # a log of a run, read back: its result line is the run's ("cat build.log", "tail -50 test-output.txt")
 RUN_LOG = re.compile(r"\.(?:log|out|err)\b|\b(?:test|build|ci|pytest|jest|junit)[\w.-]*\.(?:txt|xml|json)\b", re.I)
 # a program saying it failed, in the Unix shape `prog: [what: ]why` ("rm: cannot remove 'x': Device
