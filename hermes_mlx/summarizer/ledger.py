@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from .error_lines import at_any_line, at_source_line, error_numbers_shape, error_shape
 from .extract import TEST_ID, pasted_problems
 from .fixes import cleared_by
+from .harness import CD_PREFIX
 from .outcomes import MADE, is_run_verdict, outcome_of
 from .redact import redact
 from .text import clip
@@ -35,6 +36,7 @@ _NOISE_PATH = (
 # a system's own folders, where a path starts (`/home/dev/app/a.py` is a user's, named dev)
 _SYSTEM_DIRS = ("/usr/lib/", "/proc/", "/dev/")
 COMMAND_CHARS = 140  # a command's first line is kept up to this
+_CD_SHOWN = 40  # a longer `cd` folder of a long command is shown by its last name
 FIXED_BY = " — fixed by "  # an error a later success cleared, then that command (Errors and Fixes)
 OUTCOME_SEP = " ⇒ "  # an earlier result, then the latest: `11 failures ⇒ 0 failures`
 MADE_RUNS = 12  # the results a command that makes something keeps, one per run, latest last
@@ -44,10 +46,18 @@ MORE_ERRORS = re.compile(r"^… and (\d+) more error lines?$")  # how many error
 
 def shown_command(cmd: str) -> str:
     """A command as Commands, an error's `after` and `fixed by` all say it (one key in all three):
-    its first line up to COMMAND_CHARS (a long commit message's outcome says the rest), a script to 200."""
+    its first line up to COMMAND_CHARS (a long commit message's outcome says the rest), a script to 200.
+    A long line's `cd /a/long/path && ` says its folder by the last name (`cd …/app && npx convex
+    init`): cut at the width, the folder alone left no trace of what ran, and every command run
+    there was one key (Cursor's eight `cd /Users/…/Dropbox/…/app && …` were one line of 8 runs)."""
     cmd = (cmd or "").strip()
     first = cmd.split("\n", 1)[0]
     if len(first) > COMMAND_CHARS:
+        cd = CD_PREFIX.match(first)
+        folder = cd.group(2).rstrip("/\\") if cd else ""
+        if len(folder) > _CD_SHOWN:
+            name = re.split(r"[/\\]", folder)[-1]
+            first = f"{first[: cd.start(2)]}…/{name}{first[cd.end(2) :]}"
         return clip(first, COMMAND_CHARS)
     return cmd[:199].rstrip() + "…" if len(cmd) > 200 else cmd
 
