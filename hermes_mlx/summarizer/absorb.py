@@ -196,7 +196,12 @@ def _read_result(led: Ledger, call, text: str) -> bool:
         # unless the read failed or it read a log of a run
         # (a pruned output's placeholder says how many lines the read printed)
         lines = pruned_lines(text) or output.count("\n") + 1
-        read_failed = family == "failure" and (status not in (0, None) or lines < 4)
+        # a read that failed says so in its line (`ls: specs: No such file or directory`); one whose
+        # status alone failed (`grep` found nothing, a `cat` of a missing file after `env`'s lines)
+        # printed what it read: its first line (`PWD=/Users/…`, `#!/usr/bin/env bash`) is no result
+        read_failed = (
+            family == "failure" and (status not in (0, None) or lines < 4) and outcome_of(outcome)[0] == "failure"
+        )
         if read_only(cmd) and not read_failed and not RUN_LOG.search(cmd) and not counted_by_read(cmd, outcome):
             outcome = ""
         if prints_own_text(call.text or ""):  # `cat << 'EOF'` and a checklist: the agent's words, no result

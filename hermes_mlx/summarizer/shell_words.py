@@ -92,9 +92,10 @@ EDIT_NOT_APPLIED = re.compile(r"changes have NOT been applied|edit has introduce
 # an editor's command run in the shell (SWE-agent's `create x.py`, `edit 12:14`, `str_replace_editor
 # str_replace /x`): a change Files shows, not a run Commands needs unless it tells something
 EDITOR_COMMAND = re.compile(r"^(?:create|str_replace_editor)\s|" + OPEN_FILE_EDIT.pattern)
-# a step that runs whatever the one before it did (`a; b`, `a || b`, a script's next line): what
-# b printed says nothing of a (`a && b` ran b only once a succeeded)
-BLIND_STEP = re.compile(r";|\|\||\n")
+# a step that runs whatever the one before it did (`a; b`, `a || b`, a script's next line, and `a |
+# tail -5 && b`: the pipe's status is tail's): what b printed says nothing of a (`a && b` ran b only
+# once a succeeded)
+BLIND_STEP = re.compile(r";|\|\||\n|(?<!\|)\|(?!\|)[^;&|\n]*&&")
 # a here-document's start (`python3 - <<'PY'`, `cat <<-EOF > x`, PowerShell's `$x = @'` here-string,
 # which a line opening `'@` ends): its lines up to the delimiter are input
 HEREDOC_START = re.compile(r"<<-?[ \t]*(['\"]?)(\w+)\1|@(['\"])[ \t]*$")
