@@ -175,6 +175,7 @@ _OUTPUT_LABEL = re.compile(r"^(?:Output|Stdout):[ \t]?(.*)$")  # Gemini CLI's ol
 _STDERR_LABEL = re.compile(r"^Stderr:[ \t]?(.*)$")
 _NO_ERROR = re.compile(r"^Error: \((?:none|empty)\)\s*$", re.I)
 _NO_OUTPUT = re.compile(r"^\s*\((?:empty|none)\)\s*$", re.I)
+_SCRIPT_LINES = 2000  # a script's lines read for the `Output:` label that ends its command
 
 
 def _header(lines: list[str]) -> bool:
@@ -182,9 +183,11 @@ def _header(lines: list[str]) -> bool:
     as Gemini CLI prints a script it ran (`Command: mkdir -p a` / `mkdir -p b` / `` / `Directory: …`)."""
     in_command = False
     for ln in lines:
+        if in_command and not ln.startswith("Directory:"):
+            continue  # the script's own lines, `Tech Stack:` in a here-document too, up to the next label
         if (len(ln) <= 120 or ln.startswith("Command:")) and (_LABEL_LINE.match(ln) or _EXIT_TEXT.search(ln)):
             in_command = ln.startswith("Command:")
-        elif not in_command:
+        else:
             return False
     return bool(lines) and bool(_LABEL_LINE.match(lines[0]))
 
@@ -203,7 +206,9 @@ def _unlabelled(result: str) -> str:
     (_SAVED_NOTE); as is when it has none."""
     result = _SAVED_NOTE.sub("", result, count=1) if result.lstrip().startswith(("Tool", "Shell", "Output")) else result
     lines = result.split("\n")
-    head = next((i for i, ln in enumerate(lines[:12]) if _OUTPUT_LABEL.match(ln)), None)
+    # the header's labels come first; a `Command:` label's script (a here-document) may run long before them
+    reach = _SCRIPT_LINES if lines[0].startswith("Command:") else 12
+    head = next((i for i, ln in enumerate(lines[:reach]) if _OUTPUT_LABEL.match(ln)), None)
     if not head or not _header(lines[:head]):
         return result
     first = _OUTPUT_LABEL.match(lines[head]).group(1)
