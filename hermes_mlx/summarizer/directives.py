@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from .extract import clip_line, has_cut, is_error_line, uncut
+from .harness import SHELL_PROMPT
 from .vocabulary import GO_AHEAD, USER_SENTENCE_END
 
 # the words that say what must be, whoever's sentence they are in
@@ -34,6 +35,11 @@ _LIST_MARK = re.compile(r"^(?:(?:[-*+•>]|\d+[.)])\s+)+")
 _INDENTED_CODE = re.compile(r"^(?:\t| {2,})(?!\s|[-*+•>]\s|\d+[.)]\s)")
 # what a program printed that the user pasted: a browser console's `app.js:37 GET https://... 406`
 _PASTED_LOG = re.compile(r"^\S+:\d+\s|\b(?:GET|POST|PUT|PATCH|DELETE)\s+https?://")
+# a line the user pasted from a program whole: a terminal session from its prompt on (`(venv) D:\app>npx babel
+# --version` and the npm warnings it printed: "Do not use it." is npm's), a browser console's line as
+# DevTools copies it (`… 404 (Not Found)Understand this error`)
+_PASTED_PROMPT = re.compile(rf"^\s*(?:\([\w.-]+\)\s*)?(?:{SHELL_PROMPT.pattern})\s*\S")
+_CONSOLE_LINE = re.compile(r"Understand this (?:error|warning)\s*$")
 # a program's prompt the user answered (aider's `Add file to the chat? (Y)es/(N)o/... [Yes]: all`,
 # apt's `Do you want to continue? [Y/n]`, pip's `Proceed (Y/n)?`): its "Yes" and "Don't" are the program's
 _PROMPT_ANSWERED = re.compile(r"\(Y\)es/\(N\)o|[(\[](?:y/n|yes/no)[)\]]", re.I)
@@ -71,10 +77,11 @@ def user_constraints(text: str, limit: int = 6) -> list[str]:
     message whole, else its directive sentences. Questions are not directives (the user's
     messages travel whole in their own section)."""
     folded = " ".join(text.split())
-    if 8 <= len(folded) <= 400 and not has_cut(text) and _directs(folded):
+    said = [ln for ln in _unpasted(uncut(text, "line").split("\n")) if not _INDENTED_CODE.match(ln)]
+    if 8 <= len(folded) <= 400 and not has_cut(text) and _directs(folded) and len(said) == text.count("\n") + 1:
         return [folded]
     out: list[str] = []
-    lines = _with_items([ln for ln in uncut(text, "line").split("\n") if not _INDENTED_CODE.match(ln)])
+    lines = _with_items(said)
     for sentence in re.split(rf"{USER_SENTENCE_END.pattern}|\n+", "\n".join(lines)):
         sentence = _LIST_MARK.sub("", sentence.strip())  # a list's marker, never a bold's `**`
         if 8 <= len(sentence) <= 400 and not sentence.startswith("#") and _directs(sentence):
@@ -83,6 +90,23 @@ def user_constraints(text: str, limit: int = 6) -> list[str]:
                 out.append(sentence)
                 if len(out) == limit:  # a pasted log of a million lines is not read to its end
                     break
+    return out
+
+
+def _unpasted(lines: list[str]) -> list[str]:
+    """`lines` less what the user pasted from a program: a prompt's line and the output under it, up to
+    a blank line (_PASTED_PROMPT); a browser console's line (_CONSOLE_LINE)."""
+    out, pasting = [], False
+    for ln in lines:
+        if not ln.strip():
+            pasting = False
+        elif _PASTED_PROMPT.match(ln):
+            pasting = True  # what the command printed follows, up to a blank line
+            continue
+        elif _CONSOLE_LINE.search(ln):
+            continue
+        if not pasting:
+            out.append(ln)
     return out
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from .harness import SHELL_PROMPT
 from .powershell import powershell_records
 from .vocabulary import GENERIC_FAILURE, PROGRAM_FAILED
 
@@ -132,15 +133,10 @@ def echoed_lines(output: str, command: str) -> str:
 
 
 def _echoes(line: str, said: str) -> bool:
-    return line.endswith(said) and len(line) - len(said) <= ECHO_LEAD or bool(_BARE_PROMPT.fullmatch(line))
+    return line.endswith(said) and len(line) - len(said) <= ECHO_LEAD or bool(SHELL_PROMPT.fullmatch(line))
 
 
 ECHO_LEAD = 80  # a prompt or a record's words before the command: `me@host ~/app %`, `Ran terminal command:`
-# a shell's prompt alone: zsh's and bash's `me@host app %`, PowerShell's `PS E:\Dev\app>` and cmd.exe's
-# `C:\Users\me>` (Cursor's Windows terminal ends each command's output with one)
-_BARE_PROMPT = re.compile(
-    r"[\w.-]+@[\w.-]+(?::| )[^\s%$#]{0,60} ?[%$#]|PS (?:[A-Za-z]:\\|/|~)[^<>|\n]{0,200}(?<![-=])>|[A-Za-z]:\\[^<>|\n]{0,200}(?<![-=])>"
-)
 
 
 def foreign_lines(output: str, command: str) -> str:

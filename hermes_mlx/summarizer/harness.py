@@ -319,3 +319,11 @@ def confirmed(text: str) -> list[tuple[str, str]]:
             near.append(lines[i + 1])
         out += [(action, p.strip()) for p in near if p.strip()]
     return out
+
+
+# a shell's prompt: zsh's and bash's `me@host app %`, PowerShell's `PS E:\Dev\app>` and cmd.exe's
+# `C:\Users\me>` (Cursor's Windows terminal ends each command's output with one; a user pastes a
+# terminal session from one)
+SHELL_PROMPT = re.compile(
+    r"[\w.-]+@[\w.-]+(?::| )[^\s%$#]{0,60} ?[%$#]|PS (?:[A-Za-z]:\\|/|~)[^<>|\n]{0,200}(?<![-=])>|[A-Za-z]:\\[^<>|\n]{0,200}(?<![-=])>"
+)
