@@ -18,6 +18,7 @@ from .vocabulary import (
     MEMORY_KEYS,
     MEMORY_NOT_SAVED,
     MEMORY_TOOL,
+    REASON_KEYS,
     REPORT_KEYS,
     USER_REFUSED,
     tool_action,
@@ -91,12 +92,16 @@ def agent_notes(turn: Turn) -> list[str]:
 def change_notes(turn: Turn) -> list[str]:
     """The sentence an editing call gives for its change (CHANGE_NOTE_KEYS: Gemini CLI's `replace`
     `instruction`, "Define SerializableContent struct for custom JSON marshaling/unmarshaling of chat
-    history."; Cursor's `edit_file` `instructions`, "I will add the missing `type-check` script."):
-    what the agent changed and why, in its own words, which its prose often does not repeat."""
+    history."; Cursor's `edit_file` `instructions`, "I will add the missing `type-check` script."), and
+    the reason any call gives for itself (REASON_KEYS: Codex CLI's `justification` for running a
+    command outside its sandbox): what the agent did and why, in its own words, which its prose often
+    does not repeat."""
     out = []
     for call in turn.tool_calls:
-        if tool_action(call.name, call.arguments) in ("edited", "created"):
-            out += [v.strip() for k in CHANGE_NOTE_KEYS if isinstance(v := call.arguments.get(k), str) and v.strip()]
+        keys = REASON_KEYS + (
+            CHANGE_NOTE_KEYS if tool_action(call.name, call.arguments) in ("edited", "created") else ()
+        )
+        out += [v.strip() for k in keys if isinstance(v := call.arguments.get(k), str) and v.strip()]
     return out
 
 
