@@ -1,0 +1,160 @@
+"""What a fourteenth round's held-out sessions showed, each with a second source named per test.
+Checks go through whole passes of the summarizer or compactor where a user's run would.
+"""
+
+import json
+
+from summarizer_fakes import one_pass, ran
+
+HOME = "/Users/paul/Library/CloudStorage/Dropbox/iCloud/RiverTies/development-projects/community-platform.com/community-platform/app"
+
+
+# a long `cd` prefix cut at the width left only the folder: Cursor's eight different commands run there
+# (`npx convex init`, `npx convex deploy`, `rm -rf .next`) were one line of 8 runs with the last one's
+# result (held out); Codex CLI and Hermes prefix commands the same way (`cd /Users/chunrui/… && sed …`)
+def test_a_long_cd_prefix_keeps_what_ran_and_commands_run_there_stay_apart():
+    s = one_pass(
+        [
+            {"role": "user", "content": "start the dev servers"},
+            *ran("c1", "run_terminal_cmd", "✖ No CONVEX_DEPLOYMENT set", command=f"cd {HOME} && npx convex deploy"),
+            *ran(
+                "c2", "run_terminal_cmd", "✖ The `init` command is deprecated.", command=f"cd {HOME} && npx convex init"
+            ),
+            {"role": "assistant", "content": "Both failed; the project needs configuring first."},
+            {"role": "user", "content": "ok"},
+        ]
+    )
+    shown = [c.cmd for c in s.ledger.commands]
+    assert "cd …/app && npx convex deploy" in shown and "cd …/app && npx convex init" in shown
+    assert all(c.runs == 1 for c in s.ledger.commands)
+
+
+def test_a_short_cd_prefix_is_shown_as_it_ran():
+    from hermes_mlx.summarizer.ledger import shown_command
+
+    assert shown_command("cd /srv/app && make test") == "cd /srv/app && make test"
+    long = "cd /srv/app && " + "x" * 200
+    assert shown_command(long).startswith("cd /srv/app && xxx")  # a short folder is no cut's cause
+
+
+# a read whose exit status alone failed printed what it read: Claude Code's `env | grep …; ls …; cat
+# config.toml` (exit 1: the last `cat` found no file) got `PWD=/Users/…` as its result, Codex CLI's `sed -n
+# '1,200p' create-new-feature.sh` (exit 1) got `#!/usr/bin/env bash`, Hermes's `grep -r … -l` a path (held out)
+def test_a_failed_read_keeps_no_line_of_what_it_read_as_its_result():
+    s = one_pass(
+        [
+            {"role": "user", "content": "why does the cli stall on exit?"},
+            *ran(
+                "c1",
+                "Bash",
+                "Exit code 1\nPWD=/Users/jake/dev/cli\nOLDPWD=/Users/jake/dev\n---\nbin\nhistory",
+                command='env | grep -iE "OTEL|CLI" ; echo "---"; ls ~/.cli/ 2>/dev/null; cat ~/.cli/config.toml 2>/dev/null',
+            ),
+            *ran("c2", "Bash", "Exit code 1\nls: specs: No such file or directory", command="ls specs"),
+            {"role": "assistant", "content": "No telemetry variables are set in the environment."},
+            {"role": "user", "content": "ok"},
+        ]
+    )
+    outcomes = {c.cmd: c.outcome for c in s.ledger.commands}
+    assert not any("PWD=" in o for o in outcomes.values())
+    assert outcomes.get("ls specs") == "ls: specs: No such file or directory"  # a read that says it failed
+
+
+# Gemini CLI prints a script it ran as its `Command:` label's value; a here-document longer than the header's
+# first dozen lines (and its own `Tech Stack:` line) hid the wrapper, so `Error: (none)` was the result (held
+# out; the corpora's Gemini session has the same wrapper on one-line commands)
+def test_gemini_clis_wrapper_around_a_long_script_is_no_result():
+    from hermes_mlx.summarizer.tool_results import tool_output
+
+    script = "cat <<EOF >> NOTES.md\n\n## User\n" + "".join(f"line {i} of the notes\n" for i in range(30))
+    wrapped = (
+        f"Command: {script}Tech Stack: \nEOF\n\nDirectory: (root)\nOutput: (empty)\nError: (none)\n"
+        "Exit Code: 0\nSignal: 0\nBackground PIDs: (none)\nProcess Group PGID: 22013"
+    )
+    assert tool_output(wrapped) == ""
+    failed = wrapped.replace("Output: (empty)", "Output: bash: -c: line 21: syntax error: unexpected end of file")
+    assert tool_output(failed) == "bash: -c: line 21: syntax error: unexpected end of file"
+
+
+# what a user pasted from a program is no directive of theirs: Aider's user pasted a Windows terminal session
+# (`(aider-env) D:\…\calculator>npx babel --version` and npm's warnings: "Do not use it.", "Please, upgrade your
+# dependencies"); Cursor's user pasted Chrome's console (`… 404 (Not Found)Understand this error`, "Please make
+# sure it has an appropriate `as` value") (both held out)
+def test_a_pasted_terminal_session_or_console_holds_no_constraint():
+    from hermes_mlx.summarizer.directives import user_constraints
+
+    terminal = (
+        r"(aider-env) D:\Zeyad\calculator>npx babel --version Need to install the following packages:babel@5.8.38"
+        "Ok to proceed? (y) ynpm warn deprecated inflight@1.0.6: This module is not supported. Do not use it. "
+        "Please, upgrade your dependencies to the actual version of core-js."
+    )
+    assert user_constraints(terminal) == []
+    console = (
+        "main-app.js:1  GET http://localhost:3000/_next/static/chunks/main-app.js 404 (Not Found)Understand this error\n"
+        "The resource <URL> was preloaded but not used. Please make sure it has an appropriate `as` value.Understand this warning"
+    )
+    assert user_constraints(console) == []
+    mixed = "Please keep the API stable.\nPS C:\\app> npm test\nDo not use it.\n\nAnd never touch db/."
+    assert user_constraints(mixed) == ["Please keep the API stable.", "And never touch db/."]
+
+
+def test_a_pasted_session_in_a_users_turn_leaves_constraints_empty_through_a_pass():
+    s = one_pass(
+        [
+            {"role": "user", "content": "add a history panel"},
+            {"role": "assistant", "content": "Added the history panel to `App.js`."},
+            {"role": "user", "content": r"C:\app>npm start npm warn deprecated core-js@1.2.7: Do not use it."},
+            {"role": "assistant", "content": "That warning comes from an old Babel; it is harmless."},
+            {"role": "user", "content": "ok"},
+        ]
+    )
+    assert not any("Do not use it" in c for c in s.ledger.constraints)
+
+
+# the reason a call gives for itself is the agent's own note: Codex CLI's escalated `shell` `justification`
+# ("Need to create new feature branch and spec files per workflow script"), Roo Code's `switch_mode`
+# `reason` (both held out)
+def test_a_calls_stated_reason_is_read_as_the_agents_note():
+    s = one_pass(
+        [
+            {"role": "user", "content": "design an extension system"},
+            *ran(
+                "c1",
+                "shell",
+                json.dumps({"output": "Switched to a new branch '001-extension-system'", "metadata": {"exit_code": 0}}),
+                command=["bash", "-lc", ".specify/scripts/bash/create-new-feature.sh --json"],
+                with_escalated_permissions=True,
+                justification="Need to create new feature branch and spec files per workflow script",
+            ),
+            {"role": "assistant", "content": "Created the branch."},
+            {"role": "user", "content": "next"},
+        ]
+    )
+    assert "Need to create new feature branch and spec files per workflow script" in s.progress
+
+
+# `a | tail -5 && b`: the pipe's status is tail's, so b ran whatever a did; a's error is no pass of b's
+# (Claude Code's `golangci-lint run 2>&1 | tail -5 && go test … | tail -3` printed golangci-lint's
+# `Error: can't load config` and then `ok …`, held out; Claude Code pipes to tail in the corpora's sessions)
+def test_a_piped_step_before_and_and_can_fail_unseen():
+    from hermes_mlx.summarizer.shell_words import blind_step
+
+    assert blind_step("golangci-lint run 2>&1 | tail -5 && go test ./pkg/ 2>&1 | tail -3")
+    assert not blind_step("go test ./... 2>&1 | tail -3")
+    assert not blind_step("cd app && go test ./...")
+    s = one_pass(
+        [
+            {"role": "user", "content": "lint and test the telemetry package"},
+            *ran(
+                "c1",
+                "Bash",
+                "Error: can't load config: the Go language version (go1.25) used to build golangci-lint is lower "
+                "than the targeted Go version (1.26.4)\nok  \tgithub.com/x/cli/pkg/telemetry\t0.338s",
+                command="golangci-lint run 2>&1 | tail -5 && go test ./pkg/telemetry/ 2>&1 | tail -3",
+            ),
+            {"role": "assistant", "content": "Tests pass."},
+            {"role": "user", "content": "ok"},
+        ]
+    )
+    errors = [e.line for e in s.ledger.errors] + list(s.ledger.resolved)
+    assert any("used to build golangci-lint is lower" in e for e in errors)
