@@ -158,3 +158,29 @@ def test_a_piped_step_before_and_and_can_fail_unseen():
     )
     errors = [e.line for e in s.ledger.errors] + list(s.ledger.resolved)
     assert any("used to build golangci-lint is lower" in e for e in errors)
+
+
+# a server's log the user pasted is the program's words (Roo Code's user, held out: `INFO: 127.0.0.1:64607 -
+# "GET /.well-known/agent.json HTTP/1.1" 200 OK`, `[21:11:01] 👤 User: …`, `INFO:orchestrator…:Session not
+# found.`; the corpora's Aider user pasted `[11328:0508/211118.115:ERROR:node_bindings.cc(380)]` lines)
+def test_a_pasted_log_line_holds_no_constraint_but_the_users_words_around_it_do():
+    from hermes_mlx.summarizer.directives import user_constraints
+
+    pasted = (
+        'INFO: 127.0.0.1:64607 - "GET /.well-known/agent.json HTTP/1.1" 200 OK\n'
+        "[21:11:01] 👤 User: lavandino che perde acqua, i need a plumber\n"
+        "2025-05-23 21:15:25,562 - httpx - INFO - HTTP Request: GET http://localhost:8000/ not found\n"
+        "ERROR:orchestrator.task_manager:Session not found.\n"
+        "the problem is in the orchestrator, please fix it without touching the client"
+    )
+    assert user_constraints(pasted) == ["the problem is in the orchestrator, please fix it without touching the client"]
+    assert user_constraints("Info: keep the old API, do not rename it") == ["Info: keep the old API, do not rename it"]
+
+
+def test_a_listed_message_that_is_a_pasted_terminal_session_gives_no_constraint_when_read_back():
+    from hermes_mlx.summarizer.directives import directives_within
+
+    listed = (
+        r"(venv) D:\app>npm start npm warn deprecated inflight@1.0.6: Do not use it. Please, upgrade your dependencies."
+    )
+    assert directives_within(listed) == []

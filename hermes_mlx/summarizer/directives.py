@@ -39,7 +39,13 @@ _PASTED_LOG = re.compile(r"^\S+:\d+\s|\b(?:GET|POST|PUT|PATCH|DELETE)\s+https?:/
 # --version` and the npm warnings it printed: "Do not use it." is npm's), a browser console's line as
 # DevTools copies it (`… 404 (Not Found)Understand this error`)
 _PASTED_PROMPT = re.compile(rf"^\s*(?:\([\w.-]+\)\s*)?(?:{SHELL_PROMPT.pattern})\s*\S")
-_CONSOLE_LINE = re.compile(r"Understand this (?:error|warning)\s*$")
+# a line a program printed whole: a browser console's as DevTools copies it, a log's from its time or level
+# (Roo Code's user's server log: `INFO: 127.0.0.1:64607 - "GET /.well-known/agent.json HTTP/1.1" 200 OK`,
+# `[21:11:01] 👤 User: …`, `ERROR:orchestrator.task_manager:Error while processing task …`)
+_PROGRAM_LINE = re.compile(
+    r"Understand this (?:error|warning)\s*$|^\s*(?:\[?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?\s|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|"
+    r"\[?(?:INFO|DEBUG|WARN(?:ING)?|ERROR|CRITICAL|FATAL|TRACE)\b[:\]\s])"
+)
 # a program's prompt the user answered (aider's `Add file to the chat? (Y)es/(N)o/... [Yes]: all`,
 # apt's `Do you want to continue? [Y/n]`, pip's `Proceed (Y/n)?`): its "Yes" and "Don't" are the program's
 _PROMPT_ANSWERED = re.compile(r"\(Y\)es/\(N\)o|[(\[](?:y/n|yes/no)[)\]]", re.I)
@@ -95,7 +101,7 @@ def user_constraints(text: str, limit: int = 6) -> list[str]:
 
 def _unpasted(lines: list[str]) -> list[str]:
     """`lines` less what the user pasted from a program: a prompt's line and the output under it, up to
-    a blank line (_PASTED_PROMPT); a browser console's line (_CONSOLE_LINE)."""
+    a blank line (_PASTED_PROMPT); a console's or a log's line (_PROGRAM_LINE)."""
     out, pasting = [], False
     for ln in lines:
         if not ln.strip():
@@ -103,7 +109,7 @@ def _unpasted(lines: list[str]) -> list[str]:
         elif _PASTED_PROMPT.match(ln):
             pasting = True  # what the command printed follows, up to a blank line
             continue
-        elif _CONSOLE_LINE.search(ln):
+        elif _PROGRAM_LINE.search(ln):
             continue
         if not pasting:
             out.append(ln)
@@ -113,6 +119,8 @@ def _unpasted(lines: list[str]) -> list[str]:
 def directives_within(message: str) -> list[str]:
     """The directives inside a user's message as User Messages lists it (one line), never the whole
     line: what Constraints leaves out while the message shows it (`summary.said_in_asks`), read back."""
+    if _PASTED_PROMPT.match(message):  # a terminal session the user pasted, from its prompt on
+        return []
     # its lines as the user wrote them, as far as one line shows them: a lead-in before its list, and either
     # side of a cut; each one the listed message shows whole (`summary.said_in_asks`), and no code
     cut = message.split(" … ")
