@@ -190,7 +190,28 @@ def _listed_todos(result: str) -> list[tuple[str, str]]:
     return items if all(status in TODO_STATUSES and text for status, text in items) else []
 
 
-_DONE = ("completed", "done", "cancelled")
+_DONE = ("completed", "done", "cancelled", "deleted")
+# Claude Code's task tools (2.1.16 on) keep the plan one task a call: TaskCreate's answer names the task it
+# made ("Task #3 created successfully: Track B1: Extract shared post-auth helper in Rust"), TaskUpdate sets
+# a task's status by its id (`{"taskId": "3", "status": "in_progress"}`)
+_TASK_CREATED = re.compile(r"\ATask #(\d+) created successfully: ([^\n]+)")
+TASK_UPDATE_TOOL = "TaskUpdate"
+
+
+def _task_changed(t: Turn, tasks: dict[str, list[str]]) -> bool:
+    """Fold what `t` does with Claude Code's task tools into `tasks` (id -> [status, subject]): a task
+    its answer says was made, the status or subject its calls give one made before. True if any changed."""
+    changed = False
+    for call in t.tool_calls:
+        task = tasks.get(str(call.arguments.get("taskId"))) if call.name == TASK_UPDATE_TOOL else None
+        if task is not None:
+            task[0] = str(call.arguments.get("status") or task[0]).lower()
+            task[1] = " ".join(str(call.arguments.get("subject") or task[1]).split())
+            changed = True
+    made = _TASK_CREATED.match(t.text.strip()) if t.role == "tool" and t.text else None
+    if made:
+        tasks[made.group(1)] = ["pending", " ".join(made.group(2).split())]
+    return changed or made is not None
 
 
 def _plan_of(items: list[tuple[str, str]], current: str, closed: set) -> tuple[list[str], str]:
@@ -213,7 +234,10 @@ def plan_state(turns: list[Turn], *, max_items: int = 8, item_chars: int = 200) 
     current = ""
     closed: set = set()
     plan: list[str] | None = None  # the latest plan listed, None while none is
+    tasks: dict[str, list[str]] = {}  # Claude Code's task tools' tasks, by id
     for t in turns:
+        if _task_changed(t, tasks):
+            plan, current = _plan_of([(status, subject) for status, subject in tasks.values()], current, closed)
         for call in t.tool_calls:
             cmd = call.text or ""
             for m in _IN_PROGRESS.finditer(cmd):
