@@ -184,3 +184,47 @@ def test_a_listed_message_that_is_a_pasted_terminal_session_gives_no_constraint_
         r"(venv) D:\app>npm start npm warn deprecated inflight@1.0.6: Do not use it. Please, upgrade your dependencies."
     )
     assert directives_within(listed) == []
+
+
+# Claude Code's task tools (2.1.16 on) keep the plan a task a call: TaskCreate's answer names the task, and
+# TaskUpdate sets a status by id (held out: Track A … B6 and a build check; the corpora's Claude Code user
+# forbids "TodoWrite, TaskCreate" by name); the plan is read as TodoWrite's list is
+def test_claude_codes_task_tools_give_the_task_in_progress_and_the_open_ones():
+    def created(cid, n, subject):
+        return ran(cid, "TaskCreate", f"Task #{n} created successfully: {subject}", subject=subject, description="…")
+
+    s = one_pass(
+        [
+            {"role": "user", "content": "Implement the plan: fix the headless login"},
+            *created("c1", 1, "Track A: Update deploy-staging.yml"),
+            *created("c2", 2, "Track B1: Extract shared post-auth helper"),
+            *created("c3", 3, "Verify cargo build succeeds"),
+            *ran("c4", "TaskUpdate", "Updated task #1 status", taskId="1", status="completed"),
+            *ran("c5", "TaskUpdate", "Updated task #2 status", taskId="2", status="in_progress"),
+            {"role": "assistant", "content": "Extracting the helper now."},
+            {"role": "user", "content": "go on"},
+        ]
+    )
+    assert any("Track B1: Extract shared post-auth helper" in x for x in s.state)
+    assert any("Verify cargo build succeeds" in x for x in s.remaining)
+    assert not any("Track A" in x for x in [*s.state, *s.remaining])
+
+
+def test_codexs_plan_explanation_is_a_note_and_cursors_announcing_one_no_finding():
+    s = one_pass(
+        [
+            {"role": "user", "content": "use one codex queue instead of three"},
+            *ran(
+                "c1",
+                "update_plan",
+                "Plan updated",
+                explanation="Need to revise spec wording to remove multiple Codex queues and describe a single shared queue.",
+                plan=[{"step": "Edit spec.md", "status": "in_progress"}],
+            ),
+            *ran("c2", "run_terminal_cmd", "ok", command="npm run dev", explanation="Starting the development server"),
+            {"role": "assistant", "content": "Editing the spec."},
+            {"role": "user", "content": "go on"},
+        ]
+    )
+    assert any("remove multiple Codex queues" in p for p in s.progress)
+    assert not any("Starting the development server" in p for p in s.progress)

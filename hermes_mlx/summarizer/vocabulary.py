@@ -340,8 +340,10 @@ def tool_action(name: str, args: dict) -> str:
 # edit", as Morph-style apply tools ask; Gemini CLI's `replace` `instruction`)
 CHANGE_NOTE_KEYS = ("instructions", "instruction")
 # the arguments in which any call states why it is made (Codex CLI's escalated `shell` `justification`,
-# "Need to update git refs to determine next feature branch number"; Roo Code's `switch_mode` `reason`)
-REASON_KEYS = ("justification", "reason")
+# "Need to update git refs to determine next feature branch number", and its `update_plan` `explanation`;
+# Roo Code's `switch_mode` `reason`; Cursor's `explanation` on every call, mostly an announcement, which
+# findings never keep)
+REASON_KEYS = ("justification", "reason", "explanation")
 # reading tools whose output is what a program printed, not a file (Copilot's `get_terminal_output`,
 # `read_process_output`, `getTerminalOutput`): its lines are a run's result and errors
 PROGRAM_OUTPUT_TOOL = re.compile(r"terminal|process|output")
