@@ -228,3 +228,24 @@ def test_codexs_plan_explanation_is_a_note_and_cursors_announcing_one_no_finding
     )
     assert any("remove multiple Codex queues" in p for p in s.progress)
     assert not any("Starting the development server" in p for p in s.progress)
+
+
+# a sentence too long for a line was dropped whole; one led by a clause keeps its main clause, as one led by
+# a label keeps what the label introduces (Codex CLI's answer, held out: "Because existing workflows … ,
+# commenting out the … services … leaves those queues with no consumers, so any job routed there will sit
+# indefinitely …"; the colon lead-in's sources are in the corpora)
+def test_a_long_sentence_led_by_a_clause_keeps_its_main_clause():
+    said = (
+        "Because existing workflows continue to set `queue=codex-1` or `codex-2`, commenting out the "
+        "`celery-codex-1`/`celery-codex-2` services (see `docker-compose.yaml:254-320`) leaves those queues with "
+        "no consumers, so any job routed there will sit indefinitely until a matching worker comes back."
+    )
+    s = one_pass(
+        [
+            {"role": "user", "content": "why would jobs be routed to codex-1 and codex-2?"},
+            *ran("c1", "shell", "docs/SpecKitAutomation.md:12: three named queues", command="rg -n codex docs"),
+            {"role": "assistant", "content": said},
+            {"role": "user", "content": "ok, use one queue then"},
+        ]
+    )
+    assert any(p.startswith("commenting out the `celery-codex-1`") and "sit indefinitely" in p for p in s.progress)

@@ -345,10 +345,21 @@ def announced_changes(turns: list[Turn]) -> list[Finding]:
 def _after_lead(text: str) -> str:
     """A sentence too long for a line, less its lead-in up to its first colon outside code ("The most
     concrete fixes are now scoped: use class `glyph` …, add a plain `millstone_grind` alias …"): what
-    the lead-in introduces is the finding."""
+    the lead-in introduces is the finding. Still too long, less a leading clause ("Because workflows
+    still set `queue=codex-1`, commenting out the workers leaves those queues with no consumers, so …"):
+    the main clause says what happens."""
     plain = CODE_SPAN.sub(lambda m: "x" * len(m.group(0)), text)
     at = plain.find(": ")
-    return text[at + 2 :].strip() if 0 < at < len(text) - 2 else text
+    text = text[at + 2 :].strip() if 0 < at < len(text) - 2 else text
+    clause = _LEADING_CLAUSE.match(text) if len(text) > FINDING_MAX else None
+    return text[clause.end() :].strip() if clause else text
+
+
+# a subordinate clause that leads a sentence, up to its comma (code spans may hold commas)
+_LEADING_CLAUSE = re.compile(
+    r"(?i:because|since|as|if|when|once|although|though|while|after|before|given that|now that|unless)\b"
+    r"(?:`[^`\n]{0,120}`|[^,`\n]){0,200}, "
+)
 
 
 # a line that goes on from the one before it (a list item after "... share not only:", a report's
