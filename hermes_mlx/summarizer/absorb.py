@@ -66,6 +66,7 @@ from .vocabulary import (
     NUMBERED_ECHO,
     NUMBERED_LINE,
     READ_ANSWER_CHARS,
+    READ_FAILED_WHY,
     REPORT_TOOL,
     RUN_LOG,
     SLASH_COMMAND,
@@ -196,12 +197,14 @@ def _read_result(led: Ledger, call, text: str) -> bool:
         # unless the read failed or it read a log of a run
         # (a pruned output's placeholder says how many lines the read printed)
         lines = pruned_lines(text) or output.count("\n") + 1
-        # a read that failed says so in its line (`ls: specs: No such file or directory`); one whose
-        # status alone failed (`grep` found nothing, a `cat` of a missing file after `env`'s lines)
-        # printed what it read: its first line (`PWD=/Users/…`, `#!/usr/bin/env bash`) is no result
-        read_failed = (
-            family == "failure" and (status not in (0, None) or lines < 4) and outcome_of(outcome)[0] == "failure"
+        # a read that failed says why in its line (`ls: specs: No such file or directory`, `The system cannot
+        # find the file specified.`: READ_FAILED_WHY); one whose status alone failed over lines it read (`env
+        # | grep …; cat x` whose last `cat` found no file) has no result in them: its first line (`PWD=/Users/…`,
+        # `#!/usr/bin/env bash`, an `echo`'s `listener check exit: 1`) is what it read or printed
+        said_why = (
+            bool(READ_FAILED_WHY.search(outcome)) or is_error_line(outcome) or outcome_of(outcome)[0] == "failure"
         )
+        read_failed = family == "failure" and (status not in (0, None) or lines < 4) and said_why
         if read_only(cmd) and not read_failed and not RUN_LOG.search(cmd) and not counted_by_read(cmd, outcome):
             outcome = ""
         if prints_own_text(call.text or ""):  # `cat << 'EOF'` and a checklist: the agent's words, no result

@@ -170,8 +170,16 @@ def done_notes(arguments: dict) -> list[str]:
 
 
 def _todo_item(item: dict, default_status: str = "") -> tuple[str, str]:
-    """(status, content) of one todo item, its text on one line, under any of the names tools use."""
-    text = item.get("content") or item.get("title") or item.get("task") or item.get("step") or ""
+    """(status, content) of one todo item, its text on one line, under any of the names tools use (Gemini
+    CLI's `write_todos` calls it `description`)."""
+    text = (
+        item.get("content")
+        or item.get("title")
+        or item.get("task")
+        or item.get("step")
+        or item.get("description")
+        or ""
+    )
     return str(item.get("status") or default_status).lower(), " ".join(str(text).split())
 
 
@@ -193,25 +201,41 @@ def _listed_todos(result: str) -> list[tuple[str, str]]:
 _DONE = ("completed", "done", "cancelled", "deleted")
 # Claude Code's task tools (2.1.16 on) keep the plan one task a call: TaskCreate's answer names the task it
 # made ("Task #3 created successfully: Track B1: Extract shared post-auth helper in Rust"), TaskUpdate sets
-# a task's status by its id (`{"taskId": "3", "status": "in_progress"}`)
+# a task's status by its id (`{"taskId": "3", "status": "in_progress"}`). The plan says each as `Task #3:
+# <subject>`, so a later pass's updates find the tasks an earlier one listed (and no two share a key)
 _TASK_CREATED = re.compile(r"\ATask #(\d+) created successfully: ([^\n]+)")
+_TASK_LISTED = re.compile(r"\A(In progress: )?Task #(\d+): ")
 TASK_UPDATE_TOOL = "TaskUpdate"
 
 
 def _task_changed(t: Turn, tasks: dict[str, list[str]]) -> bool:
-    """Fold what `t` does with Claude Code's task tools into `tasks` (id -> [status, subject]): a task
-    its answer says was made, the status or subject its calls give one made before. True if any changed."""
+    """Fold what `t` does with Claude Code's task tools into `tasks` (id -> [status, "Task #id: subject"]):
+    a task its answer says was made, the status or subject its calls give one made before. True if any changed."""
     changed = False
     for call in t.tool_calls:
-        task = tasks.get(str(call.arguments.get("taskId"))) if call.name == TASK_UPDATE_TOOL else None
+        tid = str(call.arguments.get("taskId"))
+        task = tasks.get(tid) if call.name == TASK_UPDATE_TOOL else None
         if task is not None:
             task[0] = str(call.arguments.get("status") or task[0]).lower()
-            task[1] = " ".join(str(call.arguments.get("subject") or task[1]).split())
+            subject = call.arguments.get("subject")
+            task[1] = (
+                f"Task #{tid}: {' '.join(subject.split())}" if isinstance(subject, str) and subject.strip() else task[1]
+            )
             changed = True
     made = _TASK_CREATED.match(t.text.strip()) if t.role == "tool" and t.text else None
     if made:
-        tasks[made.group(1)] = ["pending", " ".join(made.group(2).split())]
+        tasks[made.group(1)] = ["pending", f"Task #{made.group(1)}: {' '.join(made.group(2).split())}"]
     return changed or made is not None
+
+
+def _listed_tasks(lines: list[str]) -> dict[str, list[str]]:
+    """The tasks an earlier pass's Current State and Next Steps list (`In progress: Task #2: …`, `Task #3: …`)."""
+    tasks = {}
+    for line in lines:
+        m = _TASK_LISTED.match(line)
+        if m:
+            tasks[m.group(2)] = ["in_progress" if m.group(1) else "pending", line[len(m.group(1) or "") :]]
+    return tasks
 
 
 def _plan_of(items: list[tuple[str, str]], current: str, closed: set) -> tuple[list[str], str]:
@@ -223,18 +247,19 @@ def _plan_of(items: list[tuple[str, str]], current: str, closed: set) -> tuple[l
     return [c for s, c in items if s not in _DONE and c], doing[0] if doing else "" if current in done else current
 
 
-def plan_state(turns: list[Turn], *, max_items: int = 8, item_chars: int = 200) -> PlanState:
+def plan_state(turns: list[Turn], *, max_items: int = 8, item_chars: int = 200, listed: list[str] = ()) -> PlanState:
     """The task in progress at the end of `turns` and the latest plan's open items.
 
     Titles come from any listing that names the task (`○ spotter-fum.3: Integrate ...`); the
     plan is the latest todo-tool list or tracker listing with open items, else the latest
-    numbered list in the assistant's own text under a "next"/"remaining"/"todo" heading."""
+    numbered list in the assistant's own text under a "next"/"remaining"/"todo" heading. `listed`: what
+    the summary so far says is in progress and next, where tasks these turns update were made."""
     titles: dict[str, str] = {}
     status: dict[str, str] = {}
     current = ""
     closed: set = set()
     plan: list[str] | None = None  # the latest plan listed, None while none is
-    tasks: dict[str, list[str]] = {}  # Claude Code's task tools' tasks, by id
+    tasks = _listed_tasks(listed)  # Claude Code's task tools' tasks, by id
     for t in turns:
         if _task_changed(t, tasks):
             plan, current = _plan_of([(status, subject) for status, subject in tasks.values()], current, closed)

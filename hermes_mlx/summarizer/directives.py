@@ -40,11 +40,14 @@ _PASTED_LOG = re.compile(r"^\S+:\d+\s|\b(?:GET|POST|PUT|PATCH|DELETE)\s+https?:/
 # DevTools copies it (`… 404 (Not Found)Understand this error`)
 _PASTED_PROMPT = re.compile(rf"^\s*(?:\([\w.-]+\)\s*)?(?:{SHELL_PROMPT.pattern})\s*\S")
 # a line a program printed whole: a browser console's as DevTools copies it, a log's from its time or level
-# (Roo Code's user's server log: `INFO: 127.0.0.1:64607 - "GET /.well-known/agent.json HTTP/1.1" 200 OK`,
-# `[21:11:01] 👤 User: …`, `ERROR:orchestrator.task_manager:Error while processing task …`)
+# in a log's shape (Roo Code's user's server log: `INFO: 127.0.0.1:64607 - "GET /.well-known/agent.json
+# HTTP/1.1" 200 OK`, `[21:11:01] 👤 User: …`, `ERROR:orchestrator.task_manager:Error while processing …`;
+# "DEBUG mode must stay off" and "WARNING: never commit .env" are the user's), a package manager's warning
+# (`npm warn deprecated inflight@1.0.6: … Do not use it.`)
 _PROGRAM_LINE = re.compile(
     r"Understand this (?:error|warning)\s*$|^\s*(?:\[?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?\s|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|"
-    r"\[?(?:INFO|DEBUG|WARN(?:ING)?|ERROR|CRITICAL|FATAL|TRACE)\b[:\]\s])"
+    r"\[(?:INFO|DEBUG|WARN(?:ING)?|ERROR|CRITICAL|FATAL|TRACE)\]|(?:INFO|DEBUG|WARN(?:ING)?|ERROR|CRITICAL|FATAL|TRACE)"
+    r":(?:\S|\s+[\d\"'\[])|(?:npm|yarn|pnpm|pip|cargo|dotnet|gradle|mvn)\s+(?:warn|WARN|ERR!|error|notice|WARNING)\b)"
 )
 # a program's prompt the user answered (aider's `Add file to the chat? (Y)es/(N)o/... [Yes]: all`,
 # apt's `Do you want to continue? [Y/n]`, pip's `Proceed (Y/n)?`): its "Yes" and "Don't" are the program's
@@ -83,8 +86,9 @@ def user_constraints(text: str, limit: int = 6) -> list[str]:
     message whole, else its directive sentences. Questions are not directives (the user's
     messages travel whole in their own section)."""
     folded = " ".join(text.split())
-    said = [ln for ln in _unpasted(uncut(text, "line").split("\n")) if not _INDENTED_CODE.match(ln)]
-    if 8 <= len(folded) <= 400 and not has_cut(text) and _directs(folded) and len(said) == text.count("\n") + 1:
+    unpasted = _unpasted(uncut(text, "line").split("\n"))
+    said = [ln for ln in unpasted if not _INDENTED_CODE.match(ln)]
+    if 8 <= len(folded) <= 400 and not has_cut(text) and _directs(folded) and len(unpasted) == text.count("\n") + 1:
         return [folded]
     out: list[str] = []
     lines = _with_items(said)
@@ -101,16 +105,18 @@ def user_constraints(text: str, limit: int = 6) -> list[str]:
 
 def _unpasted(lines: list[str]) -> list[str]:
     """`lines` less what the user pasted from a program: a prompt's line and the output under it, up to
-    a blank line (_PASTED_PROMPT); a console's or a log's line (_PROGRAM_LINE)."""
+    a blank line or the user's own words again (a line that directs, in no program's shape: "Please
+    don't change the tests, fix the code instead."), _PASTED_PROMPT; a console's or a log's line
+    (_PROGRAM_LINE)."""
     out, pasting = [], False
     for ln in lines:
-        if not ln.strip():
+        if _PASTED_PROMPT.match(ln):
+            pasting = True  # what the command printed follows
+            continue
+        if _PROGRAM_LINE.search(ln):
+            continue
+        if not ln.strip() or pasting and _directs(ln) and not is_error_line(ln.strip()):
             pasting = False
-        elif _PASTED_PROMPT.match(ln):
-            pasting = True  # what the command printed follows, up to a blank line
-            continue
-        elif _PROGRAM_LINE.search(ln):
-            continue
         if not pasting:
             out.append(ln)
     return out

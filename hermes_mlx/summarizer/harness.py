@@ -323,7 +323,8 @@ def confirmed(text: str) -> list[tuple[str, str]]:
 
 # a shell's prompt: zsh's and bash's `me@host app %`, PowerShell's `PS E:\Dev\app>` and cmd.exe's
 # `C:\Users\me>` (Cursor's Windows terminal ends each command's output with one; a user pastes a
-# terminal session from one)
+# terminal session from one), its mark then a space or the line's end (`repo.git#v2`, `Node >= 18` are none)
 SHELL_PROMPT = re.compile(
-    r"[\w.-]+@[\w.-]+(?::| )[^\s%$#]{0,60} ?[%$#]|PS (?:[A-Za-z]:\\|/|~)[^<>|\n]{0,200}(?<![-=])>|[A-Za-z]:\\[^<>|\n]{0,200}(?<![-=])>"
+    r"[\w.-]+@[\w.-]+(?::| )[^\s%$#]{0,200} ?[%$#](?=\s|$)|PS (?:[A-Za-z]:\\|/|~)[^<>|\n]{0,200}(?<![-=])>(?![=>])"
+    r"|[A-Za-z]:\\[^<>|\n]{0,200}(?<![-=])>(?![=>])"
 )

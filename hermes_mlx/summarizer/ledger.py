@@ -36,7 +36,20 @@ _NOISE_PATH = (
 # a system's own folders, where a path starts (`/home/dev/app/a.py` is a user's, named dev)
 _SYSTEM_DIRS = ("/usr/lib/", "/proc/", "/dev/")
 COMMAND_CHARS = 140  # a command's first line is kept up to this
-_CD_SHOWN = 40  # a longer `cd` folder of a long command is shown by its last name
+_CD_SHOWN = 40  # a longer `cd` folder of a long command is shown by its last names within this
+_CD_READ = 400  # a command's `cd` is looked for in its first characters only (CD_PREFIX's lazy folder)
+
+
+def _folder_tail(folder: str) -> str:
+    """`folder`'s last names that fit in _CD_SHOWN (its last name whatever its length), each with the
+    separator before it: two projects' `services/api` differ by the names above (`…/backend/services/api`)."""
+    names = re.split(r"(?=[/\\])", folder)
+    tail = names.pop()
+    while names and len(names[-1]) + len(tail) <= _CD_SHOWN:
+        tail = names.pop() + tail
+    return tail
+
+
 FIXED_BY = " — fixed by "  # an error a later success cleared, then that command (Errors and Fixes)
 OUTCOME_SEP = " ⇒ "  # an earlier result, then the latest: `11 failures ⇒ 0 failures`
 MADE_RUNS = 12  # the results a command that makes something keeps, one per run, latest last
@@ -47,17 +60,16 @@ MORE_ERRORS = re.compile(r"^… and (\d+) more error lines?$")  # how many error
 def shown_command(cmd: str) -> str:
     """A command as Commands, an error's `after` and `fixed by` all say it (one key in all three):
     its first line up to COMMAND_CHARS (a long commit message's outcome says the rest), a script to 200.
-    A long line's `cd /a/long/path && ` says its folder by the last name (`cd …/app && npx convex
-    init`): cut at the width, the folder alone left no trace of what ran, and every command run
+    A long line's `cd /a/long/path && ` says its folder by its last names (`cd …/platform/app && npx
+    convex init`): cut at the width, the folder alone left no trace of what ran, and every command run
     there was one key (Cursor's eight `cd /Users/…/Dropbox/…/app && …` were one line of 8 runs)."""
     cmd = (cmd or "").strip()
     first = cmd.split("\n", 1)[0]
     if len(first) > COMMAND_CHARS:
-        cd = CD_PREFIX.match(first)
+        cd = CD_PREFIX.match(first[:_CD_READ])
         folder = cd.group(2).rstrip("/\\") if cd else ""
         if len(folder) > _CD_SHOWN:
-            name = re.split(r"[/\\]", folder)[-1]
-            first = f"{first[: cd.start(2)]}…/{name}{first[cd.end(2) :]}"
+            first = f"{first[: cd.start(2)]}…{_folder_tail(folder)}{first[cd.end(2) :]}"
         return clip(first, COMMAND_CHARS)
     return cmd[:199].rstrip() + "…" if len(cmd) > 200 else cmd
 

@@ -26,7 +26,7 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
     """Where the work stands after `turns`: the task in progress (not closed since), the
     latest error still open, the plan's open items; files made relative and identifiers
     ranked (code's job in every pass, micro and batch)."""
-    plan = plan_state(turns)
+    plan = plan_state(turns, listed=[*s.state, *s.remaining])
     agreed = agreed_plan(turns)  # a plan put to the user replaces the one before it
     plan_lines = ("Plan:", "Plan (approved):") if agreed else ()
     state = [x for x in s.state if not x.startswith(("In progress:", "Open error:", *plan_lines))]

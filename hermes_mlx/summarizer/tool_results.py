@@ -184,7 +184,7 @@ def _header(lines: list[str]) -> bool:
     in_command = False
     for ln in lines:
         if in_command and not ln.startswith("Directory:"):
-            continue  # the script's own lines, `Tech Stack:` in a here-document too, up to the next label
+            continue  # the script's own lines, `Tech Stack:` in a here-document too, up to its `Directory:`
         if (len(ln) <= 120 or ln.startswith("Command:")) and (_LABEL_LINE.match(ln) or _EXIT_TEXT.search(ln)):
             in_command = ln.startswith("Command:")
         else:
@@ -208,7 +208,9 @@ def _unlabelled(result: str) -> str:
     lines = result.split("\n")
     # the header's labels come first; a `Command:` label's script (a here-document) may run long before them
     reach = _SCRIPT_LINES if lines[0].startswith("Command:") else 12
-    head = next((i for i, ln in enumerate(lines[:reach]) if _OUTPUT_LABEL.match(ln)), None)
+    # a script's own `Output:` line is no label: the labels follow its `Directory:` line where it has one
+    after = next((i for i, ln in enumerate(lines[:reach]) if ln.startswith("Directory:")), 0)
+    head = next((i for i, ln in enumerate(lines[:reach]) if i >= after and _OUTPUT_LABEL.match(ln)), None)
     if not head or not _header(lines[:head]):
         return result
     first = _OUTPUT_LABEL.match(lines[head]).group(1)

@@ -339,11 +339,11 @@ def tool_action(name: str, args: dict) -> str:
 # `instructions`: "A single sentence instruction describing what you are going to do for the sketched
 # edit", as Morph-style apply tools ask; Gemini CLI's `replace` `instruction`)
 CHANGE_NOTE_KEYS = ("instructions", "instruction")
-# the arguments in which any call states why it is made (Codex CLI's escalated `shell` `justification`,
-# "Need to update git refs to determine next feature branch number", and its `update_plan` `explanation`;
-# Roo Code's `switch_mode` `reason`; Cursor's `explanation` on every call, mostly an announcement, which
-# findings never keep)
-REASON_KEYS = ("justification", "reason", "explanation")
+# the arguments in which a call states why it is made (Codex CLI's escalated `shell` `justification`,
+# "Need to update git refs to determine next feature branch number"; Roo Code's `switch_mode` `reason`).
+# Not an `explanation`: Cursor gives one on every call, mostly what it is about to do in the imperative
+# ("Run the tests to verify the fix works.", "Give ImportMeta its env type."), which outranked findings
+REASON_KEYS = ("justification", "reason")
 # reading tools whose output is what a program printed, not a file (Copilot's `get_terminal_output`,
 # `read_process_output`, `getTerminalOutput`): its lines are a run's result and errors
 PROGRAM_OUTPUT_TOOL = re.compile(r"terminal|process|output")
@@ -402,6 +402,14 @@ PROGRAM_FAILED = re.compile(
     r"^(?-i:[a-z][\w.+-]{0,30}): .{0,300}?\b(?:cannot|can't|could not|couldn't|unable to|failed to|"
     r"a (?:password|terminal) is required|invalid (?:option|argument)|not permitted|refused|resource busy)\b"
     r"|\bhas failed because\b|\bfailed because\b|^Program '[^'\n]{1,260}' failed to run: ",
+    re.I,
+)
+# a read's line that says why it failed, the program's name first (`cat: Cargo.toml: Is a directory`,
+# `Get-Content : Cannot find path …`) or in its words (`The system cannot find the file specified.`,
+# `Access is denied.`): what a read whose status failed printed that is no line of what it read
+READ_FAILED_WHY = re.compile(
+    r"^(?-i:[A-Za-z][\w.+-]{0,30}) ?: |\b(?:cannot|can['’]t|could not|couldn['’]t|not found|denied|no such|error|invalid|"
+    r"unknown|failed|unable|not recognized|does not exist|is a directory|permission)\b",
     re.I,
 )
 # a line that says only that a run failed, not why (Gradle's and Maven's BUILD FAILED, cargo's
