@@ -35,9 +35,8 @@ _LIST_MARK = re.compile(r"^(?:(?:[-*+•>]|\d+[.)])\s+)+")
 _INDENTED_CODE = re.compile(r"^(?:\t| {2,})(?!\s|[-*+•>]\s|\d+[.)]\s)")
 # what a program printed that the user pasted: a browser console's `app.js:37 GET https://... 406`
 _PASTED_LOG = re.compile(r"^\S+:\d+\s|\b(?:GET|POST|PUT|PATCH|DELETE)\s+https?://")
-# a line the user pasted from a program whole: a terminal session from its prompt on (`(venv) D:\app>npx babel
-# --version` and the npm warnings it printed: "Do not use it." is npm's), a browser console's line as
-# DevTools copies it (`… 404 (Not Found)Understand this error`)
+# a terminal session the user pasted, from its prompt on (`(aider-env) D:\app>npx babel --version` and the
+# npm warnings it printed: "Do not use it." is npm's)
 _PASTED_PROMPT = re.compile(rf"^\s*(?:\([\w.-]+\)\s*)?(?:{SHELL_PROMPT.pattern})\s*\S")
 # a line a program printed whole: a browser console's as DevTools copies it, a log's from its time or level
 # in a log's shape (Roo Code's user's server log: `INFO: 127.0.0.1:64607 - "GET /.well-known/agent.json
