@@ -340,3 +340,75 @@ def test_a_scripts_own_output_line_is_no_gemini_label_and_write_todos_gives_the_
     )
     assert any("Add one retry to GET requests" in x for x in s.state)
     assert "Run a 500-request load check" in s.remaining
+
+
+# the second review's: a failed read's first line that merely has a name and a colon (`version: '3.8'`) or a
+# failure word in a file's text is no result; git's `hint:` lines under a pasted prompt are no directives while
+# the user's last words are; Codex's output that prints `Directory:` keeps it; tasks whose subjects differ only
+# by a number stay two tasks in Next Steps
+def test_a_failed_reads_yaml_line_is_no_result_and_its_own_programs_line_is():
+    s = one_pass(
+        [
+            {"role": "user", "content": "which services does compose start?"},
+            *ran(
+                "c1",
+                "shell",
+                json.dumps(
+                    {
+                        "output": "version: '3.8'\nservices:\n  api:\n    image: api\n  db:\n    image: pg",
+                        "exit_code": 1,
+                    }
+                ),
+                command="cat docker-compose.yml docker-compose.override.yml 2>/dev/null",
+            ),
+            *ran(
+                "c2",
+                "shell",
+                json.dumps({"output": "cat: Cargo.toml: Is a directory", "exit_code": 1}),
+                command="cat Cargo.toml",
+            ),
+            {"role": "assistant", "content": "Compose starts api and db."},
+            {"role": "user", "content": "ok"},
+        ]
+    )
+    outcomes = {c.cmd: c.outcome for c in s.ledger.commands}
+    assert not any("version:" in o for o in outcomes.values())
+    assert outcomes.get("cat Cargo.toml") == "cat: Cargo.toml: Is a directory"
+
+
+def test_gits_hints_under_a_pasted_prompt_are_no_directives_but_the_users_last_words_are():
+    from hermes_mlx.summarizer.directives import user_constraints
+
+    pasted = (
+        "me@box repo % git pull\n"
+        "hint: You have divergent branches and need to specify how to reconcile them.\n"
+        "hint:   git config pull.rebase false  # merge\n"
+        "hint: or --ff-only on the command line to override the configured default per\n"
+        "fatal: Need to specify how to reconcile divergent branches.\n"
+        "Don't rebase onto main, merge it and keep the merge commit."
+    )
+    assert user_constraints(pasted) == ["Don't rebase onto main, merge it and keep the merge commit."]
+
+
+def test_codexs_output_that_prints_a_directory_line_keeps_it():
+    from hermes_mlx.summarizer.tool_results import tool_output
+
+    assert tool_output(
+        "Exit code: 0\nWall time: 0.4 seconds\nOutput:\nDirectory: dist\nBundled 12 files (340 kB)\n"
+    ).startswith("Directory: dist")
+
+
+def test_tasks_that_differ_by_a_number_stay_apart_in_next_steps():
+    def created(cid, n, subject):
+        return ran(cid, "TaskCreate", f"Task #{n} created successfully: {subject}", subject=subject)
+
+    s = one_pass(
+        [
+            {"role": "user", "content": "write the four modules"},
+            *[x for n in range(1, 5) for x in created(f"c{n}", n, f"Write module {n}")],
+            *ran("c9", "TaskUpdate", "Updated task #1 status", taskId="1", status="in_progress"),
+            {"role": "assistant", "content": "Writing module 1."},
+            {"role": "user", "content": "go on"},
+        ]
+    )
+    assert s.remaining == ["Task #2: Write module 2", "Task #3: Write module 3", "Task #4: Write module 4"]

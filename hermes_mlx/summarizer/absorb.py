@@ -197,12 +197,18 @@ def _read_result(led: Ledger, call, text: str) -> bool:
         # unless the read failed or it read a log of a run
         # (a pruned output's placeholder says how many lines the read printed)
         lines = pruned_lines(text) or output.count("\n") + 1
-        # a read that failed says why in its line (`ls: specs: No such file or directory`, `The system cannot
+        # a read that failed says why in its line: its program first (`ls: specs: No such file or directory`,
+        # `Get-Content : Cannot find path …`), or in words where it printed a line or two (`The system cannot
         # find the file specified.`: READ_FAILED_WHY); one whose status alone failed over lines it read (`env
         # | grep …; cat x` whose last `cat` found no file) has no result in them: its first line (`PWD=/Users/…`,
-        # `#!/usr/bin/env bash`, an `echo`'s `listener check exit: 1`) is what it read or printed
+        # `#!/usr/bin/env bash`, `version: '3.8'`, an `echo`'s `listener check exit: 1`) is what it read or printed
+        named = re.match(r"([\w.+-]{1,40}) ?: ", outcome)
         said_why = (
-            bool(READ_FAILED_WHY.search(outcome)) or is_error_line(outcome) or outcome_of(outcome)[0] == "failure"
+            bool(named and re.search(rf"(?<![\w.-]){re.escape(named.group(1))}(?![\w.-])", cmd))
+            or lines <= 2
+            and bool(READ_FAILED_WHY.search(outcome))
+            or is_error_line(outcome)
+            or outcome_of(outcome)[0] == "failure"
         )
         read_failed = family == "failure" and (status not in (0, None) or lines < 4) and said_why
         if read_only(cmd) and not read_failed and not RUN_LOG.search(cmd) and not counted_by_read(cmd, outcome):

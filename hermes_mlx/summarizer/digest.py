@@ -205,6 +205,7 @@ _DONE = ("completed", "done", "cancelled", "deleted")
 # <subject>`, so a later pass's updates find the tasks an earlier one listed (and no two share a key)
 _TASK_CREATED = re.compile(r"\ATask #(\d+) created successfully: ([^\n]+)")
 _TASK_LISTED = re.compile(r"\A(In progress: )?Task #(\d+): ")
+TASK_ITEM = re.compile(r"\ATask #\d+: ")  # a task of Claude Code's, its own by its id
 TASK_UPDATE_TOOL = "TaskUpdate"
 
 

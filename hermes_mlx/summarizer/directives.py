@@ -46,7 +46,7 @@ _PASTED_PROMPT = re.compile(rf"^\s*(?:\([\w.-]+\)\s*)?(?:{SHELL_PROMPT.pattern})
 _PROGRAM_LINE = re.compile(
     r"Understand this (?:error|warning)\s*$|^\s*(?:\[?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?\s|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|"
     r"\[(?:INFO|DEBUG|WARN(?:ING)?|ERROR|CRITICAL|FATAL|TRACE)\]|(?:INFO|DEBUG|WARN(?:ING)?|ERROR|CRITICAL|FATAL|TRACE)"
-    r":(?:\S|\s+[\d\"'\[])|(?:npm|yarn|pnpm|pip|cargo|dotnet|gradle|mvn)\s+(?:warn|WARN|ERR!|error|notice|WARNING)\b)"
+    r":(?:\S|\s+[\d\"'\[])|(?:npm|yarn|pnpm)\s+(?:warn|WARN|ERR!|error|notice)\s+(?:deprecated|config|code|peer|E[A-Z]{4,}|\S+@))"
 )
 # a program's prompt the user answered (aider's `Add file to the chat? (Y)es/(N)o/... [Yes]: all`,
 # apt's `Do you want to continue? [Y/n]`, pip's `Proceed (Y/n)?`): its "Yes" and "Don't" are the program's
@@ -104,21 +104,41 @@ def user_constraints(text: str, limit: int = 6) -> list[str]:
 
 def _unpasted(lines: list[str]) -> list[str]:
     """`lines` less what the user pasted from a program: a prompt's line and the output under it, up to
-    a blank line or the user's own words again (a line that directs, in no program's shape: "Please
-    don't change the tests, fix the code instead."), _PASTED_PROMPT; a console's or a log's line
+    a blank line (_PASTED_PROMPT), less the last lines before that blank line or the message's end that
+    direct in no program's shape, which are the user's own words again ("Please don't change the tests,
+    fix the code instead."; never git's `hint: …` or an indented line); a console's or a log's line
     (_PROGRAM_LINE)."""
-    out, pasting = [], False
+    out: list[str] = []
+    pasted: list[str] | None = None  # the lines under a prompt, while pasting
+
+    def users_words(block: list[str]) -> list[str]:
+        k = len(block)
+        while (
+            k
+            and _directs(block[k - 1])
+            and not _PROGRAM_SHAPED.match(block[k - 1])
+            and not is_error_line(block[k - 1].strip())
+        ):
+            k -= 1
+        return block[k:]
+
     for ln in lines:
         if _PASTED_PROMPT.match(ln):
-            pasting = True  # what the command printed follows
+            out += users_words(pasted) if pasted else []
+            pasted = []  # what the command printed follows
+        elif _PROGRAM_LINE.search(ln):
             continue
-        if _PROGRAM_LINE.search(ln):
-            continue
-        if not ln.strip() or pasting and _directs(ln) and not is_error_line(ln.strip()):
-            pasting = False
-        if not pasting:
+        elif pasted is not None and ln.strip():
+            pasted.append(ln)
+        else:
+            out += users_words(pasted) if pasted else []
+            pasted = None
             out.append(ln)
-    return out
+    return out + (users_words(pasted) if pasted else [])
+
+
+# a program's line in a pasted session: indented, or led by a word and a colon (git's `hint:`, `fatal:`)
+_PROGRAM_SHAPED = re.compile(r"^(?:\s|[\w.-]+:)")
 
 
 def directives_within(message: str) -> list[str]:

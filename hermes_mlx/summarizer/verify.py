@@ -19,6 +19,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from .budget import fit_summary
+from .digest import TASK_ITEM
 from .extract import INJECTION, find_ids, find_paths, find_urls
 from .findings import restated
 from .ledger import Ledger
@@ -208,7 +209,10 @@ def unrepeated(s: Summary) -> None:
     kept: list[tuple[str, str]] = []  # (section, line), in the summary's order
     for name in _NARRATIVE:
         for x in getattr(s, name):
-            said, covered = restated(x, [line for _, line in kept])
+            if TASK_ITEM.match(x):  # `Task #3: Write module 3` and `Task #4: Write module 4` are two tasks
+                kept.append((name, x))
+                continue
+            said, covered = restated(x, [line for _, line in kept if not TASK_ITEM.match(line)])
             if not covered:
                 kept = [(n, line) for n, line in kept if line not in said] + [(name, x)]
     for name in _NARRATIVE:

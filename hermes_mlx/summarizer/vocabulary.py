@@ -404,12 +404,12 @@ PROGRAM_FAILED = re.compile(
     r"|\bhas failed because\b|\bfailed because\b|^Program '[^'\n]{1,260}' failed to run: ",
     re.I,
 )
-# a read's line that says why it failed, the program's name first (`cat: Cargo.toml: Is a directory`,
-# `Get-Content : Cannot find path …`) or in its words (`The system cannot find the file specified.`,
-# `Access is denied.`): what a read whose status failed printed that is no line of what it read
+# a read's line that says why it failed in words (`The system cannot find the file specified.`, `Access is
+# denied.`, `ffmpeg not found`): read only where the read printed a line or two (a file's own lines say
+# "error" too); a line the read's own program leads (`cat: Cargo.toml: Is a directory`) says why whatever
 READ_FAILED_WHY = re.compile(
-    r"^(?-i:[A-Za-z][\w.+-]{0,30}) ?: |\b(?:cannot|can['’]t|could not|couldn['’]t|not found|denied|no such|error|invalid|"
-    r"unknown|failed|unable|not recognized|does not exist|is a directory|permission)\b",
+    r"\b(?:cannot|can['’]t|could not|couldn['’]t|not found|denied|no such|error|invalid|unknown|failed|unable|"
+    r"not recognized|does not exist|is a directory|permission)\b",
     re.I,
 )
 # a line that says only that a run failed, not why (Gradle's and Maven's BUILD FAILED, cargo's
