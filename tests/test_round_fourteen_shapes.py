@@ -6,6 +6,12 @@ import json
 
 from summarizer_fakes import one_pass, ran
 
+
+def created(cid: str, n: int, subject: str) -> list[dict]:
+    """Claude Code's TaskCreate call for `subject` and its answer naming task #n."""
+    return ran(cid, "TaskCreate", f"Task #{n} created successfully: {subject}", subject=subject, description="…")
+
+
 HOME = "/Users/paul/Library/CloudStorage/Dropbox/iCloud/RiverTies/development-projects/community-platform.com/community-platform/app"
 
 
@@ -202,9 +208,6 @@ def test_a_listed_message_that_is_a_pasted_terminal_session_gives_no_constraint_
 # TaskUpdate sets a status by id (held out: Track A … B6 and a build check; the corpora's Claude Code user
 # forbids "TodoWrite, TaskCreate" by name); the plan is read as TodoWrite's list is
 def test_claude_codes_task_tools_give_the_task_in_progress_and_the_open_ones():
-    def created(cid, n, subject):
-        return ran(cid, "TaskCreate", f"Task #{n} created successfully: {subject}", subject=subject, description="…")
-
     s = one_pass(
         [
             {"role": "user", "content": "Implement the plan: fix the headless login"},
@@ -289,9 +292,6 @@ def test_claude_code_tasks_carry_over_to_a_later_pass_and_never_share_a_prefix()
     from summarizer_fakes import code_summarizer
 
     from hermes_mlx.summarizer.summary import parse
-
-    def created(cid, n, subject):
-        return ran(cid, "TaskCreate", f"Task #{n} created successfully: {subject}", subject=subject)
 
     first = [
         {"role": "user", "content": "fix the three login bugs"},
@@ -399,9 +399,6 @@ def test_codexs_output_that_prints_a_directory_line_keeps_it():
 
 
 def test_tasks_that_differ_by_a_number_stay_apart_in_next_steps():
-    def created(cid, n, subject):
-        return ran(cid, "TaskCreate", f"Task #{n} created successfully: {subject}", subject=subject)
-
     s = one_pass(
         [
             {"role": "user", "content": "write the four modules"},
