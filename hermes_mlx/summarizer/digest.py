@@ -204,9 +204,13 @@ _DONE = ("completed", "done", "cancelled", "deleted")
 # a task's status by its id (`{"taskId": "3", "status": "in_progress"}`). The plan says each as `Task #3:
 # <subject>`, so a later pass's updates find the tasks an earlier one listed (and no two share a key)
 _TASK_CREATED = re.compile(r"\ATask #(\d+) created successfully: ([^\n]+)")
-_TASK_LISTED = re.compile(r"\A(In progress: )?Task #(\d+): ")
-TASK_ITEM = re.compile(r"\ATask #\d+: ")  # a task of Claude Code's, its own by its id
+TASK_ITEM = re.compile(r"\ATask #(\d+): ")  # a task of Claude Code's, its own by its id
 TASK_UPDATE_TOOL = "TaskUpdate"
+_IN_PROGRESS_LEAD = "In progress: "
+
+
+def _task_item(tid: str, subject: str) -> str:
+    return f"Task #{tid}: {' '.join(subject.split())}"
 
 
 def _task_changed(t: Turn, tasks: dict[str, list[str]]) -> bool:
@@ -219,13 +223,11 @@ def _task_changed(t: Turn, tasks: dict[str, list[str]]) -> bool:
         if task is not None:
             task[0] = str(call.arguments.get("status") or task[0]).lower()
             subject = call.arguments.get("subject")
-            task[1] = (
-                f"Task #{tid}: {' '.join(subject.split())}" if isinstance(subject, str) and subject.strip() else task[1]
-            )
+            task[1] = _task_item(tid, subject) if isinstance(subject, str) and subject.strip() else task[1]
             changed = True
     made = _TASK_CREATED.match(t.text.strip()) if t.role == "tool" and t.text else None
     if made:
-        tasks[made.group(1)] = ["pending", f"Task #{made.group(1)}: {' '.join(made.group(2).split())}"]
+        tasks[made.group(1)] = ["pending", _task_item(made.group(1), made.group(2))]
     return changed or made is not None
 
 
@@ -233,9 +235,10 @@ def _listed_tasks(lines: list[str]) -> dict[str, list[str]]:
     """The tasks an earlier pass's Current State and Next Steps list (`In progress: Task #2: …`, `Task #3: …`)."""
     tasks = {}
     for line in lines:
-        m = _TASK_LISTED.match(line)
+        item = line.removeprefix(_IN_PROGRESS_LEAD)
+        m = TASK_ITEM.match(item)
         if m:
-            tasks[m.group(2)] = ["in_progress" if m.group(1) else "pending", line[len(m.group(1) or "") :]]
+            tasks[m.group(1)] = ["in_progress" if item != line else "pending", item]
     return tasks
 
 
@@ -263,7 +266,7 @@ def plan_state(turns: list[Turn], *, max_items: int = 8, item_chars: int = 200, 
     tasks = _listed_tasks(listed)  # Claude Code's task tools' tasks, by id
     for t in turns:
         if _task_changed(t, tasks):
-            plan, current = _plan_of([(status, subject) for status, subject in tasks.values()], current, closed)
+            plan, current = _plan_of(list(tasks.values()), current, closed)
         for call in t.tool_calls:
             cmd = call.text or ""
             for m in _IN_PROGRESS.finditer(cmd):

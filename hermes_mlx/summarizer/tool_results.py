@@ -207,9 +207,10 @@ def _unlabelled(result: str) -> str:
     result = _SAVED_NOTE.sub("", result, count=1) if result.lstrip().startswith(("Tool", "Shell", "Output")) else result
     lines = result.split("\n")
     # the header's labels come first; a `Command:` label's script (a here-document) may run long before them
-    reach = _SCRIPT_LINES if lines[0].startswith("Command:") else 12  # (Codex's `Output:` may print `Directory:`)
-    # a script's own `Output:` line is no label: the labels follow its `Directory:` line where it has one
     script = lines[0].startswith("Command:")
+    reach = _SCRIPT_LINES if script else 12
+    # a script's own `Output:` line is no label: the labels follow its `Directory:` line where it has one (only
+    # in that wrapper: Codex's `Output:` may print a `Directory:` of its own)
     after = next((i for i, ln in enumerate(lines[:reach]) if ln.startswith("Directory:")), 0) if script else 0
     head = next((i for i, ln in enumerate(lines[:reach]) if i >= after and _OUTPUT_LABEL.match(ln)), None)
     if not head or not _header(lines[:head]):
