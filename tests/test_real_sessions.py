@@ -19,8 +19,9 @@ from hermes_mlx.bench.shipped import (
 from hermes_mlx.summarizer import MLXSummarizer
 from hermes_mlx.summarizer.budget import hermes_tokens
 from hermes_mlx.summarizer.digest import human_words, plan_state, working_folder
-from hermes_mlx.summarizer.findings import findings, is_announced_change, is_announcement
+from hermes_mlx.summarizer.findings import findings, is_announcement
 from hermes_mlx.summarizer.outcomes import outcome_line, says_passed
+from hermes_mlx.summarizer.spare_lines import is_announced_change
 from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.text import normalize
 
@@ -396,7 +397,7 @@ def test_the_real_corpus_keeps_most_facts_at_stake_with_no_noise():
         stake += row["facts_absorbed"]
         s = parse(summary)
         assert "exit ?" not in summary, path.stem
-        # no announcement, but a change announced with room to spare (findings.announced_changes)
+        # no announcement, but a change announced with room to spare (spare_lines.announced_changes)
         assert not any(is_announcement(x) and not is_announced_change(x) for x in s.progress), path.stem
         assert not any(p.startswith("/home/USER/projects/") for p in s.ledger.files), path.stem
         assert len(s.ledger.ids) <= 80  # 40 ranked from each of the (at most two) passes' spans

@@ -9,9 +9,9 @@ whole passes of the summarizer, as a user's runs do.
 from summarizer_fakes import call, code_summarizer, one_pass
 
 from hermes_mlx.summarizer.agent_code import added_code
-from hermes_mlx.summarizer.findings import announced_changes
 from hermes_mlx.summarizer.harness import without_run_ahead
 from hermes_mlx.summarizer.outcomes import outcome_of
+from hermes_mlx.summarizer.spare_lines import announced_changes
 from hermes_mlx.summarizer.summary import parse
 from hermes_mlx.summarizer.text import normalize
 

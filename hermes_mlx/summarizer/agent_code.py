@@ -8,7 +8,7 @@ import re
 
 from .extract import URL, uncut
 from .secret_words import REDACTED, looks_random
-from .vocabulary import CODE_SNIPPET, EDIT_NEW_KEYS, EDIT_OLD_KEYS
+from .vocabulary import CODE_SNIPPET, EDIT_NEW_KEYS, EDIT_OLD_KEYS, FILE_KEYS
 
 # a fenced block this short is a line or two the agent shows (`export CUDA_HOME=...`, the dep to add),
 # not a file or a patch: each of its code lines is a name worth carrying
@@ -99,6 +99,36 @@ def _patch_sides(args: dict) -> tuple[str | None, str]:
         ):
             return "\n".join(t for s, t in lines if s == "+"), "\n".join(t for s, t in lines if s == "-")
     return None, ""
+
+
+# where a patch's part for one file starts: Codex's apply_patch header, a unified diff's new side
+_FILE_PART = re.compile(r"^(?:\*\*\* (?:Add|Update) File: |\+\+\+ (?:b/)?)(.+?)[ \t]*$", re.M)
+
+
+def added_by_file(args: dict, action: str = "") -> list[tuple[str, str]]:
+    """(file, the text an edit adds to it) for each file an editing call writes: an edit's new text
+    less the lines its old text had, a new file's whole text (`action` "created"), or each file's
+    added lines in a patch that names them (`*** Update File: docs/spec.md`, `+++ b/README.md`)."""
+    path = next((args[k] for k in FILE_KEYS if isinstance(args.get(k), str)), "")
+    new = next((args[k] for k in EDIT_NEW_KEYS if isinstance(args.get(k), str)), None)
+    old = next((args[k] for k in EDIT_OLD_KEYS if isinstance(args.get(k), str)), "")
+    if new is None and action == "created":
+        new = next((args[k] for k in WRITE_KEYS if isinstance(args.get(k), str)), None)
+    if path and new is not None:
+        had = {ln.strip() for ln in old.splitlines()}
+        return [(path, "\n".join(ln for ln in new.splitlines() if ln.strip() not in had))]
+    for value in args.values():
+        parts = list(_FILE_PART.finditer(value)) if isinstance(value, str) and "\n" in value else []
+        if parts:
+            ends = [p.start() for p in parts[1:]] + [len(value)]
+            return [(p.group(1), _added(value[p.end() : end])) for p, end in zip(parts, ends)]
+    new, _ = _patch_sides(args) if path else (None, "")
+    return [(path, new)] if new is not None else []
+
+
+def _added(patch: str) -> str:
+    """The lines a patch's part adds."""
+    return "\n".join(t for s, t in _DIFF_LINE.findall(patch) if s == "+")
 
 
 def _declares(line: str) -> bool:

@@ -16,9 +16,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .findings import Finding, features, is_announced_change, near_duplicate, weigh
+from .findings import Finding, features, near_duplicate, weigh
 from .ledger import OUTCOME_SEP
 from .outcomes import MADE, outcome_of
+from .spare_lines import is_announced_change
 from .summary import Summary, render, said_in_goal
 from .vocabulary import is_go_ahead
 
@@ -133,7 +134,7 @@ ENTRY_VALUE = {
     "url": 0.026,  # none of the corpora's facts is a URL: an identifier's share (it names a resource)
     "other_section": 0.1,
 }
-# a change the agent announced, kept with room to spare (`findings.announced_changes`): 6 of 281 held a
+# a change the agent announced, kept with room to spare (`spare_lines.announced_changes`): 6 of 281 held a
 # fact on the corpora against 1 in 16 findings, so it goes before a finding scored alike
 ANNOUNCED_SHARE = 0.35
 MADE_HISTORY = 0.9  # a made thing's earlier results (commits), against its latest's worth

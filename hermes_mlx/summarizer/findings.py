@@ -27,7 +27,6 @@ from .vocabulary import (
     ASIDE,
     CHANGE_INTENT,
     CHANGE_MADE,
-    CHANGE_VERBS,
     CHOICE_MADE,
     DECISION_CUE,
     FILE_NAME,
@@ -265,7 +264,7 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
     delegated = delegate_reports(turns)  # a sub-agent's report is read as the agent's own words
     n = max(1, len(turns) - 1)
     for i, t in enumerate(turns):
-        notes = [x for note in agent_notes(t) for x in _pieces(split_sentences(note))] if t.role == "assistant" else []
+        notes = [x for note in agent_notes(t) for x in pieces(split_sentences(note))] if t.role == "assistant" else []
         for text in [x for x in dict.fromkeys(notes) if words(x) >= 4 and x not in seen]:
             seen.add(text)
             feats = features(text, reaction=False, before_action=False, report=False, recency=i / n, noted=True)
@@ -289,19 +288,16 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
             if run:
                 runs.append((run, False))
             for j, (run, before_action) in enumerate(runs):
-                pieces = _pieces(run)
-                for m, text in enumerate(pieces):
-                    text = re.sub(r"^(?:[-*•]|\d+[.)]|\(?[a-z]\))\s+", "", text).strip()
-                    text = _after_lead(text) if len(text) > FINDING_MAX else text
-                    if words(text) < 4 or len(text) > FINDING_MAX or text in seen or is_musing(text):
-                        continue
-                    if CONTINUATION.match(text):  # "the **same return values**": a list's item, not a sentence
+                said_pieces = pieces(run)
+                for m, piece in enumerate(said_pieces):
+                    text = as_finding(piece)
+                    if not text or text in seen:
                         continue
                     seen.add(text)
                     feats = features(
                         text,
                         reaction=reaction and k == j == m == 0,
-                        before_action=before_action and m == len(pieces) - 1,
+                        before_action=before_action and m == len(said_pieces) - 1,
                         report=i in reports,
                         recency=i / n,
                     )
@@ -309,37 +305,16 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
     return out
 
 
-# an order to itself that changes something ("Now remove the now-unused `parseTaskFile` method:")
-_ORDERED_CHANGE = re.compile(r"^(?:now|next|then|first|finally)\b[,:]?\s+(?:" + "|".join(CHANGE_VERBS) + r")\b", re.I)
-
-
-def is_announced_change(sentence: str) -> bool:
-    """An announcement of a change that names what it changes or why (`announced_changes`)."""
-    s = sentence.strip()
-    return (
-        words(s) >= 4
-        and len(s) <= FINDING_CHARS
-        and bool(changes_course(s) or _ORDERED_CHANGE.match(s))
-        and is_announcement(s)
-        and not is_musing(s)
-    )
-
-
-def announced_changes(turns: list[Turn]) -> list[Finding]:
-    """The changes the agent announced that name what they change or why (CHANGE_INTENT, _ORDERED_CHANGE;
-    never a musing: "Now remove the now-unused `parseTaskFile` method:", "Let me fix `get_current_trace_id()`."),
-    best first: never findings, but what a summary with room to spare still says was done next. 6 of
-    281 change announcements held a fact on the corpora, in five agents' sessions (findings: 1 in 16);
-    three held-out agents' sessions had such facts and room to spare."""
-    out: list[Finding] = []
-    n = max(1, len(turns) - 1)
-    for i, t in enumerate(turns):
-        for sentences in paragraphs(t.text) if t.role == "assistant" else ():
-            for s in (x.strip() for x in sentences):
-                if is_announced_change(s):
-                    feats = features(s, reaction=False, before_action=True, report=False, recency=i / n)
-                    out.append(Finding(s, i, weigh(feats), len(out)))
-    return rank(out)
+def as_finding(piece: str) -> str:
+    """`piece` (a run of sentences, `pieces`) as a finding's line, less a list's marker and, too long,
+    its lead-in (`_after_lead`); "" when it is no finding: under four words, still too long, a
+    musing, or a list's item that goes on from the line before it (CONTINUATION: "the **same return
+    values**")."""
+    text = re.sub(r"^(?:[-*•]|\d+[.)]|\(?[a-z]\))\s+", "", piece).strip()
+    text = _after_lead(text) if len(text) > FINDING_MAX else text
+    if words(text) < 4 or len(text) > FINDING_MAX or is_musing(text) or CONTINUATION.match(text):
+        return ""
+    return text
 
 
 def _after_lead(text: str) -> str:
@@ -376,7 +351,7 @@ def findings(turns: list[Turn]) -> list[Finding]:
     return [Finding(text, i, weigh(feats), k) for k, (text, i, feats) in enumerate(candidates(turns))]
 
 
-def _pieces(run: list[str]) -> list[str]:
+def pieces(run: list[str]) -> list[str]:
     """A run of sentences as lines of at most FINDING_CHARS, sentences kept whole and together
     ("Yes! That's it!" joins the sentence after it rather than standing alone); the change a
     finding led to stays with it up to the longest finding kept (alone it is an announcement)."""

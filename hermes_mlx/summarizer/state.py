@@ -11,11 +11,12 @@ from collections.abc import Callable
 from .budget import hermes_tokens, with_room
 from .digest import agreed_plan, plan_state, rank_ids
 from .faithful import directive_shaped
-from .findings import Finding, announced_changes, findings, in_session_order, is_announcement, near_duplicate, rank
+from .findings import Finding, findings, in_session_order, is_announcement, near_duplicate, rank
 from .ledger import MORE_ERRORS
 from .narrative import add_progress
 from .outcomes import says_made, says_passed
 from .shell_words import read_only
+from .spare_lines import spare_lines
 from .summary import Summary, code, render
 from .text import Turn, clip
 from .vocabulary import USER_REFUSED, tool_action
@@ -172,8 +173,8 @@ def spend_room(
 ) -> list[str]:
     """This pass's `chosen` findings (in `s.progress` already) and, while the summary has room
     under `budget_tokens`, the best of `rest` (`budget.with_room`), then of what `spare` gives (the
-    changes the agent announced: `findings.announced_changes`, found only if room is left), all in
-    the session's order: a pass whose entries leave room spends it on findings, and what room is
+    changes the agent announced and what it wrote into documents, `spare_lines`: found only if room
+    is left), all in the session's order: a pass whose entries leave room spends it on findings, and what room is
     still left on what was done next. Returns their texts."""
     taken = list(chosen)
     notes = [f.text for f in in_session_order(taken)]
@@ -220,14 +221,14 @@ def add_exchange_findings(
     ranked = fresh_findings(s, turns, exclude=notes) if found is None else unsaid(s, found, notes)
     more = best_that_fit(ranked, extra, room_per_pick) if extra else []
     add_progress(s, [f.text for f in in_session_order(more)])
-    announced: list[Finding] = []
+    spared: list[Finding] = []
 
     def spare() -> list[Finding]:
-        announced.extend(announced_changes(turns))
-        return announced
+        spared.extend(spare_lines(turns))
+        return spared
 
     added = spend_room(s, more, [f for f in ranked if f not in more], budget_tokens, spare)
-    place = {f.text: (f.turn, f.order) for f in [*announced, *(found or ranked)]}
+    place = {f.text: (f.turn, f.order) for f in [*spared, *(found or ranked)]}
     this_exchange = set(notes) | set(added)
     block = [p for p in s.progress if p in this_exchange]
     if len(block) > 1:  # a picked conclusion after the finding that led to it, as the exchange said them

@@ -32,11 +32,12 @@ from .api import Message, SummaryResult
 from .budget import hermes_tokens
 from .chunk import chunk_turns, fit_text
 from .faithful import Source, gated, line_verdict, statements
-from .findings import announced_changes, in_session_order, is_announcement
+from .findings import in_session_order, is_announcement
 from .ledger import user_message
 from .narrative import add_progress, dedupe, fallback_notes, paragraph_lines, set_goal, template_language
 from .prompts import MAX_CHOICES, Template, labels, load_template
 from .redact import redact
+from .spare_lines import spare_lines
 from .state import add_exchange_findings, best_that_fit, fold_state, fresh_findings, spend_room
 from .summary import EARLIER, Summary, parse, render
 from .text import Turn, normalize, source_text, to_text
@@ -203,7 +204,7 @@ class MLXSummarizer:
         add_progress(s, [f.text for f in in_session_order(chosen)])
         fold_state(s, turns, source)
         rest = [f for f in ranked if f not in chosen]
-        return spend_room(s, chosen, rest, budget_tokens, lambda: announced_changes(turns))
+        return spend_room(s, chosen, rest, budget_tokens, lambda: spare_lines(turns))
 
     # ------------------------------------------------------------ the three jobs
 

@@ -296,6 +296,10 @@ SPECIAL_FILES = frozenset(
 )  # fmt: skip
 
 
+# a document of prose (a README, a spec, an agent's CLAUDE.md): what the agent writes there is sentences
+PROSE_FILE = re.compile(r"\.(?:md|mdx|markdown|rst|txt|adoc)$", re.I)
+
+
 # what an edit tool writes in place of what (Claude Code's and Hermes's `new_string`/`old_string`,
 # Anthropic's text editor's and OpenHands' `new_str`/`old_str`, a `search`/`replace` pair, `new`/`old`)
 EDIT_NEW_KEYS = ("new_string", "new_str", "newString", "new_text", "newText", "replace", "replacement", "new")

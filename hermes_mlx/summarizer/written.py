@@ -1,12 +1,14 @@
 """What the agent wrote down, as opposed to what it said: the notes it kept as its own record (a
 memory tool's notes, a todo tool's notes on the steps it marks done, an edit's account of its
-change), and what another agent reported to it, which findings.py reads as findings.
+change), and what another agent reported to it, which findings.py reads as findings; and the prose
+it wrote into documents, which spare_lines.py reads.
 """
 
 from __future__ import annotations
 
 import json
 
+from .agent_code import added_by_file
 from .digest import done_notes
 from .error_lines import is_error_line
 from .harness import without_report_trailer
@@ -18,6 +20,7 @@ from .vocabulary import (
     MEMORY_KEYS,
     MEMORY_NOT_SAVED,
     MEMORY_TOOL,
+    PROSE_FILE,
     REASON_KEYS,
     REPORT_KEYS,
     USER_REFUSED,
@@ -102,6 +105,30 @@ def change_notes(turn: Turn) -> list[str]:
             CHANGE_NOTE_KEYS if tool_action(call.name, call.arguments) in ("edited", "created") else ()
         )
         out += [v.strip() for k in keys if isinstance(v := call.arguments.get(k), str) and v.strip()]
+    return out
+
+
+# what is read of one edit to a document: a long spec's edit is a few thousand characters (a 5 MB
+# guide written whole took seconds to read as sentences, where its first part took milliseconds)
+DOCUMENT_CHARS = 20_000
+
+
+def documented(turn: Turn) -> list[tuple[str, str]]:
+    """(file, text) for the prose the agent wrote into documents (vocabulary.PROSE_FILE: a README, a
+    spec, its CLAUDE.md) in `turn`'s editing calls, as each edit adds it (`agent_code.added_by_file`).
+    An agent writes its reasons there and its prose often does not repeat them: "Using the CLI dev key
+    would cause a keypair mismatch …" in Claude Code's CLAUDE.md, "A dedicated queue makes the worker
+    topology simple …" in a spec Codex CLI patched."""
+    out = []
+    for call in turn.tool_calls:
+        action = tool_action(call.name, call.arguments)
+        if action in ("edited", "created"):
+            added = added_by_file(call.arguments, action)
+            out += [
+                (path, text[:DOCUMENT_CHARS])
+                for path, text in added
+                if PROSE_FILE.search(path.strip()) and text.strip()
+            ]
     return out
 
 

@@ -1,0 +1,139 @@
+"""What a fifteenth round's held-out sessions showed, each with a second source named per test.
+Checks go through whole passes of the summarizer where a user's run would.
+"""
+
+import time
+
+import pytest
+from summarizer_fakes import call, code_summarizer, ran
+
+from hermes_mlx.summarizer.summary import parse
+
+WHY = (
+    "## Desktop test login\n\n1. Pass a private key via `--dev-key` to start headless mode\n"
+    "**Why the server keypair?** Test-login creates a user with a keypair derived from the email. "
+    "Using the CLI dev key would cause a keypair mismatch and vault decryption failures.\n"
+)
+
+
+def _progress(messages: list[dict], mode: str = "batch") -> list[str]:
+    """The Progress lines of one pass over `messages` under Hermes's smallest budget, 2,000 tokens:
+    a batch pass (`update`) or a micro exchange folded into no summary (`merge`)."""
+    job = code_summarizer().update if mode == "batch" else code_summarizer().merge
+    return parse(job(None, messages, budget_tokens=2000).text).progress
+
+
+# the reason an agent writes into a document is said nowhere else: Claude Code's CLAUDE.md edit gave why
+# the server's keypair is used; Codex CLI's apply_patch to a spec gave why one queue (held out, both)
+@pytest.mark.parametrize("mode", ["batch", "micro"])
+def test_a_reason_written_into_a_document_is_said_with_its_file(mode):
+    progress = _progress(
+        [
+            {"role": "user", "content": "document the desktop test login"},
+            *ran("c1", "Edit", "The file CLAUDE.md has been updated successfully.",
+                 file_path="/Users/m/app/CLAUDE.md", old_string="## Desktop\n", new_string=WHY),
+            {"role": "assistant", "content": "CLAUDE.md now has the section."},
+            {"role": "user", "content": "thanks"},
+        ],
+        mode,
+    )  # fmt: skip
+    assert any(
+        p.startswith("In `CLAUDE.md`: ") and "Using the CLI dev key would cause a keypair mismatch" in p
+        for p in progress
+    ), progress
+
+
+def test_a_patched_spec_s_requirement_is_said_and_the_patched_code_is_not():
+    patch = (
+        "*** Begin Patch\n*** Update File: specs/003/spec.md\n@@\n"
+        "-- Workers are sharded across three queues.\n"
+        "+- **FR-001**: The platform MUST route all Codex phases through the dedicated `codex` queue.\n"
+        "+**Why this priority**: A dedicated queue makes the worker topology simple while Codex tasks never starve.\n"
+        "*** Update File: app/routing.py\n@@\n"
+        "+# a comment that must stay out because it is code\n"
+        "+QUEUE = 'codex'\n"
+        "*** End Patch"
+    )
+    progress = _progress(
+        [
+            {"role": "user", "content": "use one codex queue in the spec"},
+            *ran("c1", "apply_patch", "Success. Updated the following files:\nM specs/003/spec.md", input=patch),
+            {"role": "assistant", "content": "Updated the spec to one queue."},
+            {"role": "user", "content": "ok"},
+        ]
+    )
+    said = [p for p in progress if p.startswith("In `")]
+    assert any(p.startswith("In `spec.md`: **FR-001**: The platform MUST route") for p in said), progress
+    assert any("A dedicated queue makes the worker topology simple" in p for p in said), progress
+    assert not any("comment" in p for p in said)
+
+
+def test_a_document_s_lines_that_give_no_reason_are_not_said():
+    readme = "# Tool\n\nInstall it with pip and run the command in your project folder today.\n"
+    progress = _progress(
+        [
+            {"role": "user", "content": "write a readme"},
+            *ran("c1", "Write", "File created successfully at: README.md", file_path="README.md", content=readme),
+            {"role": "assistant", "content": "Wrote the README."},
+            {"role": "user", "content": "ok"},
+        ]
+    )
+    assert not any(p.startswith("In `") for p in progress), progress
+
+
+def test_a_unified_diff_to_a_readme_and_a_windows_path_name_the_file():
+    diff = (
+        "--- a/README.md\n+++ b/README.md\n@@ -1 +1,2 @@\n+The cache must be cleared because stale keys break login.\n"
+    )
+    progress = _progress(
+        [
+            {"role": "user", "content": "note the cache"},
+            *ran("c1", "apply_diff", "ok", path="README.md", diff=diff),
+            *ran("c2", "write_file", "ok", path="C:\\work\\docs\\notes.md",
+                 content="Retries stay at 3 since the API rate-limits after that.\n"),
+            {"role": "assistant", "content": "Noted both."},
+            {"role": "user", "content": "ok"},
+        ]
+    )  # fmt: skip
+    said = [p for p in progress if p.startswith("In `")]
+    assert "In `README.md`: The cache must be cleared because stale keys break login." in said, progress
+    assert "In `notes.md`: Retries stay at 3 since the API rate-limits after that." in said, progress
+
+
+def test_a_secret_written_into_a_document_is_redacted():
+    doc = "The deploy must use the key sk-proj-4f9XbQ2mZ7LkP0vR8sT1uW3yA6cE5dG because staging rejects others.\n"
+    text = (
+        code_summarizer()
+        .update(
+            None,
+            [
+                {"role": "user", "content": "document deploys"},
+                *ran("c1", "Write", "ok", file_path="DEPLOY.md", content=doc),
+                {"role": "assistant", "content": "Documented."},
+                {"role": "user", "content": "ok"},
+            ],
+        )
+        .text
+    )
+    assert "sk-proj-4f9XbQ2mZ7LkP0vR8sT1uW3yA6cE5dG" not in text
+    assert "4f9XbQ2mZ7LkP0vR8sT1uW3yA6cE5dG" not in text
+
+
+def test_a_huge_document_write_is_read_in_bounded_time_and_the_summary_stays_in_budget():
+    para = "The worker must drain its queue before exit because jobs are lost otherwise. " * 3
+    doc = "\n\n".join(f"{para} Section {i}." for i in range(20000))  # about 5 MB
+    t = time.perf_counter()
+    s = code_summarizer().update(
+        None,
+        [
+            {"role": "user", "content": "write the operations guide"},
+            {"role": "assistant", "content": "", "tool_calls": [call("c1", "Write", file_path="OPS.md", content=doc)]},
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+            {"role": "assistant", "content": "Wrote the guide."},
+            {"role": "user", "content": "ok"},
+        ],
+        budget_tokens=2000,
+    )
+    elapsed = time.perf_counter() - t
+    print(f"5 MB document: {elapsed:.2f} s")
+    assert s.text and len(parse(s.text).progress) < 100
