@@ -2,6 +2,7 @@
 Checks go through whole passes of the summarizer where a user's run would.
 """
 
+import json
 import time
 
 import pytest
@@ -137,3 +138,32 @@ def test_a_huge_document_write_is_read_in_bounded_time_and_the_summary_stays_in_
     elapsed = time.perf_counter() - t
     print(f"5 MB document: {elapsed:.2f} s")
     assert s.text and len(parse(s.text).progress) < 100
+
+
+# pytest's traceback cut by `| head -100` before its summary line: the result was a frame's argument line
+# that names `TimeoutError` in a repr (`map = {<class 'TimeoutError'>: …}`), where pytest's `E   ` line says
+# what failed (Amp, held out); error_lines reads that mark for every agent (Claude Code, mini-swe-agent)
+def test_a_cut_pytest_traceback_s_result_is_its_marked_exception():
+    out = (
+        "tests/test_flow.py::test_tool_call_flow FAILED\n\n"
+        "map = {<class 'TimeoutError'>: <class 'httpcore.ConnectTimeout'>}\n\n"
+        "    def map_exceptions(map):\n>                   raise to_exc(exc) from exc\n"
+        "E                   httpcore.ConnectError: All connection attempts failed\n\n"
+        "    async def test_tool_call_flow():\n        async with client.stream(\n"
+    )
+    cmd = "python -m pytest tests/test_flow.py -v 2>&1 | head -100"
+    text = (
+        code_summarizer()
+        .update(
+            None,
+            [
+                {"role": "user", "content": "run the flow tests"},
+                *ran("c1", "Bash", json.dumps({"output": out, "exitCode": 0}), cmd=cmd),
+                {"role": "assistant", "content": "The server is not running."},
+                {"role": "user", "content": "start it"},
+            ],
+            budget_tokens=2000,
+        )
+        .text
+    )
+    assert f"`{cmd}` (exit 0) → httpcore.ConnectError: All connection attempts failed" in text, text

@@ -21,7 +21,7 @@ import re
 
 from .harness import SHELL_PROMPT
 from .powershell import powershell_records
-from .vocabulary import GENERIC_FAILURE, PROGRAM_FAILED
+from .vocabulary import GENERIC_FAILURE, PROGRAM_FAILED, PYTEST_ERROR_MARK
 
 MAX_LINE = 2000  # a candidate line is cut to this before any regex sees it
 MAX_LINES = 20_000  # lines of one result scanned at most (head); the tail is scanned too
@@ -337,7 +337,7 @@ def scan_errors(text: str, limit: int = 6) -> tuple[list[str], int]:
         line = stripped
         if line.startswith("E ") and not line.startswith("E   ") and ":" not in line:
             continue
-        line = re.sub(r"^E\s{2,}", "", line)  # pytest's assertion lines
+        line = PYTEST_ERROR_MARK.sub("", line)  # pytest's assertion lines
         ruff = _CODE_HEAD.match(line) and _ARROW.match(next((ln for ln in lines[i + 1 : i + 3] if ln.strip()), ""))
         # the unindented line that ends a traceback names the exception, whatever its name ends in
         # (Django's `django.core.exceptions.ImproperlyConfigured: ...`, `KeyboardInterrupt`)

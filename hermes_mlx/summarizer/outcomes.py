@@ -27,6 +27,7 @@ from .result_lines import (
 from .run_counts import COUNT_LINE, count_blocks
 from .shell_words import blind_step, unquoted
 from .text import clip
+from .vocabulary import PYTEST_ERROR_MARK
 
 MADE = ("commit", "created")  # the families that say something was made, whichever tool reports them
 MAX_OUTCOME = 160  # a result line longer than this is clipped (still verbatim up to the cut)
@@ -175,7 +176,7 @@ def outcome_of(output: str, status: int | None = None) -> tuple[str, str]:
     if checked and (status in (0, None) or last_failed < 0):  # a crash, then `0 issues found`: the crash
         return "git" if DIFFSTAT.match(checked) else "build", _fold(checked)
     if last_failed >= 0:  # also for exit 0: `cmd | head` reports head's status
-        return "failure", _fold(lines[last_failed])
+        return "failure", _fold(PYTEST_ERROR_MARK.sub("", lines[last_failed].strip()))
     if status not in (0, None):  # npm's `> pkg@1.0.0 script` echo of what it runs says nothing yet
         said = [ln for ln in lines if not _EXIT_LINE.match(ln) and not ln.startswith("> ")]
         if said:

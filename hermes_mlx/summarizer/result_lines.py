@@ -154,8 +154,9 @@ RESULT_LINES: list[tuple[str, re.Pattern]] = [
             r"|^.*\b(?:timed out|(?-i:Timeout(?:Error|Exception))|timeout (?:after|exceeded|expired|reached|of \d)|"
             r"deadline exceeded)\b.*$"
             # TypeError [ERR_X]: ..., `requests.exceptions.ConnectionError: …`, `socket.gaierror: …`; a class's
-            # name in capitals or under its module, not an object's key in a dump (axios's `clarifyTimeoutError: false`)
-            r"|^\s*(?-i:(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)|(?:[A-Za-z_]\w*\.)+[a-z]\w*error)(?: \[\w+\])?(?::.*)?$"
+            # name in capitals or under its module, not an object's key in a dump (axios's `clarifyTimeoutError: false`);
+            # pytest marks it `E   ` in a traceback (error_lines reads that mark too)
+            r"|^\s*(?:(?-i:E)\s{2,})?(?-i:(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)|(?:[A-Za-z_]\w*\.)+[a-z]\w*error)(?: \[\w+\])?(?::.*)?$"
             r"|^\s*\*\* \(\w+(?:\.\w+)*\).*$"  # Elixir raise
             r"|^.*\[ERROR\].*$|^\s*error(?: ?\[\w+\])?: .+$|^.*: error: .+$"
             r"|^.*?(?:" + PROGRAM_FAILED.pattern + ").*$",  # rm: cannot remove 'x': Device or resource busy
