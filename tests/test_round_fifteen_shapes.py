@@ -167,3 +167,51 @@ def test_a_cut_pytest_traceback_s_result_is_its_marked_exception():
         .text
     )
     assert f"`{cmd}` (exit 0) → httpcore.ConnectError: All connection attempts failed" in text, text
+
+
+# Jest aligns its summary's values after their labels (`Tests:       17 failed, 13 passed, 30 total`): folded
+# to one space, a fact quoting the line matched nothing (Zed, held out); dotnet's `Failed:     0, Passed:    87`
+# aligns the same way, and pytest's padding before `[ 10%]` still goes
+def test_a_result_line_keeps_the_spaces_that_align_a_label_s_value():
+    from hermes_mlx.summarizer.outcomes import outcome_line
+
+    jest = "FAIL tests/a.test.ts\n\nTests:       17 failed, 13 passed, 30 total\nTime:        1.2 s\n"
+    assert outcome_line(jest) == "Tests:       17 failed, 13 passed, 30 total"
+    dotnet = "Failed!  - Failed:     2, Passed:    85, Skipped:     0, Total:    87\n"
+    assert outcome_line(dotnet) == "Failed!  - Failed:     2, Passed:    85, Skipped:     0, Total:    87"
+    assert outcome_line("===== 3 passed     in 0.10s =====\n") == "3 passed in 0.10s"
+
+
+def test_folding_a_result_line_takes_linear_time_on_hostile_spacing():
+    from hermes_mlx.summarizer.outcomes import _fold
+
+    t = time.perf_counter()
+    for hostile in ("a:" + " " * 100_000, "x" + " " * 100_000 + "y", "= " * 50_000, "\t " * 50_000):
+        _fold(hostile)
+    print(f"hostile folds: {time.perf_counter() - t:.3f} s")
+
+
+# a memory tool's markdown note as long as a document (basic-memory's `write_note` of a task's plan, 3,500 to
+# 6,400 characters in a Cursor session, held out) had each heading and list run into one Progress line, or,
+# read line by line as notes, filled Progress; Hermes's notes (one paragraph, up to 400 characters) stay notes
+def test_a_memory_note_as_long_as_a_document_is_read_as_one():
+    plan = "\n".join(
+        ["## Current Issues", "1. **Basic keyword search**: Current memory search uses simple keyword matching"]
+        + [f"- Step {i}: add the `step_{i}` helper to the service module" for i in range(40)]
+        + ["", "The relevance score must stay under 1.0 because callers treat it as a probability."]
+    )
+    progress = _progress(
+        [
+            {"role": "user", "content": "go to the next task of the plan"},
+            *ran("c1", "c-basic-memory - write_note", "# Created note", title="Task 1 plan", content=plan),
+            *ran("c2", "memory", "saved", action="add", content="The user wants tests run with pytest -q only."),
+            {"role": "assistant", "content": "Planned the task."},
+            {"role": "user", "content": "go"},
+        ]
+    )
+    assert not any("##" in p or "step_3" in p for p in progress), progress
+    assert (
+        "In `Task 1 plan`: The relevance score must stay under 1.0 because callers treat it as a probability."
+        in progress
+    ), progress
+    assert "The user wants tests run with pytest -q only." in progress

@@ -34,11 +34,16 @@ MAX_OUTCOME = 160  # a result line longer than this is clipped (still verbatim u
 
 
 def _fold(line: str) -> str:
-    # pytest's `===== 3 passed in 0.1s =====` rules go, `__format__` stays; a double space a tool
-    # prints between fields stays too (vitest's `Tests  9 failed`, git's `a1..b2  main -> main`)
-    line = re.sub(r"\s{3,}|[\t\r\n\f\v]+", " ", line.strip())
-    line = re.sub(r"^[=\-*#]{3,}\s*|\s*[=\-*#]{3,}$", "", line) or line
-    return clip(line, MAX_OUTCOME)
+    # pytest's `===== 3 passed in 0.1s =====` rules and runs of padding go, `__format__` stays; a double
+    # space a tool prints between fields stays (vitest's `Tests  9 failed`, git's `a1..b2  main -> main`), and
+    # so do the spaces that align a label's value (Jest's `Tests:       17 failed, 13 passed`, dotnet's
+    # `Failed:     0`): a fact quoting the line matched nothing once they were folded
+    line = re.sub(r"(?<![: ]) {3,}", " ", re.sub(r"[\t\r\n\f\v]+", " ", line.strip()))
+    ruled = re.sub(r"^[=\-*#]{3,}\s*", "", line)
+    ruled = (
+        ruled[: m.start()].rstrip() if (m := re.search(r"[=\-*#]{3,}$", ruled)) else ruled
+    )  # linear: no `\s*` before
+    return clip(ruled or line, MAX_OUTCOME)
 
 
 def is_placeholder(text: str) -> bool:
