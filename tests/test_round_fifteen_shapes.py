@@ -215,3 +215,43 @@ def test_a_memory_note_as_long_as_a_document_is_read_as_one():
         in progress
     ), progress
     assert "The user wants tests run with pytest -q only." in progress
+
+
+# a later span whose only edits were the user's `~/.claude/CLAUDE.md` made `~/.claude` the working folder,
+# and every file of the project an absolute path (Claude Code, held out); Claude Code's plans sit in
+# `~/.claude/plans` and Hermes's config and logs in `~/.hermes`: a program's settings folder is no project
+def test_a_settings_folder_under_home_never_replaces_the_project_s_folder():
+    root = "/Users/mi/Projects/transcript"
+    first = (
+        code_summarizer()
+        .update(
+            None,
+            [
+                {"role": "user", "content": "move the formatters"},
+                *ran("c1", "Edit", "ok", file_path=f"{root}/src/OutputFormatter.ts", old_string="a", new_string="b"),
+                *ran("c2", "Edit", "ok", file_path=f"{root}/src/index.ts", old_string="a", new_string="b"),
+                {"role": "assistant", "content": "Moved them."},
+                {"role": "user", "content": "ok"},
+            ],
+            budget_tokens=2000,
+        )
+        .text
+    )
+    later = (
+        code_summarizer()
+        .update(
+            first,
+            [
+                {"role": "user", "content": "add this to my CLAUDE.md"},
+                *ran("c3", "Read", "# Notes", file_path="/Users/mi/.claude/CLAUDE.md"),
+                *ran("c4", "Edit", "ok", file_path="/Users/mi/.claude/CLAUDE.md", old_string="#", new_string="# x"),
+                {"role": "assistant", "content": "Added."},
+                {"role": "user", "content": "thanks"},
+            ],
+            budget_tokens=2000,
+        )
+        .text
+    )
+    s = parse(later)
+    assert s.ledger.root == root, later
+    assert "src/OutputFormatter.ts" in s.ledger.files and "/Users/mi/.claude/CLAUDE.md" in s.ledger.files

@@ -69,6 +69,13 @@ def _below_home(folder: str) -> bool:
     return bool(home) and bool(rest[0]) and not any(x.startswith(".") for x in rest)
 
 
+def _settings_folder(folder: str) -> bool:
+    """A hidden folder right under a home folder, or inside one: a program's settings and notes
+    (`~/.claude` with the user's CLAUDE.md, `~/.hermes` with its config and logs), no project."""
+    home = HOME_DIR.match(_posix(folder))
+    return bool(home) and _posix(folder)[home.end() :].lstrip("/").startswith(".")
+
+
 def working_folder(turns: list[Turn], known: str = "") -> str:
     """The folder the agent works in ("" when unclear), strongest evidence first: a stated one
     (a system or user turn's `Working directory: /x`, `<cwd>/x</cwd>`); the folder most used by
@@ -167,11 +174,14 @@ def _holds_source(folder: str, paths: list[str]) -> bool:
 def settle(known: str, found: str) -> str:
     """The working folder after a pass: the one an earlier pass stated stays unless this span
     shows one outside it (a folder inside the project is no new root), and not for a temporary
-    folder (a span that only read a background task's output there)."""
+    folder (a span that only read a background task's output there) nor a program's settings
+    folder (a span whose one edit was the user's `~/.claude/CLAUDE.md` had made every file of the
+    project an absolute path)."""
     if not known or not found:
         return known or found
     inside = _posix(found).startswith(_posix(known).rstrip("/") + "/") or found == known
-    return known if inside or scratch(found + "/") and not scratch(known + "/") else found
+    aside = scratch(found + "/") and not scratch(known + "/") or _settings_folder(found) and not _settings_folder(known)
+    return known if inside or aside else found
 
 
 def relative(path: str, root: str) -> str:
