@@ -255,3 +255,36 @@ def test_a_settings_folder_under_home_never_replaces_the_project_s_folder():
     s = parse(later)
     assert s.ledger.root == root, later
     assert "src/OutputFormatter.ts" in s.ledger.files and "/Users/mi/.claude/CLAUDE.md" in s.ledger.files
+
+
+# aider's console quoted inside the reply it follows, as its chat history writes it: two held-out aider
+# sessions converted by different hands kept it there (`> Applied edit to …  `, `> Commit …  `, a failed
+# SEARCH block, the token limit); read as what a tool printed, with its commit lines kept as findings
+def test_aider_s_console_quoted_in_a_reply_is_read_as_its_tool_s_output():
+    reply = (
+        "I centred the options.\n\nwindow_craftcommand.rb\n```ruby\n<<<<<<< SEARCH\nx = 4\n=======\nx = 8\n"
+        ">>>>>>> REPLACE\n```\n\n"
+        "> Applied edit to D:\\work\\rpg\\window_craftcommand.rb  \n"
+        "> Commit 8268239 Centered command options content in draw_item.  \n"
+        ">  \n"
+        "> The LLM did not conform to the edit format.  \n"
+        "> ## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in scene_craft.rb  \n"
+    )
+    messages = [
+        {"role": "user", "content": "centre the three options"},
+        {"role": "assistant", "content": reply},
+        {"role": "user", "content": "ok"},
+    ]
+    s = parse(code_summarizer().update(None, messages, budget_tokens=2000).text)
+    assert s.ledger.files.get("window_craftcommand.rb") == "edited", s.ledger.files
+    assert any("SearchReplaceNoExactMatch: This SEARCH block failed" in e.line for e in s.ledger.errors), s.ledger
+    assert [e.cmd for e in s.ledger.errors] == ["apply_edits"]
+    assert "Commit 8268239 Centered command options content in draw_item." in s.progress, s.progress
+    assert not any("Applied edit" in p or "did not conform" in p for p in s.progress)
+
+
+def test_a_quote_in_a_reply_that_is_no_console_stays_the_reply_s():
+    from hermes_mlx.summarizer.text_actions import quoted_console
+
+    reply = "You wrote:\n\n> Applied edits should be reviewed first.  \n> Then merge.  \n\nAgreed."
+    assert quoted_console(reply) == (reply, "")

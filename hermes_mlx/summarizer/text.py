@@ -27,7 +27,7 @@ from .harness import (
     without_status_lines,
 )
 from .redact import redact
-from .text_actions import text_actions
+from .text_actions import applied_edits, quoted_console, text_actions
 from .vocabulary import (
     BOX_DRAWING,
     CODE_TOOL,
@@ -306,7 +306,25 @@ def normalize(messages) -> list[Turn]:
         call = _parse_call({"id": f"text_action_{i}", "function": {"name": "bash", "arguments": {"command": cmd}}})
         turns[i].tool_calls = [call]
         turns[i + 1].role, turns[i + 1].tool_call_id, turns[i + 1].name = "tool", call.id, "bash"
-    return turns
+    return _with_console_results(turns)
+
+
+def _with_console_results(turns: list[Turn]) -> list[Turn]:
+    """`turns`, each reply that quotes aider's console (`text_actions.quoted_console`) less it and
+    followed by it as what a tool printed: an `apply_edits` call naming the files it says were
+    edited, its result the console (commits, failed edits, the token limit it hit)."""
+    out: list[Turn] = []
+    for i, t in enumerate(turns):
+        said, console = quoted_console(t.text) if t.role == "assistant" and not t.tool_calls else (t.text, "")
+        out.append(t)
+        if not console:
+            continue
+        t.text = said
+        args = {"paths": "\n".join(applied_edits(console))}
+        call = _parse_call({"id": f"console_{i}", "function": {"name": "apply_edits", "arguments": args}})
+        t.tool_calls = [call]
+        out.append(Turn(role="tool", text=console, tool_call_id=call.id, name="apply_edits"))
+    return out
 
 
 def without_context(text: str, role: str) -> tuple[str, str]:

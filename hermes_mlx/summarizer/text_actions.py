@@ -61,3 +61,42 @@ def text_actions(turns: list) -> list[tuple[int, str]]:
         if t.role == "assistant" and nxt.role == "user" and answers_action(t.text, bool(t.tool_calls), nxt.text):
             out.append((i, fenced_command(t.text)))
     return out
+
+
+# aider's console as its chat history quotes it inside the reply it follows, each line a markdown quote with
+# a line break (`> Applied edit to window_craftcommand.rb  `, `> Commit 8268239 Centered …  `, `> ##
+# SearchReplaceNoExactMatch: …  `): two held-out aider sessions, converted by different hands, kept it there
+_QUOTE_RUN = re.compile(r"(?:^>[^\n]*(?:\n|\Z))+", re.M)
+_CONSOLE_SAYS = re.compile(
+    r"^> (?:Applied edit to \S|Commit [0-9a-f]{7,40} \S|Model \S+ has hit a token limit|The LLM did not conform|"
+    r"Only \d+ reflections allowed)",
+    re.M,
+)
+_COMMIT = re.compile(r"^> Commit [0-9a-f]{7,40} \S")
+_APPLIED = re.compile(r"^Applied edit to (.+?)\s*$", re.M)
+
+
+def quoted_console(text: str) -> tuple[str, str]:
+    """(`text` less the runs of quoted lines that are aider's console, those lines unquoted): a run
+    counts when a line of it is one only aider prints (_CONSOLE_SAYS) and most of its lines end in
+    markdown's line break; "" of the console when there is none. Its commit lines stay in the
+    reply, each a finding in the shape of a result (as one command's history, 29 edits' commits
+    were worth a share each, and went)."""
+    kept, console, at = [], [], 0
+    for run in _QUOTE_RUN.finditer(text or ""):
+        lines = run.group(0).splitlines()
+        broken = sum(ln.endswith("  ") or ln.strip() == ">" for ln in lines)
+        if not _CONSOLE_SAYS.search(run.group(0)) or 2 * broken < len(lines):
+            continue
+        commits = [ln for ln in lines if _COMMIT.match(ln)]  # a commit stays the reply's: a finding of its own
+        kept.append(text[at : run.start()] + "".join(f"{ln}\n" for ln in commits))
+        console += [ln[2:].rstrip() if ln.startswith("> ") else ln[1:].rstrip() for ln in lines if ln not in commits]
+        at = run.end()
+    if not console:
+        return text, ""
+    return ("".join(kept) + text[at:]).strip(), "\n".join(console).strip()
+
+
+def applied_edits(console: str) -> list[str]:
+    """The files aider's console says it applied edits to."""
+    return list(dict.fromkeys(m.group(1) for m in _APPLIED.finditer(console)))
