@@ -11,7 +11,7 @@ from summarizer_fakes import call, code_summarizer, ran
 from hermes_mlx.summarizer.summary import parse
 
 WHY = (
-    "## Desktop test login\n\n1. Pass a private key via `--dev-key` to start headless mode\n"
+    "## Desktop test login\n\n1. Pass a private key via `--dev-key` to start headless mode\n\n"
     "**Why the server keypair?** Test-login creates a user with a keypair derived from the email. "
     "Using the CLI dev key would cause a keypair mismatch and vault decryption failures.\n"
 )
@@ -278,7 +278,7 @@ def test_aider_s_console_quoted_in_a_reply_is_read_as_its_tool_s_output():
     s = parse(code_summarizer().update(None, messages, budget_tokens=2000).text)
     assert s.ledger.files.get("window_craftcommand.rb") == "edited", s.ledger.files
     assert any("SearchReplaceNoExactMatch: This SEARCH block failed" in e.line for e in s.ledger.errors), s.ledger
-    assert [e.cmd for e in s.ledger.errors] == ["apply_edits"]
+    assert [e.cmd for e in s.ledger.errors] == ["aider edit"]
     assert "Commit 8268239 Centered command options content in draw_item." in s.progress, s.progress
     assert not any("Applied edit" in p or "did not conform" in p for p in s.progress)
 
@@ -288,3 +288,30 @@ def test_a_quote_in_a_reply_that_is_no_console_stays_the_reply_s():
 
     reply = "You wrote:\n\n> Applied edits should be reviewed first.  \n> Then merge.  \n\nAgreed."
     assert quoted_console(reply) == (reply, "")
+
+
+# a spec wraps its prose at a width: read line by line, each piece was a sentence cut in two (`In SPEC.md:
+# HTTPS endpoints ("webhooks"). This document…`; the end-to-end review's Claude Code and Codex sessions)
+def test_a_document_s_wrapped_paragraph_is_read_as_one():
+    spec = (
+        "# Webhooks\n\nEvents are delivered to HTTPS endpoints. Receivers that need order\n"
+        "MUST use the event's occurred_at field because delivery retries\nreorder events.\n\n"
+        "- Retries back off exponentially because receivers\n  rate-limit bursts.\n"
+    )
+    said = [
+        p
+        for p in _progress(
+            [
+                {"role": "user", "content": "write the spec"},
+                *ran("c1", "Write", "ok", file_path="SPEC.md", content=spec),
+                {"role": "assistant", "content": "Spec written."},
+                {"role": "user", "content": "ok"},
+            ]
+        )
+        if p.startswith("In `")
+    ]
+    assert any(
+        "Receivers that need order MUST use the event's occurred_at field because delivery retries reorder events." in p
+        for p in said
+    ), said
+    assert "In `SPEC.md`: Retries back off exponentially because receivers rate-limit bursts." in said, said

@@ -107,7 +107,7 @@ _FILE_PART = re.compile(r"^(?:\*\*\* (?:Add|Update) File: |\+\+\+ (?:b/)?)(.+?)[
 
 def added_by_file(args: dict, action: str = "") -> list[tuple[str, str]]:
     """(file, the text an edit adds to it) for each file an editing call writes: an edit's new text
-    less the lines its old text had, a new file's whole text (`action` "created"), or each file's
+    less the lines its old text had (its blank lines kept: they part its paragraphs), a new file's whole text (`action` "created"), or each file's
     added lines in a patch that names them (`*** Update File: docs/spec.md`, `+++ b/README.md`)."""
     path = next((args[k] for k in FILE_KEYS if isinstance(args.get(k), str)), "")
     new = next((args[k] for k in EDIT_NEW_KEYS if isinstance(args.get(k), str)), None)
@@ -116,7 +116,7 @@ def added_by_file(args: dict, action: str = "") -> list[tuple[str, str]]:
         new = next((args[k] for k in WRITE_KEYS if isinstance(args.get(k), str)), None)
     if path and new is not None:
         had = {ln.strip() for ln in old.splitlines()}
-        return [(path, "\n".join(ln for ln in new.splitlines() if ln.strip() not in had))]
+        return [(path, "\n".join(ln for ln in new.splitlines() if not ln.strip() or ln.strip() not in had))]
     for value in args.values():
         parts = list(_FILE_PART.finditer(value)) if isinstance(value, str) and "\n" in value else []
         if parts:

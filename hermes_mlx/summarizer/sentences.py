@@ -109,6 +109,34 @@ def paragraphs(text: str) -> list[list[str]]:
 
 
 _LIST_ITEM = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
+# a line that starts a block of its own in a document: a heading, a list item, a table row, a fence, a
+# quote, a tag, a definition's term line in bold
+_BLOCK_START = re.compile(r"^\s*(?:#|\||```|~~~|>|<|[-*+•]\s|\d+[.)]\s|\*\*[^*\n]+\*\*\s*$)")
+
+
+def unwrapped(text: str) -> str:
+    """A document's text with each paragraph on one line: a spec or a README wraps its prose at a
+    width (`HTTPS endpoints ("webhooks"). This document` / `describes …`), and read line by line each
+    piece was a sentence cut in two. A line joins the one before it unless either starts a block of
+    its own (_BLOCK_START: a heading, a list item, a table row, a fence) or a blank line parts them; a
+    list item's wrapped lines join it; fenced code stays as it is."""
+    out: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        said = line.strip()
+        if said.startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not (fenced or not said or _BLOCK_START.match(line)) and out and out[-1].strip():
+            before = out[-1].lstrip()
+            if not (
+                before.startswith(("#", "|", "```", "~~~", "<")) or _BLOCK_START.match(out[-1]) and "**" in before[:2]
+            ):
+                out[-1] = f"{out[-1].rstrip()} {said}"
+                continue
+        out.append(line)
+    return "\n".join(out)
+
+
 # a line that starts as no sentence does: a table row (markdown's `|`, or drawn in box characters as a
 # terminal renders it), a heading, a tag, a brace
 _NOT_PROSE = ("|", "#", "<", "{", "}", *BOX_DRAWING)

@@ -20,7 +20,7 @@ from .findings import (
     rank,
     weigh,
 )
-from .sentences import FINDING_CHARS, paragraphs, words
+from .sentences import FINDING_CHARS, paragraphs, unwrapped, words
 from .text import Turn
 from .vocabulary import CHANGE_VERBS, DECISION_CUE
 from .written import documented
@@ -74,7 +74,7 @@ def documented_lines(turns: list[Turn]) -> list[Finding]:
     n = max(1, len(turns) - 1)
     for i, t in enumerate(turns):
         for path, text in documented(t) if t.role == "assistant" else ():
-            for sentences in paragraphs(text):
+            for sentences in paragraphs(unwrapped(text)):
                 for piece in pieces(sentences):
                     said = as_finding(piece)
                     if not said or words(said) < 5 or is_announcement(said):

@@ -311,7 +311,7 @@ def normalize(messages) -> list[Turn]:
 
 def _with_console_results(turns: list[Turn]) -> list[Turn]:
     """`turns`, each reply that quotes aider's console (`text_actions.quoted_console`) less it and
-    followed by it as what a tool printed: an `apply_edits` call naming the files it says were
+    followed by it as what a tool printed: an `aider edit` call naming the files it says were
     edited, its result the console (commits, failed edits, the token limit it hit)."""
     out: list[Turn] = []
     for i, t in enumerate(turns):
@@ -321,9 +321,9 @@ def _with_console_results(turns: list[Turn]) -> list[Turn]:
             continue
         t.text = said
         args = {"paths": "\n".join(applied_edits(console))}
-        call = _parse_call({"id": f"console_{i}", "function": {"name": "apply_edits", "arguments": args}})
+        call = _parse_call({"id": f"console_{i}", "function": {"name": "aider edit", "arguments": args}})
         t.tool_calls = [call]
-        out.append(Turn(role="tool", text=console, tool_call_id=call.id, name="apply_edits"))
+        out.append(Turn(role="tool", text=console, tool_call_id=call.id, name="aider edit"))
     return out
 
 
