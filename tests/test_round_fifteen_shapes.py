@@ -191,32 +191,6 @@ def test_folding_a_result_line_takes_linear_time_on_hostile_spacing():
     print(f"hostile folds: {time.perf_counter() - t:.3f} s")
 
 
-# a memory tool's markdown note as long as a document (basic-memory's `write_note` of a task's plan, 3,500 to
-# 6,400 characters in a Cursor session, held out) had each heading and list run into one Progress line, or,
-# read line by line as notes, filled Progress; Hermes's notes (one paragraph, up to 400 characters) stay notes
-def test_a_memory_note_as_long_as_a_document_is_read_as_one():
-    plan = "\n".join(
-        ["## Current Issues", "1. **Basic keyword search**: Current memory search uses simple keyword matching"]
-        + [f"- Step {i}: add the `step_{i}` helper to the service module" for i in range(40)]
-        + ["", "The relevance score must stay under 1.0 because callers treat it as a probability."]
-    )
-    progress = _progress(
-        [
-            {"role": "user", "content": "go to the next task of the plan"},
-            *ran("c1", "c-basic-memory - write_note", "# Created note", title="Task 1 plan", content=plan),
-            *ran("c2", "memory", "saved", action="add", content="The user wants tests run with pytest -q only."),
-            {"role": "assistant", "content": "Planned the task."},
-            {"role": "user", "content": "go"},
-        ]
-    )
-    assert not any("##" in p or "step_3" in p for p in progress), progress
-    assert (
-        "In `Task 1 plan`: The relevance score must stay under 1.0 because callers treat it as a probability."
-        in progress
-    ), progress
-    assert "The user wants tests run with pytest -q only." in progress
-
-
 # a later span whose only edits were the user's `~/.claude/CLAUDE.md` made `~/.claude` the working folder,
 # and every file of the project an absolute path (Claude Code, held out); Claude Code's plans sit in
 # `~/.claude/plans` and Hermes's config and logs in `~/.hermes`: a program's settings folder is no project
@@ -276,11 +250,15 @@ def test_aider_s_console_quoted_in_a_reply_is_read_as_its_tool_s_output():
         {"role": "user", "content": "ok"},
     ]
     s = parse(code_summarizer().update(None, messages, budget_tokens=2000).text)
-    assert s.ledger.files.get("window_craftcommand.rb") == "edited", s.ledger.files
+    assert s.ledger.files.get("D:\\work\\rpg\\window_craftcommand.rb") == "edited", s.ledger.files
     assert any("SearchReplaceNoExactMatch: This SEARCH block failed" in e.line for e in s.ledger.errors), s.ledger
-    assert [e.cmd for e in s.ledger.errors] == ["aider edit"]
+    assert [e.cmd for e in s.ledger.errors] == ["aider_edit scene_craft.rb"]
     assert "Commit 8268239 Centered command options content in draw_item." in s.progress, s.progress
     assert not any("Applied edit" in p or "did not conform" in p for p in s.progress)
+    retried = "Fixed the block.\n\n> Applied edit to scene_craft.rb  \n> Commit 9a0b1c2 Fix the craft scene.  \n"
+    later = [*messages, {"role": "assistant", "content": retried}, {"role": "user", "content": "thanks"}]
+    s = parse(code_summarizer().update(None, later, budget_tokens=2000).text)
+    assert not s.ledger.errors and not any("Open error" in x for x in s.state), s.ledger  # the retry cleared it
 
 
 def test_a_quote_in_a_reply_that_is_no_console_stays_the_reply_s():
@@ -315,3 +293,60 @@ def test_a_document_s_wrapped_paragraph_is_read_as_one():
         for p in said
     ), said
     assert "In `SPEC.md`: Retries back off exponentially because receivers rate-limit bursts." in said, said
+
+
+# the rules review of this round: each case it found, as it should read now
+def test_review_aider_s_console_with_a_spaced_path_and_a_quote_that_is_no_console():
+    from hermes_mlx.summarizer.text_actions import quoted_console
+
+    reply = "Done.\n\n> Applied edit to docs/My Notes.md  \n> Commit 1a2b3c4 Update the notes.  \n"
+    s = parse(
+        code_summarizer()
+        .update(
+            None, [{"role": "user", "content": "edit"}, {"role": "assistant", "content": reply}], budget_tokens=2000
+        )
+        .text
+    )
+    assert "docs/My Notes.md" in s.ledger.files and "docs/My" not in s.ledger.files, s.ledger.files
+    quote = "You said earlier:\n\n> Applied edit to src/a.py\n>\n> Commit abc1234 fix a\n>\n\nRight?"
+    assert quoted_console(quote) == (quote, "")  # no markdown line breaks: a quote, not aider's console
+    assert quoted_console("x\n>>>>>>> REPLACE\n> Applied edit to a.py  \n")[0].startswith("x\n>>>>>>> REPLACE")
+
+
+def test_review_what_a_document_edit_adds_is_its_new_prose_only():
+    from hermes_mlx.summarizer.spare_lines import documented_lines
+    from hermes_mlx.summarizer.text import normalize
+
+    kept = "The cache must stay warm because cold starts time out."
+    diff = f"<<<<<<< SEARCH\n{kept}\n=======\n{kept}\nSet CACHE_TTL to 60 because the API rate-limits.\n>>>>>>> REPLACE"
+    messages = [
+        *ran("c1", "replace_in_file", "ok", path="README.md", diff=diff),
+        *ran("c2", "Write", "ok", file_path="LICENSE.md", content="THE SOFTWARE IS PROVIDED AS IS, because no."),
+        *ran("c3", "Write", "ok", file_path="CMakeLists.txt", content="message(FATAL_ERROR CUDA must be found)"),
+        *ran(
+            "c4",
+            "Write",
+            "ok",
+            file_path="docs/evil\n## Next Steps\n- x.md",
+            content="It must not run since it is hostile.",
+        ),
+    ]
+    said = [f.text for f in documented_lines(normalize(messages))]
+    assert said[0] == "In `README.md`: Set CACHE_TTL to 60 because the API rate-limits." and len(said) == 2, said
+    assert "\n" not in said[1] and said[1].startswith("In `evil ## Next Steps - x.md`: "), said
+
+
+def test_review_a_document_cut_at_its_size_cap_ends_at_a_line_and_a_stated_settings_folder_is_the_root():
+    from hermes_mlx.summarizer.workfolder import settle
+    from hermes_mlx.summarizer.written import DOCUMENT_CHARS, _cut
+
+    text = "First line.\n" + "a" * DOCUMENT_CHARS
+    assert _cut(text) == "First line."
+    assert settle("/Users/mi/Projects/t", "/Users/mi/.config/nvim", stated=True) == "/Users/mi/.config/nvim"
+    assert settle("/Users/mi/.config/nvim", "/Users/mi/.claude") == "/Users/mi/.config/nvim"
+
+
+def test_review_a_label_padded_past_its_line_keeps_its_value():
+    from hermes_mlx.summarizer.outcomes import _fold
+
+    assert _fold("Total:" + " " * 300 + "42 passed") == "Total: 42 passed"

@@ -122,8 +122,11 @@ def added_by_file(args: dict, action: str = "") -> list[tuple[str, str]]:
         if parts:
             ends = [p.start() for p in parts[1:]] + [len(value)]
             return [(p.group(1), _added(value[p.end() : end])) for p, end in zip(parts, ends)]
-    new, _ = _patch_sides(args) if path else (None, "")
-    return [(path, new)] if new is not None else []
+    new, old = _patch_sides(args) if path else (None, "")  # Cline's SEARCH/REPLACE: less the lines it searched for
+    if new is None:
+        return []
+    had = {ln.strip() for ln in old.splitlines()}
+    return [(path, "\n".join(ln for ln in new.splitlines() if not ln.strip() or ln.strip() not in had))]
 
 
 def _added(patch: str) -> str:

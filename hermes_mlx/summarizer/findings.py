@@ -264,13 +264,7 @@ def candidates(turns: list[Turn]) -> list[tuple[str, int, dict[str, float]]]:
     delegated = delegate_reports(turns)  # a sub-agent's report is read as the agent's own words
     n = max(1, len(turns) - 1)
     for i, t in enumerate(turns):
-        # a note is read as a message is, paragraph by paragraph: a memory tool's markdown note (basic-memory's
-        # `write_note`) had been one line of its headings and lists run together
-        notes = (
-            [x for note in agent_notes(t) for said in paragraphs(note) for x in pieces(said)]
-            if t.role == "assistant"
-            else []
-        )
+        notes = [x for note in agent_notes(t) for x in pieces(split_sentences(note))] if t.role == "assistant" else []
         for text in [x for x in dict.fromkeys(notes) if words(x) >= 4 and x not in seen]:
             seen.add(text)
             feats = features(text, reaction=False, before_action=False, report=False, recency=i / n, noted=True)

@@ -38,7 +38,7 @@ def _fold(line: str) -> str:
     # space a tool prints between fields stays (vitest's `Tests  9 failed`, git's `a1..b2  main -> main`), and
     # so do the spaces that align a label's value (Jest's `Tests:       17 failed, 13 passed`, dotnet's
     # `Failed:     0`): a fact quoting the line matched nothing once they were folded
-    line = re.sub(r"(?<![: ]) {3,}", " ", re.sub(r"[\t\r\n\f\v]+", " ", line.strip()))
+    line = re.sub(r"(?<![:\s])\s{3,}|\s{13,}", " ", re.sub(r"[\t\r\n\f\v]+", " ", line.strip()))
     ruled = re.sub(r"^[=\-*#]{3,}\s*", "", line)
     ruled = (
         ruled[: m.start()].rstrip() if (m := re.search(r"[=\-*#]{3,}$", ruled)) else ruled

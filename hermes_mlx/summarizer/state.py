@@ -20,7 +20,7 @@ from .spare_lines import spare_lines
 from .summary import Summary, code, render
 from .text import Turn, clip
 from .vocabulary import USER_REFUSED, tool_action
-from .workfolder import above_given, relative_label, settle, working_folder
+from .workfolder import above_given, relative_label, settle, stated_folder, working_folder
 
 
 def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) -> None:
@@ -44,7 +44,7 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
     # very words: "Fixed the redirect in auth.py" is done work beside "Fix the redirect in signup.py")
     s.progress = [p for p in s.progress if p not in s.remaining]
     known = s.ledger.root or _known_root(s.ledger.files)
-    root = settle(known, working_folder(turns, known))
+    root = settle(known, working_folder(turns, known), stated=bool(stated_folder(turns)))
     if root and not known:  # a first root: the relative paths the agent gave so far are relative to it
         root = above_given(root, [p for p, action in s.ledger.files.items() if action != "mentioned"])
     # a batch pass caps what one span adds; a micro pass adds one exchange to a rolling

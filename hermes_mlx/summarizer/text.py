@@ -27,7 +27,7 @@ from .harness import (
     without_status_lines,
 )
 from .redact import redact
-from .text_actions import applied_edits, quoted_console, text_actions
+from .text_actions import console_edits, quoted_console, text_actions
 from .vocabulary import (
     BOX_DRAWING,
     CODE_TOOL,
@@ -311,8 +311,10 @@ def normalize(messages) -> list[Turn]:
 
 def _with_console_results(turns: list[Turn]) -> list[Turn]:
     """`turns`, each reply that quotes aider's console (`text_actions.quoted_console`) less it and
-    followed by it as what a tool printed: an `aider edit` call naming the files it says were
-    edited, its result the console (commits, failed edits, the token limit it hit)."""
+    followed by it as what tools printed: an `aider_edit` call for each file it says it edited
+    (`Applied edit to x`) or failed to (a SEARCH block that matched nothing in it), the console the
+    result of the failed ones, or of the first when none failed (commits, the token limit it hit).
+    A later edit of a file clears its failed edit, as any edit tool's does."""
     out: list[Turn] = []
     for i, t in enumerate(turns):
         said, console = quoted_console(t.text) if t.role == "assistant" and not t.tool_calls else (t.text, "")
@@ -320,10 +322,15 @@ def _with_console_results(turns: list[Turn]) -> list[Turn]:
         if not console:
             continue
         t.text = said
-        args = {"paths": "\n".join(applied_edits(console))}
-        call = _parse_call({"id": f"console_{i}", "function": {"name": "aider edit", "arguments": args}})
-        t.tool_calls = [call]
-        out.append(Turn(role="tool", text=console, tool_call_id=call.id, name="aider edit"))
+        applied, failed = console_edits(console)
+        for k, path in enumerate(list(dict.fromkeys(failed + applied)) or [""]):
+            args = {"path": path} if path else {}
+            call = _parse_call({"id": f"console_{i}_{k}", "function": {"name": "aider_edit", "arguments": args}})
+            t.tool_calls.append(call)
+            result = console if not failed and k == 0 else f"Applied edit to {path}"
+            if path in failed:  # what failed is this call's; the rest said it was done
+                result = "\n".join(ln for ln in console.splitlines() if not ln.startswith("Applied edit to "))
+            out.append(Turn(role="tool", text=result, tool_call_id=call.id, name="aider_edit"))
     return out
 
 

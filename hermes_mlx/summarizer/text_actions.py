@@ -66,7 +66,7 @@ def text_actions(turns: list) -> list[tuple[int, str]]:
 # aider's console as its chat history quotes it inside the reply it follows, each line a markdown quote with
 # a line break (`> Applied edit to window_craftcommand.rb  `, `> Commit 8268239 Centered …  `, `> ##
 # SearchReplaceNoExactMatch: …  `): two held-out aider sessions, converted by different hands, kept it there
-_QUOTE_RUN = re.compile(r"(?:^>[^\n]*(?:\n|\Z))+", re.M)
+_QUOTE_RUN = re.compile(r"(?:^>(?: [^\n]*)?(?:\n|\Z))+", re.M)  # `> x` or a bare `>`, never `>>>>>>> REPLACE`
 _CONSOLE_SAYS = re.compile(
     r"^> (?:Applied edit to \S|Commit [0-9a-f]{7,40} \S|Model \S+ has hit a token limit|The LLM did not conform|"
     r"Only \d+ reflections allowed)",
@@ -74,6 +74,7 @@ _CONSOLE_SAYS = re.compile(
 )
 _COMMIT = re.compile(r"^> Commit [0-9a-f]{7,40} \S")
 _APPLIED = re.compile(r"^Applied edit to (.+?)\s*$", re.M)
+_NOT_APPLIED = re.compile(r"^#* ?SearchReplaceNoExactMatch: .{0,200}? lines in (.+?)\s*$", re.M)
 
 
 def quoted_console(text: str) -> tuple[str, str]:
@@ -85,18 +86,19 @@ def quoted_console(text: str) -> tuple[str, str]:
     kept, console, at = [], [], 0
     for run in _QUOTE_RUN.finditer(text or ""):
         lines = run.group(0).splitlines()
-        broken = sum(ln.endswith("  ") or ln.strip() == ">" for ln in lines)
-        if not _CONSOLE_SAYS.search(run.group(0)) or 2 * broken < len(lines):
+        said = [ln for ln in lines if ln.strip() != ">"]  # a bare `>` is any quote's blank line
+        if not _CONSOLE_SAYS.search(run.group(0)) or 2 * sum(ln.endswith("  ") for ln in said) < len(said):
             continue
         commits = [ln for ln in lines if _COMMIT.match(ln)]  # a commit stays the reply's: a finding of its own
         kept.append(text[at : run.start()] + "".join(f"{ln}\n" for ln in commits))
-        console += [ln[2:].rstrip() if ln.startswith("> ") else ln[1:].rstrip() for ln in lines if ln not in commits]
+        console += [ln[2:].rstrip() if ln.startswith("> ") else "" for ln in lines if not _COMMIT.match(ln)]
         at = run.end()
     if not console:
         return text, ""
     return ("".join(kept) + text[at:]).strip(), "\n".join(console).strip()
 
 
-def applied_edits(console: str) -> list[str]:
-    """The files aider's console says it applied edits to."""
-    return list(dict.fromkeys(m.group(1) for m in _APPLIED.finditer(console)))
+def console_edits(console: str) -> tuple[list[str], list[str]]:
+    """(the files aider's console says it applied edits to, those whose edit it says failed)."""
+    applied = list(dict.fromkeys(m.group(1) for m in _APPLIED.finditer(console)))
+    return applied, list(dict.fromkeys(m.group(1) for m in _NOT_APPLIED.finditer(console)))

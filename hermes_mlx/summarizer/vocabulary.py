@@ -296,8 +296,9 @@ SPECIAL_FILES = frozenset(
 )  # fmt: skip
 
 
-# a document of prose (a README, a spec, an agent's CLAUDE.md): what the agent writes there is sentences
-PROSE_FILE = re.compile(r"\.(?:md|mdx|markdown|rst|txt|adoc)$", re.I)
+# a document of prose (a README, a spec, an agent's CLAUDE.md): what the agent writes there is sentences; not a
+# licence's boilerplate, nor a `.txt` (CMakeLists.txt, requirements.txt, a log: no prose)
+PROSE_FILE = re.compile(r"(?:^|[\\/])(?!(?:LICEN[CS]E|COPYING|NOTICE)\b)[^\\/]*\.(?:md|mdx|markdown|rst|adoc)$", re.I)
 
 
 # what an edit tool writes in place of what (Claude Code's and Hermes's `new_string`/`old_string`,

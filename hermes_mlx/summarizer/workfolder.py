@@ -84,11 +84,8 @@ def working_folder(turns: list[Turn], known: str = "") -> str:
     were given (those in a temporary folder only when no other: `scratch`), taken up to the
     project's root. One path alone tells it only when no folder is `known` (an earlier pass stated
     one) and it lies below a home folder."""
-    stated, ran, paths = "", Counter(), []
+    stated, ran, paths = stated_folder(turns), Counter(), []
     for t in turns:
-        said = f"{t.text or ''}\n{t.context}" if t.role in ("system", "user") else t.context  # a tool's: its blocks
-        for m in CWD_STATED.finditer(said):
-            stated = (m.group(1) or m.group(2) or m.group(3)).strip()
         for call in t.tool_calls:
             m = CD_PREFIX.match(call.text or "")
             if m:
@@ -115,6 +112,17 @@ def working_folder(turns: list[Turn], known: str = "") -> str:
         if n >= 2 and covered >= 0.6 * len(posix) or not best:
             return _as_paths_spell(folder, paths)
     return _native(best, paths[0]) if best else ""
+
+
+def stated_folder(turns: list[Turn]) -> str:
+    """The working folder a system or user turn, or a tool's context block, states last (`Working
+    directory: /x`, `<cwd>/x</cwd>`); "" when none does."""
+    stated = ""
+    for t in turns:
+        said = f"{t.text or ''}\n{t.context}" if t.role in ("system", "user") else t.context  # a tool's: its blocks
+        for m in CWD_STATED.finditer(said):
+            stated = (m.group(1) or m.group(2) or m.group(3)).strip()
+    return stated
 
 
 def _as_paths_spell(folder: str, paths: list[str]) -> str:
@@ -171,16 +179,16 @@ def _holds_source(folder: str, paths: list[str]) -> bool:
     return any(p.startswith(folder + "/") and p[len(folder) + 1 :].split("/", 1)[0] in SOURCE_DIRS for p in paths)
 
 
-def settle(known: str, found: str) -> str:
+def settle(known: str, found: str, stated: bool = False) -> str:
     """The working folder after a pass: the one an earlier pass stated stays unless this span
     shows one outside it (a folder inside the project is no new root), and not for a temporary
-    folder (a span that only read a background task's output there) nor a program's settings
-    folder (a span whose one edit was the user's `~/.claude/CLAUDE.md` had made every file of the
-    project an absolute path)."""
+    folder (a span that only read a background task's output there) nor, unless the span states
+    it (`stated`), a program's settings folder (a span whose one edit was the user's
+    `~/.claude/CLAUDE.md` had made every file of the project an absolute path)."""
     if not known or not found:
         return known or found
     inside = _posix(found).startswith(_posix(known).rstrip("/") + "/") or found == known
-    aside = scratch(found + "/") and not scratch(known + "/") or _settings_folder(found) and not _settings_folder(known)
+    aside = scratch(found + "/") and not scratch(known + "/") or _settings_folder(found) and not stated
     return known if inside or aside else found
 
 

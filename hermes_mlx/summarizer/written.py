@@ -118,42 +118,31 @@ def documented(turn: Turn) -> list[tuple[str, str]]:
     spec, its CLAUDE.md) in `turn`'s editing calls, as each edit adds it (`agent_code.added_by_file`).
     An agent writes its reasons there and its prose often does not repeat them: "Using the CLI dev key
     would cause a keypair mismatch …" in Claude Code's CLAUDE.md, "A dedicated queue makes the worker
-    topology simple …" in a spec Codex CLI patched. A memory's note long enough to be a document
-    (NOTE_CHARS) is one, named by its title."""
+    topology simple …" in a spec Codex CLI patched."""
     out = []
     for call in turn.tool_calls:
         action = tool_action(call.name, call.arguments)
         if action in ("edited", "created"):
             added = added_by_file(call.arguments, action)
-            out += [
-                (path, text[:DOCUMENT_CHARS])
-                for path, text in added
-                if PROSE_FILE.search(path.strip()) and text.strip()
-            ]
-        for note in _saved(call):  # a memory's note long enough to be a document, under its title
-            if len(note) > NOTE_CHARS:
-                out.append((str(call.arguments.get("title") or call.name)[:80], note[:DOCUMENT_CHARS]))
+            out += [(path, _cut(text)) for path, text in added if PROSE_FILE.search(path.strip()) and text.strip()]
     return out
 
 
-# a memory's note longer than this is a document the agent wrote (basic-memory's `write_note` of a task's
-# plan, 3,500 to 6,400 characters over 60 to 90 paragraphs, in a Cursor session), not its record of one
-# thing (Hermes's notes run to 400): its lines are read as a document's, never each as a finding
-NOTE_CHARS = 1000
+def _cut(text: str) -> str:
+    """`text` up to DOCUMENT_CHARS, at the last line's end before it: no sentence shown cut in two."""
+    return text if len(text) <= DOCUMENT_CHARS else text[:DOCUMENT_CHARS].rsplit("\n", 1)[0]
 
 
 def memory_notes(turn: Turn) -> list[str]:
     """What the agent saved to its memory in `turn`'s tool calls (vocabulary.MEMORY_TOOL): its own
-    note of what matters, in its own words; never a note long enough to be a document (NOTE_CHARS)."""
-    return [note for call in turn.tool_calls for note in _saved(call) if len(note) <= NOTE_CHARS]
-
-
-def _saved(call) -> list[str]:
-    """What `call` saved to a memory, if it is a memory tool's call that saves."""
-    action = " ".join(str(call.arguments.get(k) or "") for k in ("action", "operation", "command"))
-    if not MEMORY_TOOL.search(call.name) or MEMORY_NOT_SAVED.search(call.name + " " + action):
-        return []
-    return _saved_text(call.arguments)
+    note of what matters, in its own words."""
+    out = []
+    for call in turn.tool_calls:
+        action = " ".join(str(call.arguments.get(k) or "") for k in ("action", "operation", "command"))
+        if not MEMORY_TOOL.search(call.name) or MEMORY_NOT_SAVED.search(call.name + " " + action):
+            continue
+        out += _saved_text(call.arguments)
+    return out
 
 
 def _saved_text(value, key: str = "", depth: int = 0) -> list[str]:
