@@ -17,11 +17,16 @@ WHY = (
 )
 
 
-def _progress(messages: list[dict], mode: str = "batch") -> list[str]:
-    """The Progress lines of one pass over `messages` under Hermes's smallest budget, 2,000 tokens:
-    a batch pass (`update`) or a micro exchange folded into no summary (`merge`)."""
+def _summary(messages: list[dict], mode: str = "batch", before: str | None = None) -> str:
+    """One pass over `messages` under Hermes's smallest budget, 2,000 tokens: a batch pass (`update`)
+    or a micro exchange folded (`merge`) into the summary `before`."""
     job = code_summarizer().update if mode == "batch" else code_summarizer().merge
-    return parse(job(None, messages, budget_tokens=2000).text).progress
+    return job(before, messages, budget_tokens=2000).text
+
+
+def _progress(messages: list[dict], mode: str = "batch") -> list[str]:
+    """The Progress lines of one pass over `messages` (`_summary`)."""
+    return parse(_summary(messages, mode)).progress
 
 
 # the reason an agent writes into a document is said nowhere else: Claude Code's CLAUDE.md edit gave why
@@ -103,19 +108,15 @@ def test_a_unified_diff_to_a_readme_and_a_windows_path_name_the_file():
 
 def test_a_secret_written_into_a_document_is_redacted():
     doc = "The deploy must use the key sk-proj-4f9XbQ2mZ7LkP0vR8sT1uW3yA6cE5dG because staging rejects others.\n"
-    text = (
-        code_summarizer()
-        .update(
-            None,
-            [
-                {"role": "user", "content": "document deploys"},
-                *ran("c1", "Write", "ok", file_path="DEPLOY.md", content=doc),
-                {"role": "assistant", "content": "Documented."},
-                {"role": "user", "content": "ok"},
-            ],
-        )
-        .text
+    text = _summary(
+        [
+            {"role": "user", "content": "document deploys"},
+            *ran("c1", "Write", "ok", file_path="DEPLOY.md", content=doc),
+            {"role": "assistant", "content": "Documented."},
+            {"role": "user", "content": "ok"},
+        ]
     )
+    assert "In `DEPLOY.md`: The deploy must use the key" in text, text  # the line is said, its key redacted
     assert "sk-proj-4f9XbQ2mZ7LkP0vR8sT1uW3yA6cE5dG" not in text
     assert "4f9XbQ2mZ7LkP0vR8sT1uW3yA6cE5dG" not in text
 
@@ -124,20 +125,18 @@ def test_a_huge_document_write_is_read_in_bounded_time_and_the_summary_stays_in_
     para = "The worker must drain its queue before exit because jobs are lost otherwise. " * 3
     doc = "\n\n".join(f"{para} Section {i}." for i in range(20000))  # about 5 MB
     t = time.perf_counter()
-    s = code_summarizer().update(
-        None,
+    text = _summary(
         [
             {"role": "user", "content": "write the operations guide"},
             {"role": "assistant", "content": "", "tool_calls": [call("c1", "Write", file_path="OPS.md", content=doc)]},
             {"role": "tool", "tool_call_id": "c1", "content": "ok"},
             {"role": "assistant", "content": "Wrote the guide."},
             {"role": "user", "content": "ok"},
-        ],
-        budget_tokens=2000,
+        ]
     )
     elapsed = time.perf_counter() - t
     print(f"5 MB document: {elapsed:.2f} s")
-    assert s.text and len(parse(s.text).progress) < 100
+    assert text and len(parse(text).progress) < 100
 
 
 # pytest's traceback cut by `| head -100` before its summary line: the result was a frame's argument line
@@ -152,19 +151,13 @@ def test_a_cut_pytest_traceback_s_result_is_its_marked_exception():
         "    async def test_tool_call_flow():\n        async with client.stream(\n"
     )
     cmd = "python -m pytest tests/test_flow.py -v 2>&1 | head -100"
-    text = (
-        code_summarizer()
-        .update(
-            None,
-            [
-                {"role": "user", "content": "run the flow tests"},
-                *ran("c1", "Bash", json.dumps({"output": out, "exitCode": 0}), cmd=cmd),
-                {"role": "assistant", "content": "The server is not running."},
-                {"role": "user", "content": "start it"},
-            ],
-            budget_tokens=2000,
-        )
-        .text
+    text = _summary(
+        [
+            {"role": "user", "content": "run the flow tests"},
+            *ran("c1", "Bash", json.dumps({"output": out, "exitCode": 0}), cmd=cmd),
+            {"role": "assistant", "content": "The server is not running."},
+            {"role": "user", "content": "start it"},
+        ],
     )
     assert f"`{cmd}` (exit 0) → httpcore.ConnectError: All connection attempts failed" in text, text
 
@@ -196,35 +189,24 @@ def test_folding_a_result_line_takes_linear_time_on_hostile_spacing():
 # `~/.claude/plans` and Hermes's config and logs in `~/.hermes`: a program's settings folder is no project
 def test_a_settings_folder_under_home_never_replaces_the_project_s_folder():
     root = "/Users/mi/Projects/transcript"
-    first = (
-        code_summarizer()
-        .update(
-            None,
-            [
-                {"role": "user", "content": "move the formatters"},
-                *ran("c1", "Edit", "ok", file_path=f"{root}/src/OutputFormatter.ts", old_string="a", new_string="b"),
-                *ran("c2", "Edit", "ok", file_path=f"{root}/src/index.ts", old_string="a", new_string="b"),
-                {"role": "assistant", "content": "Moved them."},
-                {"role": "user", "content": "ok"},
-            ],
-            budget_tokens=2000,
-        )
-        .text
+    first = _summary(
+        [
+            {"role": "user", "content": "move the formatters"},
+            *ran("c1", "Edit", "ok", file_path=f"{root}/src/OutputFormatter.ts", old_string="a", new_string="b"),
+            *ran("c2", "Edit", "ok", file_path=f"{root}/src/index.ts", old_string="a", new_string="b"),
+            {"role": "assistant", "content": "Moved them."},
+            {"role": "user", "content": "ok"},
+        ],
     )
-    later = (
-        code_summarizer()
-        .update(
-            first,
-            [
-                {"role": "user", "content": "add this to my CLAUDE.md"},
-                *ran("c3", "Read", "# Notes", file_path="/Users/mi/.claude/CLAUDE.md"),
-                *ran("c4", "Edit", "ok", file_path="/Users/mi/.claude/CLAUDE.md", old_string="#", new_string="# x"),
-                {"role": "assistant", "content": "Added."},
-                {"role": "user", "content": "thanks"},
-            ],
-            budget_tokens=2000,
-        )
-        .text
+    later = _summary(
+        [
+            {"role": "user", "content": "add this to my CLAUDE.md"},
+            *ran("c3", "Read", "# Notes", file_path="/Users/mi/.claude/CLAUDE.md"),
+            *ran("c4", "Edit", "ok", file_path="/Users/mi/.claude/CLAUDE.md", old_string="#", new_string="# x"),
+            {"role": "assistant", "content": "Added."},
+            {"role": "user", "content": "thanks"},
+        ],
+        before=first,
     )
     s = parse(later)
     assert s.ledger.root == root, later
@@ -249,7 +231,7 @@ def test_aider_s_console_quoted_in_a_reply_is_read_as_its_tool_s_output():
         {"role": "assistant", "content": reply},
         {"role": "user", "content": "ok"},
     ]
-    s = parse(code_summarizer().update(None, messages, budget_tokens=2000).text)
+    s = parse(_summary(messages))
     assert s.ledger.files.get("D:\\work\\rpg\\window_craftcommand.rb") == "edited", s.ledger.files
     assert any("SearchReplaceNoExactMatch: This SEARCH block failed" in e.line for e in s.ledger.errors), s.ledger
     assert [e.cmd for e in s.ledger.errors] == ["aider_edit scene_craft.rb"]
@@ -257,7 +239,7 @@ def test_aider_s_console_quoted_in_a_reply_is_read_as_its_tool_s_output():
     assert not any("Applied edit" in p or "did not conform" in p for p in s.progress)
     retried = "Fixed the block.\n\n> Applied edit to scene_craft.rb  \n> Commit 9a0b1c2 Fix the craft scene.  \n"
     later = [*messages, {"role": "assistant", "content": retried}, {"role": "user", "content": "thanks"}]
-    s = parse(code_summarizer().update(None, later, budget_tokens=2000).text)
+    s = parse(_summary(later))
     assert not s.ledger.errors and not any("Open error" in x for x in s.state), s.ledger  # the retry cleared it
 
 
@@ -300,13 +282,7 @@ def test_review_aider_s_console_with_a_spaced_path_and_a_quote_that_is_no_consol
     from hermes_mlx.summarizer.text_actions import quoted_console
 
     reply = "Done.\n\n> Applied edit to docs/My Notes.md  \n> Commit 1a2b3c4 Update the notes.  \n"
-    s = parse(
-        code_summarizer()
-        .update(
-            None, [{"role": "user", "content": "edit"}, {"role": "assistant", "content": reply}], budget_tokens=2000
-        )
-        .text
-    )
+    s = parse(_summary([{"role": "user", "content": "edit"}, {"role": "assistant", "content": reply}]))
     assert "docs/My Notes.md" in s.ledger.files and "docs/My" not in s.ledger.files, s.ledger.files
     quote = "You said earlier:\n\n> Applied edit to src/a.py\n>\n> Commit abc1234 fix a\n>\n\nRight?"
     assert quoted_console(quote) == (quote, "")  # no markdown line breaks: a quote, not aider's console

@@ -65,8 +65,7 @@ def added_code(args: dict, action: str = "") -> list[str]:
         new = next((args[k] for k in WRITE_KEYS if isinstance(args.get(k), str)), None)
     if new is None:
         return []
-    kept = {ln.strip() for ln in old.splitlines()}
-    added = [ln.strip() for ln in new.splitlines() if ln.strip() and ln.strip() not in kept]
+    added = [ln.strip() for ln in _new_lines(new, old).splitlines() if ln.strip()]
     longer = len(added) > ADDED_LINES
     kept = [
         ln
@@ -107,26 +106,29 @@ _FILE_PART = re.compile(r"^(?:\*\*\* (?:Add|Update) File: |\+\+\+ (?:b/)?)(.+?)[
 
 def added_by_file(args: dict, action: str = "") -> list[tuple[str, str]]:
     """(file, the text an edit adds to it) for each file an editing call writes: an edit's new text
-    less the lines its old text had (its blank lines kept: they part its paragraphs), a new file's whole text (`action` "created"), or each file's
-    added lines in a patch that names them (`*** Update File: docs/spec.md`, `+++ b/README.md`)."""
+    less the lines its old text had (`_new_lines`), a new file's whole text (`action` "created"), or
+    each file's added lines in a patch that names them (`*** Update File: docs/spec.md`, `+++ b/README.md`)."""
     path = next((args[k] for k in FILE_KEYS if isinstance(args.get(k), str)), "")
     new = next((args[k] for k in EDIT_NEW_KEYS if isinstance(args.get(k), str)), None)
     old = next((args[k] for k in EDIT_OLD_KEYS if isinstance(args.get(k), str)), "")
     if new is None and action == "created":
         new = next((args[k] for k in WRITE_KEYS if isinstance(args.get(k), str)), None)
     if path and new is not None:
-        had = {ln.strip() for ln in old.splitlines()}
-        return [(path, "\n".join(ln for ln in new.splitlines() if not ln.strip() or ln.strip() not in had))]
+        return [(path, _new_lines(new, old))]
     for value in args.values():
         parts = list(_FILE_PART.finditer(value)) if isinstance(value, str) and "\n" in value else []
         if parts:
             ends = [p.start() for p in parts[1:]] + [len(value)]
             return [(p.group(1), _added(value[p.end() : end])) for p, end in zip(parts, ends)]
     new, old = _patch_sides(args) if path else (None, "")  # Cline's SEARCH/REPLACE: less the lines it searched for
-    if new is None:
-        return []
+    return [(path, _new_lines(new, old))] if new is not None else []
+
+
+def _new_lines(new: str, old: str) -> str:
+    """The lines of `new` that `old` did not have (compared stripped), and its blank lines: they part
+    its paragraphs."""
     had = {ln.strip() for ln in old.splitlines()}
-    return [(path, "\n".join(ln for ln in new.splitlines() if not ln.strip() or ln.strip() not in had))]
+    return "\n".join(ln for ln in new.splitlines() if not ln.strip() or ln.strip() not in had)
 
 
 def _added(patch: str) -> str:

@@ -40,9 +40,8 @@ def _fold(line: str) -> str:
     # `Failed:     0`): a fact quoting the line matched nothing once they were folded
     line = re.sub(r"(?<![:\s])\s{3,}|\s{13,}", " ", re.sub(r"[\t\r\n\f\v]+", " ", line.strip()))
     ruled = re.sub(r"^[=\-*#]{3,}\s*", "", line)
-    ruled = (
-        ruled[: m.start()].rstrip() if (m := re.search(r"[=\-*#]{3,}$", ruled)) else ruled
-    )  # linear: no `\s*` before
+    closing = re.search(r"[=\-*#]{3,}$", ruled)  # then the spaces before it: a `\s*` in the regex was quadratic
+    ruled = ruled[: closing.start()].rstrip() if closing else ruled
     return clip(ruled or line, MAX_OUTCOME)
 
 

@@ -44,7 +44,8 @@ def fold_state(s: Summary, turns: list[Turn], source: str, caps: bool = True) ->
     # very words: "Fixed the redirect in auth.py" is done work beside "Fix the redirect in signup.py")
     s.progress = [p for p in s.progress if p not in s.remaining]
     known = s.ledger.root or _known_root(s.ledger.files)
-    root = settle(known, working_folder(turns, known), stated=bool(stated_folder(turns)))
+    stated = stated_folder(turns)
+    root = settle(known, working_folder(turns, known, stated), stated=bool(stated))
     if root and not known:  # a first root: the relative paths the agent gave so far are relative to it
         root = above_given(root, [p for p, action in s.ledger.files.items() if action != "mentioned"])
     # a batch pass caps what one span adds; a micro pass adds one exchange to a rolling
@@ -174,8 +175,8 @@ def spend_room(
     """This pass's `chosen` findings (in `s.progress` already) and, while the summary has room
     under `budget_tokens`, the best of `rest` (`budget.with_room`), then of what `spare` gives (the
     changes the agent announced and what it wrote into documents, `spare_lines`: found only if room
-    is left), all in the session's order: a pass whose entries leave room spends it on findings, and what room is
-    still left on what was done next. Returns their texts."""
+    is left), all in the session's order: a pass whose entries leave room spends it on findings, and
+    what room is still left on what was done next. Returns their texts."""
     taken = list(chosen)
     notes = [f.text for f in in_session_order(taken)]
 

@@ -89,9 +89,9 @@ def quoted_console(text: str) -> tuple[str, str]:
         said = [ln for ln in lines if ln.strip() != ">"]  # a bare `>` is any quote's blank line
         if not _CONSOLE_SAYS.search(run.group(0)) or 2 * sum(ln.endswith("  ") for ln in said) < len(said):
             continue
-        commits = [ln for ln in lines if _COMMIT.match(ln)]  # a commit stays the reply's: a finding of its own
-        kept.append(text[at : run.start()] + "".join(f"{ln}\n" for ln in commits))
-        console += [ln[2:].rstrip() if ln.startswith("> ") else "" for ln in lines if not _COMMIT.match(ln)]
+        commit = [bool(_COMMIT.match(ln)) for ln in lines]  # a commit stays the reply's: a finding of its own
+        kept.append(text[at : run.start()] + "".join(f"{ln}\n" for ln, c in zip(lines, commit) if c))
+        console += [ln[2:].rstrip() if ln.startswith("> ") else "" for ln, c in zip(lines, commit) if not c]
         at = run.end()
     if not console:
         return text, ""

@@ -398,9 +398,9 @@ def reads_contents(tool: str, cmd: str, args: dict | None = None) -> bool:
 NUMBERED_LINE = re.compile(r"^\s*(?:Line )?\d+(?::|\||→|\t)")
 # ... and the forms only a file's echo has (`cat -n`'s tab, Claude Code's `→`), whichever tool printed it
 NUMBERED_ECHO = re.compile(r"^\s*\d+(?:→|\t)")
-# a log of a run, read back: its result line is the run's ("cat build.log", "tail -50 test-output.txt")
 # pytest's mark before the lines of a failure in its traceback (`E   httpcore.ConnectError: All connection …`)
 PYTEST_ERROR_MARK = re.compile(r"^E\s{2,}")
+# a log of a run, read back: its result line is the run's ("cat build.log", "tail -50 test-output.txt")
 RUN_LOG = re.compile(r"\.(?:log|out|err)\b|\b(?:test|build|ci|pytest|jest|junit)[\w.-]*\.(?:txt|xml|json)\b", re.I)
 # a program saying it failed, in the Unix shape `prog: [what: ]why` ("rm: cannot remove 'x': Device
 # or resource busy", "sudo: a password is required"), in prose ("NVIDIA-SMI has failed because ...") or in

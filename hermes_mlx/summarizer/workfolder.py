@@ -72,19 +72,21 @@ def _below_home(folder: str) -> bool:
 def _settings_folder(folder: str) -> bool:
     """A hidden folder right under a home folder, or inside one: a program's settings and notes
     (`~/.claude` with the user's CLAUDE.md, `~/.hermes` with its config and logs), no project."""
-    home = HOME_DIR.match(_posix(folder))
-    return bool(home) and _posix(folder)[home.end() :].lstrip("/").startswith(".")
+    posix = _posix(folder)
+    home = HOME_DIR.match(posix)
+    return bool(home) and posix[home.end() :].lstrip("/").startswith(".")
 
 
-def working_folder(turns: list[Turn], known: str = "") -> str:
+def working_folder(turns: list[Turn], known: str = "", stated: str | None = None) -> str:
     """The folder the agent works in ("" when unclear), strongest evidence first: a stated one
     (a system or user turn's `Working directory: /x`, `<cwd>/x</cwd>`); the folder most used by
     `cd DIR &&` prefixes and `cwd`/`workdir` arguments, unless the files it works on lie
     elsewhere; the deepest folder that holds at least 60% of the absolute paths its file tools
     were given (those in a temporary folder only when no other: `scratch`), taken up to the
     project's root. One path alone tells it only when no folder is `known` (an earlier pass stated
-    one) and it lies below a home folder."""
-    stated, ran, paths = stated_folder(turns), Counter(), []
+    one) and it lies below a home folder. `stated`: `stated_folder(turns)`, when the caller has it."""
+    stated = stated_folder(turns) if stated is None else stated
+    ran, paths = Counter(), []
     for t in turns:
         for call in t.tool_calls:
             m = CD_PREFIX.match(call.text or "")
